@@ -1,0 +1,138 @@
+//! The kube-apiserver contract ([`ApiClient`]): the only write path components use. Answers are
+//! upstream `Status` errors. [`ApiExt`] adds typed helpers over any client.
+
+use crate::core::{Binding, Pod};
+use crate::labels::LabelSelector;
+use crate::object::{Kind, Object, Resource};
+use crate::status::Status;
+use crate::store::WatchEvent;
+use crate::Tick;
+
+/// Options of a delete (upstream `metav1.DeleteOptions`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeleteOptions {
+    /// Grace period in seconds (ticks). `None` uses the object's default (a bound pod's
+    /// `terminationGracePeriodSeconds`); `Some(0)` deletes at once.
+    pub grace_period_seconds: Option<i64>,
+}
+
+/// kube-apiserver: CRUD, subresources and watch over the store, with validation and admission.
+pub trait ApiClient {
+    /// The current tick (the apiserver's clock; timestamps are written from it).
+    fn now(&self) -> Tick;
+
+    /// The store's current revision.
+    fn revision(&self) -> i64;
+
+    /// Creates an object (defaulting, mutating admission, validation, validating admission, store).
+    ///
+    /// # Errors
+    /// `AlreadyExists`, `Invalid` (with field causes), `Forbidden` (admission), `NotFound` (namespace).
+    fn create(&mut self, obj: Object) -> Result<Object, Status>;
+
+    /// Reads one object.
+    ///
+    /// # Errors
+    /// `NotFound`.
+    fn get(&self, kind: &Kind, namespace: &str, name: &str) -> Result<Object, Status>;
+
+    /// Lists objects of a kind, optionally in one namespace and matching a label selector, in key
+    /// order (namespace, then name).
+    fn list(
+        &self,
+        kind: &Kind,
+        namespace: Option<&str>,
+        selector: Option<&LabelSelector>,
+    ) -> Vec<Object>;
+
+    /// Replaces an object's spec and metadata (status is kept). When `metadata.resourceVersion` is
+    /// set it must match the stored one.
+    ///
+    /// # Errors
+    /// `NotFound`, `Conflict`, `Invalid`.
+    fn update(&mut self, obj: Object) -> Result<Object, Status>;
+
+    /// Replaces an object's status only (the `/status` subresource).
+    ///
+    /// # Errors
+    /// `NotFound`, `Conflict`.
+    fn update_status(&mut self, obj: Object) -> Result<Object, Status>;
+
+    /// Deletes an object. A pod bound to a node is deleted gracefully: it gets a
+    /// `deletionTimestamp` and stays until its kubelet finishes it (or the grace period is 0).
+    ///
+    /// # Errors
+    /// `NotFound`.
+    fn delete(
+        &mut self,
+        kind: &Kind,
+        namespace: &str,
+        name: &str,
+        options: DeleteOptions,
+    ) -> Result<Object, Status>;
+
+    /// The `pods/binding` subresource: sets `spec.nodeName` of an unbound pod.
+    ///
+    /// # Errors
+    /// `NotFound` (pod), `Conflict` (already bound).
+    fn bind(&mut self, binding: &Binding) -> Result<Pod, Status>;
+
+    /// Changes of a kind after `after_revision`, in revision order.
+    ///
+    /// # Errors
+    /// `Gone` when the revision was compacted.
+    fn watch(&self, kind: &Kind, after_revision: i64) -> Result<Vec<WatchEvent>, Status>;
+}
+
+/// Typed helpers over any [`ApiClient`] (including `dyn ApiClient`).
+pub trait ApiExt: ApiClient {
+    /// Typed [`ApiClient::get`].
+    ///
+    /// # Errors
+    /// As `get`.
+    fn get_typed<R: Resource>(&self, namespace: &str, name: &str) -> Result<R, Status> {
+        let obj = self.get(&R::KIND, namespace, name)?;
+        R::from_object(obj).ok_or_else(|| Status::internal("stored object has the wrong kind"))
+    }
+
+    /// Typed [`ApiClient::list`].
+    fn list_typed<R: Resource>(
+        &self,
+        namespace: Option<&str>,
+        selector: Option<&LabelSelector>,
+    ) -> Vec<R> {
+        self.list(&R::KIND, namespace, selector)
+            .into_iter()
+            .filter_map(R::from_object)
+            .collect()
+    }
+
+    /// Typed [`ApiClient::create`].
+    ///
+    /// # Errors
+    /// As `create`.
+    fn create_typed<R: Resource>(&mut self, obj: R) -> Result<R, Status> {
+        let created = self.create(obj.into_object())?;
+        R::from_object(created).ok_or_else(|| Status::internal("stored object has the wrong kind"))
+    }
+
+    /// Typed [`ApiClient::update`].
+    ///
+    /// # Errors
+    /// As `update`.
+    fn update_typed<R: Resource>(&mut self, obj: R) -> Result<R, Status> {
+        let updated = self.update(obj.into_object())?;
+        R::from_object(updated).ok_or_else(|| Status::internal("stored object has the wrong kind"))
+    }
+
+    /// Typed [`ApiClient::update_status`].
+    ///
+    /// # Errors
+    /// As `update_status`.
+    fn update_status_typed<R: Resource>(&mut self, obj: R) -> Result<R, Status> {
+        let updated = self.update_status(obj.into_object())?;
+        R::from_object(updated).ok_or_else(|| Status::internal("stored object has the wrong kind"))
+    }
+}
+
+impl<T: ApiClient + ?Sized> ApiExt for T {}

@@ -1,0 +1,379 @@
+//! `v1` Pod (upstream `k8s.io/api/core/v1` `Pod`, `PodSpec`, `Container`, `PodStatus`).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::{Affinity, ResourceList, Toleration, TopologySpreadConstraint};
+use crate::meta::ObjectMeta;
+
+/// Upstream `corev1.Pod`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Pod {
+    /// `v1`.
+    #[serde(default)]
+    pub api_version: String,
+    /// `Pod`.
+    #[serde(default)]
+    pub kind: String,
+    /// Metadata.
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    /// Desired state.
+    #[serde(default)]
+    pub spec: PodSpec,
+    /// Observed state, written by the scheduler (conditions, nominatedNodeName) and the kubelet.
+    #[serde(default)]
+    pub status: PodStatus,
+}
+
+/// Upstream `corev1.PodSpec` (the fields k8s-mini acts on; unknown fields are ignored).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodSpec {
+    /// App containers.
+    #[serde(default)]
+    pub containers: Vec<Container>,
+    /// Init containers; those with `restartPolicy: Always` are sidecars.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub init_containers: Vec<Container>,
+    /// The node the pod is bound to; set by the scheduler's Binding (or by the user to skip scheduling).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_name: Option<String>,
+    /// Required node labels.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub node_selector: BTreeMap<String, String>,
+    /// Node and pod (anti-)affinity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub affinity: Option<Affinity>,
+    /// Tolerations.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tolerations: Vec<Toleration>,
+    /// Topology spread constraints.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub topology_spread_constraints: Vec<TopologySpreadConstraint>,
+    /// Resolved by the Priority admission plugin from `priorityClassName`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<i32>,
+    /// Name of a PriorityClass.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority_class_name: Option<String>,
+    /// `PreemptLowerPriority` (default) or `Never`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preemption_policy: Option<String>,
+    /// Scheduler profile; defaulted to `default-scheduler`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduler_name: Option<String>,
+    /// `Always` (default), `OnFailure` or `Never`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restart_policy: Option<String>,
+    /// Grace period in seconds (ticks); defaulted to 30.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub termination_grace_period_seconds: Option<i64>,
+    /// Pod overhead (RuntimeClass), added to the effective request.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub overhead: ResourceList,
+    /// Host network mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_network: Option<bool>,
+    /// Service account (kept, not acted on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_account_name: Option<String>,
+    /// Scheduling gates: the pod is not scheduled while any remains.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scheduling_gates: Vec<PodSchedulingGate>,
+}
+
+/// Upstream `corev1.PodSchedulingGate`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PodSchedulingGate {
+    /// Gate name.
+    pub name: String,
+}
+
+/// Upstream `corev1.Container` (the fields k8s-mini acts on, plus command/args/env kept as given).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Container {
+    /// Container name (DNS-1123 label).
+    #[serde(default)]
+    pub name: String,
+    /// Image reference.
+    #[serde(default)]
+    pub image: String,
+    /// Entrypoint (kept, not run).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command: Vec<String>,
+    /// Arguments (kept, not run).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// Environment (kept as given).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<serde_json::Value>,
+    /// Requests and limits.
+    #[serde(default)]
+    pub resources: ResourceRequirements,
+    /// Ports; `hostPort` matters to the NodePorts filter.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ports: Vec<ContainerPort>,
+    /// For init containers only: `Always` makes a sidecar.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restart_policy: Option<String>,
+}
+
+/// Upstream `corev1.ResourceRequirements`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ResourceRequirements {
+    /// Requests (what the scheduler reserves).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub requests: ResourceList,
+    /// Limits; for extended resources a limit without a request defaults the request.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub limits: ResourceList,
+}
+
+/// Upstream `corev1.ContainerPort`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContainerPort {
+    /// Port name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Port in the container.
+    pub container_port: i32,
+    /// Port on the host; 0 or absent means none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_port: Option<i32>,
+    /// Host IP to bind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_ip: Option<String>,
+    /// `TCP` (default), `UDP` or `SCTP`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
+}
+
+/// Upstream `corev1.PodStatus`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodStatus {
+    /// `Pending`, `Running`, `Succeeded`, `Failed` or `Unknown`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+    /// PodScheduled, Initialized, ContainersReady, Ready.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<PodCondition>,
+    /// Set by preemption on the preemptor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nominated_node_name: Option<String>,
+    /// The node's IP.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_ip: Option<String>,
+    /// The pod's IP, from the node's podCIDR.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod_ip: Option<String>,
+    /// RFC 3339 time the kubelet accepted the pod.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_time: Option<String>,
+    /// One per container.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub container_statuses: Vec<ContainerStatus>,
+    /// Why the pod is in this state (e.g. `Preempting`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Human-readable message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// `Guaranteed`, `Burstable` or `BestEffort`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qos_class: Option<String>,
+}
+
+/// Upstream `corev1.PodCondition`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodCondition {
+    /// Condition type.
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// `True`, `False`, `Unknown`.
+    pub status: String,
+    /// Machine-readable reason (e.g. `Unschedulable`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Human-readable message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// RFC 3339.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_transition_time: Option<String>,
+}
+
+/// Upstream `corev1.ContainerStatus` (state reduced to the three upstream variants).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContainerStatus {
+    /// Container name.
+    pub name: String,
+    /// Image running.
+    #[serde(default)]
+    pub image: String,
+    /// Readiness.
+    #[serde(default)]
+    pub ready: bool,
+    /// Restarts so far.
+    #[serde(default)]
+    pub restart_count: i32,
+    /// Whether the container has started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started: Option<bool>,
+    /// Current state.
+    #[serde(default)]
+    pub state: ContainerState,
+}
+
+/// Upstream `corev1.ContainerState`: exactly one member is set.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContainerState {
+    /// Waiting, with a reason such as `ContainerCreating`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting: Option<ContainerStateDetail>,
+    /// Running since `startedAt`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub running: Option<ContainerStateDetail>,
+    /// Terminated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terminated: Option<ContainerStateDetail>,
+}
+
+/// The details of a container state (a union of upstream's three state structs).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContainerStateDetail {
+    /// Reason, e.g. `ContainerCreating`, `Completed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// RFC 3339.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
+    /// Exit code, for terminated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+}
+
+/// Pod phases.
+pub mod phases {
+    /// Accepted, not all containers running.
+    pub const PENDING: &str = "Pending";
+    /// Bound and at least one container running.
+    pub const RUNNING: &str = "Running";
+    /// All containers exited 0.
+    pub const SUCCEEDED: &str = "Succeeded";
+    /// A container failed.
+    pub const FAILED: &str = "Failed";
+}
+
+/// Pod condition types.
+pub mod pod_conditions {
+    /// The scheduler's verdict.
+    pub const POD_SCHEDULED: &str = "PodScheduled";
+    /// Init containers done.
+    pub const INITIALIZED: &str = "Initialized";
+    /// All containers ready.
+    pub const CONTAINERS_READY: &str = "ContainersReady";
+    /// Ready to serve.
+    pub const READY: &str = "Ready";
+}
+
+/// The annotation where the kubelet's device manager records which device IDs each extended resource
+/// of the pod got, e.g. `nvidia.com/gpu=0,1` (upstream exposes this through the kubelet PodResources
+/// API rather than on the object; k8s-mini puts it on the pod so the output shows it).
+pub const ALLOCATED_DEVICES_ANNOTATION: &str = "k8s-mini.io/allocated-devices";
+
+/// The pod label naming a coscheduling PodGroup (kubernetes-sigs/scheduler-plugins coscheduling).
+pub const POD_GROUP_LABEL: &str = "scheduling.x-k8s.io/pod-group";
+
+/// The default scheduler name (upstream `corev1.DefaultSchedulerName`).
+pub const DEFAULT_SCHEDULER_NAME: &str = "default-scheduler";
+
+impl Pod {
+    /// Namespace/name, e.g. `default/web-0`.
+    pub fn key(&self) -> String {
+        format!("{}/{}", self.metadata.namespace(), self.metadata.name)
+    }
+
+    /// `spec.priority`, 0 when unset (upstream `corev1helpers.PodPriority`).
+    pub fn priority(&self) -> i32 {
+        self.spec.priority.unwrap_or(0)
+    }
+
+    /// The node the pod is bound to, if any.
+    pub fn node_name(&self) -> Option<&str> {
+        self.spec.node_name.as_deref().filter(|n| !n.is_empty())
+    }
+
+    /// The phase, `Pending` when unset.
+    pub fn phase(&self) -> &str {
+        self.status.phase.as_deref().unwrap_or(phases::PENDING)
+    }
+
+    /// True for Succeeded and Failed pods, which no longer hold node resources.
+    pub fn is_terminal(&self) -> bool {
+        matches!(self.phase(), phases::SUCCEEDED | phases::FAILED)
+    }
+
+    /// True when deletion has started.
+    pub fn is_terminating(&self) -> bool {
+        self.metadata.deletion_timestamp.is_some()
+    }
+
+    /// The condition of the given type.
+    pub fn condition(&self, type_: &str) -> Option<&PodCondition> {
+        self.status.conditions.iter().find(|c| c.type_ == type_)
+    }
+
+    /// True when the `Ready` condition is `True` (upstream `podutil.IsPodReady`).
+    pub fn is_ready(&self) -> bool {
+        self.condition(pod_conditions::READY)
+            .is_some_and(|c| c.status == super::condition_status::TRUE)
+    }
+
+    /// Sets (or replaces) a condition; keeps `lastTransitionTime` when the status did not change.
+    pub fn set_condition(&mut self, cond: PodCondition) {
+        match self
+            .status
+            .conditions
+            .iter_mut()
+            .find(|c| c.type_ == cond.type_)
+        {
+            Some(existing) => {
+                let keep_time = existing.status == cond.status;
+                let old_time = existing.last_transition_time.take();
+                *existing = cond;
+                if keep_time {
+                    existing.last_transition_time = old_time;
+                }
+            }
+            None => self.status.conditions.push(cond),
+        }
+    }
+
+    /// The scheduler profile the pod asks for.
+    pub fn scheduler_name(&self) -> &str {
+        self.spec
+            .scheduler_name
+            .as_deref()
+            .unwrap_or(DEFAULT_SCHEDULER_NAME)
+    }
+
+    /// The coscheduling PodGroup this pod belongs to (label `scheduling.x-k8s.io/pod-group`).
+    pub fn pod_group(&self) -> Option<&str> {
+        self.metadata
+            .labels
+            .get(POD_GROUP_LABEL)
+            .map(String::as_str)
+    }
+}

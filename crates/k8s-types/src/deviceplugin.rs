@@ -1,0 +1,86 @@
+//! The device plugin contract (upstream `k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1` `api.proto`:
+//! `GetDevicePluginOptions`, `ListAndWatch`, `GetPreferredAllocation`, `Allocate`), as an in-process
+//! trait. The kubelet's device manager registers plugins, reports their healthy devices as node
+//! capacity, and calls `Allocate` with the exact device IDs it picked for a container.
+
+use std::collections::BTreeMap;
+
+/// Upstream `Healthy` device health.
+pub const HEALTHY: &str = "Healthy";
+/// Upstream `Unhealthy` device health.
+pub const UNHEALTHY: &str = "Unhealthy";
+
+/// Upstream `DevicePluginOptions`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DevicePluginOptions {
+    /// The kubelet must call PreStartContainer before starting a container.
+    pub pre_start_required: bool,
+    /// The plugin implements GetPreferredAllocation.
+    pub get_preferred_allocation_available: bool,
+}
+
+/// Upstream `Device`: one schedulable unit of the resource.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Device {
+    /// Unique within the plugin (for NVIDIA: the GPU index here, a UUID in reality).
+    pub id: String,
+    /// [`HEALTHY`] or [`UNHEALTHY`].
+    pub health: String,
+    /// NUMA node, if known.
+    pub numa_node: Option<i64>,
+}
+
+/// Upstream `ContainerAllocateResponse`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ContainerAllocateResponse {
+    /// Environment for the container, e.g. `NVIDIA_VISIBLE_DEVICES=0,1`.
+    pub envs: BTreeMap<String, String>,
+    /// Device nodes to expose, e.g. `/dev/nvidia0`.
+    pub devices: Vec<String>,
+    /// Annotations for the runtime.
+    pub annotations: BTreeMap<String, String>,
+}
+
+/// Device plugin failures.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DevicePluginError {
+    /// Allocate named a device the plugin does not have.
+    #[error("unknown device {0:?}")]
+    UnknownDevice(String),
+    /// Allocate named an unhealthy device.
+    #[error("device {0:?} is unhealthy")]
+    UnhealthyDevice(String),
+}
+
+/// A device plugin, registered with the kubelet under [`DevicePlugin::resource_name`].
+pub trait DevicePlugin {
+    /// The extended resource it serves, e.g. `nvidia.com/gpu` (upstream `RegisterRequest.ResourceName`).
+    fn resource_name(&self) -> &str;
+
+    /// Upstream `GetDevicePluginOptions`.
+    fn options(&self) -> DevicePluginOptions;
+
+    /// Upstream `ListAndWatch`: the current device list with health (the in-process form returns the
+    /// latest snapshot each time it is called).
+    fn list_and_watch(&self) -> Vec<Device>;
+
+    /// Upstream `GetPreferredAllocation`: which `size` devices of `available` the plugin prefers,
+    /// always including `must_include`.
+    fn get_preferred_allocation(
+        &self,
+        available: &[String],
+        must_include: &[String],
+        size: usize,
+    ) -> Vec<String>;
+
+    /// Upstream `Allocate` for one container: prepares the given devices and says how to expose them.
+    ///
+    /// # Errors
+    /// An unknown or unhealthy device.
+    fn allocate(&mut self, device_ids: &[String])
+        -> Result<ContainerAllocateResponse, DevicePluginError>;
+
+    /// Marks a device healthy or unhealthy (simulates a hardware fault or recovery); unknown IDs are
+    /// ignored.
+    fn set_health(&mut self, device_id: &str, healthy: bool);
+}

@@ -1,0 +1,40 @@
+//! k8s-types: the Kubernetes API objects k8s-mini understands and the traits every other crate talks
+//! through.
+//!
+//! Where to start:
+//! - [`meta`]: `ObjectMeta`, `OwnerReference`, `TypeMeta` (upstream `k8s.io/apimachinery/pkg/apis/meta/v1`).
+//! - [`core`], [`apps`], [`scheduling`]: the objects, shaped and named as upstream so real manifests
+//!   deserialize (unknown fields are ignored).
+//! - [`object::Object`]: one enum over every kind, the unit the store and apiserver move around.
+//! - [`quantity::Quantity`]: `resource.Quantity` with upstream parse and print rules.
+//! - [`labels`]: label selectors; [`core::taints`]: taint/toleration matching.
+//! - Component boundaries, one module each: [`store`] (etcd), [`apiserver`] (kube-apiserver),
+//!   [`admission`], [`framework`] (scheduler plugins), [`deviceplugin`], [`controller`].
+//! - [`status`]: apimachinery `Status` errors (NotFound, AlreadyExists, Conflict, Invalid...).
+//!
+//! Architecture invariant: this crate depends on no sibling crate; every other library crate depends on
+//! this one only.
+
+pub mod admission;
+pub mod apiserver;
+pub mod apps;
+pub mod controller;
+pub mod core;
+pub mod deviceplugin;
+pub mod events;
+pub mod framework;
+pub mod labels;
+pub mod meta;
+pub mod object;
+pub mod quantity;
+pub mod resources;
+pub mod scheduling;
+pub mod status;
+pub mod store;
+
+pub use object::{Kind, Object, Resource};
+pub use quantity::{Format, Quantity, QuantityError};
+
+/// Simulated time. One tick is the unit of the tick loop; k8s-mini maps one tick to one second of
+/// wall-clock time wherever upstream speaks in seconds (backoff, timeouts, startup delays).
+pub type Tick = u64;

@@ -1,0 +1,222 @@
+//! Object metadata, as upstream `k8s.io/apimachinery/pkg/apis/meta/v1` `ObjectMeta`, `OwnerReference`
+//! and `TypeMeta`.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// `apiVersion` and `kind` of a document, read first to pick the concrete type.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TypeMeta {
+    /// e.g. `v1`, `apps/v1`.
+    #[serde(default)]
+    pub api_version: String,
+    /// e.g. `Pod`.
+    #[serde(default)]
+    pub kind: String,
+}
+
+/// Upstream `metav1.ObjectMeta`. Timestamps are RFC 3339 strings as upstream; k8s-mini writes the tick
+/// as seconds after `1970-01-01T00:00:00Z` (see [`tick_timestamp`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectMeta {
+    /// Unique within a namespace (DNS-1123 subdomain for most kinds).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    /// Prefix the apiserver completes with 5 random-looking (here: deterministic) characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generate_name: Option<String>,
+    /// Empty for cluster-scoped kinds; defaulted to `default` for namespaced kinds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// Set by the apiserver on create.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uid: Option<String>,
+    /// The store revision of the last write to this object (decimal string, as upstream).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_version: Option<String>,
+    /// Incremented by the apiserver on every spec change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation: Option<i64>,
+    /// RFC 3339; set by the apiserver from the current tick.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub creation_timestamp: Option<String>,
+    /// Set when a graceful delete has started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deletion_timestamp: Option<String>,
+    /// Seconds (ticks) of grace left when deletion started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deletion_grace_period_seconds: Option<i64>,
+    /// Labels (sorted map: output order is deterministic).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+    /// Annotations (sorted map).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub annotations: BTreeMap<String, String>,
+    /// Owners of this object; the garbage collector deletes it when its controller owner is gone.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub owner_references: Vec<OwnerReference>,
+    /// Finalizers (kept, not acted on).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub finalizers: Vec<String>,
+}
+
+impl ObjectMeta {
+    /// The namespace, or `""` for cluster-scoped objects.
+    pub fn namespace(&self) -> &str {
+        self.namespace.as_deref().unwrap_or("")
+    }
+
+    /// `resourceVersion` parsed as a store revision; 0 when unset or not a number.
+    pub fn resource_version_number(&self) -> i64 {
+        self.resource_version
+            .as_deref()
+            .and_then(|rv| rv.parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// The owner reference with `controller: true`, if any (upstream `metav1.GetControllerOf`).
+    pub fn controller_ref(&self) -> Option<&OwnerReference> {
+        self.owner_references
+            .iter()
+            .find(|r| r.controller == Some(true))
+    }
+}
+
+/// Upstream `metav1.OwnerReference`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OwnerReference {
+    /// API version of the owner, e.g. `apps/v1`.
+    #[serde(default)]
+    pub api_version: String,
+    /// Kind of the owner, e.g. `ReplicaSet`.
+    #[serde(default)]
+    pub kind: String,
+    /// Name of the owner (same namespace as the dependent).
+    #[serde(default)]
+    pub name: String,
+    /// UID of the owner.
+    #[serde(default)]
+    pub uid: String,
+    /// True when the owner is the managing controller.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub controller: Option<bool>,
+    /// Foreground-deletion blocking flag (kept, not acted on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_owner_deletion: Option<bool>,
+}
+
+/// A reference to another object, as upstream `corev1.ObjectReference` (used by Events and Bindings).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectReference {
+    /// Kind of the referent.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub kind: String,
+    /// Namespace of the referent.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub namespace: String,
+    /// Name of the referent.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    /// UID of the referent.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub uid: String,
+    /// API version of the referent.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub api_version: String,
+    /// resourceVersion of the referent when the reference was made.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub resource_version: String,
+    /// Field within the referent, e.g. `spec.containers{app}`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub field_path: String,
+}
+
+/// A tick rendered as an RFC 3339 UTC timestamp: tick N is N seconds after 1970-01-01T00:00:00Z.
+/// Ticks are the only clock in k8s-mini; this keeps the upstream field type without reading wall time.
+pub fn tick_timestamp(tick: crate::Tick) -> String {
+    let secs = tick;
+    let days = secs / 86_400;
+    let rem = secs % 86_400;
+    let (y, m, d) = civil_from_days(days as i64);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        (rem % 3600) / 60,
+        rem % 60
+    )
+}
+
+/// Inverse of [`tick_timestamp`] for timestamps it wrote; `None` for any other text.
+pub fn timestamp_tick(ts: &str) -> Option<crate::Tick> {
+    let b = ts.as_bytes();
+    if b.len() != 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[19] != b'Z' {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| ts.get(r)?.parse::<i64>().ok();
+    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (h, mi, s) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    let days = days_from_civil(y, mo, d);
+    let total = days * 86_400 + h * 3600 + mi * 60 + s;
+    u64::try_from(total).ok()
+}
+
+// Howard Hinnant's civil calendar algorithms (public domain).
+fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = if m > 2 { m - 3 } else { m + 9 };
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tick_timestamps_round_trip() {
+        assert_eq!(tick_timestamp(0), "1970-01-01T00:00:00Z");
+        assert_eq!(tick_timestamp(86_400 + 3661), "1970-01-02T01:01:01Z");
+        // 2024-02-29T12:00:00Z is 1709208000 seconds after the epoch.
+        assert_eq!(tick_timestamp(1_709_208_000), "2024-02-29T12:00:00Z");
+        assert_eq!(timestamp_tick("2024-02-29T12:00:00Z"), Some(1_709_208_000));
+        assert_eq!(timestamp_tick("not a time"), None);
+    }
+
+    #[test]
+    fn controller_ref_picks_the_controller_owner() {
+        let mut m = ObjectMeta::default();
+        m.owner_references.push(OwnerReference {
+            name: "a".into(),
+            ..Default::default()
+        });
+        m.owner_references.push(OwnerReference {
+            name: "b".into(),
+            controller: Some(true),
+            ..Default::default()
+        });
+        assert_eq!(m.controller_ref().map(|r| r.name.as_str()), Some("b"));
+        m.resource_version = Some("42".into());
+        assert_eq!(m.resource_version_number(), 42);
+    }
+}

@@ -1,0 +1,416 @@
+//! [`Object`]: one enum over every kind k8s-mini knows, the unit the store and the apiserver move
+//! around; [`Kind`] names the kinds with their REST resource names; [`Resource`] links each typed
+//! struct to its variant.
+
+use serde::{Deserialize, Serialize};
+
+use crate::apps::{Deployment, ReplicaSet};
+use crate::core::{Event, Namespace, Node, Pod};
+use crate::meta::ObjectMeta;
+use crate::scheduling::{PodGroup, PriorityClass};
+
+/// The kinds k8s-mini stores. `Other` is any other kind, kept unstructured (e.g. a Service in a
+/// `kubectl get -o yaml` dump).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Kind {
+    /// `v1` Namespace (cluster-scoped).
+    Namespace,
+    /// `v1` Node (cluster-scoped).
+    Node,
+    /// `v1` Pod.
+    Pod,
+    /// `apps/v1` ReplicaSet.
+    ReplicaSet,
+    /// `apps/v1` Deployment.
+    Deployment,
+    /// `scheduling.k8s.io/v1` PriorityClass (cluster-scoped).
+    PriorityClass,
+    /// `v1` Event.
+    Event,
+    /// `scheduling.x-k8s.io/v1alpha1` PodGroup.
+    PodGroup,
+    /// Any other kind: (apiVersion, kind, namespaced).
+    Other {
+        /// apiVersion.
+        api_version: String,
+        /// Kind.
+        kind: String,
+        /// Whether objects of this kind live in a namespace.
+        namespaced: bool,
+    },
+}
+
+impl Kind {
+    /// The typed kinds, in the order output lists them.
+    pub const TYPED: [Kind; 8] = [
+        Kind::Namespace,
+        Kind::PriorityClass,
+        Kind::Node,
+        Kind::Deployment,
+        Kind::ReplicaSet,
+        Kind::PodGroup,
+        Kind::Pod,
+        Kind::Event,
+    ];
+
+    /// The kind name, e.g. `Pod`.
+    pub fn name(&self) -> &str {
+        match self {
+            Kind::Namespace => "Namespace",
+            Kind::Node => "Node",
+            Kind::Pod => "Pod",
+            Kind::ReplicaSet => "ReplicaSet",
+            Kind::Deployment => "Deployment",
+            Kind::PriorityClass => "PriorityClass",
+            Kind::Event => "Event",
+            Kind::PodGroup => "PodGroup",
+            Kind::Other { kind, .. } => kind,
+        }
+    }
+
+    /// The apiVersion written on objects of this kind.
+    pub fn api_version(&self) -> &str {
+        match self {
+            Kind::Namespace | Kind::Node | Kind::Pod | Kind::Event => "v1",
+            Kind::ReplicaSet | Kind::Deployment => "apps/v1",
+            Kind::PriorityClass => "scheduling.k8s.io/v1",
+            Kind::PodGroup => "scheduling.x-k8s.io/v1alpha1",
+            Kind::Other { api_version, .. } => api_version,
+        }
+    }
+
+    /// The REST resource (plural, lowercase), e.g. `pods`; used in store keys and error messages
+    /// (`pods "web-0" not found`).
+    pub fn plural(&self) -> String {
+        match self {
+            Kind::Namespace => "namespaces".into(),
+            Kind::Node => "nodes".into(),
+            Kind::Pod => "pods".into(),
+            Kind::ReplicaSet => "replicasets".into(),
+            Kind::Deployment => "deployments".into(),
+            Kind::PriorityClass => "priorityclasses".into(),
+            Kind::Event => "events".into(),
+            Kind::PodGroup => "podgroups".into(),
+            Kind::Other { kind, .. } => {
+                let lower = kind.to_ascii_lowercase();
+                if lower.ends_with('s') {
+                    format!("{lower}es")
+                } else if let Some(stem) = lower.strip_suffix('y') {
+                    format!("{stem}ies")
+                } else {
+                    format!("{lower}s")
+                }
+            }
+        }
+    }
+
+    /// The API group for error messages (`deployments.apps "web" not found`); empty for core.
+    pub fn group(&self) -> &str {
+        self.api_version()
+            .rsplit_once('/')
+            .map(|(g, _)| g)
+            .unwrap_or("")
+    }
+
+    /// `plural.group` or `plural` for the core group, as upstream error messages print it.
+    pub fn qualified_resource(&self) -> String {
+        match self.group() {
+            "" => self.plural(),
+            g => format!("{}.{}", self.plural(), g),
+        }
+    }
+
+    /// Whether objects of this kind live in a namespace.
+    pub fn namespaced(&self) -> bool {
+        match self {
+            Kind::Namespace | Kind::Node | Kind::PriorityClass => false,
+            Kind::Other { namespaced, .. } => *namespaced,
+            _ => true,
+        }
+    }
+
+    /// Resolves a typed kind from `apiVersion` + `kind`; `None` for kinds k8s-mini does not type.
+    pub fn typed(api_version: &str, kind: &str) -> Option<Kind> {
+        let k = match (api_version, kind) {
+            ("v1", "Namespace") => Kind::Namespace,
+            ("v1", "Node") => Kind::Node,
+            ("v1", "Pod") => Kind::Pod,
+            ("v1", "Event") | ("events.k8s.io/v1", "Event") => Kind::Event,
+            ("apps/v1", "ReplicaSet") => Kind::ReplicaSet,
+            ("apps/v1", "Deployment") => Kind::Deployment,
+            ("scheduling.k8s.io/v1", "PriorityClass") => Kind::PriorityClass,
+            ("scheduling.x-k8s.io/v1alpha1", "PodGroup") => Kind::PodGroup,
+            _ => return None,
+        };
+        Some(k)
+    }
+
+    /// The store key prefix for this kind, etcd-registry style: `/registry/pods/`.
+    pub fn key_prefix(&self) -> String {
+        match self {
+            Kind::Other { .. } if !self.group().is_empty() => {
+                format!("/registry/{}/{}/", self.group(), self.plural())
+            }
+            _ => format!("/registry/{}/", self.plural()),
+        }
+    }
+
+    /// The store key of one object: `/registry/pods/default/web-0`, `/registry/nodes/node-a`.
+    pub fn key(&self, namespace: &str, name: &str) -> String {
+        if self.namespaced() {
+            format!("{}{}/{}", self.key_prefix(), namespace, name)
+        } else {
+            format!("{}{}", self.key_prefix(), name)
+        }
+    }
+}
+
+/// Built-in Kubernetes kinds that k8s-mini keeps in the store but does not simulate (name,
+/// namespaced). A dump containing them loads with a warning.
+pub const UNSIMULATED_BUILTIN_KINDS: &[(&str, bool)] = &[
+    ("Service", true),
+    ("Endpoints", true),
+    ("EndpointSlice", true),
+    ("ConfigMap", true),
+    ("Secret", true),
+    ("ServiceAccount", true),
+    ("PersistentVolumeClaim", true),
+    ("PersistentVolume", false),
+    ("StorageClass", false),
+    ("StatefulSet", true),
+    ("DaemonSet", true),
+    ("ControllerRevision", true),
+    ("Job", true),
+    ("CronJob", true),
+    ("Ingress", true),
+    ("IngressClass", false),
+    ("NetworkPolicy", true),
+    ("Role", true),
+    ("RoleBinding", true),
+    ("ClusterRole", false),
+    ("ClusterRoleBinding", false),
+    ("HorizontalPodAutoscaler", true),
+    ("PodDisruptionBudget", true),
+    ("LimitRange", true),
+    ("ResourceQuota", true),
+    ("CustomResourceDefinition", false),
+    ("RuntimeClass", false),
+    ("Lease", true),
+    ("PodTemplate", true),
+    ("ReplicationController", true),
+    ("CSIDriver", false),
+    ("CSINode", false),
+    ("MutatingWebhookConfiguration", false),
+    ("ValidatingWebhookConfiguration", false),
+    ("APIService", false),
+    ("ComponentStatus", false),
+];
+
+/// An object of a kind k8s-mini does not type: metadata is read, everything else is kept verbatim.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Unstructured {
+    /// apiVersion.
+    #[serde(default)]
+    pub api_version: String,
+    /// kind.
+    #[serde(default)]
+    pub kind: String,
+    /// Metadata.
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    /// Every other top-level field (spec, status, data, ...), kept as given.
+    #[serde(flatten)]
+    pub rest: std::collections::BTreeMap<String, serde_json::Value>,
+}
+
+/// Any stored object.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Object {
+    /// A Namespace.
+    Namespace(Namespace),
+    /// A Node.
+    Node(Node),
+    /// A Pod.
+    Pod(Pod),
+    /// A ReplicaSet.
+    ReplicaSet(ReplicaSet),
+    /// A Deployment.
+    Deployment(Deployment),
+    /// A PriorityClass.
+    PriorityClass(PriorityClass),
+    /// An Event.
+    Event(Event),
+    /// A PodGroup.
+    PodGroup(PodGroup),
+    /// Anything else, with whether it is namespaced.
+    Other(Unstructured, bool),
+}
+
+macro_rules! each_variant {
+    ($self:expr, $o:ident => $e:expr) => {
+        match $self {
+            Object::Namespace($o) => $e,
+            Object::Node($o) => $e,
+            Object::Pod($o) => $e,
+            Object::ReplicaSet($o) => $e,
+            Object::Deployment($o) => $e,
+            Object::PriorityClass($o) => $e,
+            Object::Event($o) => $e,
+            Object::PodGroup($o) => $e,
+            Object::Other($o, _) => $e,
+        }
+    };
+}
+
+impl Object {
+    /// The object's metadata.
+    pub fn meta(&self) -> &ObjectMeta {
+        each_variant!(self, o => &o.metadata)
+    }
+
+    /// The object's metadata, mutably.
+    pub fn meta_mut(&mut self) -> &mut ObjectMeta {
+        each_variant!(self, o => &mut o.metadata)
+    }
+
+    /// The object's kind.
+    pub fn kind(&self) -> Kind {
+        match self {
+            Object::Namespace(_) => Kind::Namespace,
+            Object::Node(_) => Kind::Node,
+            Object::Pod(_) => Kind::Pod,
+            Object::ReplicaSet(_) => Kind::ReplicaSet,
+            Object::Deployment(_) => Kind::Deployment,
+            Object::PriorityClass(_) => Kind::PriorityClass,
+            Object::Event(_) => Kind::Event,
+            Object::PodGroup(_) => Kind::PodGroup,
+            Object::Other(u, namespaced) => Kind::Other {
+                api_version: u.api_version.clone(),
+                kind: u.kind.clone(),
+                namespaced: *namespaced,
+            },
+        }
+    }
+
+    /// The store key of this object.
+    pub fn key(&self) -> String {
+        let m = self.meta();
+        self.kind().key(m.namespace(), &m.name)
+    }
+
+    /// Sets `apiVersion` and `kind` to this variant's (objects built in code often leave them empty).
+    pub fn set_type_meta(&mut self) {
+        let kind = self.kind();
+        let (av, k) = (kind.api_version().to_string(), kind.name().to_string());
+        match self {
+            Object::Other(..) => {}
+            _ => each_variant!(self, o => { o.api_version = av; o.kind = k; }),
+        }
+    }
+
+    /// `namespace/name` (or `name` for cluster-scoped objects).
+    pub fn display_name(&self) -> String {
+        let m = self.meta();
+        match m.namespace() {
+            "" => m.name.clone(),
+            ns => format!("{ns}/{}", m.name),
+        }
+    }
+
+    /// The object as a JSON value, as `kubectl get -o json` prints it.
+    pub fn to_json(&self) -> serde_json::Value {
+        let v = each_variant!(self, o => serde_json::to_value(o));
+        // Serializing these plain data types cannot fail (no non-string map keys, no custom errors).
+        v.unwrap_or(serde_json::Value::Null)
+    }
+}
+
+impl Serialize for Object {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        each_variant!(self, o => o.serialize(s))
+    }
+}
+
+/// Links a typed API struct to its [`Object`] variant and [`Kind`].
+pub trait Resource: Sized + Clone {
+    /// The kind.
+    const KIND: Kind;
+    /// Wraps into an [`Object`].
+    fn into_object(self) -> Object;
+    /// Unwraps from an [`Object`] of the same kind.
+    fn from_object(obj: Object) -> Option<Self>;
+    /// Borrows from an [`Object`] of the same kind.
+    fn from_object_ref(obj: &Object) -> Option<&Self>;
+    /// Metadata.
+    fn meta(&self) -> &ObjectMeta;
+}
+
+macro_rules! impl_resource {
+    ($t:ident) => {
+        impl Resource for $t {
+            const KIND: Kind = Kind::$t;
+            fn into_object(self) -> Object {
+                Object::$t(self)
+            }
+            fn from_object(obj: Object) -> Option<Self> {
+                match obj {
+                    Object::$t(o) => Some(o),
+                    _ => None,
+                }
+            }
+            fn from_object_ref(obj: &Object) -> Option<&Self> {
+                match obj {
+                    Object::$t(o) => Some(o),
+                    _ => None,
+                }
+            }
+            fn meta(&self) -> &ObjectMeta {
+                &self.metadata
+            }
+        }
+    };
+}
+
+impl_resource!(Namespace);
+impl_resource!(Node);
+impl_resource!(Pod);
+impl_resource!(ReplicaSet);
+impl_resource!(Deployment);
+impl_resource!(PriorityClass);
+impl_resource!(Event);
+impl_resource!(PodGroup);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_follow_the_etcd_registry_layout() {
+        assert_eq!(Kind::Pod.key("default", "web-0"), "/registry/pods/default/web-0");
+        assert_eq!(Kind::Node.key("", "node-a"), "/registry/nodes/node-a");
+        assert_eq!(Kind::Deployment.qualified_resource(), "deployments.apps");
+        assert_eq!(Kind::Pod.qualified_resource(), "pods");
+        let svc = Kind::Other {
+            api_version: "v1".into(),
+            kind: "Service".into(),
+            namespaced: true,
+        };
+        assert_eq!(svc.key("default", "web"), "/registry/services/default/web");
+        let policy = Kind::Other {
+            api_version: "networking.k8s.io/v1".into(),
+            kind: "NetworkPolicy".into(),
+            namespaced: true,
+        };
+        assert_eq!(policy.plural(), "networkpolicies");
+    }
+
+    #[test]
+    fn set_type_meta_fills_api_version_and_kind() {
+        let mut o = Object::Pod(Pod::default());
+        o.set_type_meta();
+        let json = o.to_json();
+        assert_eq!(json["apiVersion"], "v1");
+        assert_eq!(json["kind"], "Pod");
+    }
+}
