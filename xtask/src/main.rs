@@ -1,1 +1,138 @@
-fn main() {}
+//! `cargo xtask`: the k8s-mini command line. `cargo xtask scenario <name>` runs `scenarios/<name>.yaml`
+//! (or any YAML file given by path); `cargo xtask scenario --list` lists the bundled scenarios.
+//!
+//! Exit codes: 0 ran and every expectation held; 1 an expectation failed; 2 bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use k8s_cluster::manifest::{self, Document};
+use k8s_cluster::{run_file, OutputFormat, RunOptions};
+
+#[derive(Parser)]
+#[command(name = "cargo xtask", about = "k8s-mini: the Kubernetes control plane as a deterministic simulator")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a scenario: `scenarios/<name>.yaml`, or any YAML file of Kubernetes manifests.
+    Scenario(ScenarioArgs),
+}
+
+#[derive(clap::Args)]
+struct ScenarioArgs {
+    /// Bundled scenario name (see --list) or a path to a YAML file.
+    name: Option<String>,
+    /// List the bundled scenarios.
+    #[arg(long)]
+    list: bool,
+    /// Run exactly this many ticks.
+    #[arg(long)]
+    ticks: Option<u64>,
+    /// A KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1).
+    #[arg(long, value_name = "FILE")]
+    scheduler_config: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Output::Text)]
+    output: Output,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Output {
+    Text,
+    Json,
+    Yaml,
+}
+
+fn scenarios_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map_or_else(|| PathBuf::from("scenarios"), |root| root.join("scenarios"))
+}
+
+fn resolve(name: &str) -> PathBuf {
+    let as_path = PathBuf::from(name);
+    if as_path.exists() || name.contains('/') || name.ends_with(".yaml") || name.ends_with(".yml") {
+        return as_path;
+    }
+    scenarios_dir().join(format!("{name}.yaml"))
+}
+
+fn list() -> ExitCode {
+    let dir = scenarios_dir();
+    let mut entries: Vec<PathBuf> = match std::fs::read_dir(&dir) {
+        Ok(rd) => rd
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+            .collect(),
+        Err(e) => {
+            eprintln!("error: cannot read {}: {e}", dir.display());
+            return ExitCode::from(2);
+        }
+    };
+    entries.sort();
+    for p in entries {
+        let name = p.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+        let description = manifest::load_file(&p)
+            .ok()
+            .and_then(|m| {
+                m.docs.into_iter().find_map(|d| match d.doc {
+                    Document::Scenario(s) => Some(s.spec.description.clone()),
+                    _ => None,
+                })
+            })
+            .unwrap_or_default();
+        let first_line = description.lines().next().unwrap_or("").trim().to_string();
+        println!("{name:<22} {first_line}");
+    }
+    ExitCode::SUCCESS
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("K8S_MINI_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("error")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Scenario(args) => {
+            if args.list {
+                return list();
+            }
+            let Some(name) = args.name else {
+                eprintln!("error: give a scenario name or path (see --list)");
+                return ExitCode::from(2);
+            };
+            let path = resolve(&name);
+            let opts = RunOptions {
+                ticks: args.ticks,
+                scheduler_config: args.scheduler_config,
+                output: match args.output {
+                    Output::Text => OutputFormat::Text,
+                    Output::Json => OutputFormat::Json,
+                    Output::Yaml => OutputFormat::Yaml,
+                },
+            };
+            match run_file(&path, &opts) {
+                Ok(outcome) => {
+                    print!("{}", outcome.stdout);
+                    eprint!("{}", outcome.stderr);
+                    ExitCode::from(u8::try_from(outcome.exit_code()).unwrap_or(1))
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::from(2)
+                }
+            }
+        }
+    }
+}

@@ -1,1 +1,21 @@
-//! k8s-cluster
+//! k8s-cluster: the whole k8s-mini control plane wired into one deterministic tick loop, and the
+//! scenario runner behind `cargo xtask scenario`.
+//!
+//! - [`cluster::Cluster`]: apiserver + store, controller-manager, scheduler, one kubelet (with its
+//!   device plugins) per node; [`cluster::Cluster::tick`] runs controllers -> scheduler -> kubelets.
+//! - [`manifest`]: reading real Kubernetes YAML with file/line/field-path errors.
+//! - [`scenario`]: the `Scenario` document (ticks, timed steps, expectations).
+//! - [`run`]: a scenario file end to end; [`output`]: kubectl-like tables and the `v1` List dump.
+//!
+//! This crate and `xtask` are the only ones that name concrete sibling crates.
+
+pub mod cluster;
+pub mod expect;
+pub mod manifest;
+pub mod output;
+pub mod run;
+pub mod scenario;
+pub mod state;
+
+pub use cluster::{Cluster, ClusterConfig};
+pub use run::{run_file, OutputFormat, RunOptions, RunOutcome};

@@ -77,10 +77,43 @@ pub trait DevicePlugin {
     ///
     /// # Errors
     /// An unknown or unhealthy device.
-    fn allocate(&mut self, device_ids: &[String])
-        -> Result<ContainerAllocateResponse, DevicePluginError>;
+    fn allocate(
+        &mut self,
+        device_ids: &[String],
+    ) -> Result<ContainerAllocateResponse, DevicePluginError>;
 
     /// Marks a device healthy or unhealthy (simulates a hardware fault or recovery); unknown IDs are
     /// ignored.
     fn set_health(&mut self, device_id: &str, healthy: bool);
+
+    /// Node labels that the feature-discovery daemon shipped alongside the plugin would publish for
+    /// these devices (for NVIDIA: GPU Feature Discovery's `nvidia.com/gpu.present`,
+    /// `nvidia.com/gpu.count`, `nvidia.com/gpu.product`). Not part of the upstream device plugin
+    /// API; the kubelet adds them to its Node at registration unless the manifest sets them.
+    /// Default: none.
+    fn feature_labels(&self) -> BTreeMap<String, String> {
+        BTreeMap::new()
+    }
+}
+
+/// Orders device IDs the way a person reads them: two IDs that are both decimal numbers (GPU
+/// indices) compare numerically (`"2"` < `"10"`), anything else (e.g. `GPU-<uuid>`) compares as text.
+/// Used wherever a list of device IDs reaches output, so the order is deterministic.
+pub fn compare_device_ids(a: &str, b: &str) -> std::cmp::Ordering {
+    match (a.parse::<u64>(), b.parse::<u64>()) {
+        (Ok(x), Ok(y)) => x.cmp(&y).then_with(|| a.cmp(b)),
+        _ => a.cmp(b),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn device_ids_order_numerically_then_as_text() {
+        let mut ids = vec!["10", "2", "GPU-b", "0", "GPU-a"];
+        ids.sort_by(|a, b| compare_device_ids(a, b));
+        assert_eq!(ids, vec!["0", "2", "10", "GPU-a", "GPU-b"]);
+    }
 }

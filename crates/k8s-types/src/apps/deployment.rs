@@ -106,6 +106,10 @@ pub struct DeploymentStatus {
     /// Available, Progressing.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<serde_json::Value>,
+    /// Hash collisions seen for this Deployment; mixed into the pod-template-hash of its newest
+    /// ReplicaSet to get a fresh name (upstream `DeploymentStatus.collisionCount`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collision_count: Option<i32>,
 }
 
 /// The annotation holding a Deployment's / ReplicaSet's revision (upstream

@@ -1,0 +1,203 @@
+//! [`Cluster`]: the whole control plane in one process, wired from the concrete crates, and the tick
+//! loop in the blueprint's causal order: steps -> controllers -> scheduler -> kubelets (node-name
+//! order). Components see each other only through the apiserver.
+
+use std::collections::BTreeMap;
+
+use k8s_api::ApiServer;
+use k8s_controllers::ControllerManager;
+use k8s_deviceplugin::NvidiaDevicePlugin;
+use k8s_kubelet::{Kubelet, KubeletConfig};
+use k8s_sched::config::KubeSchedulerConfiguration;
+use k8s_sched::Scheduler;
+use k8s_store::MemStore;
+use k8s_types::apiserver::ApiClient;
+use k8s_types::core::{node_labels, resource_names, Namespace, Node};
+use k8s_types::deviceplugin::DevicePlugin;
+use k8s_types::meta::ObjectMeta;
+use k8s_types::object::Object;
+use k8s_types::status::Status;
+use k8s_types::Tick;
+
+/// Namespaces every cluster starts with (as a fresh kubeadm cluster).
+pub const INITIAL_NAMESPACES: [&str; 3] = ["default", "kube-node-lease", "kube-system"];
+
+/// Settings of a cluster.
+#[derive(Clone, Debug, Default)]
+pub struct ClusterConfig {
+    /// The scheduler's configuration.
+    pub scheduler: KubeSchedulerConfiguration,
+    /// Every kubelet's configuration.
+    pub kubelet: KubeletConfig,
+}
+
+/// Why a cluster could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    /// The scheduler rejected its configuration.
+    #[error("invalid KubeSchedulerConfiguration: {0}")]
+    SchedulerConfig(String),
+    /// The apiserver rejected a bootstrap object.
+    #[error("bootstrap failed: {0}")]
+    Bootstrap(#[from] Status),
+}
+
+/// The simulated cluster.
+pub struct Cluster {
+    api: ApiServer,
+    controllers: ControllerManager,
+    scheduler: Scheduler,
+    kubelets: BTreeMap<String, Kubelet>,
+    kubelet_config: KubeletConfig,
+    tick: Tick,
+    n_nodes_added: u32,
+}
+
+impl Cluster {
+    /// A cluster with the initial namespaces and no nodes, at tick 0.
+    ///
+    /// # Errors
+    /// [`ClusterError::SchedulerConfig`] when the scheduler configuration is invalid.
+    pub fn new(config: ClusterConfig) -> Result<Cluster, ClusterError> {
+        let scheduler = Scheduler::new(config.scheduler)
+            .map_err(|e| ClusterError::SchedulerConfig(e.to_string()))?;
+        let mut api = ApiServer::new(Box::new(MemStore::default()));
+        api.set_tick(0);
+        for ns in INITIAL_NAMESPACES {
+            api.create(Object::Namespace(Namespace {
+                metadata: ObjectMeta {
+                    name: ns.to_string(),
+                    ..Default::default()
+                },
+                ..Default::default()
+            }))?;
+        }
+        Ok(Cluster {
+            api,
+            controllers: ControllerManager::new(),
+            scheduler,
+            kubelets: BTreeMap::new(),
+            kubelet_config: config.kubelet,
+            tick: 0,
+            n_nodes_added: 0,
+        })
+    }
+
+    /// The current tick (the one the next [`Cluster::tick`] runs).
+    pub fn now(&self) -> Tick {
+        self.tick
+    }
+
+    /// The apiserver, for reads and user writes.
+    pub fn api(&mut self) -> &mut dyn ApiClient {
+        &mut self.api
+    }
+
+    /// The apiserver, read-only.
+    pub fn api_ref(&self) -> &dyn ApiClient {
+        &self.api
+    }
+
+    /// Node names with a kubelet, in name order.
+    pub fn node_names(&self) -> Vec<String> {
+        self.kubelets.keys().cloned().collect()
+    }
+
+    /// Applies one object as `kubectl create` would. A Node starts a kubelet for it: the manifest is
+    /// the machine's hardware description; GPUs (`status.capacity["nvidia.com/gpu"]`, else
+    /// allocatable, else the `nvidia.com/gpu.count` label) become an NVIDIA device plugin with that
+    /// many devices, and the kubelet registers the Node with what the plugin reports.
+    ///
+    /// # Errors
+    /// The apiserver's `Status` (Invalid, AlreadyExists, NotFound namespace, Forbidden).
+    pub fn apply(&mut self, obj: Object) -> Result<(), Status> {
+        match obj {
+            Object::Node(node) => self.add_node(node),
+            other => self.api.create(other).map(|_| ()),
+        }
+    }
+
+    /// Adds a node (see [`Cluster::apply`]).
+    ///
+    /// # Errors
+    /// As [`Cluster::apply`].
+    pub fn add_node(&mut self, mut node: Node) -> Result<(), Status> {
+        let name = node.metadata.name.clone();
+        if self.kubelets.contains_key(&name) {
+            return Err(Status::already_exists(&k8s_types::Kind::Node, &name));
+        }
+        self.n_nodes_added += 1;
+        if node.spec.pod_cidr.is_none() {
+            // What kube-controller-manager's node IPAM does with --cluster-cidr=10.244.0.0/16.
+            node.spec.pod_cidr = Some(format!("10.244.{}.0/24", self.n_nodes_added));
+        }
+        let n_gpus = gpu_count(&node);
+        let mut plugins: Vec<Box<dyn DevicePlugin>> = Vec::new();
+        if n_gpus > 0 {
+            let product = node
+                .metadata
+                .labels
+                .get(node_labels::NVIDIA_GPU_PRODUCT)
+                .cloned()
+                .unwrap_or_else(|| "NVIDIA-GPU".to_string());
+            plugins.push(Box::new(NvidiaDevicePlugin::with_product(n_gpus, &product)));
+        }
+        let mut kubelet = Kubelet::new(node, plugins, self.kubelet_config.clone());
+        kubelet.register(&mut self.api)?;
+        self.kubelets.insert(name, kubelet);
+        Ok(())
+    }
+
+    /// Runs one tick: controllers, then the scheduler, then every kubelet in node-name order.
+    pub fn tick(&mut self) {
+        self.api.set_tick(self.tick);
+        self.controllers.reconcile(&mut self.api);
+        self.scheduler.schedule(&mut self.api);
+        for kubelet in self.kubelets.values_mut() {
+            kubelet.sync(&mut self.api);
+        }
+        self.tick += 1;
+    }
+
+    /// Sets the apiserver clock to the current tick (so that steps applied before [`Cluster::tick`]
+    /// carry this tick's timestamps).
+    pub fn begin_tick(&mut self) {
+        self.api.set_tick(self.tick);
+    }
+
+    /// Marks a device of a node's device plugin healthy or unhealthy.
+    ///
+    /// # Errors
+    /// A message when the node has no kubelet.
+    pub fn set_device_health(
+        &mut self,
+        node: &str,
+        device: &str,
+        healthy: bool,
+    ) -> Result<(), String> {
+        let kubelet = self
+            .kubelets
+            .get_mut(node)
+            .ok_or_else(|| format!("nodes \"{node}\" not found"))?;
+        kubelet.set_device_health(device, healthy);
+        Ok(())
+    }
+}
+
+/// The number of NVIDIA GPUs a node manifest describes: `status.capacity["nvidia.com/gpu"]`, else
+/// `status.allocatable["nvidia.com/gpu"]`, else the GPU Feature Discovery label `nvidia.com/gpu.count`.
+pub fn gpu_count(node: &Node) -> usize {
+    let from = |list: &k8s_types::core::ResourceList| {
+        list.get(resource_names::NVIDIA_GPU).map(|q| q.value())
+    };
+    let n = from(&node.status.capacity)
+        .or_else(|| from(&node.status.allocatable))
+        .or_else(|| {
+            node.metadata
+                .labels
+                .get(node_labels::NVIDIA_GPU_COUNT)
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or(0);
+    usize::try_from(n).unwrap_or(0)
+}

@@ -1,0 +1,458 @@
+//! Reading Kubernetes YAML: a multi-document stream of ordinary manifests (`kind: List` flattened, as
+//! `kubectl get -o yaml` prints it), plus at most one `KubeSchedulerConfiguration` and one `Scenario`.
+//! Every error names the file, the line of the document and the field path, like
+//! `scenarios/x.yaml:14: spec.containers[0].resources.requests.cpu: invalid quantity "1.5.5": ...`.
+
+use std::path::Path;
+
+use serde::de::DeserializeOwned;
+
+use k8s_sched::config::KubeSchedulerConfiguration;
+use k8s_types::meta::TypeMeta;
+use k8s_types::object::{Kind, Object, Unstructured, UNSIMULATED_BUILTIN_KINDS};
+
+use crate::scenario::Scenario;
+
+/// apiVersion of k8s-mini's own `Scenario` document.
+pub const SCENARIO_API_VERSION: &str = "sim.k8s-mini.io/v1alpha1";
+/// apiVersion of kube-scheduler's configuration.
+pub const SCHEDULER_CONFIG_API_VERSION: &str = "kubescheduler.config.k8s.io/v1";
+
+/// Where a document came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Source {
+    /// The file as the user named it.
+    pub file: String,
+    /// 1-based line where the document (or its `kind: List` item's list) starts.
+    pub line: usize,
+}
+
+impl std::fmt::Display for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)
+    }
+}
+
+/// A bad-input error: file, line, field path and what is wrong. The CLI exits 2 on it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{source_loc}: {}{message}", path_prefix(.path))]
+pub struct ManifestError {
+    /// File and line.
+    pub source_loc: Source,
+    /// Field path inside the document (`spec.containers[0].image`), empty when not known.
+    pub path: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+fn path_prefix(path: &str) -> String {
+    if path.is_empty() || path == "." {
+        String::new()
+    } else {
+        format!("{path}: ")
+    }
+}
+
+/// One decoded document.
+#[derive(Clone, Debug)]
+pub enum Document {
+    /// An API object to create.
+    Object(Box<Object>),
+    /// A scheduler configuration.
+    SchedulerConfig(Box<KubeSchedulerConfiguration>),
+    /// The scenario document.
+    Scenario(Box<Scenario>),
+}
+
+/// A decoded document with where it came from.
+#[derive(Clone, Debug)]
+pub struct Loaded {
+    /// The document.
+    pub doc: Document,
+    /// Its source.
+    pub source: Source,
+}
+
+/// Everything read from a stream: documents and warnings (e.g. kinds kept but not simulated).
+#[derive(Clone, Debug, Default)]
+pub struct Manifests {
+    /// Documents in file order.
+    pub docs: Vec<Loaded>,
+    /// Warnings, one line each, already prefixed with file and line.
+    pub warnings: Vec<String>,
+}
+
+/// Reads a YAML file.
+///
+/// # Errors
+/// A [`ManifestError`] for an unreadable file or any bad document.
+pub fn load_file(path: &Path) -> Result<Manifests, ManifestError> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| ManifestError {
+        source_loc: Source {
+            file: name.clone(),
+            line: 0,
+        },
+        path: String::new(),
+        message: format!("cannot read file: {e}"),
+    })?;
+    parse_stream(&name, &text)
+}
+
+/// Splits a YAML stream into documents: `(first line number, text)`. Lines are kept (the separator
+/// line is blanked) so that positions inside a document stay valid.
+fn split_documents(text: &str) -> Vec<(usize, String)> {
+    let mut docs = Vec::new();
+    let mut current = String::new();
+    let mut start = 1;
+    for (idx, line) in text.lines().enumerate() {
+        let is_sep = line.starts_with("---")
+            && line[3..].chars().next().is_none_or(char::is_whitespace);
+        let is_end = line == "..." || line.starts_with("... ");
+        if is_sep || is_end {
+            docs.push((start, std::mem::take(&mut current)));
+            start = idx + 1;
+            if is_sep {
+                // Keep content after `--- ` on the same line, blank the marker itself.
+                current.push_str("   ");
+                current.push_str(&line[3..]);
+            }
+            current.push('\n');
+            continue;
+        }
+        current.push_str(line);
+        current.push('\n');
+    }
+    docs.push((start, current));
+    docs.into_iter()
+        .filter(|(_, d)| {
+            d.lines()
+                .any(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+        })
+        .collect()
+}
+
+/// Reads a YAML stream (`name` is used in messages).
+///
+/// # Errors
+/// The first bad document, as a [`ManifestError`].
+pub fn parse_stream(name: &str, text: &str) -> Result<Manifests, ManifestError> {
+    let mut out = Manifests::default();
+    for (start, doc) in split_documents(text) {
+        let at = |line: usize| Source {
+            file: name.to_string(),
+            line,
+        };
+        let value: serde_yaml::Value = serde_yaml::from_str(&doc).map_err(|e| ManifestError {
+            source_loc: at(e.location().map_or(start, |l| start + l.line() - 1)),
+            path: String::new(),
+            message: format!("invalid YAML: {}", strip_location(&e.to_string())),
+        })?;
+        if value.is_null() {
+            continue;
+        }
+        let type_meta: TypeMeta = serde_yaml::from_value(value.clone()).map_err(|e| ManifestError {
+            source_loc: at(start),
+            path: String::new(),
+            message: format!("not a Kubernetes object: {}", strip_location(&e.to_string())),
+        })?;
+        if type_meta.kind == "List" {
+            let items = value
+                .get("items")
+                .and_then(|v| v.as_sequence())
+                .cloned()
+                .unwrap_or_default();
+            for (i, item) in items.into_iter().enumerate() {
+                let item_type: TypeMeta =
+                    serde_yaml::from_value(item.clone()).unwrap_or_default();
+                let decoded = decode_value(&item_type, item).map_err(|mut e| {
+                    e.path = if e.path.is_empty() {
+                        format!("items[{i}]")
+                    } else {
+                        format!("items[{i}].{}", e.path)
+                    };
+                    e
+                });
+                push(&mut out, decoded, at(start))?;
+            }
+            continue;
+        }
+        let decoded = decode_text(&type_meta, &doc, start);
+        push(&mut out, decoded, at(start))?;
+    }
+    Ok(out)
+}
+
+fn push(
+    out: &mut Manifests,
+    decoded: Result<Decoded, PartialError>,
+    source: Source,
+) -> Result<(), ManifestError> {
+    match decoded {
+        Ok(Decoded { doc, warning }) => {
+            if let Some(w) = warning {
+                out.warnings.push(format!("{source}: {w}"));
+            }
+            out.docs.push(Loaded { doc, source });
+            Ok(())
+        }
+        Err(e) => Err(ManifestError {
+            source_loc: Source {
+                line: e.line.unwrap_or(source.line),
+                ..source
+            },
+            path: e.path,
+            message: e.message,
+        }),
+    }
+}
+
+struct Decoded {
+    doc: Document,
+    warning: Option<String>,
+}
+
+struct PartialError {
+    line: Option<usize>,
+    path: String,
+    message: String,
+}
+
+fn strip_location(msg: &str) -> String {
+    match msg.rfind(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg.to_string(),
+    }
+}
+
+/// What a `(apiVersion, kind)` pair is.
+enum Target {
+    Typed(Kind),
+    SchedulerConfig,
+    Scenario,
+    /// Kept unstructured, with whether it is namespaced and an optional warning.
+    Unstructured(bool, String),
+}
+
+fn classify(tm: &TypeMeta) -> Result<Target, PartialError> {
+    let err = |path: &str, message: String| PartialError {
+        line: None,
+        path: path.to_string(),
+        message,
+    };
+    if tm.kind.is_empty() {
+        return Err(err("kind", "Required value: every document needs a kind".into()));
+    }
+    if tm.api_version.is_empty() {
+        return Err(err(
+            "apiVersion",
+            "Required value: every document needs an apiVersion".into(),
+        ));
+    }
+    if let Some(kind) = Kind::typed(&tm.api_version, &tm.kind) {
+        return Ok(Target::Typed(kind));
+    }
+    match (tm.api_version.as_str(), tm.kind.as_str()) {
+        (SCHEDULER_CONFIG_API_VERSION, "KubeSchedulerConfiguration") => {
+            return Ok(Target::SchedulerConfig)
+        }
+        (SCENARIO_API_VERSION, "Scenario") => return Ok(Target::Scenario),
+        _ => {}
+    }
+    let group = tm.api_version.rsplit_once('/').map_or("", |(g, _)| g);
+    let builtin_group = group.is_empty() || !group.contains('.') || group.ends_with(".k8s.io");
+    if let Some((_, namespaced)) = UNSIMULATED_BUILTIN_KINDS
+        .iter()
+        .find(|(k, _)| *k == tm.kind)
+        .filter(|_| builtin_group)
+    {
+        return Ok(Target::Unstructured(
+            *namespaced,
+            format!(
+                "{} {} is kept in the store but not simulated by k8s-mini",
+                tm.api_version, tm.kind
+            ),
+        ));
+    }
+    if builtin_group && !group.ends_with("x-k8s.io") {
+        return Err(err(
+            "",
+            format!(
+                "no matches for kind \"{}\" in version \"{}\"",
+                tm.kind, tm.api_version
+            ),
+        ));
+    }
+    Ok(Target::Unstructured(
+        true,
+        format!(
+            "custom resource {} {} is kept in the store but not simulated by k8s-mini",
+            tm.api_version, tm.kind
+        ),
+    ))
+}
+
+/// The text or value a document is decoded from.
+enum Input<'a> {
+    /// A document's text and its first line in the file.
+    Text(&'a str, usize),
+    /// An item of a `kind: List` (positions are not known inside it).
+    Value(serde_yaml::Value),
+}
+
+fn decode<T: DeserializeOwned>(input: &Input<'_>) -> Result<T, PartialError> {
+    let conv = |e: serde_path_to_error::Error<serde_yaml::Error>, start: Option<usize>| {
+        let line = start.and_then(|s| e.inner().location().map(|l| s + l.line() - 1));
+        PartialError {
+            line,
+            path: e.path().to_string(),
+            message: strip_location(&e.inner().to_string()),
+        }
+    };
+    match input {
+        Input::Text(doc, start) => {
+            serde_path_to_error::deserialize(serde_yaml::Deserializer::from_str(doc))
+                .map_err(|e| conv(e, Some(*start)))
+        }
+        Input::Value(v) => serde_path_to_error::deserialize(v.clone()).map_err(|e| conv(e, None)),
+    }
+}
+
+fn decode_text(tm: &TypeMeta, doc: &str, start: usize) -> Result<Decoded, PartialError> {
+    decode_input(tm, &Input::Text(doc, start))
+}
+
+fn decode_value(tm: &TypeMeta, value: serde_yaml::Value) -> Result<Decoded, PartialError> {
+    decode_input(tm, &Input::Value(value))
+}
+
+fn decode_input(tm: &TypeMeta, input: &Input<'_>) -> Result<Decoded, PartialError> {
+    let target = classify(tm)?;
+    let doc = match &target {
+        Target::Typed(kind) => Document::Object(Box::new(decode_typed(kind, input)?)),
+        Target::SchedulerConfig => Document::SchedulerConfig(Box::new(decode(input)?)),
+        Target::Scenario => Document::Scenario(Box::new(decode(input)?)),
+        Target::Unstructured(namespaced, _) => Document::Object(Box::new(Object::Other(
+            decode::<Unstructured>(input)?,
+            *namespaced,
+        ))),
+    };
+    let warning = match target {
+        Target::Unstructured(_, w) => Some(w),
+        _ => None,
+    };
+    Ok(Decoded { doc, warning })
+}
+
+fn decode_typed(kind: &Kind, input: &Input<'_>) -> Result<Object, PartialError> {
+    Ok(match kind {
+        Kind::Namespace => Object::Namespace(decode(input)?),
+        Kind::Node => Object::Node(decode(input)?),
+        Kind::Pod => Object::Pod(decode(input)?),
+        Kind::ReplicaSet => Object::ReplicaSet(decode(input)?),
+        Kind::Deployment => Object::Deployment(decode(input)?),
+        Kind::PriorityClass => Object::PriorityClass(decode(input)?),
+        Kind::Event => Object::Event(decode(input)?),
+        Kind::PodGroup => Object::PodGroup(decode(input)?),
+        Kind::Other { namespaced, .. } => Object::Other(decode(input)?, *namespaced),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> String {
+        parse_stream("t.yaml", text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn invalid_quantity_names_file_line_and_field_path() {
+        let text = "apiVersion: v1\nkind: Node\nmetadata: {name: n}\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: i\n    resources:\n      requests:\n        cpu: 1.5.5\n";
+        let e = err(text);
+        assert!(
+            e.starts_with("t.yaml:15: spec.containers[0].resources.requests.cpu: invalid quantity \"1.5.5\""),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn lists_are_flattened_and_unknown_builtin_kinds_rejected() {
+        let text = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: a}\n- apiVersion: v1\n  kind: Service\n  metadata: {name: s}\n";
+        let m = parse_stream("d.yaml", text).unwrap();
+        assert_eq!(m.docs.len(), 2);
+        assert_eq!(m.warnings.len(), 1);
+        assert!(m.warnings[0].contains("v1 Service is kept in the store but not simulated"));
+        let e = err("apiVersion: v1\nkind: Pdo\nmetadata: {name: a}\n");
+        assert_eq!(e, "t.yaml:1: no matches for kind \"Pdo\" in version \"v1\"");
+        let e = err("apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: a}\n  spec: {containers: [{name: c, resources: {limits: {cpu: x}}}]}\n");
+        assert!(e.starts_with("t.yaml:1: items[0].spec.containers[0].resources.limits.cpu: invalid quantity \"x\""), "{e}");
+    }
+
+    #[test]
+    fn bad_yaml_and_missing_kind_are_errors() {
+        let e = err("a: [1, 2\n");
+        assert!(e.starts_with("t.yaml:"), "{e}");
+        assert!(e.contains("invalid YAML"), "{e}");
+        let e = err("---\n# comment\n---\nmetadata: {name: a}\n");
+        assert_eq!(e, "t.yaml:3: kind: Required value: every document needs a kind");
+    }
+
+    #[test]
+    fn documents_keep_their_line_numbers() {
+        let text = "# header\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: b}\n";
+        let m = parse_stream("n.yaml", text).unwrap();
+        let lines: Vec<usize> = m.docs.iter().map(|d| d.source.line).collect();
+        assert_eq!(lines, vec![2, 6]);
+    }
+}
+
+/// Decodes an inline manifest (e.g. a Scenario step's `apply`) found in the document at `source`;
+/// `path` is the manifest's own path in that document, used as the prefix of field paths.
+///
+/// # Errors
+/// A [`ManifestError`] naming `path.<field>`.
+pub fn decode_inline(
+    value: serde_yaml::Value,
+    source: &Source,
+    path: &str,
+) -> Result<Vec<Object>, ManifestError> {
+    let mk = |p: String, message: String| ManifestError {
+        source_loc: source.clone(),
+        path: p,
+        message,
+    };
+    let tm: TypeMeta = serde_yaml::from_value(value.clone())
+        .map_err(|e| mk(path.to_string(), strip_location(&e.to_string())))?;
+    let items = if tm.kind == "List" {
+        value
+            .get("items")
+            .and_then(|v| v.as_sequence())
+            .cloned()
+            .unwrap_or_default()
+    } else {
+        vec![value]
+    };
+    let mut out = Vec::new();
+    for item in items {
+        let item_tm: TypeMeta = serde_yaml::from_value(item.clone()).unwrap_or_default();
+        let decoded = decode_value(&item_tm, item).map_err(|e| {
+            let p = if e.path.is_empty() {
+                path.to_string()
+            } else {
+                format!("{path}.{}", e.path)
+            };
+            mk(p, e.message)
+        })?;
+        match decoded.doc {
+            Document::Object(o) => out.push(*o),
+            _ => {
+                return Err(mk(
+                    path.to_string(),
+                    "only API objects can be applied by a step".into(),
+                ))
+            }
+        }
+    }
+    Ok(out)
+}

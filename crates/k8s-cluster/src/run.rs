@@ -1,0 +1,609 @@
+//! Running a scenario file end to end: load the manifests, build the cluster, apply the initial
+//! objects, run the ticks with the timed steps, check the expectations, and render the output.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use k8s_sched::config::KubeSchedulerConfiguration;
+use k8s_types::apiserver::{ApiClient, ApiExt, DeleteOptions};
+use k8s_types::apps::{Deployment, ReplicaSet};
+use k8s_types::core::{Event, Namespace, Node};
+use k8s_types::labels::LabelSelector;
+use k8s_types::meta::ObjectMeta;
+use k8s_types::object::{Kind, Object};
+use k8s_types::store::WatchEventType;
+use k8s_types::Tick;
+
+use crate::cluster::{Cluster, ClusterConfig};
+use crate::expect::{check, CheckResult};
+use crate::manifest::{self, Document, ManifestError, Source};
+use crate::output;
+use crate::scenario::{Expectation, Scenario, Step};
+
+/// Upper bound on ticks for a run without a fixed tick count.
+pub const MAX_TICKS: u64 = 1000;
+
+/// Output format.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OutputFormat {
+    /// Events per tick, tables, expectation results.
+    #[default]
+    Text,
+    /// The final state as a `v1` List in JSON.
+    Json,
+    /// The final state as a `v1` List in YAML.
+    Yaml,
+}
+
+/// Options of a run (the CLI's flags).
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Run exactly this many ticks (overrides the Scenario's `spec.ticks`).
+    pub ticks: Option<u64>,
+    /// A `KubeSchedulerConfiguration` file (overrides one in the scenario).
+    pub scheduler_config: Option<std::path::PathBuf>,
+    /// Output format.
+    pub output: OutputFormat,
+}
+
+/// The result of a run.
+#[derive(Clone, Debug)]
+pub struct RunOutcome {
+    /// What goes to standard output.
+    pub stdout: String,
+    /// What goes to standard error (warnings; expectation failures in json/yaml mode).
+    pub stderr: String,
+    /// Number of expectations (and steps) that failed.
+    pub failures: usize,
+    /// Number of expectation checks made.
+    pub checks: usize,
+}
+
+impl RunOutcome {
+    /// The process exit code: 0 when everything held, 1 when something failed.
+    pub fn exit_code(&self) -> i32 {
+        i32::from(self.failures > 0)
+    }
+}
+
+/// Runs the scenario in `path`.
+///
+/// # Errors
+/// A [`ManifestError`] for bad input (the CLI exits 2).
+pub fn run_file(path: &Path, opts: &RunOptions) -> Result<RunOutcome, ManifestError> {
+    let manifests = manifest::load_file(path)?;
+    let mut scheduler_config: Option<KubeSchedulerConfiguration> = None;
+    let mut scenario: Option<(Scenario, Source)> = None;
+    let mut objects: Vec<(Object, Source)> = Vec::new();
+    for loaded in manifests.docs {
+        match loaded.doc {
+            Document::Object(o) => objects.push((*o, loaded.source)),
+            Document::SchedulerConfig(c) => {
+                if scheduler_config.is_some() {
+                    return Err(bad(&loaded.source, "only one KubeSchedulerConfiguration is allowed"));
+                }
+                scheduler_config = Some(*c);
+            }
+            Document::Scenario(s) => {
+                if scenario.is_some() {
+                    return Err(bad(&loaded.source, "only one Scenario document is allowed"));
+                }
+                scenario = Some((*s, loaded.source));
+            }
+        }
+    }
+    if let Some(file) = &opts.scheduler_config {
+        let m = manifest::load_file(file)?;
+        let cfg = m.docs.into_iter().find_map(|d| match d.doc {
+            Document::SchedulerConfig(c) => Some(*c),
+            _ => None,
+        });
+        scheduler_config = Some(cfg.ok_or_else(|| {
+            bad(
+                &Source {
+                    file: file.display().to_string(),
+                    line: 1,
+                },
+                "no KubeSchedulerConfiguration document found",
+            )
+        })?);
+    }
+    let (scenario, scenario_source) = scenario.unwrap_or_else(|| {
+        (
+            Scenario::default(),
+            Source {
+                file: path.display().to_string(),
+                line: 1,
+            },
+        )
+    });
+    let config = ClusterConfig {
+        scheduler: scheduler_config.unwrap_or_default(),
+        kubelet: k8s_kubelet::KubeletConfig {
+            startup_ticks: scenario.spec.kubelet.startup_ticks,
+            ..Default::default()
+        },
+    };
+    let mut cluster = Cluster::new(config).map_err(|e| bad(&scenario_source, &e.to_string()))?;
+    let mut other_kinds = BTreeSet::new();
+    let mut warnings = manifests.warnings;
+    apply_initial(&mut cluster, objects, &mut other_kinds, &mut warnings)?;
+    let steps = decode_steps(&scenario, &scenario_source)?;
+    Ok(run_cluster(
+        cluster,
+        &scenario,
+        steps,
+        opts,
+        other_kinds,
+        warnings,
+        &path.display().to_string(),
+    ))
+}
+
+fn bad(source: &Source, message: &str) -> ManifestError {
+    ManifestError {
+        source_loc: source.clone(),
+        path: String::new(),
+        message: message.to_string(),
+    }
+}
+
+/// Creation order of the initial objects: namespaces, priority classes, nodes, workload controllers,
+/// then the rest, each group in file order (as `kubectl apply` of ordered files would need).
+fn rank(o: &Object) -> u8 {
+    match o {
+        Object::Namespace(_) => 0,
+        Object::PriorityClass(_) => 1,
+        Object::Node(_) => 2,
+        Object::Deployment(_) => 3,
+        Object::ReplicaSet(_) => 4,
+        Object::PodGroup(_) => 5,
+        _ => 6,
+    }
+}
+
+fn apply_initial(
+    cluster: &mut Cluster,
+    mut objects: Vec<(Object, Source)>,
+    other_kinds: &mut BTreeSet<(String, String, bool)>,
+    warnings: &mut Vec<String>,
+) -> Result<(), ManifestError> {
+    objects.sort_by_key(|(o, _)| rank(o));
+    cluster.begin_tick();
+    // A dump's ownerReferences name the old uids; the apiserver assigns new ones, so map old -> new.
+    let mut uid_map: BTreeMap<String, String> = BTreeMap::new();
+    for (mut obj, source) in objects {
+        let meta = obj.meta_mut();
+        let old_uid = meta.uid.take();
+        meta.resource_version = None;
+        for owner in &mut meta.owner_references {
+            if let Some(new) = uid_map.get(&owner.uid) {
+                owner.uid = new.clone();
+            }
+        }
+        let kind = obj.kind();
+        if let Kind::Other {
+            api_version,
+            kind,
+            namespaced,
+        } = &kind
+        {
+            other_kinds.insert((api_version.clone(), kind.clone(), *namespaced));
+        }
+        let ns = obj.meta().namespace().to_string();
+        if kind.namespaced() && !ns.is_empty() && ns_missing(cluster.api_ref(), &ns) {
+            warnings.push(format!(
+                "{source}: namespace {ns:?} is not in the input; created it"
+            ));
+            let created = cluster.apply(Object::Namespace(Namespace {
+                metadata: ObjectMeta {
+                    name: ns.clone(),
+                    ..Default::default()
+                },
+                ..Default::default()
+            }));
+            created.map_err(|s| bad(&source, &s.message))?;
+        }
+        let (name, namespace) = (obj.meta().name.clone(), ns);
+        cluster.apply(obj).map_err(|s| status_error(&source, &s))?;
+        if let (Some(old), Ok(new)) = (old_uid, cluster.api_ref().get(&kind, &namespace, &name)) {
+            if let Some(new_uid) = new.meta().uid.clone() {
+                uid_map.insert(old, new_uid);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn ns_missing(api: &dyn ApiClient, ns: &str) -> bool {
+    api.get_typed::<Namespace>("", ns).is_err()
+}
+
+fn status_error(source: &Source, s: &k8s_types::status::Status) -> ManifestError {
+    if s.causes.len() == 1 {
+        let c = &s.causes[0];
+        return ManifestError {
+            source_loc: source.clone(),
+            path: c.field.clone(),
+            message: c.message.clone(),
+        };
+    }
+    bad(source, &s.message)
+}
+
+/// A step with its inline manifests decoded.
+struct ReadyStep {
+    step: Step,
+    apply: Vec<Object>,
+}
+
+fn decode_steps(scenario: &Scenario, source: &Source) -> Result<Vec<ReadyStep>, ManifestError> {
+    let mut out = Vec::new();
+    for (i, step) in scenario.spec.steps.iter().enumerate() {
+        let n_actions = [
+            step.apply.is_some(),
+            step.delete.is_some(),
+            step.scale.is_some(),
+            step.set_image.is_some(),
+            step.cordon.is_some(),
+            step.uncordon.is_some(),
+            step.device_health.is_some(),
+        ]
+        .iter()
+        .filter(|b| **b)
+        .count();
+        if n_actions != 1 {
+            return Err(ManifestError {
+                source_loc: source.clone(),
+                path: format!("spec.steps[{i}]"),
+                message: format!("a step needs exactly one action, found {n_actions}"),
+            });
+        }
+        let apply = match &step.apply {
+            Some(v) => manifest::decode_inline(v.clone(), source, &format!("spec.steps[{i}].apply"))?,
+            None => Vec::new(),
+        };
+        out.push(ReadyStep {
+            step: step.clone(),
+            apply,
+        });
+    }
+    Ok(out)
+}
+
+fn run_step(cluster: &mut Cluster, rs: &ReadyStep) -> Result<String, String> {
+    let step = &rs.step;
+    let ns = |n: &Option<String>| n.clone().unwrap_or_else(|| "default".to_string());
+    if step.apply.is_some() {
+        let mut names = Vec::new();
+        for obj in &rs.apply {
+            names.push(format!("{}/{}", obj.kind().name().to_ascii_lowercase(), obj.meta().name));
+            cluster.apply(obj.clone()).map_err(|s| s.message)?;
+        }
+        return Ok(format!("apply {}", names.join(", ")));
+    }
+    if let Some(d) = &step.delete {
+        let kind = kind_by_name(&d.kind).ok_or_else(|| format!("unknown kind {:?}", d.kind))?;
+        let namespace = if kind.namespaced() { ns(&d.namespace) } else { String::new() };
+        let names: Vec<String> = match (&d.name, &d.selector) {
+            (Some(n), _) => vec![n.clone()],
+            (None, Some(sel)) => {
+                let sel = LabelSelector::parse(sel)?;
+                let ns_filter = kind.namespaced().then_some(namespace.as_str());
+                let mut found: Vec<String> = cluster
+                    .api_ref()
+                    .list(&kind, ns_filter, Some(&sel))
+                    .into_iter()
+                    .filter(|o| o.meta().deletion_timestamp.is_none())
+                    .map(|o| o.meta().name.clone())
+                    .collect();
+                found.truncate(d.count.unwrap_or(usize::MAX));
+                found
+            }
+            (None, None) => return Err("delete needs a name or a selector".into()),
+        };
+        for name in &names {
+            cluster
+                .api()
+                .delete(&kind, &namespace, name, DeleteOptions::default())
+                .map_err(|s| s.message)?;
+        }
+        return Ok(format!(
+            "delete {} {}",
+            kind.name().to_ascii_lowercase(),
+            names.join(", ")
+        ));
+    }
+    if let Some(s) = &step.scale {
+        let namespace = ns(&s.namespace);
+        let api = cluster.api();
+        match s.kind.as_deref().unwrap_or("Deployment") {
+            "Deployment" => {
+                let mut d: Deployment = api.get_typed(&namespace, &s.name).map_err(|e| e.message)?;
+                d.spec.replicas = Some(s.replicas);
+                api.update_typed(d).map_err(|e| e.message)?;
+            }
+            "ReplicaSet" => {
+                let mut r: ReplicaSet = api.get_typed(&namespace, &s.name).map_err(|e| e.message)?;
+                r.spec.replicas = Some(s.replicas);
+                api.update_typed(r).map_err(|e| e.message)?;
+            }
+            other => return Err(format!("cannot scale kind {other:?}")),
+        }
+        return Ok(format!("scale {} to {}", s.name, s.replicas));
+    }
+    if let Some(si) = &step.set_image {
+        let api = cluster.api();
+        let mut d: Deployment = api
+            .get_typed(&ns(&si.namespace), &si.deployment)
+            .map_err(|e| e.message)?;
+        let mut changed = 0;
+        for c in &mut d.spec.template.spec.containers {
+            if si.container.as_ref().is_none_or(|n| n == &c.name) {
+                c.image = si.image.clone();
+                changed += 1;
+            }
+        }
+        if changed == 0 {
+            return Err(format!(
+                "unable to find container named {:?}",
+                si.container.clone().unwrap_or_default()
+            ));
+        }
+        api.update_typed(d).map_err(|e| e.message)?;
+        return Ok(format!("set image deployment/{} {}", si.deployment, si.image));
+    }
+    if let Some(c) = step.cordon.as_ref().or(step.uncordon.as_ref()) {
+        let cordon = step.cordon.is_some();
+        let api = cluster.api();
+        let mut node: Node = api.get_typed("", &c.node).map_err(|e| e.message)?;
+        node.spec.unschedulable = cordon;
+        api.update_typed(node).map_err(|e| e.message)?;
+        return Ok(format!(
+            "{} {}",
+            if cordon { "cordon" } else { "uncordon" },
+            c.node
+        ));
+    }
+    if let Some(h) = &step.device_health {
+        cluster.set_device_health(&h.node, &h.device, h.healthy)?;
+        return Ok(format!(
+            "device {} on {} is now {}",
+            h.device,
+            h.node,
+            if h.healthy { "Healthy" } else { "Unhealthy" }
+        ));
+    }
+    Err("empty step".into())
+}
+
+fn kind_by_name(name: &str) -> Option<Kind> {
+    Kind::TYPED.into_iter().find(|k| k.name() == name)
+}
+
+fn expectation_when(e: &Expectation) -> String {
+    match (e.at, e.from) {
+        (Some(t), _) => format!("t={t}"),
+        (None, Some(f)) => match e.to {
+            Some(to) => format!("t={f}..{to}"),
+            None => format!("t={f}.."),
+        },
+        (None, None) => "end".into(),
+    }
+}
+
+#[allow(clippy::too_many_lines)]
+fn run_cluster(
+    mut cluster: Cluster,
+    scenario: &Scenario,
+    steps: Vec<ReadyStep>,
+    opts: &RunOptions,
+    other_kinds: BTreeSet<(String, String, bool)>,
+    warnings: Vec<String>,
+    file: &str,
+) -> RunOutcome {
+    let fixed = opts.ticks.or(scenario.spec.ticks);
+    let last_step = steps.iter().map(|s| s.step.at).max();
+    let last_expect = scenario
+        .spec
+        .expect
+        .iter()
+        .filter_map(|e| e.at.or(e.to).or(e.from))
+        .max();
+    let quiet_needed = scenario.spec.kubelet.startup_ticks + 11;
+    let mut event_rows: Vec<Vec<String>> = Vec::new();
+    let mut step_rows: Vec<String> = Vec::new();
+    let mut results: Vec<(String, CheckResult)> = Vec::new();
+    let mut range_failed: BTreeSet<usize> = BTreeSet::new();
+    let mut failures = 0usize;
+    let mut last_rev = 0i64;
+    let mut quiet = 0u64;
+    let mut last_active: Option<Tick> = None;
+    // Events written while loading the initial objects (e.g. kubelet registration).
+    collect_events(cluster.api_ref(), &mut last_rev, &mut event_rows);
+    loop {
+        let t = cluster.now();
+        match fixed {
+            Some(n) if t >= n => break,
+            None if t >= MAX_TICKS => break,
+            None if quiet >= quiet_needed
+                && last_step.is_none_or(|s| t > s)
+                && last_expect.is_none_or(|x| t > x) =>
+            {
+                break
+            }
+            _ => {}
+        }
+        cluster.begin_tick();
+        let rev_before = cluster.api_ref().revision();
+        for rs in steps.iter().filter(|s| s.step.at == t) {
+            match run_step(&mut cluster, rs) {
+                Ok(what) => step_rows.push(format!("t={t} step: {what}")),
+                Err(e) => {
+                    failures += 1;
+                    step_rows.push(format!("t={t} step FAILED: {e}"));
+                }
+            }
+        }
+        cluster.tick();
+        collect_events(cluster.api_ref(), &mut last_rev, &mut event_rows);
+        if cluster.api_ref().revision() == rev_before {
+            quiet += 1;
+        } else {
+            quiet = 0;
+            last_active = Some(t);
+        }
+        for (i, e) in scenario.spec.expect.iter().enumerate() {
+            let in_range = e.at.is_none()
+                && e.from.is_some_and(|f| t >= f)
+                && e.to.is_none_or(|to| t <= to);
+            if e.at == Some(t) {
+                for r in check(cluster.api_ref(), e) {
+                    results.push((expectation_when(e), r));
+                }
+            } else if in_range && !range_failed.contains(&i) {
+                for r in check(cluster.api_ref(), e) {
+                    if let Some(f) = &r.failure {
+                        range_failed.insert(i);
+                        results.push((
+                            expectation_when(e),
+                            CheckResult {
+                                what: r.what.clone(),
+                                failure: Some(format!("at t={t}: {f}")),
+                            },
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    let end = cluster.now();
+    for (i, e) in scenario.spec.expect.iter().enumerate() {
+        if let Some(at) = e.at {
+            if at >= end {
+                results.push((
+                    expectation_when(e),
+                    CheckResult {
+                        what: format!("expectation #{i}"),
+                        failure: Some(format!("the run ended at tick {end} before tick {at}")),
+                    },
+                ));
+            }
+        } else if e.from.is_some() {
+            if !range_failed.contains(&i) {
+                for r in check(cluster.api_ref(), e) {
+                    results.push((
+                        expectation_when(e),
+                        CheckResult {
+                            what: r.what,
+                            failure: None,
+                        },
+                    ));
+                }
+            }
+        } else {
+            for r in check(cluster.api_ref(), e) {
+                results.push((expectation_when(e), r));
+            }
+        }
+    }
+    failures += results.iter().filter(|(_, r)| r.failure.is_some()).count();
+    let checks = results.len();
+    let mut stdout = String::new();
+    let mut stderr = String::new();
+    let name = if scenario.metadata.name.is_empty() {
+        file.to_string()
+    } else {
+        scenario.metadata.name.clone()
+    };
+    match opts.output {
+        OutputFormat::Text => {
+            stdout.push_str(&format!("# scenario {name}\n"));
+            if !scenario.spec.description.is_empty() {
+                stdout.push_str(&format!("# {}\n", scenario.spec.description.trim()));
+            }
+            let stable = last_active.map_or_else(|| "no changes".to_string(), |t| format!("last change at tick {t}"));
+            stdout.push_str(&format!("# ran {end} ticks ({stable})\n"));
+            for w in &warnings {
+                stdout.push_str(&format!("warning: {w}\n"));
+            }
+            for s in &step_rows {
+                stdout.push_str(s);
+                stdout.push('\n');
+            }
+            stdout.push_str("\n## events\n");
+            stdout.push_str(&output::table(&output::EVENT_HEADER, &event_rows));
+            stdout.push_str("\n## pods\n");
+            stdout.push_str(&output::pods_table(cluster.api_ref(), end));
+            stdout.push_str("\n## nodes: allocated resources\n");
+            stdout.push_str(&output::nodes_table(cluster.api_ref()));
+            if checks > 0 || failures > 0 {
+                stdout.push_str("\n## expectations\n");
+                stdout.push_str(&render_results(&results));
+                let held = results.iter().filter(|(_, r)| r.failure.is_none()).count();
+                stdout.push_str(&format!(
+                    "\nresult: {held}/{checks} expectations held{}\n",
+                    if failures > held.min(failures) || failures > 0 {
+                        format!(", {failures} failed")
+                    } else {
+                        String::new()
+                    }
+                ));
+            }
+        }
+        OutputFormat::Json | OutputFormat::Yaml => {
+            let list = output::list_json(cluster.api_ref(), &other_kinds);
+            if opts.output == OutputFormat::Json {
+                stdout = serde_json::to_string_pretty(&list).unwrap_or_default();
+                stdout.push('\n');
+            } else {
+                stdout = serde_yaml::to_string(&list).unwrap_or_default();
+            }
+            for w in &warnings {
+                stderr.push_str(&format!("warning: {w}\n"));
+            }
+            for s in step_rows.iter().filter(|s| s.contains("FAILED")) {
+                stderr.push_str(s);
+                stderr.push('\n');
+            }
+            stderr.push_str(&render_results(
+                &results
+                    .iter()
+                    .filter(|(_, r)| r.failure.is_some())
+                    .cloned()
+                    .collect::<Vec<_>>(),
+            ));
+        }
+    }
+    RunOutcome {
+        stdout,
+        stderr,
+        failures,
+        checks,
+    }
+}
+
+fn render_results(results: &[(String, CheckResult)]) -> String {
+    let mut out = String::new();
+    for (when, r) in results {
+        match &r.failure {
+            None => out.push_str(&format!("PASS  {when:<8} {}\n", r.what)),
+            Some(f) => out.push_str(&format!("FAIL  {when:<8} {}: {f}\n", r.what)),
+        }
+    }
+    out
+}
+
+fn collect_events(api: &dyn ApiClient, last_rev: &mut i64, rows: &mut Vec<Vec<String>>) {
+    if let Ok(changes) = api.watch(&Kind::Event, *last_rev) {
+        for ch in changes {
+            if ch.type_ == WatchEventType::Added {
+                if let Object::Event(e) = &ch.object {
+                    rows.push(output::event_row(e));
+                }
+            }
+        }
+    }
+    *last_rev = api.revision();
+    let _ = std::marker::PhantomData::<Event>;
+}

@@ -1,0 +1,327 @@
+//! The `Scenario` document (`apiVersion: sim.k8s-mini.io/v1alpha1`, `kind: Scenario`): how long to run,
+//! timed steps (apply, delete, scale, set image, cordon/uncordon) and expectations. Its shape is
+//! documented for users in `docs/scenario-format.md`.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use k8s_types::meta::ObjectMeta;
+
+/// The scenario document.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Scenario {
+    /// `sim.k8s-mini.io/v1alpha1`.
+    #[serde(default)]
+    pub api_version: String,
+    /// `Scenario`.
+    #[serde(default)]
+    pub kind: String,
+    /// Name (shown in the output header).
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    /// What to do.
+    #[serde(default)]
+    pub spec: ScenarioSpec,
+}
+
+/// `Scenario.spec`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ScenarioSpec {
+    /// One line shown by `cargo xtask scenario --list` and in the output header.
+    #[serde(default)]
+    pub description: String,
+    /// Run exactly this many ticks (ticks 0..ticks-1). Without it the run goes until nothing changes
+    /// (after the last step), at most [`crate::run::MAX_TICKS`].
+    #[serde(default)]
+    pub ticks: Option<u64>,
+    /// Kubelet settings for every node.
+    #[serde(default)]
+    pub kubelet: KubeletSettings,
+    /// Timed steps, applied at the start of their tick (before the controllers run).
+    #[serde(default)]
+    pub steps: Vec<Step>,
+    /// Expectations, checked at the end of their tick (or at the end of the run).
+    #[serde(default)]
+    pub expect: Vec<Expectation>,
+}
+
+/// Kubelet settings.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KubeletSettings {
+    /// Ticks from ContainerCreating to Running (default 1).
+    #[serde(default = "one")]
+    pub startup_ticks: u64,
+}
+
+fn one() -> u64 {
+    1
+}
+
+impl Default for KubeletSettings {
+    fn default() -> Self {
+        KubeletSettings { startup_ticks: 1 }
+    }
+}
+
+/// One timed step: `at` plus exactly one action.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Step {
+    /// The tick at whose start the step runs.
+    #[serde(default)]
+    pub at: u64,
+    /// Create objects (a manifest, or a `kind: List`).
+    #[serde(default)]
+    pub apply: Option<serde_yaml::Value>,
+    /// Delete objects.
+    #[serde(default)]
+    pub delete: Option<DeleteStep>,
+    /// Set `spec.replicas` of a Deployment or ReplicaSet.
+    #[serde(default)]
+    pub scale: Option<ScaleStep>,
+    /// `kubectl set image`.
+    #[serde(default)]
+    pub set_image: Option<SetImageStep>,
+    /// `kubectl cordon <node>`.
+    #[serde(default)]
+    pub cordon: Option<NodeStep>,
+    /// `kubectl uncordon <node>`.
+    #[serde(default)]
+    pub uncordon: Option<NodeStep>,
+    /// Mark a device of a node's device plugin unhealthy (`healthy: false`) or healthy again.
+    #[serde(default)]
+    pub device_health: Option<DeviceHealthStep>,
+}
+
+/// `delete`: by name, or every object of the kind matching a label selector (at most `count`, in
+/// name order).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeleteStep {
+    /// Kind, e.g. `Pod`, `Deployment`, `Node`.
+    pub kind: String,
+    /// Namespace (default `default`).
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// Object name.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Label selector (kubectl form, e.g. `app=web`).
+    #[serde(default)]
+    pub selector: Option<String>,
+    /// With a selector: delete at most this many.
+    #[serde(default)]
+    pub count: Option<usize>,
+}
+
+/// `scale`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ScaleStep {
+    /// `Deployment` (default) or `ReplicaSet`.
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// Namespace (default `default`).
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// Name.
+    pub name: String,
+    /// New replica count.
+    pub replicas: i32,
+}
+
+/// `setImage`: `kubectl set image deployment/<name> <container>=<image>`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SetImageStep {
+    /// Deployment name.
+    pub deployment: String,
+    /// Namespace (default `default`).
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// Container name; when absent every container gets the image.
+    #[serde(default)]
+    pub container: Option<String>,
+    /// New image.
+    pub image: String,
+}
+
+/// `cordon` / `uncordon`.
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct NodeStep {
+    /// Node name.
+    pub node: String,
+}
+
+/// `deviceHealth`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeviceHealthStep {
+    /// Node name.
+    pub node: String,
+    /// Device ID (e.g. `0`).
+    pub device: String,
+    /// New health.
+    pub healthy: bool,
+}
+
+/// One expectation: optional `at` (end of that tick; default: end of the run), or `from`/`to` (held at
+/// the end of every tick in the range), plus exactly one check.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Expectation {
+    /// Check at the end of this tick.
+    #[serde(default)]
+    pub at: Option<u64>,
+    /// Check at the end of every tick from this one...
+    #[serde(default)]
+    pub from: Option<u64>,
+    /// ...to this one (inclusive; default: the last tick).
+    #[serde(default)]
+    pub to: Option<u64>,
+    /// Pods per node.
+    #[serde(default)]
+    pub pods_per_node: Option<PodsPerNode>,
+    /// One pod's placement, phase and devices.
+    #[serde(default)]
+    pub pod: Option<PodExpectation>,
+    /// A set of pods by selector.
+    #[serde(default)]
+    pub pods: Option<PodsExpectation>,
+    /// Requests allocated on nodes: node -> resource -> quantity.
+    #[serde(default)]
+    pub node_allocated: Option<BTreeMap<String, BTreeMap<String, String>>>,
+    /// Allocatable minus allocated on nodes: node -> resource -> quantity.
+    #[serde(default)]
+    pub node_free: Option<BTreeMap<String, BTreeMap<String, String>>>,
+    /// A PodGroup's members bound.
+    #[serde(default)]
+    pub pod_group: Option<PodGroupExpectation>,
+    /// A Deployment's status.
+    #[serde(default)]
+    pub deployment: Option<DeploymentExpectation>,
+    /// Events by reason.
+    #[serde(default)]
+    pub events: Option<EventsExpectation>,
+}
+
+/// `podsPerNode`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodsPerNode {
+    /// Label selector (kubectl form); empty = all pods.
+    #[serde(default)]
+    pub selector: String,
+    /// Node -> number of (non-terminal) pods bound there.
+    pub counts: BTreeMap<String, usize>,
+}
+
+/// `pod`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodExpectation {
+    /// Name.
+    pub name: String,
+    /// Namespace (default `default`).
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// Expected `spec.nodeName` (empty string: unbound).
+    #[serde(default)]
+    pub node_name: Option<String>,
+    /// Expected phase.
+    #[serde(default)]
+    pub phase: Option<String>,
+    /// Expected device IDs per resource, e.g. `{nvidia.com/gpu: ["0"]}`.
+    #[serde(default)]
+    pub devices: Option<BTreeMap<String, Vec<String>>>,
+}
+
+/// `pods`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodsExpectation {
+    /// Label selector (kubectl form).
+    #[serde(default)]
+    pub selector: String,
+    /// Namespace (default: all).
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// Number of matching pods (not being deleted).
+    #[serde(default)]
+    pub count: Option<usize>,
+    /// Minimum number of matching pods that are Running and Ready.
+    #[serde(default)]
+    pub min_ready: Option<usize>,
+    /// Maximum number of matching pods (not being deleted).
+    #[serde(default)]
+    pub max_count: Option<usize>,
+    /// Every matching pod has this phase.
+    #[serde(default)]
+    pub phase: Option<String>,
+    /// Every matching pod's containers run this image.
+    #[serde(default)]
+    pub image: Option<String>,
+    /// Number of matching pods that are bound to a node.
+    #[serde(default)]
+    pub scheduled: Option<usize>,
+}
+
+/// `podGroup`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodGroupExpectation {
+    /// PodGroup name.
+    pub name: String,
+    /// Namespace (default `default`).
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// Members bound to a node.
+    pub scheduled: usize,
+}
+
+/// `deployment`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeploymentExpectation {
+    /// Name.
+    pub name: String,
+    /// Namespace (default `default`).
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// status.replicas.
+    #[serde(default)]
+    pub replicas: Option<i32>,
+    /// status.updatedReplicas.
+    #[serde(default)]
+    pub updated_replicas: Option<i32>,
+    /// status.availableReplicas.
+    #[serde(default)]
+    pub available_replicas: Option<i32>,
+    /// Minimum status.availableReplicas.
+    #[serde(default)]
+    pub min_available_replicas: Option<i32>,
+}
+
+/// `events`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EventsExpectation {
+    /// Event reason, e.g. `FailedScheduling`.
+    pub reason: String,
+    /// Only events about this object name.
+    #[serde(default)]
+    pub involved_object: Option<String>,
+    /// Only events whose message contains this text.
+    #[serde(default)]
+    pub message_contains: Option<String>,
+    /// Exact number of matching events.
+    #[serde(default)]
+    pub count: Option<usize>,
+    /// Minimum number of matching events.
+    #[serde(default)]
+    pub min_count: Option<usize>,
+}

@@ -1,0 +1,92 @@
+//! Malformed input gives a precise error (file, line, field path) and never a panic: the CLI maps
+//! these errors to exit code 2.
+
+use std::io::Write;
+
+use k8s_cluster::{run_file, RunOptions};
+
+fn run_text(text: &str) -> Result<k8s_cluster::RunOutcome, String> {
+    let mut f = tempfile_in_target();
+    f.1.write_all(text.as_bytes()).unwrap();
+    run_file(&f.0, &RunOptions::default()).map_err(|e| e.to_string())
+}
+
+fn tempfile_in_target() -> (std::path::PathBuf, std::fs::File) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!("k8s-mini-bad-input-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("case-{}.yaml", N.fetch_add(1, Ordering::SeqCst)));
+    let f = std::fs::File::create(&path).unwrap();
+    (path, f)
+}
+
+const NODE: &str = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {capacity: {cpu: '4', memory: 8Gi}}\n---\n";
+
+#[test]
+fn invalid_quantity_names_line_and_field() {
+    let e = run_text(&format!(
+        "{NODE}apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec:\n  containers:\n  - name: c\n    image: i\n    resources:\n      requests:\n        cpu: 1.5.5\n"
+    ))
+    .unwrap_err();
+    assert!(e.contains(":14: spec.containers[0].resources.requests.cpu: invalid quantity \"1.5.5\""), "{e}");
+}
+
+#[test]
+fn unknown_kind_is_rejected() {
+    let e = run_text("apiVersion: v1\nkind: Pdo\nmetadata: {name: p}\n").unwrap_err();
+    assert!(e.ends_with(":1: no matches for kind \"Pdo\" in version \"v1\""), "{e}");
+}
+
+#[test]
+fn bad_yaml_is_rejected_with_its_line() {
+    let e = run_text("apiVersion: v1\nkind: Pod\nmetadata: {name: [p\n").unwrap_err();
+    assert!(e.contains("invalid YAML"), "{e}");
+}
+
+#[test]
+fn missing_name_is_invalid() {
+    let e = run_text(&format!(
+        "{NODE}apiVersion: v1\nkind: Pod\nmetadata: {{labels: {{a: b}}}}\nspec: {{containers: [{{name: c, image: i}}]}}\n"
+    ))
+    .unwrap_err();
+    assert!(e.contains(":5: metadata.name: Required value"), "{e}");
+}
+
+#[test]
+fn duplicate_object_is_already_exists() {
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: i}]}\n";
+    let e = run_text(&format!("{NODE}{pod}---\n{pod}")).unwrap_err();
+    assert!(e.ends_with(": pods \"p\" already exists"), "{e}");
+}
+
+#[test]
+fn seed_vllm_deployment_is_rejected_as_upstream_does() {
+    // The vllm-server Deployment exactly as ../shared/seeds/001 writes it: no template labels.
+    let seed = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: vllm-server\nspec:\n  replicas: 3\n  selector:\n    matchLabels: { app: vllm }\n  template:\n    spec:\n      containers:\n        - name: vllm\n          image: vllm/vllm-openai:latest\n          resources:\n            limits: { nvidia.com/gpu: 1 }\n";
+    let e = run_text(seed).unwrap_err();
+    assert!(e.contains("spec.template.metadata.labels"), "{e}");
+    assert!(e.contains("`selector` does not match template `labels`"), "{e}");
+}
+
+#[test]
+fn unsimulated_builtin_kinds_are_kept_with_a_warning() {
+    let out = run_text("apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {ports: [{port: 80}]}\n")
+        .expect("a Service is accepted");
+    assert!(out.stdout.contains("warning: "), "{}", out.stdout);
+    assert!(out.stdout.contains("v1 Service is kept in the store but not simulated"));
+}
+
+#[test]
+fn failed_expectation_reports_expected_and_actual() {
+    let text = format!(
+        "{NODE}apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec: {{containers: [{{name: c, image: i}}]}}\n---\napiVersion: sim.k8s-mini.io/v1alpha1\nkind: Scenario\nspec:\n  ticks: 3\n  expect:\n  - pod: {{name: p, nodeName: elsewhere}}\n"
+    );
+    let out = run_text(&text).expect("runs");
+    assert_eq!(out.exit_code(), 1);
+    assert!(
+        out.stdout.contains("FAIL  end      pod default/p: expected nodeName \"elsewhere\", got \"n1\""),
+        "{}",
+        out.stdout
+    );
+}
