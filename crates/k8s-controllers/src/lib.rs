@@ -1,1 +1,40 @@
-//! k8s-controllers
+//! k8s-controllers: kube-controller-manager for k8s-mini (upstream `pkg/controller/`).
+//!
+//! - [`ControllerManager`]: runs the controllers once per tick, in order (Deployment, ReplicaSet,
+//!   garbage collector by default).
+//! - [`DeploymentController`] (`pkg/controller/deployment`): new/old ReplicaSets per pod template,
+//!   RollingUpdate and Recreate rollouts, scaling, revision history, status and conditions.
+//! - [`ReplicaSetController`] (`pkg/controller/replicaset`): keeps `spec.replicas` pods, adopting
+//!   orphans, creating from the template and deleting the surplus by upstream's ranking.
+//! - [`GarbageCollector`] (`pkg/controller/garbagecollector`): background cascading deletion of
+//!   objects whose owners are gone.
+//!
+//! Every controller implements [`k8s_types::controller::Controller`] and talks to the cluster only
+//! through [`k8s_types::apiserver::ApiClient`]. Time is the apiserver's tick (one tick = one second
+//! wherever upstream speaks in seconds: `minReadySeconds`, `progressDeadlineSeconds`).
+
+pub mod controller_ref_manager;
+pub mod controller_utils;
+pub mod deployment;
+pub mod garbage_collector;
+pub mod manager;
+pub mod pod_template_hash;
+pub mod replica_set;
+
+pub use deployment::DeploymentController;
+pub use garbage_collector::GarbageCollector;
+pub use manager::ControllerManager;
+pub use replica_set::ReplicaSetController;
+
+/// Why one object's sync stopped early. Controllers log it and carry on with the next object; the
+/// next tick retries (upstream: the work queue's rate-limited requeue).
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    /// The apiserver refused a read or write.
+    #[error(transparent)]
+    Api(#[from] k8s_types::status::Status),
+    /// The object's spec cannot be acted on (e.g. `unexpected deployment strategy type: Foo`,
+    /// an unparseable maxSurge).
+    #[error("{0}")]
+    Invalid(String),
+}

@@ -1,1 +1,23 @@
-//! k8s-deviceplugin
+//! k8s-deviceplugin: the NVIDIA GPU device plugin (upstream `NVIDIA/k8s-device-plugin`,
+//! `internal/plugin/server.go` and `internal/rm/`) as an in-process
+//! [`k8s_types::deviceplugin::DevicePlugin`].
+//!
+//! What a kubelet sees of it, as with the real gRPC plugin:
+//! - it registers under the extended resource [`RESOURCE_NAME`] (`nvidia.com/gpu`) with
+//!   `GetPreferredAllocationAvailable: true`;
+//! - `ListAndWatch` streams every GPU with its health ([`NvidiaDevicePlugin::list_and_watch`]);
+//! - `GetPreferredAllocation` picks which free GPUs a container should get
+//!   ([`preferred_allocation`]);
+//! - `Allocate` says how to expose the chosen GPUs to the container: `NVIDIA_VISIBLE_DEVICES` and
+//!   the device nodes ([`allocate`]).
+//!
+//! Device IDs are GPU indices (`"0"`, `"1"`, ...). The real plugin's default
+//! `--device-id-strategy=uuid` advertises `GPU-<uuid>` IDs instead; `NVIDIA_VISIBLE_DEVICES` accepts
+//! either form, so indices keep the output short without changing behaviour.
+
+pub mod allocate;
+pub mod nvidia;
+pub mod preferred_allocation;
+
+pub use allocate::{container_allocate_response, CONTROL_DEVICE_NODES, NVIDIA_VISIBLE_DEVICES};
+pub use nvidia::{NvidiaDevicePlugin, RESOURCE_NAME};

@@ -109,7 +109,8 @@ impl Status {
         )
     }
 
-    /// `Pod "web-0" is invalid: [field: message, ...]`, with one cause per field error.
+    /// `Pod "web-0" is invalid: [field: message, ...]` (`Deployment.apps "web" ...` for a named API
+    /// group, as upstream `errors.NewInvalid` prints the qualified kind), with one cause per field error.
     pub fn invalid(kind: &Kind, name: &str, errors: Vec<FieldError>) -> Status {
         let joined = if errors.len() == 1 {
             errors[0].to_string()
@@ -125,7 +126,7 @@ impl Status {
         };
         let mut s = Status::new(
             StatusReason::Invalid,
-            format!("{} \"{}\" is invalid: {}", kind.name(), name, joined),
+            format!("{} \"{}\" is invalid: {}", qualified_kind(kind), name, joined),
         );
         s.causes = errors
             .into_iter()
@@ -179,6 +180,13 @@ impl Status {
     /// True for Invalid.
     pub fn is_invalid(&self) -> bool {
         self.reason == StatusReason::Invalid
+    }
+}
+
+fn qualified_kind(kind: &Kind) -> String {
+    match kind.group() {
+        "" => kind.name().to_string(),
+        g => format!("{}.{g}", kind.name()),
     }
 }
 
@@ -341,7 +349,7 @@ mod tests {
         );
         assert_eq!(
             s.message,
-            "Deployment \"web\" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0"
+            "Deployment.apps \"web\" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0"
         );
         assert_eq!(s.code, 422);
         assert_eq!(s.causes[0].reason, "FieldValueInvalid");

@@ -1,0 +1,26 @@
+//! Defaulting: what kube-apiserver fills in while decoding a request body, before admission and
+//! validation (upstream `pkg/apis/core/v1/defaults.go`, `pkg/apis/apps/v1/defaults.go`,
+//! `pkg/apis/scheduling/v1/defaults.go`). Runs on create and on update, first.
+
+pub mod deployment;
+pub mod namespace;
+pub mod node;
+pub mod pod;
+pub mod pod_spec;
+pub mod priority_class;
+pub mod replica_set;
+
+use k8s_types::Object;
+
+/// Applies the defaults of the object's kind in place.
+pub fn apply(obj: &mut Object) {
+    match obj {
+        Object::Pod(p) => pod::set_defaults_pod(p),
+        Object::Deployment(d) => deployment::set_defaults_deployment(d),
+        Object::ReplicaSet(rs) => replica_set::set_defaults_replica_set(rs),
+        Object::Namespace(ns) => namespace::set_defaults_namespace(ns),
+        Object::Node(n) => node::set_defaults_node(n),
+        Object::PriorityClass(pc) => priority_class::set_defaults_priority_class(pc),
+        Object::Event(_) | Object::PodGroup(_) | Object::Other(..) => {}
+    }
+}

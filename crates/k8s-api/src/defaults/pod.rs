@@ -1,0 +1,66 @@
+//! Pod defaults (upstream `pkg/apis/core/v1/defaults.go` `SetDefaults_Pod`): the PodSpec defaults,
+//! plus, for Pods only (not templates), every resource with a limit but no request gets the limit
+//! as its request, and with `hostNetwork: true` a port without `hostPort` gets `hostPort =
+//! containerPort`.
+
+use k8s_types::core::{Container, Pod};
+
+use super::pod_spec::set_defaults_pod_spec;
+
+fn requests_from_limits(containers: &mut [Container]) {
+    for c in containers {
+        let limits = c.resources.limits.clone();
+        for (name, q) in limits {
+            c.resources.requests.entry(name).or_insert(q);
+        }
+    }
+}
+
+fn host_network_ports(containers: &mut [Container]) {
+    for c in containers {
+        for p in &mut c.ports {
+            if p.host_port.unwrap_or(0) == 0 {
+                p.host_port = Some(p.container_port);
+            }
+        }
+    }
+}
+
+/// Upstream `SetDefaults_Pod` (and the `SetDefaults_PodSpec` it implies).
+pub fn set_defaults_pod(pod: &mut Pod) {
+    requests_from_limits(&mut pod.spec.containers);
+    requests_from_limits(&mut pod.spec.init_containers);
+    if pod.spec.host_network == Some(true) {
+        host_network_ports(&mut pod.spec.containers);
+        host_network_ports(&mut pod.spec.init_containers);
+    }
+    set_defaults_pod_spec(&mut pod.spec);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_types::Quantity;
+
+    #[test]
+    fn limits_default_missing_requests() {
+        // Upstream pkg/apis/core/v1/defaults_test.go TestSetDefaultRequestsPod: a limit without a request
+        // becomes the request; an explicit request is kept.
+        let mut pod = Pod::default();
+        let mut c = Container::default();
+        c.resources
+            .limits
+            .insert("cpu".into(), Quantity::parse("2").unwrap());
+        c.resources
+            .limits
+            .insert("nvidia.com/gpu".into(), Quantity::parse("1").unwrap());
+        c.resources
+            .requests
+            .insert("cpu".into(), Quantity::parse("500m").unwrap());
+        pod.spec.containers.push(c);
+        set_defaults_pod(&mut pod);
+        let req = &pod.spec.containers[0].resources.requests;
+        assert_eq!(req["cpu"].to_string(), "500m");
+        assert_eq!(req["nvidia.com/gpu"].to_string(), "1");
+    }
+}

@@ -1,0 +1,140 @@
+//! Per-kind REST strategies (upstream `pkg/registry/<group>/<kind>/strategy.go`): what the apiserver
+//! does to an object between admission and storage on create (`PrepareForCreate`: reset status,
+//! set generation), on update (`PrepareForUpdate`: keep the stored status, bump generation when the
+//! spec changes) and on a `/status` update (take only the status). The generic system-field rules
+//! (`k8s.io/apiserver/pkg/registry/rest/create.go` `BeforeCreate`, `update.go` `BeforeUpdate`) are in
+//! this module.
+
+pub mod deployment;
+pub mod namespace;
+pub mod node;
+pub mod other;
+pub mod pod;
+pub mod pod_group;
+pub mod replica_set;
+
+use k8s_types::meta::tick_timestamp;
+use k8s_types::{Object, Tick};
+
+/// Namespace rules of `BeforeCreate`/`BeforeUpdate`: a namespaced object without a namespace goes to
+/// `default` (what kubectl does with no `-n`); a cluster-scoped object's namespace is cleared.
+pub fn normalize_namespace(obj: &mut Object) {
+    let namespaced = obj.kind().namespaced();
+    let meta = obj.meta_mut();
+    if namespaced {
+        if meta.namespace().is_empty() {
+            meta.namespace = Some("default".to_string());
+        }
+    } else {
+        meta.namespace = None;
+    }
+}
+
+/// The namespace a request for `kind` addresses: `default` when a namespaced kind is asked for
+/// with an empty namespace, empty for cluster-scoped kinds.
+pub fn request_namespace(kind: &k8s_types::Kind, namespace: &str) -> String {
+    if !kind.namespaced() {
+        String::new()
+    } else if namespace.is_empty() {
+        "default".to_string()
+    } else {
+        namespace.to_string()
+    }
+}
+
+/// Upstream `BeforeCreate`'s system fields and the kind's `PrepareForCreate`: clears
+/// resourceVersion and deletion fields, sets `creationTimestamp` from `now` and `uid`, then applies
+/// the kind's create rules.
+pub fn prepare_for_create(obj: &mut Object, now: Tick, uid: String) {
+    {
+        let meta = obj.meta_mut();
+        meta.resource_version = None;
+        meta.deletion_timestamp = None;
+        meta.deletion_grace_period_seconds = None;
+        meta.creation_timestamp = Some(tick_timestamp(now));
+        meta.uid = Some(uid);
+    }
+    match obj {
+        Object::Pod(p) => pod::prepare_for_create(p),
+        Object::Deployment(d) => deployment::prepare_for_create(d),
+        Object::ReplicaSet(rs) => replica_set::prepare_for_create(rs),
+        Object::Namespace(ns) => namespace::prepare_for_create(ns),
+        Object::PodGroup(pg) => pod_group::prepare_for_create(pg),
+        Object::Node(_) | Object::PriorityClass(_) | Object::Event(_) | Object::Other(..) => {}
+    }
+}
+
+/// Upstream `BeforeUpdate` and the kind's `PrepareForUpdate`: system fields (uid,
+/// creationTimestamp, deletion fields, generation, resourceVersion) come from the stored object,
+/// the status is kept, and generation is bumped when the kind's rule says the spec changed.
+pub fn prepare_for_update(new: &mut Object, old: &Object) {
+    keep_system_fields(new, old);
+    match (new, old) {
+        (Object::Pod(n), Object::Pod(o)) => pod::prepare_for_update(n, o),
+        (Object::Deployment(n), Object::Deployment(o)) => deployment::prepare_for_update(n, o),
+        (Object::ReplicaSet(n), Object::ReplicaSet(o)) => replica_set::prepare_for_update(n, o),
+        (Object::Namespace(n), Object::Namespace(o)) => namespace::prepare_for_update(n, o),
+        (Object::Node(n), Object::Node(o)) => node::prepare_for_update(n, o),
+        (Object::PodGroup(n), Object::PodGroup(o)) => pod_group::prepare_for_update(n, o),
+        _ => {}
+    }
+}
+
+/// `BeforeUpdate`'s system fields: uid, creationTimestamp, deletion fields, generation and
+/// resourceVersion always come from the stored object.
+fn keep_system_fields(new: &mut Object, old: &Object) {
+    let (nm, om) = (new.meta_mut(), old.meta());
+    nm.uid.clone_from(&om.uid);
+    nm.creation_timestamp.clone_from(&om.creation_timestamp);
+    nm.deletion_timestamp.clone_from(&om.deletion_timestamp);
+    nm.deletion_grace_period_seconds = om.deletion_grace_period_seconds;
+    nm.generation = om.generation;
+    nm.resource_version.clone_from(&om.resource_version);
+}
+
+/// A `/status` update: the kind's `statusStrategy.PrepareForUpdate` plus `BeforeUpdate`'s system
+/// fields. The spec always comes from the stored object; metadata follows upstream per kind:
+/// - Pod: labels, annotations and finalizers from the request; ownerReferences stored; an empty
+///   `qosClass` is backfilled (upstream `podStatusStrategy`);
+/// - Deployment: annotations from the request, labels stored (the deployment controller writes
+///   its revision annotation this way);
+/// - ReplicaSet, Node, Namespace: metadata from the request;
+/// - PodGroup and untyped kinds (custom resources): only the status (upstream
+///   `customresource.statusStrategy`);
+/// - PriorityClass, Event (no status subresource): the stored object, unchanged.
+pub fn with_status_from(new: &Object, old: &Object) -> Object {
+    let mut out = new.clone();
+    keep_system_fields(&mut out, old);
+    match (&mut out, old) {
+        (Object::Pod(n), Object::Pod(o)) => pod::prepare_for_status_update(n, o),
+        (Object::Deployment(n), Object::Deployment(o)) => {
+            n.spec.clone_from(&o.spec);
+            n.metadata.labels.clone_from(&o.metadata.labels);
+        }
+        (Object::ReplicaSet(n), Object::ReplicaSet(o)) => n.spec.clone_from(&o.spec),
+        (Object::Node(n), Object::Node(o)) => n.spec.clone_from(&o.spec),
+        (Object::Namespace(n), Object::Namespace(o)) => n.spec.clone_from(&o.spec),
+        (Object::PodGroup(n), Object::PodGroup(o)) => {
+            let status = std::mem::take(&mut n.status);
+            *n = o.clone();
+            n.status = status;
+        }
+        (Object::Other(n, _), Object::Other(o, _)) => {
+            let mut kept = o.clone();
+            other::copy_status(&mut kept, n);
+            *n = kept;
+        }
+        _ => return old.clone(),
+    }
+    out
+}
+
+/// True when two versions of an object are the same apart from resourceVersion (upstream skips
+/// such no-op writes: `GuaranteedUpdate` does not write identical bytes, so the revision stays).
+pub fn same_ignoring_resource_version(a: &Object, b: &Object) -> bool {
+    let mut a = a.clone();
+    a.meta_mut()
+        .resource_version
+        .clone_from(&b.meta().resource_version);
+    a == *b
+}

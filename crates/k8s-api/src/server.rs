@@ -1,0 +1,128 @@
+//! [`ApiServer`]: kube-apiserver over an [`ObjectStore`], implementing
+//! [`k8s_types::apiserver::ApiClient`]. The verbs live in [`crate::verbs`] (create, update,
+//! update_status, delete, get/list/watch) and [`crate::subresources`] (`pods/binding`); this file
+//! holds the server's state and wiring.
+//!
+//! Upstream: `k8s.io/apiserver/pkg/registry/generic/registry/store.go` (the generic REST store every
+//! built-in resource uses) with the per-kind strategies of `pkg/registry`.
+
+use k8s_types::admission::{MutatingAdmission, ValidatingAdmission};
+use k8s_types::apiserver::{ApiClient, DeleteOptions};
+use k8s_types::core::{Binding, Pod};
+use k8s_types::labels::LabelSelector;
+use k8s_types::object::Kind;
+use k8s_types::status::Status;
+use k8s_types::store::{ObjectStore, WatchEvent};
+use k8s_types::{Object, Tick};
+
+use crate::admission::AdmissionChain;
+
+/// The apiserver: the store, the clock (ticks) and the admission chain.
+pub struct ApiServer {
+    pub(crate) store: Box<dyn ObjectStore>,
+    pub(crate) now: Tick,
+    pub(crate) admission: AdmissionChain,
+}
+
+impl ApiServer {
+    /// An apiserver over `store` with the default admission chain (see [`crate::admission`]), at
+    /// tick 0. It creates no objects: the namespaces `default` and `kube-system` are the cluster's
+    /// to create.
+    pub fn new(store: Box<dyn ObjectStore>) -> ApiServer {
+        ApiServer::with_admission(store, AdmissionChain::with_default_plugins())
+    }
+
+    /// An apiserver over `store` with the given admission chain.
+    pub fn with_admission(store: Box<dyn ObjectStore>, admission: AdmissionChain) -> ApiServer {
+        ApiServer {
+            store,
+            now: 0,
+            admission,
+        }
+    }
+
+    /// Sets the clock: timestamps written from now on (creationTimestamp, deletionTimestamp,
+    /// condition times) render this tick.
+    pub fn set_tick(&mut self, tick: Tick) {
+        self.now = tick;
+    }
+
+    /// Read access to the store (etcd).
+    pub fn store(&self) -> &dyn ObjectStore {
+        self.store.as_ref()
+    }
+
+    /// Write access to the store, for operations outside the API such as compaction. Writing
+    /// objects here bypasses defaulting, admission and validation (like writing to etcd directly).
+    pub fn store_mut(&mut self) -> &mut dyn ObjectStore {
+        self.store.as_mut()
+    }
+
+    /// Appends a mutating admission plugin after the registered ones.
+    pub fn add_mutating(&mut self, p: Box<dyn MutatingAdmission>) {
+        self.admission.add_mutating(p);
+    }
+
+    /// Appends a validating admission plugin after the registered ones.
+    pub fn add_validating(&mut self, p: Box<dyn ValidatingAdmission>) {
+        self.admission.add_validating(p);
+    }
+
+    /// The admission chain.
+    pub fn admission(&self) -> &AdmissionChain {
+        &self.admission
+    }
+}
+
+impl ApiClient for ApiServer {
+    fn now(&self) -> Tick {
+        self.now
+    }
+
+    fn revision(&self) -> i64 {
+        self.store.revision()
+    }
+
+    fn create(&mut self, obj: Object) -> Result<Object, Status> {
+        self.create_object(obj)
+    }
+
+    fn get(&self, kind: &Kind, namespace: &str, name: &str) -> Result<Object, Status> {
+        self.get_object(kind, namespace, name)
+    }
+
+    fn list(
+        &self,
+        kind: &Kind,
+        namespace: Option<&str>,
+        selector: Option<&LabelSelector>,
+    ) -> Vec<Object> {
+        self.list_objects(kind, namespace, selector)
+    }
+
+    fn update(&mut self, obj: Object) -> Result<Object, Status> {
+        self.update_object(obj)
+    }
+
+    fn update_status(&mut self, obj: Object) -> Result<Object, Status> {
+        self.update_object_status(obj)
+    }
+
+    fn delete(
+        &mut self,
+        kind: &Kind,
+        namespace: &str,
+        name: &str,
+        options: DeleteOptions,
+    ) -> Result<Object, Status> {
+        self.delete_object(kind, namespace, name, options)
+    }
+
+    fn bind(&mut self, binding: &Binding) -> Result<Pod, Status> {
+        self.bind_pod(binding)
+    }
+
+    fn watch(&self, kind: &Kind, after_revision: i64) -> Result<Vec<WatchEvent>, Status> {
+        self.watch_kind(kind, after_revision)
+    }
+}

@@ -1,0 +1,146 @@
+//! Validation: every rule gathers ALL of its field errors before answering (upstream
+//! `field.ErrorList`), with upstream's field paths and messages; the apiserver turns a non-empty list
+//! into `422 Invalid` (`Pod "x" is invalid: [...]`).
+//!
+//! Upstream sources: `pkg/apis/core/validation/validation.go` (pods, nodes, namespaces, events),
+//! `pkg/apis/apps/validation/validation.go` (Deployment, ReplicaSet),
+//! `pkg/apis/scheduling/validation/validation.go` (PriorityClass),
+//! `k8s.io/apimachinery/pkg/api/validation/objectmeta.go` (metadata) and the scheduler-plugins
+//! PodGroup CRD schema.
+//!
+//! Modules: [`names`] (syntax checks), [`gofmt`] (how bad values print), [`meta`], [`labels`],
+//! [`resources`], [`pod_spec`], [`pod`], [`template`], [`deployment`], [`replica_set`],
+//! [`namespace`], [`node`], [`priority_class`], [`pod_group`], [`event`], [`other`].
+
+pub mod deployment;
+pub mod event;
+pub mod gofmt;
+pub mod labels;
+pub mod meta;
+pub mod names;
+pub mod namespace;
+pub mod node;
+pub mod other;
+pub mod pod;
+pub mod pod_group;
+pub mod pod_spec;
+pub mod priority_class;
+pub mod replica_set;
+pub mod resources;
+pub mod template;
+
+use k8s_types::status::FieldError;
+use k8s_types::Object;
+
+/// A list of field errors (upstream `field.ErrorList`).
+pub type ErrorList = Vec<FieldError>;
+
+/// Upstream `IsNegativeErrorMsg`.
+pub const IS_NEGATIVE_ERROR_MSG: &str = "must be greater than or equal to 0";
+/// Upstream `isNotIntegerErrorMsg`.
+pub const IS_NOT_INTEGER_ERROR_MSG: &str = "must be an integer";
+/// Upstream `isNotPositiveErrorMsg`.
+pub const IS_NOT_POSITIVE_ERROR_MSG: &str = "must be greater than zero";
+/// Upstream `FieldImmutableErrorMsg`.
+pub const FIELD_IMMUTABLE_ERROR_MSG: &str = "field is immutable";
+
+/// `path.name` (upstream `Path.Child`).
+pub fn child(path: &str, name: &str) -> String {
+    if path.is_empty() {
+        name.to_string()
+    } else {
+        format!("{path}.{name}")
+    }
+}
+
+/// `path[i]` (upstream `Path.Index`).
+pub fn index(path: &str, i: usize) -> String {
+    format!("{path}[{i}]")
+}
+
+/// `path[key]` (upstream `Path.Key`), e.g. `spec.containers[0].resources.requests[cpu]`.
+pub fn key(path: &str, k: &str) -> String {
+    format!("{path}[{k}]")
+}
+
+/// `Invalid value: "<value>": <detail>` for a string value (printed with Go's `%q`).
+pub fn invalid_str(path: impl Into<String>, value: &str, detail: impl Into<String>) -> FieldError {
+    FieldError::invalid(path, gofmt::quote(value), detail)
+}
+
+/// One `Invalid value: "<value>": <msg>` per message (the usual shape of upstream's syntax checks).
+pub fn invalid_each(path: &str, value: &str, msgs: Vec<String>) -> ErrorList {
+    msgs.into_iter()
+        .map(|m| invalid_str(path, value, m))
+        .collect()
+}
+
+/// Upstream `ValidateNonnegativeField`.
+pub fn nonnegative(path: &str, value: i64) -> ErrorList {
+    if value < 0 {
+        vec![FieldError::invalid(
+            path,
+            value.to_string(),
+            IS_NEGATIVE_ERROR_MSG,
+        )]
+    } else {
+        Vec::new()
+    }
+}
+
+/// Drops repeated errors (upstream `ErrorList.ToAggregate` prints each distinct message once).
+pub fn dedup(errs: ErrorList) -> ErrorList {
+    let mut seen = std::collections::BTreeSet::new();
+    errs.into_iter()
+        .filter(|e| seen.insert(e.to_string()))
+        .collect()
+}
+
+/// Validation of a new object (upstream `strategy.Validate`).
+pub fn validate_create(obj: &Object) -> ErrorList {
+    dedup(match obj {
+        Object::Pod(p) => pod::validate_pod(p),
+        Object::Deployment(d) => deployment::validate_deployment(d),
+        Object::ReplicaSet(rs) => replica_set::validate_replica_set(rs),
+        Object::Namespace(ns) => namespace::validate_namespace(ns),
+        Object::Node(n) => node::validate_node(n),
+        Object::PriorityClass(pc) => priority_class::validate_priority_class(pc),
+        Object::PodGroup(pg) => pod_group::validate_pod_group(pg),
+        Object::Event(e) => event::validate_event(e),
+        Object::Other(u, namespaced) => other::validate_other(u, *namespaced),
+    })
+}
+
+/// Validation of an update of spec and metadata (upstream `strategy.ValidateUpdate`). `new` already
+/// carries the stored status and system fields.
+pub fn validate_update(new: &Object, old: &Object) -> ErrorList {
+    dedup(match (new, old) {
+        (Object::Pod(n), Object::Pod(o)) => pod::validate_pod_update(n, o),
+        (Object::Deployment(n), Object::Deployment(o)) => {
+            deployment::validate_deployment_update(n, o)
+        }
+        (Object::ReplicaSet(n), Object::ReplicaSet(o)) => {
+            replica_set::validate_replica_set_update(n, o)
+        }
+        (Object::PriorityClass(n), Object::PriorityClass(o)) => {
+            priority_class::validate_priority_class_update(n, o)
+        }
+        (Object::PodGroup(n), Object::PodGroup(o)) => pod_group::validate_pod_group_update(n, o),
+        (Object::Event(n), Object::Event(o)) => event::validate_event_update(n, o),
+        (n, o) => meta::validate_object_meta_update(n.meta(), o.meta(), "metadata"),
+    })
+}
+
+/// Validation of a `/status` update (upstream `statusStrategy.ValidateUpdate`).
+pub fn validate_status_update(new: &Object, old: &Object) -> ErrorList {
+    dedup(match (new, old) {
+        (Object::Pod(n), Object::Pod(o)) => pod::validate_pod_status_update(n, o),
+        (Object::Deployment(n), Object::Deployment(o)) => {
+            deployment::validate_deployment_status_update(n, o)
+        }
+        (Object::ReplicaSet(n), Object::ReplicaSet(o)) => {
+            replica_set::validate_replica_set_status_update(n, o)
+        }
+        (n, o) => meta::validate_object_meta_update(n.meta(), o.meta(), "metadata"),
+    })
+}

@@ -1,0 +1,60 @@
+//! `create` (upstream `k8s.io/apiserver/pkg/registry/generic/registry/store.go` `Create` and
+//! `rest.BeforeCreate`): type meta and namespace, defaulting, mutating admission, the kind's
+//! `PrepareForCreate`, system fields (uid, creationTimestamp), name generation, validation,
+//! validating admission, then the store.
+
+use k8s_types::admission::Operation;
+use k8s_types::status::Status;
+use k8s_types::Object;
+
+use crate::names::{generate_name, uid_for_revision, GENERATE_NAME_ATTEMPTS};
+use crate::server::ApiServer;
+use crate::{defaults, errors, registry, validation};
+
+impl ApiServer {
+    /// Picks a name for an object that only has `generateName`: deterministic suffixes derived from
+    /// the prefix and the store revision, skipping names already taken.
+    fn generated_name(&self, obj: &Object, prefix: &str) -> String {
+        let kind = obj.kind();
+        let ns = obj.meta().namespace().to_string();
+        let revision = self.store.revision();
+        let mut name = generate_name(prefix, revision, 0);
+        for attempt in 0..GENERATE_NAME_ATTEMPTS {
+            name = generate_name(prefix, revision, attempt);
+            if self.store.get(&kind.key(&ns, &name)).is_none() {
+                break;
+            }
+        }
+        name
+    }
+
+    /// The create verb.
+    pub(crate) fn create_object(&mut self, mut obj: Object) -> Result<Object, Status> {
+        obj.set_type_meta();
+        registry::normalize_namespace(&mut obj);
+        defaults::apply(&mut obj);
+        self.admission
+            .admit(Operation::Create, &mut obj, None, self.store.as_ref())?;
+        registry::normalize_namespace(&mut obj);
+        let uid = uid_for_revision(self.store.revision() + 1);
+        registry::prepare_for_create(&mut obj, self.now, uid);
+        if obj.meta().name.is_empty() {
+            if let Some(prefix) = obj.meta().generate_name.clone().filter(|g| !g.is_empty()) {
+                let name = self.generated_name(&obj, &prefix);
+                obj.meta_mut().name = name;
+            }
+        }
+        let kind = obj.kind();
+        let name = obj.meta().name.clone();
+        let errs = validation::validate_create(&obj);
+        if !errs.is_empty() {
+            return Err(Status::invalid(&kind, &name, errs));
+        }
+        self.admission
+            .validate(Operation::Create, &obj, None, self.store.as_ref())?;
+        let key = obj.key();
+        self.store
+            .create(&key, obj)
+            .map_err(|e| errors::from_store(e, &kind, &name))
+    }
+}

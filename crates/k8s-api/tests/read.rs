@@ -1,0 +1,84 @@
+//! get, list and watch through the public API.
+
+mod common;
+
+use common::{meta, node, pod, server};
+use k8s_types::apiserver::ApiClient;
+use k8s_types::core::Namespace;
+use k8s_types::labels::LabelSelector;
+use k8s_types::object::Kind;
+use k8s_types::store::WatchEventType;
+use k8s_types::Object;
+
+#[test]
+fn list_filters_by_namespace_and_selector_in_key_order() {
+    let mut api = server();
+    api.create(Object::Namespace(Namespace {
+        metadata: meta("prod", None),
+        ..Default::default()
+    }))
+    .unwrap();
+    for (ns, name, app) in [
+        ("prod", "b", "web"),
+        ("default", "z", "web"),
+        ("default", "a", "db"),
+    ] {
+        let mut p = pod(name);
+        p.metadata.namespace = Some(ns.into());
+        p.metadata.labels.insert("app".into(), app.into());
+        api.create(Object::Pod(p)).unwrap();
+    }
+    api.create(Object::Node(node("n1"))).unwrap();
+    let names =
+        |objs: Vec<Object>| -> Vec<String> { objs.iter().map(Object::display_name).collect() };
+    assert_eq!(
+        names(api.list(&Kind::Pod, None, None)),
+        vec!["default/a", "default/z", "prod/b"]
+    );
+    assert_eq!(
+        names(api.list(&Kind::Pod, Some("default"), None)),
+        vec!["default/a", "default/z"]
+    );
+    let web = LabelSelector::from_labels([("app", "web")]);
+    assert_eq!(
+        names(api.list(&Kind::Pod, None, Some(&web))),
+        vec!["default/z", "prod/b"]
+    );
+    assert_eq!(
+        names(api.list(&Kind::Node, Some("default"), None)),
+        vec!["n1"]
+    );
+}
+
+#[test]
+fn watch_serves_changes_of_one_kind_and_gone_after_compaction() {
+    let mut api = server();
+    let start = api.revision();
+    let created = api.create(Object::Pod(pod("web"))).unwrap();
+    api.create(Object::Node(node("n1"))).unwrap();
+    let mut labelled = created.clone();
+    labelled.meta_mut().labels.insert("a".into(), "b".into());
+    api.update(labelled).unwrap();
+    let events: Vec<(WatchEventType, i64)> = api
+        .watch(&Kind::Pod, start)
+        .unwrap()
+        .iter()
+        .map(|e| (e.type_, e.revision))
+        .collect();
+    assert_eq!(
+        events,
+        vec![
+            (WatchEventType::Added, start + 1),
+            (WatchEventType::Modified, start + 3)
+        ]
+    );
+    let now = api.revision();
+    api.store_mut().compact(now);
+    let err = api.watch(&Kind::Pod, start).unwrap_err();
+    assert_eq!(err.code, 410);
+    assert_eq!(
+        err.message,
+        format!("too old resource version: {start} ({now})")
+    );
+    assert!(api.watch(&Kind::Pod, now).unwrap().is_empty());
+}

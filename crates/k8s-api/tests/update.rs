@@ -1,0 +1,197 @@
+//! update and update_status through the public API (upstream `rest.BeforeUpdate`, pod strategy
+//! `PrepareForUpdate`, `ValidatePodUpdate`, `GuaranteedUpdate`'s no-op rule).
+
+mod common;
+
+use common::{pod, server};
+use k8s_types::apiserver::{ApiClient, ApiExt};
+use k8s_types::core::Pod;
+use k8s_types::object::Kind;
+use k8s_types::status::StatusReason;
+use k8s_types::Object;
+
+#[test]
+fn stale_resource_version_is_a_conflict() {
+    let mut api = server();
+    let created: Pod = api.create_typed(pod("web")).unwrap();
+    let mut first = created.clone();
+    first.metadata.labels.insert("a".into(), "1".into());
+    api.update_typed(first).unwrap();
+    let mut stale = created;
+    stale.metadata.labels.insert("b".into(), "2".into());
+    let err = api.update(Object::Pod(stale.clone())).unwrap_err();
+    assert_eq!(err.reason, StatusReason::Conflict);
+    assert_eq!(
+        err.message,
+        "Operation cannot be fulfilled on pods \"web\": the object has been modified; please apply your changes to the latest version and try again"
+    );
+    // Without a resourceVersion the update is unconditional.
+    stale.metadata.resource_version = None;
+    let ok: Pod = api.update_typed(stale).unwrap();
+    assert_eq!(ok.metadata.labels.get("b").map(String::as_str), Some("2"));
+    assert!(!ok.metadata.labels.contains_key("a"));
+}
+
+#[test]
+fn update_keeps_status_and_system_fields() {
+    let mut api = server();
+    let created: Pod = api.create_typed(pod("web")).unwrap();
+    let mut running = created.clone();
+    running.status.phase = Some("Running".into());
+    api.update_status_typed(running).unwrap();
+
+    let mut edit = created.clone();
+    edit.metadata.resource_version = None;
+    edit.metadata.uid = Some("forged".into());
+    edit.metadata.creation_timestamp = None;
+    edit.status.phase = Some("Failed".into());
+    edit.metadata.labels.insert("tier".into(), "fe".into());
+    api.set_tick(9);
+    let updated: Pod = api.update_typed(edit).unwrap();
+    assert_eq!(updated.status.phase.as_deref(), Some("Running"));
+    assert_eq!(updated.metadata.uid, created.metadata.uid);
+    assert_eq!(
+        updated.metadata.creation_timestamp,
+        created.metadata.creation_timestamp
+    );
+    // A metadata-only change does not bump generation.
+    assert_eq!(updated.metadata.generation, Some(1));
+    let mut image = updated.clone();
+    image.spec.containers[0].image = "nginx:1.27".into();
+    let bumped: Pod = api.update_typed(image).unwrap();
+    assert_eq!(bumped.metadata.generation, Some(2));
+}
+
+#[test]
+fn update_status_keeps_the_stored_spec() {
+    let mut api = server();
+    let created: Pod = api.create_typed(pod("web")).unwrap();
+    let mut s = created.clone();
+    s.status.phase = Some("Running".into());
+    s.status.qos_class = None;
+    s.spec.containers[0].image = "evil".into();
+    s.metadata.labels.insert("x".into(), "y".into());
+    s.metadata.owner_references.push(Default::default());
+    s.metadata.generation = Some(7);
+    let out: Pod = api.update_status_typed(s).unwrap();
+    assert_eq!(out.status.phase.as_deref(), Some("Running"));
+    // Upstream podStatusStrategy: spec and ownerReferences stay, labels may change, qosClass is
+    // backfilled, generation is the stored one.
+    assert_eq!(out.spec, created.spec);
+    assert!(out.metadata.owner_references.is_empty());
+    assert_eq!(out.metadata.labels["x"], "y");
+    assert_eq!(out.status.qos_class.as_deref(), Some("BestEffort"));
+    assert_eq!(out.metadata.generation, Some(1));
+}
+
+#[test]
+fn deployment_status_update_may_set_annotations_but_not_labels() {
+    use k8s_types::apps::Deployment;
+    use k8s_types::labels::LabelSelector;
+    let mut api = server();
+    let mut d = Deployment::default();
+    d.metadata.name = "web".into();
+    d.spec.selector = Some(LabelSelector::from_labels([("app", "web")]));
+    d.spec
+        .template
+        .metadata
+        .labels
+        .insert("app".into(), "web".into());
+    d.spec.template.spec = pod("x").spec;
+    let created: Deployment = api.create_typed(d).unwrap();
+    let mut s = created.clone();
+    s.metadata
+        .annotations
+        .insert("deployment.kubernetes.io/revision".into(), "1".into());
+    s.metadata.labels.insert("x".into(), "y".into());
+    s.spec.replicas = Some(9);
+    s.status.observed_generation = Some(1);
+    let out: Deployment = api.update_status_typed(s).unwrap();
+    assert_eq!(
+        out.metadata.annotations["deployment.kubernetes.io/revision"],
+        "1"
+    );
+    assert!(out.metadata.labels.is_empty());
+    assert_eq!(out.spec, created.spec);
+    assert_eq!(out.metadata.generation, Some(1));
+    assert_eq!(out.status.observed_generation, Some(1));
+}
+
+#[test]
+fn identical_update_is_not_written() {
+    let mut api = server();
+    let created: Pod = api.create_typed(pod("web")).unwrap();
+    let rev = api.revision();
+    let same: Pod = api.update_typed(created.clone()).unwrap();
+    assert_eq!(api.revision(), rev);
+    assert_eq!(
+        same.metadata.resource_version,
+        created.metadata.resource_version
+    );
+    let same_status: Pod = api.update_status_typed(created).unwrap();
+    assert_eq!(api.revision(), rev);
+    assert_eq!(same_status, same);
+}
+
+#[test]
+fn node_name_cannot_be_changed_by_update() {
+    let mut api = server();
+    let created: Pod = api.create_typed(pod("web")).unwrap();
+    let mut moved = created;
+    moved.spec.node_name = Some("node-b".into());
+    let err = api.update(Object::Pod(moved)).unwrap_err();
+    assert_eq!(err.reason, StatusReason::Invalid);
+    assert_eq!(err.causes.len(), 1);
+    assert_eq!(err.causes[0].field, "spec");
+    assert_eq!(err.causes[0].reason, "FieldValueForbidden");
+    assert_eq!(
+        err.message,
+        "Pod \"web\" is invalid: spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)"
+    );
+}
+
+#[test]
+fn update_of_a_missing_object_is_not_found() {
+    let mut api = server();
+    let err = api.update(Object::Pod(pod("ghost"))).unwrap_err();
+    assert_eq!(err.message, "pods \"ghost\" not found");
+    let err = api.update_status(Object::Pod(pod("ghost"))).unwrap_err();
+    assert!(err.is_not_found());
+    assert!(api
+        .get(&Kind::Pod, "default", "ghost")
+        .unwrap_err()
+        .is_not_found());
+}
+
+#[test]
+fn deployment_selector_is_immutable() {
+    use k8s_types::apps::Deployment;
+    use k8s_types::labels::LabelSelector;
+    let mut api = server();
+    let mut d = Deployment::default();
+    d.metadata.name = "web".into();
+    d.spec.selector = Some(LabelSelector::from_labels([("app", "web")]));
+    d.spec
+        .template
+        .metadata
+        .labels
+        .insert("app".into(), "web".into());
+    d.spec
+        .template
+        .metadata
+        .labels
+        .insert("v".into(), "2".into());
+    d.spec.template.spec = pod("x").spec;
+    let created: Deployment = api.create_typed(d).unwrap();
+    let mut changed = created.clone();
+    changed.spec.selector = Some(LabelSelector::from_labels([("v", "2")]));
+    let err = api.update(Object::Deployment(changed)).unwrap_err();
+    assert_eq!(
+        err.message,
+        "Deployment.apps \"web\" is invalid: spec.selector: Invalid value: &LabelSelector{MatchLabels:map[string]string{v: 2,},MatchExpressions:[]LabelSelectorRequirement{},}: field is immutable"
+    );
+    let mut scaled = created;
+    scaled.spec.replicas = Some(3);
+    let out: Deployment = api.update_typed(scaled).unwrap();
+    assert_eq!(out.metadata.generation, Some(2));
+}

@@ -1,0 +1,537 @@
+//! Helpers shared by the controllers, after upstream `pkg/controller/controller_utils.go`: pod
+//! activity/availability, controller owner references, ReplicaSet orderings
+//! (`ReplicaSetsByCreationTimestamp`, `ReplicaSetsBySizeOlder/Newer`), the scale-down ranking of pods
+//! (`ActivePodsWithRanks`), pod creation from a template (`GetPodFromTemplate`) and `slowStartBatch`.
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+
+use k8s_types::apps::{PodTemplateSpec, ReplicaSet};
+use k8s_types::core::pod_conditions;
+use k8s_types::core::{condition_status, phases, Pod};
+use k8s_types::meta::{timestamp_tick, ObjectMeta, OwnerReference};
+use k8s_types::{Kind, Tick};
+
+/// Event reason when a controller created a pod (upstream `SuccessfulCreatePodReason`).
+pub const SUCCESSFUL_CREATE_POD_REASON: &str = "SuccessfulCreate";
+/// Event reason when a pod create failed (upstream `FailedCreatePodReason`).
+pub const FAILED_CREATE_POD_REASON: &str = "FailedCreate";
+/// Event reason when a controller deleted a pod (upstream `SuccessfulDeletePodReason`).
+pub const SUCCESSFUL_DELETE_POD_REASON: &str = "SuccessfulDelete";
+/// Event reason when a pod delete failed (upstream `FailedDeletePodReason`).
+pub const FAILED_DELETE_POD_REASON: &str = "FailedDelete";
+
+/// The pod annotation giving the relative cost of deleting the pod on scale-down (upstream
+/// `core.PodDeletionCost`, feature PodDeletionCost, on by default since 1.22).
+pub const POD_DELETION_COST_ANNOTATION: &str = "controller.kubernetes.io/pod-deletion-cost";
+
+/// Upstream `controller.SlowStartInitialBatchSize`: the first create batch of `slowStartBatch`.
+pub const SLOW_START_INITIAL_BATCH_SIZE: usize = 1;
+
+/// Upstream `controller.IsPodActive`: not Succeeded, not Failed, not being deleted.
+pub fn is_pod_active(pod: &Pod) -> bool {
+    !pod.is_terminal() && !pod.is_terminating()
+}
+
+/// The tick of the `Ready=True` condition's `lastTransitionTime` (upstream `podReadyTime`); `None`
+/// when the pod is not ready or the time is missing (Go's zero time).
+pub fn pod_ready_tick(pod: &Pod) -> Option<Tick> {
+    if !pod.is_ready() {
+        return None;
+    }
+    pod.condition(pod_conditions::READY)
+        .filter(|c| c.status == condition_status::TRUE)
+        .and_then(|c| c.last_transition_time.as_deref())
+        .and_then(timestamp_tick)
+}
+
+/// Upstream `podutil.IsPodAvailable`: ready, and ready for more than `min_ready_seconds` ticks
+/// (`lastTransitionTime + minReadySeconds < now`, strictly). With `min_ready_seconds == 0` every
+/// ready pod is available.
+pub fn is_pod_available(pod: &Pod, min_ready_seconds: i32, now: Tick) -> bool {
+    if !pod.is_ready() {
+        return false;
+    }
+    if min_ready_seconds <= 0 {
+        return true;
+    }
+    match pod_ready_tick(pod) {
+        Some(ready) => ready.saturating_add(min_ready_seconds as Tick) < now,
+        None => false,
+    }
+}
+
+/// The tick of `metadata.creationTimestamp`; `None` when unset or not a k8s-mini timestamp.
+pub fn creation_tick(meta: &ObjectMeta) -> Option<Tick> {
+    meta.creation_timestamp.as_deref().and_then(timestamp_tick)
+}
+
+/// Upstream `metav1.NewControllerRef`: `{apiVersion, kind, name, uid, controller: true,
+/// blockOwnerDeletion: true}` pointing at `owner`.
+pub fn new_controller_ref(owner: &ObjectMeta, kind: &Kind) -> OwnerReference {
+    OwnerReference {
+        api_version: kind.api_version().to_string(),
+        kind: kind.name().to_string(),
+        name: owner.name.clone(),
+        uid: owner.uid.clone().unwrap_or_default(),
+        controller: Some(true),
+        block_owner_deletion: Some(true),
+    }
+}
+
+/// Upstream `metav1.IsControlledBy`: the controller ref of `obj` has the owner's uid.
+pub fn is_controlled_by(obj: &ObjectMeta, owner: &ObjectMeta) -> bool {
+    match (obj.controller_ref(), owner.uid.as_deref()) {
+        (Some(r), Some(uid)) => r.uid == uid,
+        _ => false,
+    }
+}
+
+/// `spec.replicas` of a ReplicaSet, 1 when unset (the apps/v1 default).
+pub fn rs_replicas(rs: &ReplicaSet) -> i32 {
+    rs.spec.replicas.unwrap_or(1)
+}
+
+/// Upstream `controller.FilterActiveReplicaSets`: ReplicaSets with `spec.replicas > 0`.
+pub fn filter_active_replica_sets(rss: &[ReplicaSet]) -> Vec<ReplicaSet> {
+    rss.iter()
+        .filter(|rs| rs_replicas(rs) > 0)
+        .cloned()
+        .collect()
+}
+
+/// Upstream `controller.ReplicaSetsByCreationTimestamp`: older first, ties by name.
+pub fn cmp_by_creation_timestamp(a: &ReplicaSet, b: &ReplicaSet) -> Ordering {
+    creation_tick(&a.metadata)
+        .cmp(&creation_tick(&b.metadata))
+        .then_with(|| a.metadata.name.cmp(&b.metadata.name))
+}
+
+/// Upstream `controller.ReplicaSetsBySizeOlder`: larger first; equal sizes older first.
+pub fn cmp_by_size_older(a: &ReplicaSet, b: &ReplicaSet) -> Ordering {
+    rs_replicas(b)
+        .cmp(&rs_replicas(a))
+        .then_with(|| cmp_by_creation_timestamp(a, b))
+}
+
+/// Upstream `controller.ReplicaSetsBySizeNewer`: larger first; equal sizes newer first.
+pub fn cmp_by_size_newer(a: &ReplicaSet, b: &ReplicaSet) -> Ordering {
+    rs_replicas(b)
+        .cmp(&rs_replicas(a))
+        .then_with(|| cmp_by_creation_timestamp(b, a))
+}
+
+/// Upstream `GetDeletionCostFromPodAnnotations`: the pod-deletion-cost annotation as an int32; 0
+/// when absent or invalid (a leading `+` or leading zeros are invalid, as upstream).
+pub fn pod_deletion_cost(pod: &Pod) -> i32 {
+    let Some(v) = pod.metadata.annotations.get(POD_DELETION_COST_ANNOTATION) else {
+        return 0;
+    };
+    let first_ok = match v.as_bytes().first() {
+        None => false,
+        Some(b'-') => true,
+        Some(b'0') => v == "0",
+        Some(c) => c.is_ascii_digit(),
+    };
+    if !first_ok {
+        return 0;
+    }
+    v.parse::<i32>().unwrap_or(0)
+}
+
+/// Upstream `maxContainerRestarts`: the highest restart count among the app containers.
+fn max_container_restarts(pod: &Pod) -> i32 {
+    pod.status
+        .container_statuses
+        .iter()
+        .map(|c| c.restart_count)
+        .max()
+        .unwrap_or(0)
+        .max(0)
+}
+
+/// Upstream `podPhaseToOrdinal`: Pending 0 < Unknown 1 < Running 2; any other phase counts as 0.
+fn phase_ordinal(pod: &Pod) -> u8 {
+    match pod.phase() {
+        "Unknown" => 1,
+        phases::RUNNING => 2,
+        _ => 0,
+    }
+}
+
+/// Upstream `logarithmicRankDiff`: compares `floor(log2(now - t))` with the durations in
+/// nanoseconds (one tick = one second); a duration <= 0 ranks -1.
+fn logarithmic_rank_diff(t1: Tick, t2: Tick, now: Tick) -> i64 {
+    let rank = |t: Tick| -> i64 {
+        if now > t {
+            let nanos = (now - t) as f64 * 1e9;
+            nanos.log2().floor() as i64
+        } else {
+            -1
+        }
+    };
+    rank(t1) - rank(t2)
+}
+
+/// Upstream `afterOrZero`: a missing time is "smaller"; otherwise the later time is smaller.
+fn after_or_zero(t1: Option<Tick>, t2: Option<Tick>) -> bool {
+    match (t1, t2) {
+        (None, _) | (_, None) => t1.is_none(),
+        (Some(a), Some(b)) => a > b,
+    }
+}
+
+/// A pod with its rank: the number of active related pods on the same node (upstream
+/// `getPodsRankedByRelatedPodsOnSameNode`).
+#[derive(Clone, Debug)]
+pub struct RankedPod {
+    /// The pod.
+    pub pod: Pod,
+    /// Active related pods on the pod's node (pods of every ReplicaSet with the same controller).
+    pub rank: usize,
+}
+
+/// Upstream `ActivePodsWithRanks.Less` with its default feature gates (PodDeletionCost and
+/// LogarithmicScaleDown on): true when `a` should be deleted before `b`.
+///
+/// 1. unassigned < assigned;
+/// 2. Pending < Unknown < Running;
+/// 3. not ready < ready;
+/// 4. lower pod-deletion-cost first;
+/// 5. higher rank (more colocated related pods) first;
+/// 6. both ready: more recently ready first, compared in log2 buckets, equal buckets by uid;
+/// 7. more container restarts first;
+/// 8. newer creation first (log2 buckets, equal buckets by uid).
+pub fn pod_deletion_less(a: &RankedPod, b: &RankedPod, now: Tick) -> bool {
+    let (pa, pb) = (&a.pod, &b.pod);
+    let (na, nb) = (pa.node_name().unwrap_or(""), pb.node_name().unwrap_or(""));
+    if na != nb && (na.is_empty() || nb.is_empty()) {
+        return na.is_empty();
+    }
+    let (oa, ob) = (phase_ordinal(pa), phase_ordinal(pb));
+    if oa != ob {
+        return oa < ob;
+    }
+    if pa.is_ready() != pb.is_ready() {
+        return !pa.is_ready();
+    }
+    let (ca, cb) = (pod_deletion_cost(pa), pod_deletion_cost(pb));
+    if ca != cb {
+        return ca < cb;
+    }
+    if a.rank != b.rank {
+        return a.rank > b.rank;
+    }
+    let uid_less =
+        || pa.metadata.uid.as_deref().unwrap_or("") < pb.metadata.uid.as_deref().unwrap_or("");
+    if pa.is_ready() && pb.is_ready() {
+        let (ra, rb) = (pod_ready_tick(pa), pod_ready_tick(pb));
+        if ra != rb {
+            return match (ra, rb) {
+                (Some(x), Some(y)) => {
+                    let diff = logarithmic_rank_diff(x, y, now);
+                    if diff == 0 {
+                        uid_less()
+                    } else {
+                        diff < 0
+                    }
+                }
+                _ => after_or_zero(ra, rb),
+            };
+        }
+    }
+    let (ra, rb) = (max_container_restarts(pa), max_container_restarts(pb));
+    if ra != rb {
+        return ra > rb;
+    }
+    let (ta, tb) = (creation_tick(&pa.metadata), creation_tick(&pb.metadata));
+    if ta != tb {
+        return match (ta, tb) {
+            (Some(x), Some(y)) => {
+                let diff = logarithmic_rank_diff(x, y, now);
+                if diff == 0 {
+                    uid_less()
+                } else {
+                    diff < 0
+                }
+            }
+            _ => after_or_zero(ta, tb),
+        };
+    }
+    false
+}
+
+/// Sorts pods so the ones to delete first come first (upstream `sort.Sort(ActivePodsWithRanks)`).
+/// Upstream's sort is unstable and its `Less` is not always transitive; k8s-mini uses a stable merge
+/// sort that only calls `Less`, and breaks remaining ties by pod name, so the order is deterministic.
+pub fn sort_pods_for_deletion(pods: &mut Vec<RankedPod>, now: Tick) {
+    stable_sort_by_less(pods, &|a: &RankedPod, b: &RankedPod| {
+        if pod_deletion_less(a, b, now) {
+            true
+        } else if pod_deletion_less(b, a, now) {
+            false
+        } else {
+            a.pod.metadata.name < b.pod.metadata.name
+        }
+    });
+}
+
+/// A stable merge sort driven by a `less` predicate. Unlike `slice::sort_by` it never requires (or
+/// checks) a total order, so a non-transitive upstream comparator cannot make it panic.
+pub fn stable_sort_by_less<T: Clone>(v: &mut Vec<T>, less: &dyn Fn(&T, &T) -> bool) {
+    if v.len() < 2 {
+        return;
+    }
+    let right = v.split_off(v.len() / 2);
+    let mut left = std::mem::take(v);
+    let mut right = right;
+    stable_sort_by_less(&mut left, less);
+    stable_sort_by_less(&mut right, less);
+    let mut out = Vec::with_capacity(left.len() + right.len());
+    let (mut li, mut ri) = (left.into_iter().peekable(), right.into_iter().peekable());
+    loop {
+        match (li.peek(), ri.peek()) {
+            (Some(l), Some(r)) => {
+                // Take from the right only when strictly less: keeps equal elements in order.
+                if less(r, l) {
+                    out.extend(ri.next());
+                } else {
+                    out.extend(li.next());
+                }
+            }
+            (Some(_), None) => out.extend(li.next()),
+            (None, Some(_)) => out.extend(ri.next()),
+            (None, None) => break,
+        }
+    }
+    *v = out;
+}
+
+/// Upstream `getPodsPrefix`: `<controller name>-`, the pods' `generateName`.
+pub fn pods_generate_name(controller_name: &str) -> String {
+    format!("{controller_name}-")
+}
+
+/// Upstream `GetPodFromTemplate`: a pod with the template's labels, annotations, finalizers and
+/// spec, `generateName: <parent>-`, the parent's namespace and `controller_ref` as its only owner.
+pub fn pod_from_template(
+    template: &PodTemplateSpec,
+    parent: &ObjectMeta,
+    controller_ref: OwnerReference,
+) -> Pod {
+    Pod {
+        api_version: "v1".into(),
+        kind: "Pod".into(),
+        metadata: ObjectMeta {
+            generate_name: Some(pods_generate_name(&parent.name)),
+            namespace: parent.namespace.clone(),
+            labels: template.metadata.labels.clone(),
+            annotations: template.metadata.annotations.clone(),
+            finalizers: template.metadata.finalizers.clone(),
+            owner_references: vec![controller_ref],
+            ..Default::default()
+        },
+        spec: template.spec.clone(),
+        status: Default::default(),
+    }
+}
+
+/// Upstream `slowStartBatch`: calls `f` `count` times in batches of 1, 2, 4, ... (starting at
+/// `initial`); stops after the first batch with a failure. Every call of a batch is made (upstream
+/// runs a batch concurrently). Returns the successes and the first error.
+pub fn slow_start_batch<E>(
+    count: usize,
+    initial: usize,
+    f: &mut dyn FnMut() -> Result<(), E>,
+) -> (usize, Option<E>) {
+    let mut remaining = count;
+    let mut successes = 0;
+    let mut batch = remaining.min(initial.max(1));
+    while batch > 0 {
+        let mut first_err = None;
+        for _ in 0..batch {
+            match f() {
+                Ok(()) => successes += 1,
+                Err(e) => {
+                    if first_err.is_none() {
+                        first_err = Some(e);
+                    }
+                }
+            }
+        }
+        if first_err.is_some() {
+            return (successes, first_err);
+        }
+        remaining -= batch;
+        batch = (2 * batch).min(remaining);
+    }
+    (successes, None)
+}
+
+/// Adds `key=value` to a copy of `labels` (upstream `labelsutil.CloneAndAddLabel`).
+pub fn clone_and_add_label(
+    labels: &BTreeMap<String, String>,
+    key: &str,
+    value: &str,
+) -> BTreeMap<String, String> {
+    let mut out = labels.clone();
+    out.insert(key.to_string(), value.to_string());
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_types::core::PodCondition;
+    use k8s_types::meta::tick_timestamp;
+
+    fn pod(
+        name: &str,
+        node: Option<&str>,
+        phase: &str,
+        ready_at: Option<Tick>,
+        created: Tick,
+    ) -> Pod {
+        let mut p = Pod::default();
+        p.metadata.name = name.into();
+        p.metadata.uid = Some(format!("uid-{name}"));
+        p.metadata.creation_timestamp = Some(tick_timestamp(created));
+        p.spec.node_name = node.map(String::from);
+        p.status.phase = Some(phase.into());
+        if let Some(t) = ready_at {
+            p.status.conditions.push(PodCondition {
+                type_: "Ready".into(),
+                status: "True".into(),
+                last_transition_time: Some(tick_timestamp(t)),
+                ..Default::default()
+            });
+        }
+        p
+    }
+
+    fn ranked(p: Pod, rank: usize) -> RankedPod {
+        RankedPod { pod: p, rank }
+    }
+
+    #[test]
+    fn deletion_order_follows_active_pods_with_ranks() {
+        // Hand-ordered per upstream ActivePodsWithRanks.Less: unassigned, pending, not-ready, then
+        // ready pods by how recently they became ready (log2 buckets of nanoseconds before now).
+        let now = 1000;
+        let mut pods = vec![
+            ranked(pod("ready-old", Some("n1"), "Running", Some(10), 5), 1),
+            ranked(pod("ready-new", Some("n1"), "Running", Some(990), 5), 1),
+            ranked(pod("running-not-ready", Some("n1"), "Running", None, 5), 1),
+            ranked(pod("pending", Some("n1"), "Pending", None, 5), 1),
+            ranked(pod("unassigned", None, "Pending", None, 5), 1),
+        ];
+        sort_pods_for_deletion(&mut pods, now);
+        let names: Vec<_> = pods.iter().map(|p| p.pod.metadata.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "unassigned",
+                "pending",
+                "running-not-ready",
+                "ready-new",
+                "ready-old"
+            ]
+        );
+    }
+
+    #[test]
+    fn doubled_up_pods_and_deletion_cost_come_first() {
+        let now = 100;
+        let mut a = pod("a", Some("n1"), "Running", Some(50), 1);
+        let b = pod("b", Some("n2"), "Running", Some(50), 1);
+        let mut pods = vec![ranked(a.clone(), 1), ranked(b.clone(), 3)];
+        sort_pods_for_deletion(&mut pods, now);
+        assert_eq!(
+            pods[0].pod.metadata.name, "b",
+            "rank 3 (doubled up) goes first"
+        );
+        a.metadata
+            .annotations
+            .insert(POD_DELETION_COST_ANNOTATION.into(), "-5".into());
+        let mut pods = vec![ranked(b, 3), ranked(a, 1)];
+        sort_pods_for_deletion(&mut pods, now);
+        assert_eq!(
+            pods[0].pod.metadata.name, "a",
+            "lower deletion cost beats rank"
+        );
+    }
+
+    #[test]
+    fn deletion_cost_rejects_leading_plus_and_zeros() {
+        let mut p = Pod::default();
+        for (v, want) in [
+            ("10", 10),
+            ("-3", -3),
+            ("0", 0),
+            ("+10", 0),
+            ("008", 0),
+            ("x", 0),
+        ] {
+            p.metadata
+                .annotations
+                .insert(POD_DELETION_COST_ANNOTATION.into(), v.into());
+            assert_eq!(pod_deletion_cost(&p), want, "{v}");
+        }
+    }
+
+    #[test]
+    fn logarithmic_buckets_group_close_times() {
+        // now - t = 3s and 2s: log2(3e9) = 31.48, log2(2e9) = 30.9 -> buckets 31 and 30.
+        assert_eq!(logarithmic_rank_diff(97, 98, 100), 1);
+        // 5s and 6s: log2(5e9) = 32.2, log2(6e9) = 32.48 -> same bucket 32.
+        assert_eq!(logarithmic_rank_diff(95, 94, 100), 0);
+        assert_eq!(logarithmic_rank_diff(100, 99, 100), -30);
+    }
+
+    #[test]
+    fn availability_needs_min_ready_seconds_strictly_passed() {
+        let p = pod("p", Some("n"), "Running", Some(10), 1);
+        assert!(is_pod_available(&p, 0, 10));
+        assert!(!is_pod_available(&p, 5, 15), "10 + 5 < 15 is false");
+        assert!(is_pod_available(&p, 5, 16));
+    }
+
+    #[test]
+    fn slow_start_batches_double_and_stop_on_failure() {
+        let mut calls = 0;
+        let (ok, err) = slow_start_batch::<()>(10, 1, &mut || {
+            calls += 1;
+            Ok(())
+        });
+        assert_eq!((ok, err, calls), (10, None, 10));
+        // Fail on the 4th call: batches 1, 2 succeed (3 calls), batch of 4 runs fully with 1 failure.
+        let mut n = 0;
+        let (ok, err) = slow_start_batch(10, 1, &mut || {
+            n += 1;
+            if n == 4 {
+                Err("boom")
+            } else {
+                Ok(())
+            }
+        });
+        assert_eq!((ok, err, n), (6, Some("boom"), 7));
+    }
+
+    #[test]
+    fn replica_set_orderings() {
+        let rs = |name: &str, replicas: i32, created: Tick| {
+            let mut r = ReplicaSet::default();
+            r.metadata.name = name.into();
+            r.metadata.creation_timestamp = Some(tick_timestamp(created));
+            r.spec.replicas = Some(replicas);
+            r
+        };
+        let mut v = [rs("b", 2, 5), rs("a", 2, 5), rs("c", 3, 9), rs("d", 2, 1)];
+        v.sort_by(cmp_by_size_older);
+        let names: Vec<_> = v.iter().map(|r| r.metadata.name.as_str()).collect();
+        assert_eq!(names, ["c", "d", "a", "b"]);
+        v.sort_by(cmp_by_size_newer);
+        let names: Vec<_> = v.iter().map(|r| r.metadata.name.as_str()).collect();
+        assert_eq!(names, ["c", "b", "a", "d"]);
+    }
+}

@@ -1,0 +1,190 @@
+//! The ReplicaSet controller alone: creation from the template, adoption of orphans, release of
+//! pods that stop matching, scale-down ranking and status.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::{fake_scheduler_and_kubelet, owner, FakeApi};
+use k8s_controllers::{ControllerManager, ReplicaSetController};
+use k8s_types::apiserver::ApiExt;
+use k8s_types::apps::{PodTemplateSpec, ReplicaSet, ReplicaSetSpec};
+use k8s_types::controller::Controller;
+use k8s_types::core::{Container, Pod, PodSpec};
+use k8s_types::labels::LabelSelector;
+use k8s_types::meta::ObjectMeta;
+
+fn labels(app: &str) -> BTreeMap<String, String> {
+    [("app".to_string(), app.to_string())].into()
+}
+
+fn replica_set(name: &str, replicas: i32) -> ReplicaSet {
+    ReplicaSet {
+        metadata: ObjectMeta {
+            name: name.into(),
+            namespace: Some("default".into()),
+            ..Default::default()
+        },
+        spec: ReplicaSetSpec {
+            replicas: Some(replicas),
+            selector: Some(LabelSelector::from_labels(labels("db"))),
+            template: PodTemplateSpec {
+                metadata: ObjectMeta {
+                    labels: labels("db"),
+                    annotations: [("note".to_string(), "x".to_string())].into(),
+                    ..Default::default()
+                },
+                spec: PodSpec {
+                    containers: vec![Container {
+                        name: "db".into(),
+                        image: "db:1".into(),
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                },
+            },
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+fn tick(api: &mut FakeApi, ctrl: &mut ReplicaSetController) {
+    api.now += 1;
+    ctrl.reconcile(api);
+    fake_scheduler_and_kubelet(api);
+}
+
+#[test]
+fn creates_pods_from_template_with_owner_reference_and_events() {
+    let mut api = FakeApi::new();
+    let rs = api.create_typed(replica_set("db", 2)).expect("rs");
+    let mut ctrl = ReplicaSetController::new();
+    tick(&mut api, &mut ctrl);
+    let pods = api.pods();
+    assert_eq!(pods.len(), 2);
+    for p in &pods {
+        assert!(p.metadata.name.starts_with("db-"));
+        assert_eq!(p.metadata.generate_name.as_deref(), Some("db-"));
+        assert_eq!(p.metadata.labels, labels("db"));
+        assert_eq!(p.metadata.annotations["note"], "x");
+        let r = &p.metadata.owner_references[0];
+        assert_eq!(
+            (r.api_version.as_str(), r.kind.as_str(), r.name.as_str()),
+            ("apps/v1", "ReplicaSet", "db")
+        );
+        assert_eq!(r.uid, rs.metadata.uid.clone().unwrap_or_default());
+        assert_eq!(
+            (r.controller, r.block_owner_deletion),
+            (Some(true), Some(true))
+        );
+    }
+    let mut created = api.event_messages("SuccessfulCreate");
+    created.sort();
+    let mut want: Vec<_> = pods
+        .iter()
+        .map(|p| format!("Created pod: {}", p.metadata.name))
+        .collect();
+    want.sort();
+    assert_eq!(created, want);
+    // Status is computed before this pass's creates (as upstream); the next pass counts them, the
+    // one after sees them Ready.
+    tick(&mut api, &mut ctrl);
+    tick(&mut api, &mut ctrl);
+    let st = api
+        .get_typed::<ReplicaSet>("default", "db")
+        .expect("rs")
+        .status;
+    assert_eq!(
+        (
+            st.replicas,
+            st.fully_labeled_replicas,
+            st.ready_replicas,
+            st.available_replicas
+        ),
+        (2, 2, 2, 2)
+    );
+    assert_eq!(st.observed_generation, Some(1));
+}
+
+#[test]
+fn adopts_matching_orphans_and_releases_pods_that_stop_matching() {
+    let mut api = FakeApi::new();
+    let orphan = Pod {
+        metadata: ObjectMeta {
+            name: "orphan".into(),
+            namespace: Some("default".into()),
+            labels: labels("db"),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    api.create_typed(orphan).expect("orphan");
+    api.create_typed(replica_set("db", 2)).expect("rs");
+    let mut ctrl = ReplicaSetController::new();
+    tick(&mut api, &mut ctrl);
+    let pods = api.pods();
+    assert_eq!(pods.len(), 2, "the orphan counts as one replica");
+    let adopted: Pod = api.get_typed("default", "orphan").expect("orphan");
+    assert_eq!(owner(&adopted), "db");
+
+    // Relabel the adopted pod: the ReplicaSet releases it and replaces it.
+    let mut relabeled = adopted.clone();
+    relabeled.metadata.labels = labels("other");
+    api.update_typed(relabeled).expect("relabel");
+    tick(&mut api, &mut ctrl);
+    let released: Pod = api.get_typed("default", "orphan").expect("orphan");
+    assert!(released.metadata.owner_references.is_empty());
+    tick(&mut api, &mut ctrl);
+    let owned = api.pods().into_iter().filter(|p| owner(p) == "db").count();
+    assert_eq!(owned, 2);
+}
+
+#[test]
+fn scale_down_deletes_not_ready_pods_first() {
+    let mut api = FakeApi::new();
+    api.create_typed(replica_set("db", 3)).expect("rs");
+    let mut ctrl = ReplicaSetController::new();
+    tick(&mut api, &mut ctrl);
+    tick(&mut api, &mut ctrl);
+    // Three Ready pods; scale to 4 then immediately to 1 once the fourth exists but is not ready.
+    let mut rs: ReplicaSet = api.get_typed("default", "db").expect("rs");
+    rs.spec.replicas = Some(4);
+    let rs = api.update_typed(rs).expect("scale up");
+    tick(&mut api, &mut ctrl);
+    let newest = api
+        .pods()
+        .into_iter()
+        .find(|p| !p.is_ready())
+        .expect("new pod not ready yet");
+    let mut rs: ReplicaSet = api.get_typed("default", &rs.metadata.name).expect("rs");
+    rs.spec.replicas = Some(3);
+    api.update_typed(rs).expect("scale down");
+    api.now += 1;
+    ctrl.reconcile(&mut api);
+    assert_eq!(
+        api.event_messages("SuccessfulDelete"),
+        [format!("Deleted pod: {}", newest.metadata.name)]
+    );
+}
+
+#[test]
+fn manager_runs_controllers_in_order() {
+    let m = ControllerManager::new();
+    assert_eq!(
+        m.controller_names(),
+        [
+            "deployment-controller",
+            "replicaset-controller",
+            "garbagecollector"
+        ]
+    );
+    let only_rs = ControllerManager::with_controllers(vec![Box::new(ReplicaSetController::new())]);
+    assert_eq!(only_rs.controller_names(), ["replicaset-controller"]);
+    let mut api = FakeApi::new();
+    api.create_typed(replica_set("db", 1)).expect("rs");
+    let mut only_rs = only_rs;
+    api.now = 1;
+    only_rs.reconcile(&mut api);
+    assert_eq!(api.pods().len(), 1);
+}

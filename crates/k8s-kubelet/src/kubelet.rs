@@ -1,0 +1,674 @@
+//! [`Kubelet`]: one node's agent, driven one tick at a time (upstream `pkg/kubelet/kubelet.go`:
+//! `syncLoop`/`syncLoopIteration`, `HandlePodAdditions`, `canAdmitPod`, `rejectPod`, `syncPod`,
+//! `syncTerminatingPod`, `HandlePodCleanups`; the PLEG is folded into the same pass because the
+//! simulated runtime changes only when the kubelet acts).
+//!
+//! Each [`Kubelet::sync`]:
+//! 1. node status: the setters run over the stored Node; it is written when it changed (e.g. a GPU
+//!    turned unhealthy, so allocatable dropped) or every [`NODE_STATUS_REPORT_FREQUENCY_TICKS`];
+//! 2. pods bound to the node (`spec.nodeName`) are listed through the apiserver; pods the kubelet
+//!    knew that are gone (or replaced by a new pod of the same name) release their devices and IP;
+//! 3. pods being deleted (`deletionTimestamp`) get `Killing` per running container, release their
+//!    devices and IP, and are deleted with grace period 0 in the same sync: graceful termination
+//!    takes one kubelet sync, whatever `terminationGracePeriodSeconds` says;
+//! 4. known pods advance: `startup_ticks` after admission their containers start (phase Running);
+//!    a known pod that another component made terminal has its containers stopped;
+//! 5. new pods are admitted in creation-time order (ties by namespace/name), as upstream
+//!    `HandlePodAdditions` sorts by creation time: first the device manager allocates devices
+//!    (upstream's resource allocator admit handler runs before the predicate handler), then the
+//!    predicate re-check; a failure rejects the pod (phase Failed). An admitted pod gets its pod IP,
+//!    the allocated-devices annotation, status Pending/ContainerCreating and `Pulled`/`Created`
+//!    events per container.
+//!
+//! A Node deleted from the apiserver is not registered again (upstream re-registers only when the
+//! kubelet restarts); its pods keep being served.
+//!
+//! A pod found already Running when the kubelet first sees it (a `kubectl get -o yaml` dump) is
+//! adopted: admitted again like upstream after a kubelet restart, keeping its pod IP and, when free,
+//! the devices its annotation records, with no new events or status.
+
+use std::collections::BTreeMap;
+
+use k8s_types::apiserver::{ApiClient, ApiExt, DeleteOptions};
+use k8s_types::core::event::event_types;
+use k8s_types::core::{Node, NodeAddress, Pod, ResourceList, ALLOCATED_DEVICES_ANNOTATION};
+use k8s_types::deviceplugin::{ContainerAllocateResponse, DevicePlugin};
+use k8s_types::events;
+use k8s_types::meta::timestamp_tick;
+use k8s_types::object::{Kind, Object, Resource};
+use k8s_types::status::Status;
+use k8s_types::{Format, Quantity, Tick};
+
+use crate::admission::{self, Rejection, UNEXPECTED_ADMISSION_ERROR};
+use crate::device_manager::DeviceManager;
+use crate::node_status::{self, NODE_STATUS_REPORT_FREQUENCY_TICKS};
+use crate::pod_ip::PodIpAllocator;
+use crate::runtime::{PodPhase, Runtime, RuntimePod};
+use crate::sync_pod::{self, ContainersState};
+
+/// Kubelet settings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KubeletConfig {
+    /// Ticks from ContainerCreating to Running (image "pull" + container start); 0 starts the
+    /// containers in the sync that admits the pod. Default 1.
+    pub startup_ticks: u64,
+    /// Pods the node accepts when the manifest has no `pods` capacity (upstream `--max-pods`,
+    /// default 110).
+    pub max_pods: i64,
+}
+
+impl Default for KubeletConfig {
+    fn default() -> Self {
+        KubeletConfig {
+            startup_ticks: 1,
+            max_pods: 110,
+        }
+    }
+}
+
+/// One node's kubelet.
+#[derive(Debug)]
+pub struct Kubelet {
+    name: String,
+    manifest: Node,
+    config: KubeletConfig,
+    devices: DeviceManager,
+    ipam: Option<PodIpAllocator>,
+    runtime: Runtime,
+    addresses: Vec<NodeAddress>,
+    registered: bool,
+    last_status_report: Option<Tick>,
+}
+
+fn pod_key(pod: &Pod) -> String {
+    format!("{}/{}", pod.metadata.namespace(), pod.metadata.name)
+}
+
+fn pod_uid(pod: &Pod) -> String {
+    pod.metadata.uid.clone().unwrap_or_default()
+}
+
+/// Parses `nvidia.com/gpu=0,1;example.com/x=a` back into device IDs per resource.
+fn parse_devices_annotation(pod: &Pod) -> BTreeMap<String, Vec<String>> {
+    let mut out = BTreeMap::new();
+    if let Some(v) = pod.metadata.annotations.get(ALLOCATED_DEVICES_ANNOTATION) {
+        for part in v.split(';') {
+            if let Some((res, ids)) = part.split_once('=') {
+                let ids: Vec<String> = ids
+                    .split(',')
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string)
+                    .collect();
+                out.insert(res.to_string(), ids);
+            }
+        }
+    }
+    out
+}
+
+impl Kubelet {
+    /// A kubelet for the machine described by `node` (the user's Node manifest: name, labels,
+    /// taints, `spec.podCIDR`, `status.capacity`/`allocatable`, addresses), with its device plugins.
+    /// Resources served by a plugin are taken from the plugin, never from the manifest. Without a
+    /// valid `spec.podCIDR` (or `spec.podCIDRs[0]`) pods get no IP.
+    pub fn new(
+        node: Node,
+        device_plugins: Vec<Box<dyn DevicePlugin>>,
+        config: KubeletConfig,
+    ) -> Kubelet {
+        let name = node.metadata.name.clone();
+        let addresses = node_status::node_addresses(&node);
+        let mut kubelet = Kubelet {
+            name,
+            manifest: node,
+            config,
+            devices: DeviceManager::new(device_plugins),
+            ipam: None,
+            runtime: Runtime::default(),
+            addresses,
+            registered: false,
+            last_status_report: None,
+        };
+        let cidr = kubelet
+            .manifest
+            .spec
+            .pod_cidr
+            .clone()
+            .or_else(|| kubelet.manifest.spec.pod_cidrs.first().cloned());
+        kubelet.set_pod_cidr(cidr.as_deref());
+        kubelet
+    }
+
+    fn set_pod_cidr(&mut self, cidr: Option<&str>) {
+        self.ipam = match cidr.map(PodIpAllocator::parse) {
+            Some(Ok(a)) => Some(a),
+            Some(Err(e)) => {
+                tracing::warn!(node = %self.name, error = %e, "ignoring podCIDR");
+                None
+            }
+            None => None,
+        };
+    }
+
+    /// The node's name.
+    pub fn node_name(&self) -> &str {
+        &self.name
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &KubeletConfig {
+        &self.config
+    }
+
+    /// The node's InternalIP (the pods' `hostIP`), else its first address.
+    pub fn host_ip(&self) -> Option<&str> {
+        self.addresses
+            .iter()
+            .find(|a| a.type_ == "InternalIP")
+            .or_else(|| self.addresses.first())
+            .map(|a| a.address.as_str())
+    }
+
+    /// Capacity and allocatable the kubelet reports right now: the machine's from the manifest plus
+    /// every device plugin's devices (capacity) and healthy devices (allocatable).
+    pub fn resources(&self) -> (ResourceList, ResourceList) {
+        let (cap, alloc) = node_status::machine_resources(
+            &self.manifest,
+            &self.devices.resource_names(),
+            self.config.max_pods,
+        );
+        node_status::with_device_plugins(cap, alloc, &self.devices.capacity())
+    }
+
+    /// Marks a device healthy or unhealthy in the plugin that lists it (a GPU fault or repair); the
+    /// node's allocatable follows at the next [`Kubelet::sync`]. Pods holding the device keep it.
+    /// Returns false when no plugin lists the device.
+    pub fn set_device_health(&mut self, device_id: &str, healthy: bool) -> bool {
+        self.devices.set_health(device_id, healthy)
+    }
+
+    /// Device IDs per resource the device manager gave a pod (empty when none).
+    pub fn pod_devices(&self, namespace: &str, name: &str) -> BTreeMap<String, Vec<String>> {
+        self.devices
+            .pod_resource_devices(&format!("{namespace}/{name}"))
+    }
+
+    /// What the device plugins answered to `Allocate` for one container, per resource (upstream
+    /// `GetDeviceRunContainerOptions`: envs such as `NVIDIA_VISIBLE_DEVICES`, device nodes).
+    pub fn device_run_container_options(
+        &self,
+        namespace: &str,
+        name: &str,
+        container: &str,
+    ) -> Option<&BTreeMap<String, ContainerAllocateResponse>> {
+        self.devices
+            .pod_devices(&format!("{namespace}/{name}"))
+            .and_then(|pd| pd.get(container))
+            .map(|cd| &cd.responses)
+    }
+
+    /// The pod IP the kubelet assigned to a pod it runs.
+    pub fn pod_ip(&self, namespace: &str, name: &str) -> Option<&str> {
+        self.runtime
+            .get(&format!("{namespace}/{name}"))
+            .and_then(|p| p.pod_ip.as_deref())
+    }
+
+    fn record_node_event(&self, api: &mut dyn ApiClient, reason: &str, message: String) {
+        events::record(
+            api,
+            &node_status::node_ref(&self.name),
+            event_types::NORMAL,
+            reason,
+            message,
+            node_status::kubelet_source(&self.name),
+        );
+    }
+
+    /// Registers the Node (upstream `registerWithAPIServer` + the first `setNodeStatus`): creates it
+    /// with the registration metadata and spec (see [`node_status::initial_node`]) and the status the
+    /// setters compute; when it already exists, merges labels/annotations/spec into it and writes the
+    /// status. Records `Starting`, the node status events (`NodeHasSufficientMemory`,
+    /// `NodeHasNoDiskPressure`, `NodeHasSufficientPID`, and `NodeReady` when an existing Node was not
+    /// Ready) and `NodeAllocatableEnforced`.
+    ///
+    /// # Errors
+    /// The apiserver's `Status` when the Node cannot be created, read or updated (e.g. Invalid).
+    pub fn register(&mut self, api: &mut dyn ApiClient) -> Result<(), Status> {
+        let now = api.now();
+        let initial = node_status::initial_node(&self.manifest, &self.devices.feature_labels());
+        let (cap, alloc) = self.resources();
+        let mut node = initial.clone();
+        let status_events =
+            node_status::set_node_status(&mut node.status, &cap, &alloc, &self.addresses, now);
+        let status_events = match api.create(Object::Node(node.clone())) {
+            Ok(created) => {
+                let stored = Node::from_object(created);
+                if let Some(mut stored) = stored {
+                    if !node_status::same_ignoring_heartbeats(&stored.status, &node.status) {
+                        stored.status = node.status.clone();
+                        api.update_status(Object::Node(stored))?;
+                    }
+                }
+                status_events
+            }
+            Err(e) if e.is_already_exists() => {
+                self.register_existing(api, &initial, &cap, &alloc, now)?
+            }
+            Err(e) => return Err(e),
+        };
+        self.registered = true;
+        self.last_status_report = Some(now);
+        self.record_node_event(
+            api,
+            node_status::EVENT_STARTING,
+            node_status::STARTING_MESSAGE.into(),
+        );
+        for ev in status_events {
+            self.record_node_event(
+                api,
+                ev,
+                node_status::node_status_event_message(&self.name, ev),
+            );
+        }
+        self.record_node_event(
+            api,
+            node_status::EVENT_NODE_ALLOCATABLE_ENFORCED,
+            node_status::NODE_ALLOCATABLE_ENFORCED_MESSAGE.into(),
+        );
+        Ok(())
+    }
+
+    fn register_existing(
+        &mut self,
+        api: &mut dyn ApiClient,
+        initial: &Node,
+        cap: &ResourceList,
+        alloc: &ResourceList,
+        now: Tick,
+    ) -> Result<Vec<&'static str>, Status> {
+        let mut attempt = 0;
+        let stored = loop {
+            let existing: Node = api.get_typed("", &self.name)?;
+            let merged = node_status::merge_registration(&existing, initial);
+            if merged.metadata == existing.metadata && merged.spec == existing.spec {
+                break existing;
+            }
+            match api.update_typed(merged) {
+                Ok(n) => break n,
+                Err(e) if e.is_conflict() && attempt == 0 => attempt += 1,
+                Err(e) => return Err(e),
+            }
+        };
+        if self.ipam.is_none() {
+            let cidr = stored.spec.pod_cidr.clone();
+            self.set_pod_cidr(cidr.as_deref());
+        }
+        let mut node = stored;
+        let events =
+            node_status::set_node_status(&mut node.status, cap, alloc, &self.addresses, now);
+        api.update_status_typed(node)?;
+        Ok(events)
+    }
+
+    /// One tick of the kubelet (see the module documentation for the order of work).
+    pub fn sync(&mut self, api: &mut dyn ApiClient) {
+        let now = api.now();
+        if self.registered {
+            let stored: Option<Node> = api.get_typed("", &self.name).ok();
+            self.sync_node_status(api, stored, now);
+        }
+        // The node as admission sees it (upstream `getNodeAnyWay`): the stored Node, else the one
+        // the kubelet would register.
+        let node_view = api
+            .get_typed::<Node>("", &self.name)
+            .ok()
+            .unwrap_or_else(|| {
+                let mut n =
+                    node_status::initial_node(&self.manifest, &self.devices.feature_labels());
+                n.status.allocatable = self.resources().1;
+                n
+            });
+
+        let pods: BTreeMap<String, Pod> = api
+            .list_typed::<Pod>(None, None)
+            .into_iter()
+            .filter(|p| p.node_name() == Some(self.name.as_str()))
+            .map(|p| (pod_key(&p), p))
+            .collect();
+
+        // Pods deleted at once, or replaced by a new pod of the same name.
+        for key in self.runtime.keys() {
+            let gone = match (pods.get(&key), self.runtime.get(&key)) {
+                (None, _) => true,
+                (Some(p), Some(rec)) => pod_uid(p) != rec.uid,
+                (Some(_), None) => false,
+            };
+            if gone {
+                self.forget(&key);
+            }
+        }
+
+        let mut additions: Vec<&Pod> = Vec::new();
+        for (key, pod) in &pods {
+            if pod.is_terminating() {
+                self.terminate(api, key, pod);
+            } else if self.runtime.get(key).is_some() {
+                self.advance(api, key, pod, now);
+            } else {
+                additions.push(pod);
+            }
+        }
+        additions.sort_by_key(|p| {
+            (
+                p.metadata
+                    .creation_timestamp
+                    .as_deref()
+                    .and_then(timestamp_tick)
+                    .unwrap_or(0),
+                pod_key(p),
+            )
+        });
+        for pod in additions {
+            self.add_pod(api, pod, &node_view, now);
+        }
+    }
+
+    /// Node status setters + write when changed or due.
+    fn sync_node_status(&mut self, api: &mut dyn ApiClient, stored: Option<Node>, now: Tick) {
+        let (cap, alloc) = self.resources();
+        let due = self
+            .last_status_report
+            .is_none_or(|t| now >= t.saturating_add(NODE_STATUS_REPORT_FREQUENCY_TICKS));
+        let mut current = stored;
+        for attempt in 0..2 {
+            let Some(mut node) = current.take() else {
+                return;
+            };
+            let before = node.status.clone();
+            let events =
+                node_status::set_node_status(&mut node.status, &cap, &alloc, &self.addresses, now);
+            if node_status::same_ignoring_heartbeats(&before, &node.status) && !due {
+                return;
+            }
+            match api.update_status_typed(node) {
+                Ok(_) => {
+                    self.last_status_report = Some(now);
+                    for ev in events {
+                        self.record_node_event(
+                            api,
+                            ev,
+                            node_status::node_status_event_message(&self.name, ev),
+                        );
+                    }
+                    return;
+                }
+                Err(e) if e.is_conflict() && attempt == 0 => {
+                    current = api.get_typed("", &self.name).ok();
+                }
+                Err(e) => {
+                    tracing::debug!(node = %self.name, error = %e, "node status update failed");
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Releases everything a known pod holds and forgets it.
+    fn forget(&mut self, key: &str) {
+        if let Some(rec) = self.runtime.remove(key) {
+            if let (Some(ip), Some(ipam)) = (rec.pod_ip.as_deref(), self.ipam.as_mut()) {
+                ipam.release(ip);
+            }
+        }
+        self.devices.free_pod(key);
+    }
+
+    /// Stops a pod's containers (one `Killing` event each, in upstream stop order).
+    fn kill_containers(&self, api: &mut dyn ApiClient, rec: &RuntimePod, pod: &Pod) {
+        for c in rec.stop_order() {
+            sync_pod::record_pod_event(
+                api,
+                pod,
+                &self.name,
+                event_types::NORMAL,
+                sync_pod::EVENT_KILLING,
+                sync_pod::killing_message(&c.name),
+            );
+        }
+    }
+
+    /// A pod with a deletionTimestamp: stop, release, and finish the deletion (grace period 0).
+    fn terminate(&mut self, api: &mut dyn ApiClient, key: &str, pod: &Pod) {
+        if let Some(rec) = self.runtime.get(key) {
+            if rec.phase.is_active() {
+                let rec = rec.clone();
+                self.kill_containers(api, &rec, pod);
+            }
+        }
+        self.forget(key);
+        let opts = DeleteOptions {
+            grace_period_seconds: Some(0),
+        };
+        if let Err(e) = api.delete(
+            &Kind::Pod,
+            pod.metadata.namespace(),
+            &pod.metadata.name,
+            opts,
+        ) {
+            if !e.is_not_found() {
+                tracing::debug!(pod = %key, error = %e, "pod delete failed");
+            }
+        }
+    }
+
+    /// A known pod: start its containers when due; stop them if the pod turned terminal.
+    fn advance(&mut self, api: &mut dyn ApiClient, key: &str, pod: &Pod, now: Tick) {
+        let Some(rec) = self.runtime.get(key).cloned() else {
+            return;
+        };
+        if pod.is_terminal() {
+            if rec.phase.is_active() {
+                self.kill_containers(api, &rec, pod);
+                self.forget(key);
+                let mut stopped = rec;
+                stopped.phase = PodPhase::Terminated;
+                stopped.pod_ip = None;
+                self.runtime.insert(key.to_string(), stopped);
+            }
+            return;
+        }
+        if let PodPhase::Creating { since } = rec.phase {
+            if now >= since.saturating_add(self.config.startup_ticks) {
+                self.start_containers(api, key, &rec, now, false);
+            }
+        }
+    }
+
+    /// Creating -> Running: status Running and `Started` per container (`with_create_events` adds
+    /// `Pulled`/`Created` before each `Started`, for pods started in the sync that admitted them).
+    fn start_containers(
+        &mut self,
+        api: &mut dyn ApiClient,
+        key: &str,
+        rec: &RuntimePod,
+        now: Tick,
+        with_create_events: bool,
+    ) {
+        if let Some(r) = self.runtime.get_mut(key) {
+            r.phase = PodPhase::Running { started: now };
+        }
+        let host_ip = self.host_ip().map(str::to_string);
+        let pod_ip = self.status_pod_ip(rec);
+        let ns = rec.pod.metadata.namespace().to_string();
+        let name = rec.pod.metadata.name.clone();
+        let written = sync_pod::write_status(api, &ns, &name, &rec.uid, &|p: &Pod| {
+            sync_pod::generate_status(
+                p,
+                ContainersState::Running(now),
+                host_ip.as_deref(),
+                pod_ip.as_deref(),
+                now,
+            )
+        });
+        let pod = written.unwrap_or_else(|| rec.pod.clone());
+        for c in rec.start_order() {
+            if with_create_events {
+                sync_pod::record_pulled_created(api, &pod, &self.name, &c.name, &c.image);
+            }
+            sync_pod::record_started(api, &pod, &self.name, &c.name);
+        }
+    }
+
+    /// The IP to report: the node's for host-network pods, else the sandbox IP.
+    fn status_pod_ip(&self, rec: &RuntimePod) -> Option<String> {
+        if rec.pod.spec.host_network == Some(true) {
+            self.host_ip().map(str::to_string)
+        } else {
+            rec.pod_ip.clone()
+        }
+    }
+
+    /// Upstream `rejectPod`: a Warning event with the reason and message, then status Failed.
+    fn reject(
+        &mut self,
+        api: &mut dyn ApiClient,
+        key: &str,
+        pod: &Pod,
+        rejection: Rejection,
+        now: Tick,
+    ) {
+        sync_pod::record_pod_event(
+            api,
+            pod,
+            &self.name,
+            event_types::WARNING,
+            &rejection.reason,
+            rejection.message.clone(),
+        );
+        let uid = pod_uid(pod);
+        sync_pod::write_status(
+            api,
+            pod.metadata.namespace(),
+            &pod.metadata.name,
+            &uid,
+            &|p: &Pod| sync_pod::rejected_status(p, &rejection, now),
+        );
+        self.runtime.insert(
+            key.to_string(),
+            RuntimePod {
+                uid,
+                pod: pod.clone(),
+                phase: PodPhase::Rejected,
+                pod_ip: None,
+            },
+        );
+    }
+
+    /// Node allocatable as the predicate sees it (upstream `sanitizeNodeAllocatable`): never below
+    /// the devices already handed out, when the pod holds devices.
+    fn admission_allocatable(&self, node: &Node, key: &str) -> ResourceList {
+        let mut alloc = node.status.allocatable.clone();
+        if self.devices.pod_devices(key).is_some() {
+            for res in self.devices.resource_names() {
+                let held = i64::try_from(self.devices.allocated_count(&res)).unwrap_or(i64::MAX);
+                let have = alloc.get(&res).map_or(-1, Quantity::value);
+                if have < held {
+                    alloc.insert(res, Quantity::from_value(held, Format::DecimalSI));
+                }
+            }
+        }
+        alloc
+    }
+
+    /// Upstream `HandlePodAdditions` for one pod: admit (devices, then predicates) or reject; on
+    /// admission create the sandbox and containers.
+    fn add_pod(&mut self, api: &mut dyn ApiClient, pod: &Pod, node: &Node, now: Tick) {
+        let key = pod_key(pod);
+        let uid = pod_uid(pod);
+        if pod.is_terminal() {
+            self.runtime.insert(
+                key,
+                RuntimePod {
+                    uid,
+                    pod: pod.clone(),
+                    phase: PodPhase::Terminated,
+                    pod_ip: None,
+                },
+            );
+            return;
+        }
+        let adopting = pod.phase() == k8s_types::core::phases::RUNNING;
+        let prefer = if adopting {
+            parse_devices_annotation(pod)
+        } else {
+            BTreeMap::new()
+        };
+        if let Err(e) = self.devices.allocate_pod(&key, pod, &prefer) {
+            let rejection = Rejection {
+                reason: UNEXPECTED_ADMISSION_ERROR.into(),
+                message: format!("Allocate failed due to {e}, which is unexpected"),
+            };
+            self.reject(api, &key, pod, rejection, now);
+            return;
+        }
+        let allocatable = self.admission_allocatable(node, &key);
+        let active: Vec<&Pod> = self.runtime.active_pods();
+        if let Err(rejection) = admission::admit(pod, node, &allocatable, &active) {
+            self.devices.free_pod(&key);
+            self.reject(api, &key, pod, rejection, now);
+            return;
+        }
+
+        // Sandbox: the pod IP.
+        let pod_ip = if pod.spec.host_network == Some(true) {
+            None
+        } else {
+            match self.ipam.as_mut() {
+                // An adopted pod keeps its IP; one outside the pool stays unmanaged.
+                Some(ipam) if adopting => pod.status.pod_ip.clone().filter(|ip| ipam.reserve(ip)),
+                Some(ipam) => ipam.allocate().map(|ip| ip.to_string()),
+                None => None,
+            }
+        };
+        let rec = RuntimePod {
+            uid: uid.clone(),
+            pod: pod.clone(),
+            phase: if adopting {
+                PodPhase::Running { started: now }
+            } else {
+                PodPhase::Creating { since: now }
+            },
+            pod_ip,
+        };
+        self.runtime.insert(key.clone(), rec.clone());
+
+        let ns = pod.metadata.namespace().to_string();
+        let name = pod.metadata.name.clone();
+        if let Some(value) = self.devices.annotation_value(&key) {
+            sync_pod::write_annotation(api, &ns, &name, &uid, ALLOCATED_DEVICES_ANNOTATION, &value);
+        }
+        if adopting {
+            return;
+        }
+        if self.config.startup_ticks == 0 {
+            self.start_containers(api, &key, &rec, now, true);
+            return;
+        }
+        let host_ip = self.host_ip().map(str::to_string);
+        let status_ip = self.status_pod_ip(&rec);
+        let written = sync_pod::write_status(api, &ns, &name, &uid, &|p: &Pod| {
+            sync_pod::generate_status(
+                p,
+                ContainersState::Creating,
+                host_ip.as_deref(),
+                status_ip.as_deref(),
+                now,
+            )
+        });
+        let pod = written.unwrap_or_else(|| pod.clone());
+        for c in rec.start_order() {
+            sync_pod::record_pulled_created(api, &pod, &self.name, &c.name, &c.image);
+        }
+    }
+}

@@ -1,0 +1,313 @@
+//! `KubeSchedulerConfiguration` (`kubescheduler.config.k8s.io/v1`), read from YAML as upstream
+//! kube-scheduler reads `--config`: profiles with per-extension-point plugin sets, per-plugin args
+//! and `percentageOfNodesToScore`. Mirrors upstream
+//! `staging/src/k8s.io/kube-scheduler/config/v1/types.go`, `types_pluginargs.go`, and
+//! `pkg/scheduler/apis/config/v1/defaults.go` / `default_plugins.go`. Unknown fields are ignored.
+//!
+//! Submodules: [`args`] (typed plugin args with their defaults and validation),
+//! [`default_plugins`] (the default profile and upstream's merge of custom plugin sets),
+//! [`validation`] (defaulting and validation of the whole configuration).
+
+pub mod args;
+pub mod default_plugins;
+pub mod validation;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::ConfigError;
+use crate::plugins::names;
+
+pub use args::{
+    CoschedulingArgs, DefaultPreemptionArgs, NodeResourcesBalancedAllocationArgs,
+    NodeResourcesFitArgs, RequestedToCapacityRatioParam, ResourceSpec, ScoringStrategy,
+    UtilizationShapePoint,
+};
+
+/// `kubescheduler.config.k8s.io/v1`.
+pub const API_VERSION: &str = "kubescheduler.config.k8s.io/v1";
+/// `KubeSchedulerConfiguration`.
+pub const KIND: &str = "KubeSchedulerConfiguration";
+/// The scheduler name of the default profile (upstream `v1.DefaultSchedulerName`).
+pub const DEFAULT_SCHEDULER_NAME: &str = k8s_types::core::DEFAULT_SCHEDULER_NAME;
+
+/// Upstream `KubeSchedulerConfiguration` (the fields the simulation acts on).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KubeSchedulerConfiguration {
+    /// `kubescheduler.config.k8s.io/v1`.
+    #[serde(default)]
+    pub api_version: String,
+    /// `KubeSchedulerConfiguration`.
+    #[serde(default)]
+    pub kind: String,
+    /// Percentage (0-100) of nodes to find feasible before scoring; 0 or unset = upstream's
+    /// adaptive default (50% minus 1% per 125 nodes, at least 5%, never fewer than 100 nodes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub percentage_of_nodes_to_score: Option<i32>,
+    /// Scheduling profiles; one per schedulerName. Empty = one default profile.
+    #[serde(default)]
+    pub profiles: Vec<KubeSchedulerProfile>,
+}
+
+/// Upstream `KubeSchedulerProfile`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KubeSchedulerProfile {
+    /// Pods whose `spec.schedulerName` equals this are scheduled by this profile. Defaulted to
+    /// `default-scheduler` when there is a single profile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduler_name: Option<String>,
+    /// Overrides the global percentageOfNodesToScore for this profile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub percentage_of_nodes_to_score: Option<i32>,
+    /// Plugin sets merged into the default ones (enabled appended or replacing in place, disabled
+    /// removed, `*` disables all defaults of that extension point).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plugins: Option<Plugins>,
+    /// Per-plugin args.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub plugin_config: Vec<PluginConfig>,
+}
+
+/// Upstream `Plugins`: one [`PluginSet`] per extension point, plus `multiPoint`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Plugins {
+    /// PreEnqueue.
+    #[serde(default)]
+    pub pre_enqueue: PluginSet,
+    /// QueueSort.
+    #[serde(default)]
+    pub queue_sort: PluginSet,
+    /// PreFilter.
+    #[serde(default)]
+    pub pre_filter: PluginSet,
+    /// Filter.
+    #[serde(default)]
+    pub filter: PluginSet,
+    /// PostFilter.
+    #[serde(default)]
+    pub post_filter: PluginSet,
+    /// PreScore.
+    #[serde(default)]
+    pub pre_score: PluginSet,
+    /// Score.
+    #[serde(default)]
+    pub score: PluginSet,
+    /// Reserve.
+    #[serde(default)]
+    pub reserve: PluginSet,
+    /// Permit.
+    #[serde(default)]
+    pub permit: PluginSet,
+    /// PreBind.
+    #[serde(default)]
+    pub pre_bind: PluginSet,
+    /// Bind.
+    #[serde(default)]
+    pub bind: PluginSet,
+    /// PostBind.
+    #[serde(default)]
+    pub post_bind: PluginSet,
+    /// Plugins enabled at every extension point they implement.
+    #[serde(default)]
+    pub multi_point: PluginSet,
+}
+
+/// Upstream `PluginSet`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PluginSet {
+    /// Plugins to enable, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub enabled: Vec<Plugin>,
+    /// Default plugins to disable; `*` disables all defaults of the extension point.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disabled: Vec<Plugin>,
+}
+
+/// Upstream config `Plugin`: a name and, for Score, a weight.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Plugin {
+    /// Registry name.
+    pub name: String,
+    /// Score weight (unset or 0 = 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight: Option<i32>,
+}
+
+impl Plugin {
+    /// A plugin reference without weight.
+    pub fn named(name: &str) -> Plugin {
+        Plugin {
+            name: name.to_string(),
+            weight: None,
+        }
+    }
+
+    /// A plugin reference with a score weight.
+    pub fn weighted(name: &str, weight: i32) -> Plugin {
+        Plugin {
+            name: name.to_string(),
+            weight: Some(weight),
+        }
+    }
+}
+
+/// Upstream `PluginConfig`: args for one plugin, kept as JSON until the plugin decodes them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PluginConfig {
+    /// Plugin name.
+    pub name: String,
+    /// Args, e.g. `NodeResourcesFitArgs`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args: Option<serde_json::Value>,
+}
+
+impl Default for KubeSchedulerConfiguration {
+    /// Upstream's default: one profile `default-scheduler` with the default plugins.
+    fn default() -> KubeSchedulerConfiguration {
+        KubeSchedulerConfiguration {
+            api_version: API_VERSION.to_string(),
+            kind: KIND.to_string(),
+            percentage_of_nodes_to_score: None,
+            profiles: vec![KubeSchedulerProfile {
+                scheduler_name: Some(DEFAULT_SCHEDULER_NAME.to_string()),
+                ..Default::default()
+            }],
+        }
+    }
+}
+
+impl KubeSchedulerConfiguration {
+    /// Reads a configuration from YAML; unknown fields are ignored.
+    ///
+    /// # Errors
+    /// [`ConfigError::Decode`] with the field path of the offending value.
+    pub fn from_yaml(yaml: &str) -> Result<KubeSchedulerConfiguration, ConfigError> {
+        let de = serde_yaml::Deserializer::from_str(yaml);
+        serde_path_to_error::deserialize(de).map_err(|e| ConfigError::Decode {
+            path: e.path().to_string(),
+            message: e.inner().to_string(),
+        })
+    }
+
+    /// A named preset, all on the single profile `default-scheduler`:
+    /// - `default`: upstream's default profile (plus Coscheduling, see the crate docs);
+    /// - `spread`: NodeResourcesFit scoring `LeastAllocated` (cpu:1, memory:1), upstream's default
+    ///   strategy spelled out;
+    /// - `binpack`: NodeResourcesFit scoring `MostAllocated` (cpu:1, memory:1);
+    /// - `balanced`: NodeResourcesFit scoring disabled, so NodeResourcesBalancedAllocation is the
+    ///   only resource-based score.
+    ///
+    /// `None` for any other name.
+    pub fn preset(name: &str) -> Option<KubeSchedulerConfiguration> {
+        let mut cfg = KubeSchedulerConfiguration::default();
+        let profile = &mut cfg.profiles[0];
+        match name {
+            "default" => {}
+            "spread" | "binpack" => {
+                let strategy = if name == "spread" {
+                    args::LEAST_ALLOCATED
+                } else {
+                    args::MOST_ALLOCATED
+                };
+                profile.plugin_config.push(PluginConfig {
+                    name: names::NODE_RESOURCES_FIT.to_string(),
+                    args: Some(serde_json::json!({
+                        "scoringStrategy": {
+                            "type": strategy,
+                            "resources": [
+                                {"name": "cpu", "weight": 1},
+                                {"name": "memory", "weight": 1}
+                            ]
+                        }
+                    })),
+                });
+            }
+            "balanced" => {
+                let mut plugins = Plugins::default();
+                plugins
+                    .score
+                    .disabled
+                    .push(Plugin::named(names::NODE_RESOURCES_FIT));
+                profile.plugins = Some(plugins);
+            }
+            _ => return None,
+        }
+        Some(cfg)
+    }
+
+    /// The preset names [`KubeSchedulerConfiguration::preset`] knows.
+    pub const PRESETS: [&'static str; 4] = ["default", "spread", "binpack", "balanced"];
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_upstream_yaml_ignoring_unknown_fields() {
+        let yaml = r#"
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: /etc/kubernetes/scheduler.conf
+percentageOfNodesToScore: 50
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    score:
+      disabled:
+      - name: '*'
+      enabled:
+      - name: NodeResourcesFit
+        weight: 5
+  pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: RequestedToCapacityRatio
+        resources:
+        - name: nvidia.com/gpu
+          weight: 3
+        requestedToCapacityRatio:
+          shape:
+          - utilization: 0
+            score: 0
+          - utilization: 100
+            score: 10
+"#;
+        let cfg = KubeSchedulerConfiguration::from_yaml(yaml).unwrap();
+        assert_eq!(cfg.percentage_of_nodes_to_score, Some(50));
+        let p = &cfg.profiles[0];
+        let plugins = p.plugins.as_ref().unwrap();
+        assert_eq!(plugins.score.disabled[0].name, "*");
+        assert_eq!(plugins.score.enabled[0].weight, Some(5));
+        let args = p.plugin_config[0].args.as_ref().unwrap();
+        assert_eq!(args["scoringStrategy"]["type"], "RequestedToCapacityRatio");
+    }
+
+    #[test]
+    fn decode_errors_name_the_field_path() {
+        let yaml = "profiles:\n- schedulerName: a\n  plugins:\n    score:\n      enabled:\n      - name: X\n        weight: heavy\n";
+        let err = KubeSchedulerConfiguration::from_yaml(yaml).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.starts_with("profiles[0].plugins.score.enabled[0].weight: "),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn presets_exist_and_unknown_is_none() {
+        for name in KubeSchedulerConfiguration::PRESETS {
+            assert!(KubeSchedulerConfiguration::preset(name).is_some(), "{name}");
+        }
+        assert!(KubeSchedulerConfiguration::preset("fastest").is_none());
+        let d = KubeSchedulerConfiguration::default();
+        assert_eq!(
+            d.profiles[0].scheduler_name.as_deref(),
+            Some("default-scheduler")
+        );
+    }
+}

@@ -1,0 +1,305 @@
+//! Coscheduling (PreFilter, PostFilter, Reserve/Unreserve, Permit): gang scheduling with
+//! `scheduling.x-k8s.io/v1alpha1` PodGroups; members join by the label
+//! `scheduling.x-k8s.io/pod-group`. Mirrors kubernetes-sigs/scheduler-plugins
+//! `pkg/coscheduling/coscheduling.go` and `pkg/coscheduling/core/core.go`.
+//!
+//! - PreFilter rejects (UnschedulableAndUnresolvable, so no preemption is tried) a member whose
+//!   group has fewer than `minMember` pods in total, or whose group failed recently when
+//!   `podGroupBackoffSeconds` is set.
+//! - Permit holds members (Wait) until `minMember` members are assumed or bound, then allows all
+//!   waiting members; a member waits at most `scheduleTimeoutSeconds` of its PodGroup, else the
+//!   plugin's `permitWaitingTimeSeconds` (default 60 ticks).
+//! - PostFilter: when a member fits no node, every waiting member of its group is rejected (their
+//!   reservations are rolled back), unless enough members are already assigned or the gap to the
+//!   quorum is at most 10%.
+//! - Unreserve: when a member is rolled back, its waiting siblings are rejected too.
+//!
+//! Together: a gang that cannot reach `minMember` leaves no pod bound and every node's allocation
+//! as before. Not implemented: `minResources` (PreFilter cluster capacity check) and the
+//! Coscheduling QueueSort. Deviation: for pods without the pod-group label PostFilter adds no
+//! reason (upstream adds `can not find pod group`), so FailedScheduling messages of ordinary pods
+//! stay those of the default profile.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use k8s_types::apiserver::ApiExt;
+use k8s_types::core::{Pod, POD_GROUP_LABEL};
+use k8s_types::framework::{
+    CycleState, Handle, NodeToStatus, PermitDecision, PermitPlugin, Plugin, PostFilterPlugin,
+    PostFilterResult, PreFilterPlugin, PreFilterResult, ReservePlugin, Status,
+};
+use k8s_types::scheduling::PodGroup;
+use k8s_types::Tick;
+
+use super::names;
+use crate::config::args::CoschedulingArgs;
+use crate::error::ConfigError;
+use crate::registry::PluginArgs;
+
+/// Message of Permit when the pod names a PodGroup that does not exist.
+pub const MSG_POD_GROUP_NOT_FOUND: &str = "PodGroup not found";
+/// Message of PostFilter when the pod's PodGroup does not exist.
+pub const MSG_CANNOT_FIND_POD_GROUP: &str = "can not find pod group";
+/// Message given to waiting members rejected by PostFilter.
+pub const MSG_OPTIMISTIC_REJECTION: &str = "optimistic rejection in PostFilter";
+/// Message given to waiting members rejected by Unreserve.
+pub const MSG_REJECTION_IN_UNRESERVE: &str = "rejection in Unreserve";
+
+/// The Coscheduling plugin.
+#[derive(Debug)]
+pub struct Coscheduling {
+    permit_waiting_time: Tick,
+    pod_group_backoff: Tick,
+    backed_off: Mutex<BTreeMap<String, Tick>>,
+}
+
+impl Default for Coscheduling {
+    fn default() -> Coscheduling {
+        Coscheduling::new(&CoschedulingArgs::default())
+    }
+}
+
+impl Coscheduling {
+    /// Builds the plugin (args defaulted here).
+    pub fn new(args: &CoschedulingArgs) -> Coscheduling {
+        let a = args.clone().defaulted();
+        Coscheduling {
+            permit_waiting_time: a.permit_waiting_time_seconds.unwrap_or(60).max(0) as Tick,
+            pod_group_backoff: a.pod_group_backoff_seconds.unwrap_or(0).max(0) as Tick,
+            backed_off: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    /// Factory: decodes, defaults and validates `CoschedulingArgs`.
+    ///
+    /// # Errors
+    /// Decode and validation errors.
+    pub fn factory(a: &PluginArgs<'_>) -> Result<Arc<dyn Plugin>, ConfigError> {
+        let args: CoschedulingArgs = a.decode()?;
+        let args = args.defaulted();
+        a.check(args.validate(&a.path))?;
+        Ok(Arc::new(Coscheduling::new(&args)))
+    }
+}
+
+/// The pod's PodGroup name (label value), if any.
+fn pod_group_label(pod: &Pod) -> Option<&str> {
+    pod.pod_group().filter(|n| !n.is_empty())
+}
+
+/// `<namespace>/<pod group>`.
+fn full_name(pod: &Pod, pg: &str) -> String {
+    format!("{}/{}", pod.metadata.namespace(), pg)
+}
+
+fn get_pod_group(handle: &dyn Handle, pod: &Pod, name: &str) -> Option<PodGroup> {
+    handle
+        .client()
+        .get_typed::<PodGroup>(pod.metadata.namespace(), name)
+        .ok()
+}
+
+/// Members of the group that are assigned to a node in the snapshot (bound, assumed or waiting),
+/// not counting `pod` itself (upstream `CalculateAssignedPods`, whose snapshot predates the
+/// current pod's assumption).
+fn assigned_pods(handle: &dyn Handle, pod: &Pod, pg: &str) -> usize {
+    let ns = pod.metadata.namespace();
+    handle
+        .node_infos()
+        .iter()
+        .flat_map(|n| n.pods())
+        .filter(|p| {
+            p.pod.metadata.namespace() == ns
+                && p.pod.pod_group() == Some(pg)
+                && !p.is_same_pod(pod)
+        })
+        .count()
+}
+
+/// Every non-terminal pod of the group (upstream lists pods by label with an informer that
+/// excludes Succeeded/Failed pods).
+fn group_pod_count(handle: &dyn Handle, pod: &Pod, pg: &str) -> usize {
+    let ns = pod.metadata.namespace();
+    handle
+        .pods()
+        .iter()
+        .filter(|p| p.metadata.namespace() == ns && p.pod_group() == Some(pg) && !p.is_terminal())
+        .count()
+}
+
+fn reject_waiting_siblings(handle: &mut dyn Handle, pod: &Pod, pg: &str, msg: &str) {
+    let ns = pod.metadata.namespace();
+    let uids: Vec<String> = handle
+        .waiting_pods()
+        .into_iter()
+        .filter(|w| w.pod.metadata.namespace() == ns && w.pod.pod_group() == Some(pg))
+        .filter_map(|w| w.pod.metadata.uid.clone())
+        .collect();
+    for uid in uids {
+        handle.reject_waiting_pod(&uid, names::COSCHEDULING, msg);
+    }
+}
+
+impl Plugin for Coscheduling {
+    fn name(&self) -> &str {
+        names::COSCHEDULING
+    }
+    fn as_pre_filter(&self) -> Option<&dyn PreFilterPlugin> {
+        Some(self)
+    }
+    fn as_post_filter(&self) -> Option<&dyn PostFilterPlugin> {
+        Some(self)
+    }
+    fn as_reserve(&self) -> Option<&dyn ReservePlugin> {
+        Some(self)
+    }
+    fn as_permit(&self) -> Option<&dyn PermitPlugin> {
+        Some(self)
+    }
+}
+
+impl PreFilterPlugin for Coscheduling {
+    fn pre_filter(
+        &self,
+        _state: &mut CycleState,
+        pod: &Pod,
+        handle: &dyn Handle,
+    ) -> (Option<PreFilterResult>, Status) {
+        let Some(pg_name) = pod_group_label(pod) else {
+            return (None, Status::success());
+        };
+        let Some(pg) = get_pod_group(handle, pod, pg_name) else {
+            return (None, Status::success());
+        };
+        let full = full_name(pod, pg_name);
+        if let Ok(map) = self.backed_off.lock() {
+            if map.get(&full).is_some_and(|until| handle.now() < *until) {
+                return (
+                    None,
+                    Status::unresolvable(format!("podGroup {full} failed recently")),
+                );
+            }
+        }
+        let total = group_pod_count(handle, pod, pg_name);
+        if (total as i64) < i64::from(pg.spec.min_member) {
+            return (
+                None,
+                Status::unresolvable(format!(
+                    "pre-filter pod {} cannot find enough sibling pods, current pods number: {}, minMember of group: {}",
+                    pod.metadata.name, total, pg.spec.min_member
+                )),
+            );
+        }
+        (None, Status::success())
+    }
+}
+
+impl PostFilterPlugin for Coscheduling {
+    fn post_filter(
+        &self,
+        _state: &mut CycleState,
+        pod: &Pod,
+        _statuses: &NodeToStatus,
+        handle: &mut dyn Handle,
+    ) -> (Option<PostFilterResult>, Status) {
+        let Some(pg_name) = pod_group_label(pod) else {
+            // Deviation (see module docs): no reason for pods outside any group.
+            return (
+                Some(PostFilterResult::default()),
+                Status::new(k8s_types::framework::Code::Unschedulable, Vec::<String>::new()),
+            );
+        };
+        let Some(pg) = get_pod_group(&*handle, pod, pg_name) else {
+            return (
+                Some(PostFilterResult::default()),
+                Status::unschedulable(MSG_CANNOT_FIND_POD_GROUP),
+            );
+        };
+        let min = i64::from(pg.spec.min_member);
+        let assigned = assigned_pods(&*handle, pod, pg_name) as i64;
+        let quiet = Status::new(k8s_types::framework::Code::Unschedulable, Vec::<String>::new());
+        if assigned >= min {
+            return (Some(PostFilterResult::default()), quiet);
+        }
+        // A gap to the quorum of at most 10%: later members may still make it.
+        let not_assigned = (min - assigned) as f32 / min as f32;
+        if not_assigned <= 0.1 {
+            return (Some(PostFilterResult::default()), quiet);
+        }
+        reject_waiting_siblings(handle, pod, pg_name, MSG_OPTIMISTIC_REJECTION);
+        let full = full_name(pod, pg_name);
+        if self.pod_group_backoff > 0
+            && group_pod_count(&*handle, pod, pg_name) as i64 >= min
+        {
+            if let Ok(mut map) = self.backed_off.lock() {
+                map.insert(full.clone(), handle.now() + self.pod_group_backoff);
+            }
+        }
+        (
+            Some(PostFilterResult::default()),
+            Status::unschedulable(format!(
+                "PodGroup {full} gets rejected due to Pod {} is unschedulable even after PostFilter",
+                pod.metadata.name
+            )),
+        )
+    }
+}
+
+impl ReservePlugin for Coscheduling {
+    fn reserve(
+        &self,
+        _state: &mut CycleState,
+        _pod: &Pod,
+        _node_name: &str,
+        _handle: &mut dyn Handle,
+    ) -> Status {
+        Status::success()
+    }
+
+    fn unreserve(&self, _state: &mut CycleState, pod: &Pod, _node_name: &str, handle: &mut dyn Handle) {
+        let Some(pg_name) = pod_group_label(pod) else {
+            return;
+        };
+        if get_pod_group(&*handle, pod, pg_name).is_none() {
+            return;
+        }
+        reject_waiting_siblings(handle, pod, pg_name, MSG_REJECTION_IN_UNRESERVE);
+    }
+}
+
+impl PermitPlugin for Coscheduling {
+    fn permit(
+        &self,
+        _state: &mut CycleState,
+        pod: &Pod,
+        _node_name: &str,
+        handle: &mut dyn Handle,
+    ) -> PermitDecision {
+        let Some(pg_name) = pod_group_label(pod) else {
+            return PermitDecision::Allow;
+        };
+        let Some(pg) = get_pod_group(&*handle, pod, pg_name) else {
+            return PermitDecision::Reject(Status::unschedulable(MSG_POD_GROUP_NOT_FOUND));
+        };
+        let assigned = assigned_pods(&*handle, pod, pg_name) as i64;
+        if assigned + 1 >= i64::from(pg.spec.min_member) {
+            let ns = pod.metadata.namespace().to_string();
+            let uids: Vec<String> = handle
+                .waiting_pods()
+                .into_iter()
+                .filter(|w| w.pod.metadata.namespace() == ns && w.pod.pod_group() == Some(pg_name))
+                .filter_map(|w| w.pod.metadata.uid.clone())
+                .collect();
+            for uid in uids {
+                handle.allow_waiting_pod(&uid, names::COSCHEDULING);
+            }
+            return PermitDecision::Allow;
+        }
+        let wait = match pg.spec.schedule_timeout_seconds {
+            Some(s) if s > 0 => s as Tick,
+            _ => self.permit_waiting_time,
+        };
+        PermitDecision::Wait(wait)
+    }
+}

@@ -1,0 +1,51 @@
+//! DefaultBinder (Bind): posts a `v1` Binding to the `pods/binding` subresource (upstream
+//! `pkg/scheduler/framework/plugins/defaultbinder/default_binder.go`).
+
+use std::sync::Arc;
+
+use k8s_types::core::{Binding, Pod};
+use k8s_types::framework::{BindPlugin, CycleState, Handle, Plugin, Status};
+
+use super::names;
+use crate::error::ConfigError;
+use crate::registry::PluginArgs;
+
+/// The DefaultBinder plugin.
+#[derive(Debug, Default)]
+pub struct DefaultBinder;
+
+impl DefaultBinder {
+    /// Factory (no args).
+    ///
+    /// # Errors
+    /// Never.
+    pub fn factory(_: &PluginArgs<'_>) -> Result<Arc<dyn Plugin>, ConfigError> {
+        Ok(Arc::new(DefaultBinder))
+    }
+}
+
+impl Plugin for DefaultBinder {
+    fn name(&self) -> &str {
+        names::DEFAULT_BINDER
+    }
+    fn as_bind(&self) -> Option<&dyn BindPlugin> {
+        Some(self)
+    }
+}
+
+impl BindPlugin for DefaultBinder {
+    fn bind(
+        &self,
+        _state: &mut CycleState,
+        pod: &Pod,
+        node_name: &str,
+        handle: &mut dyn Handle,
+    ) -> Status {
+        let mut binding = Binding::new(pod.metadata.namespace(), &pod.metadata.name, node_name);
+        binding.metadata.uid = pod.metadata.uid.clone();
+        match handle.client_mut().bind(&binding) {
+            Ok(_) => Status::success(),
+            Err(e) => Status::error(e.message),
+        }
+    }
+}

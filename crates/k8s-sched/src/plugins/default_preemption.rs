@@ -1,0 +1,528 @@
+//! DefaultPreemption (PostFilter): when no node fits, find nodes where evicting lower-priority
+//! pods would let the pod fit, pick one, evict its victims and nominate the node. Upstream
+//! `pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go` and
+//! `pkg/scheduler/framework/preemption/preemption.go` (`Evaluator.Preempt`, `findCandidates`,
+//! `DryRunPreemption`, `SelectCandidate`, `pickOneNodeForPreemption`, `prepareCandidate`).
+//!
+//! Simplified on purpose: PodDisruptionBudgets are not modelled (no victim violates one);
+//! candidates are searched from offset 0 in node-name order instead of a random offset; the last
+//! tie between equally good candidate nodes goes to the node whose name sorts last (the same rule
+//! as host selection); preemption is synchronous (upstream's async preemption is a feature gate).
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use k8s_types::apiserver::{ApiExt, DeleteOptions};
+use k8s_types::core::{condition_status, Pod, PodCondition};
+use k8s_types::events::record;
+use k8s_types::framework::{
+    Code, CycleState, Diagnosis, FitError, Handle, NodeInfo, NodeToStatus, Plugin,
+    PostFilterPlugin, PostFilterResult, Status,
+};
+use k8s_types::meta::{tick_timestamp, timestamp_tick};
+use k8s_types::object::{Kind, Object};
+use k8s_types::Tick;
+
+use super::names;
+use crate::config::args::DefaultPreemptionArgs;
+use crate::error::ConfigError;
+use crate::registry::PluginArgs;
+
+/// Upstream message when the preemptor's policy forbids preemption.
+pub const MSG_NOT_ELIGIBLE_NEVER: &str = "not eligible due to preemptionPolicy=Never.";
+/// Upstream message when earlier victims on the nominated node are still terminating.
+pub const MSG_NOT_ELIGIBLE_TERMINATING: &str =
+    "not eligible due to a terminating pod on the nominated node.";
+/// Upstream per-node reason when the node has no lower-priority pod.
+pub const MSG_NO_VICTIMS: &str = "No preemption victims found for incoming pod";
+/// Upstream reason for nodes where preemption cannot help.
+pub const MSG_NOT_HELPFUL: &str = "Preemption is not helpful for scheduling";
+/// Prefix DefaultPreemption puts on its messages.
+pub const MSG_PREFIX: &str = "preemption: ";
+/// Event reason on each victim.
+pub const EVENT_REASON_PREEMPTED: &str = "Preempted";
+/// Upstream `v1.DisruptionTarget` condition type.
+pub const CONDITION_DISRUPTION_TARGET: &str = "DisruptionTarget";
+/// Upstream `v1.PodReasonPreemptionByScheduler`.
+pub const REASON_PREEMPTION_BY_SCHEDULER: &str = "PreemptionByScheduler";
+
+/// A node where preemption would let the pod fit, with its victims ordered from the most to the
+/// least important (upstream `Candidate`).
+#[derive(Clone, Debug)]
+pub struct Candidate {
+    /// Node name.
+    pub name: String,
+    /// Pods to evict.
+    pub victims: Vec<Arc<Pod>>,
+    /// Victims whose eviction would violate a PodDisruptionBudget (always 0 here).
+    pub num_pdb_violations: usize,
+}
+
+/// The DefaultPreemption plugin.
+#[derive(Debug)]
+pub struct DefaultPreemption {
+    min_candidate_nodes_percentage: i32,
+    min_candidate_nodes_absolute: i32,
+}
+
+impl Default for DefaultPreemption {
+    fn default() -> DefaultPreemption {
+        DefaultPreemption::new(&DefaultPreemptionArgs::default())
+    }
+}
+
+impl DefaultPreemption {
+    /// Builds the plugin (args defaulted here).
+    pub fn new(args: &DefaultPreemptionArgs) -> DefaultPreemption {
+        let a = args.clone().defaulted();
+        DefaultPreemption {
+            min_candidate_nodes_percentage: a.min_candidate_nodes_percentage.unwrap_or(10),
+            min_candidate_nodes_absolute: a.min_candidate_nodes_absolute.unwrap_or(100),
+        }
+    }
+
+    /// Factory: decodes, defaults and validates `DefaultPreemptionArgs`.
+    ///
+    /// # Errors
+    /// Decode and validation errors.
+    pub fn factory(a: &PluginArgs<'_>) -> Result<Arc<dyn Plugin>, ConfigError> {
+        let args: DefaultPreemptionArgs = a.decode()?;
+        let args = args.defaulted();
+        a.check(args.validate(&a.path))?;
+        Ok(Arc::new(DefaultPreemption::new(&args)))
+    }
+
+    /// Upstream `calculateNumCandidates`.
+    fn num_candidates(&self, num_nodes: usize) -> usize {
+        let n = num_nodes as i64;
+        let mut c = n * i64::from(self.min_candidate_nodes_percentage) / 100;
+        c = c.max(i64::from(self.min_candidate_nodes_absolute));
+        c.min(n).max(0) as usize
+    }
+
+    /// Upstream `PodEligibleToPreemptOthers`.
+    fn eligible(&self, pod: &Pod, m: &NodeToStatus, handle: &dyn Handle) -> Result<(), &'static str> {
+        if pod.spec.preemption_policy.as_deref() == Some("Never") {
+            return Err(MSG_NOT_ELIGIBLE_NEVER);
+        }
+        if let Some(nom) = pod.status.nominated_node_name.as_deref().filter(|n| !n.is_empty()) {
+            if m.get(nom).code() == Code::UnschedulableAndUnresolvable {
+                return Ok(());
+            }
+            if let Some(ni) = handle.node_info(nom) {
+                let prio = pod.priority();
+                if ni
+                    .pods()
+                    .iter()
+                    .any(|p| p.pod.priority() < prio && terminating_by_preemption(&p.pod))
+                {
+                    return Err(MSG_NOT_ELIGIBLE_TERMINATING);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Upstream `SelectVictimsOnNode` on a private copy of the node.
+    fn select_victims_on_node(
+        &self,
+        state: &mut CycleState,
+        pod: &Pod,
+        mut node: NodeInfo,
+        handle: &dyn Handle,
+        now: Tick,
+    ) -> Result<Vec<Arc<Pod>>, Status> {
+        let prio = pod.priority();
+        let mut potential: Vec<_> = node
+            .pods()
+            .iter()
+            .filter(|p| p.pod.priority() < prio)
+            .cloned()
+            .collect();
+        for pi in &potential {
+            node.remove_pod(&pi.pod);
+            let s = handle.run_pre_filter_extension_remove_pod(state, pod, pi, &node);
+            if !s.is_success() {
+                return Err(s);
+            }
+        }
+        if potential.is_empty() {
+            return Err(Status::unresolvable(MSG_NO_VICTIMS));
+        }
+        let s = handle.run_filter_plugins_with_nominated_pods(state, pod, &node);
+        if !s.is_success() {
+            return Err(s);
+        }
+        potential.sort_by(|a, b| more_important(&a.pod, &b.pod, now));
+        let mut victims = Vec::new();
+        for pi in potential {
+            node.add_pod(pi.clone());
+            let s = handle.run_pre_filter_extension_add_pod(state, pod, &pi, &node);
+            if !s.is_success() {
+                return Err(s);
+            }
+            if !handle
+                .run_filter_plugins_with_nominated_pods(state, pod, &node)
+                .is_success()
+            {
+                node.remove_pod(&pi.pod);
+                let s = handle.run_pre_filter_extension_remove_pod(state, pod, &pi, &node);
+                if !s.is_success() {
+                    return Err(s);
+                }
+                victims.push(pi.pod);
+            }
+        }
+        Ok(victims)
+    }
+
+    /// Upstream `findCandidates` + `DryRunPreemption` (sequential, from offset 0).
+    fn find_candidates(
+        &self,
+        state: &CycleState,
+        pod: &Pod,
+        m: &NodeToStatus,
+        handle: &dyn Handle,
+    ) -> (Vec<Candidate>, NodeToStatus) {
+        let now = handle.now();
+        let potential: Vec<String> = m
+            .nodes_for_status_code(handle.node_infos(), Code::Unschedulable)
+            .into_iter()
+            .map(str::to_string)
+            .collect();
+        let mut statuses = NodeToStatus::default();
+        if potential.is_empty() {
+            return (Vec::new(), statuses);
+        }
+        let want = self.num_candidates(potential.len());
+        let mut candidates = Vec::new();
+        for name in potential {
+            let Some(ni) = handle.node_info(&name) else {
+                continue;
+            };
+            let mut s = state.clone();
+            match self.select_victims_on_node(&mut s, pod, ni.clone(), handle, now) {
+                Ok(victims) if !victims.is_empty() => {
+                    candidates.push(Candidate {
+                        name,
+                        victims,
+                        num_pdb_violations: 0,
+                    });
+                    if candidates.len() >= want {
+                        break;
+                    }
+                }
+                Ok(_) => statuses.set(
+                    name.clone(),
+                    Status::error(format!("expected at least one victim pod on node {name:?}")),
+                ),
+                Err(status) => statuses.set(name, status),
+            }
+        }
+        (candidates, statuses)
+    }
+
+    /// Upstream `prepareCandidate`: evicts the victims (waiting pods are rejected instead) and
+    /// clears the nomination of lower-priority pods nominated to the node.
+    fn prepare_candidate(&self, c: &Candidate, pod: &Pod, handle: &mut dyn Handle) -> Result<(), Status> {
+        let waiting: Vec<String> = handle
+            .waiting_pods()
+            .iter()
+            .filter_map(|w| w.pod.metadata.uid.clone())
+            .collect();
+        let preemptor_uid = pod.metadata.uid.clone().unwrap_or_default();
+        let scheduler_name = pod.scheduler_name().to_string();
+        for victim in &c.victims {
+            let uid = victim.metadata.uid.clone().unwrap_or_default();
+            if !uid.is_empty() && waiting.contains(&uid) {
+                handle.reject_waiting_pod(&uid, names::DEFAULT_PREEMPTION, "preempted");
+                continue;
+            }
+            let ns = victim.metadata.namespace().to_string();
+            let name = victim.metadata.name.clone();
+            let fresh = match handle.client().get_typed::<Pod>(&ns, &name) {
+                Ok(p) => p,
+                Err(e) if e.is_not_found() => continue,
+                Err(e) => return Err(Status::error(e.message)),
+            };
+            let mut updated = fresh.clone();
+            updated.set_condition(PodCondition {
+                type_: CONDITION_DISRUPTION_TARGET.to_string(),
+                status: condition_status::TRUE.to_string(),
+                reason: Some(REASON_PREEMPTION_BY_SCHEDULER.to_string()),
+                message: Some(format!(
+                    "{scheduler_name}: preempting to accommodate a higher priority pod"
+                )),
+                last_transition_time: Some(tick_timestamp(handle.now())),
+            });
+            if updated.status != fresh.status {
+                match handle.client_mut().update_status_typed(updated) {
+                    Ok(_) => {}
+                    Err(e) if e.is_not_found() => continue,
+                    Err(e) => return Err(Status::error(e.message)),
+                }
+            }
+            let deleted = match handle.client_mut().delete(
+                &Kind::Pod,
+                &ns,
+                &name,
+                DeleteOptions::default(),
+            ) {
+                Ok(obj) => obj,
+                Err(e) if e.is_not_found() => continue,
+                Err(e) => return Err(Status::error(e.message)),
+            };
+            let involved = match deleted {
+                Object::Pod(p) => Object::Pod(p),
+                _ => Object::Pod(fresh),
+            };
+            handle.record_event(
+                &involved,
+                k8s_types::core::event::event_types::NORMAL,
+                EVENT_REASON_PREEMPTED,
+                &format!("Preempted by pod {preemptor_uid} on node {}", c.name),
+            );
+        }
+        let prio = pod.priority();
+        for p in handle.nominated_pods_for_node(&c.name) {
+            if p.priority() >= prio || k8s_types::framework::node_info::same_pod(&p, pod) {
+                continue;
+            }
+            let Ok(mut fresh) = handle
+                .client()
+                .get_typed::<Pod>(p.metadata.namespace(), &p.metadata.name)
+            else {
+                continue;
+            };
+            if fresh.status.nominated_node_name.is_some() {
+                fresh.status.nominated_node_name = None;
+                // Best effort, as upstream logs and continues.
+                let _ = handle.client_mut().update_status_typed(fresh);
+            }
+        }
+        Ok(())
+    }
+
+    /// Upstream `Evaluator.Preempt` without the message prefix.
+    fn preempt(
+        &self,
+        state: &CycleState,
+        pod: &Pod,
+        m: &NodeToStatus,
+        handle: &mut dyn Handle,
+    ) -> (Option<PostFilterResult>, Status) {
+        if let Err(msg) = self.eligible(pod, m, handle) {
+            return (None, Status::unschedulable(msg));
+        }
+        let num_all_nodes = handle.node_infos().len();
+        if num_all_nodes == 0 {
+            return (None, Status::error("no nodes available"));
+        }
+        let (candidates, statuses) = self.find_candidates(state, pod, m, handle);
+        if candidates.is_empty() {
+            let mut diagnosis = Diagnosis {
+                node_to_status: statuses,
+                ..Default::default()
+            };
+            diagnosis
+                .node_to_status
+                .set_absent_nodes_status(Status::unresolvable(MSG_NOT_HELPFUL));
+            let fit = FitError {
+                num_all_nodes,
+                diagnosis,
+            };
+            return (
+                Some(PostFilterResult::with_nominated_node("")),
+                Status::unschedulable(fit.to_string()),
+            );
+        }
+        let best = select_candidate(&candidates, handle.now());
+        if let Err(s) = self.prepare_candidate(&best, pod, handle) {
+            return (None, s);
+        }
+        (
+            Some(PostFilterResult::with_nominated_node(best.name.clone())),
+            Status::success(),
+        )
+    }
+}
+
+/// Upstream `podTerminatingByPreemption`.
+pub fn terminating_by_preemption(p: &Pod) -> bool {
+    if p.metadata.deletion_timestamp.is_none() {
+        return false;
+    }
+    p.condition(CONDITION_DISRUPTION_TARGET).is_some_and(|c| {
+        c.status == condition_status::TRUE
+            && c.reason.as_deref() == Some(REASON_PREEMPTION_BY_SCHEDULER)
+    })
+}
+
+/// Upstream `GetPodStartTime`: `status.startTime`, or now for pods that have not started.
+fn start_time(p: &Pod, now: Tick) -> Tick {
+    p.status
+        .start_time
+        .as_deref()
+        .and_then(timestamp_tick)
+        .unwrap_or(now)
+}
+
+/// Upstream `MoreImportantPod` as an ordering (more important first): higher priority, then
+/// earlier start; namespace/name breaks the remaining ties.
+fn more_important(a: &Pod, b: &Pod, now: Tick) -> Ordering {
+    b.priority()
+        .cmp(&a.priority())
+        .then(start_time(a, now).cmp(&start_time(b, now)))
+        .then_with(|| a.metadata.namespace().cmp(b.metadata.namespace()))
+        .then_with(|| a.metadata.name.cmp(&b.metadata.name))
+}
+
+/// Upstream `GetEarliestPodStartTime`: the earliest start among the highest-priority victims.
+fn earliest_start_of_highest(victims: &[Arc<Pod>], now: Tick) -> Tick {
+    let Some(first) = victims.first() else {
+        return now;
+    };
+    let mut max_prio = first.priority();
+    let mut earliest = start_time(first, now);
+    for v in victims {
+        let p = v.priority();
+        if p == max_prio {
+            earliest = earliest.min(start_time(v, now));
+        } else if p > max_prio {
+            max_prio = p;
+            earliest = start_time(v, now);
+        }
+    }
+    earliest
+}
+
+/// Upstream `pickOneNodeForPreemption` criteria, in order: fewest PDB violations, lowest
+/// highest-victim priority, smallest sum of victim priorities (each offset by 2^31), fewest
+/// victims, latest earliest-start of the highest-priority victims; then the node name sorting
+/// last.
+pub fn select_candidate(candidates: &[Candidate], now: Tick) -> Candidate {
+    let key = |c: &Candidate| {
+        let highest = c.victims.first().map(|v| v.priority()).unwrap_or(i32::MIN);
+        let sum: i64 = c
+            .victims
+            .iter()
+            .map(|v| i64::from(v.priority()) + i64::from(i32::MAX) + 1)
+            .sum();
+        (
+            c.num_pdb_violations,
+            highest,
+            sum,
+            c.victims.len(),
+            std::cmp::Reverse(earliest_start_of_highest(&c.victims, now)),
+            std::cmp::Reverse(c.name.clone()),
+        )
+    };
+    candidates
+        .iter()
+        .min_by_key(|c| key(c))
+        .cloned()
+        .unwrap_or_else(|| Candidate {
+            name: String::new(),
+            victims: Vec::new(),
+            num_pdb_violations: 0,
+        })
+}
+
+impl Plugin for DefaultPreemption {
+    fn name(&self) -> &str {
+        names::DEFAULT_PREEMPTION
+    }
+    fn as_post_filter(&self) -> Option<&dyn PostFilterPlugin> {
+        Some(self)
+    }
+}
+
+impl PostFilterPlugin for DefaultPreemption {
+    fn post_filter(
+        &self,
+        state: &mut CycleState,
+        pod: &Pod,
+        statuses: &NodeToStatus,
+        handle: &mut dyn Handle,
+    ) -> (Option<PostFilterResult>, Status) {
+        let (result, status) = self.preempt(state, pod, statuses, handle);
+        let msg = status.message();
+        if msg.is_empty() {
+            return (result, status);
+        }
+        (
+            result,
+            Status::with_reason(status.code(), format!("{MSG_PREFIX}{msg}")),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn victim(name: &str, prio: i32, start: Option<Tick>) -> Arc<Pod> {
+        let mut p = Pod::default();
+        p.metadata.name = name.into();
+        p.spec.priority = Some(prio);
+        p.status.start_time = start.map(tick_timestamp);
+        Arc::new(p)
+    }
+
+    fn cand(name: &str, victims: Vec<Arc<Pod>>) -> Candidate {
+        Candidate {
+            name: name.into(),
+            victims,
+            num_pdb_violations: 0,
+        }
+    }
+
+    #[test]
+    fn pick_one_node_follows_upstream_criteria() {
+        // Lowest highest-victim priority wins.
+        let c = select_candidate(
+            &[cand("a", vec![victim("x", 10, Some(1))]), cand("b", vec![victim("y", 5, Some(1))])],
+            100,
+        );
+        assert_eq!(c.name, "b");
+        // Same highest priority: smaller sum of priorities.
+        let c = select_candidate(
+            &[
+                cand("a", vec![victim("x", 5, Some(1)), victim("x2", 4, Some(1))]),
+                cand("b", vec![victim("y", 5, Some(1)), victim("y2", 1, Some(1))]),
+            ],
+            100,
+        );
+        assert_eq!(c.name, "b");
+        // Same sums: fewer victims.
+        let c = select_candidate(
+            &[
+                cand("a", vec![victim("x", 5, Some(1)), victim("x2", -5, Some(1))]),
+                cand("b", vec![victim("y", 5, Some(1))]),
+            ],
+            100,
+        );
+        // a: (5+2^31)+(-5+2^31) = 2^32 > b: 5+2^31, so b wins on the sum already.
+        assert_eq!(c.name, "b");
+        // Everything equal but start time: the latest-started victims' node wins.
+        let c = select_candidate(
+            &[cand("a", vec![victim("x", 5, Some(10))]), cand("b", vec![victim("y", 5, Some(3))])],
+            100,
+        );
+        assert_eq!(c.name, "a");
+        // Full tie: the name sorting last.
+        let c = select_candidate(
+            &[cand("a", vec![victim("x", 5, Some(3))]), cand("b", vec![victim("y", 5, Some(3))])],
+            100,
+        );
+        assert_eq!(c.name, "b");
+    }
+
+    #[test]
+    fn num_candidates_follows_upstream() {
+        let p = DefaultPreemption::default();
+        assert_eq!(p.num_candidates(5), 5);
+        assert_eq!(p.num_candidates(5000), 500);
+        assert_eq!(p.num_candidates(200), 100);
+    }
+}

@@ -1,0 +1,66 @@
+//! NodeName (Filter): a pod that names a node in `spec.nodeName` fits only that node (upstream
+//! `pkg/scheduler/framework/plugins/nodename/node_name.go`).
+
+use std::sync::Arc;
+
+use k8s_types::core::Pod;
+use k8s_types::framework::{CycleState, FilterPlugin, NodeInfo, Plugin, Status};
+
+use super::names;
+use crate::error::ConfigError;
+use crate::registry::PluginArgs;
+
+/// Upstream `ErrReason`.
+pub const ERR_REASON: &str = "node(s) didn't match the requested node name";
+
+/// The NodeName plugin.
+#[derive(Debug, Default)]
+pub struct NodeName;
+
+impl NodeName {
+    /// Factory (no args).
+    ///
+    /// # Errors
+    /// Never.
+    pub fn factory(_: &PluginArgs<'_>) -> Result<Arc<dyn Plugin>, ConfigError> {
+        Ok(Arc::new(NodeName))
+    }
+}
+
+impl Plugin for NodeName {
+    fn name(&self) -> &str {
+        names::NODE_NAME
+    }
+    fn as_filter(&self) -> Option<&dyn FilterPlugin> {
+        Some(self)
+    }
+}
+
+impl FilterPlugin for NodeName {
+    fn filter(&self, _state: &CycleState, pod: &Pod, node: &NodeInfo) -> Status {
+        match pod.node_name() {
+            Some(n) if n != node.name() => Status::unresolvable(ERR_REASON),
+            _ => Status::success(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_types::core::Node;
+
+    #[test]
+    fn only_the_named_node_fits() {
+        let mut node = Node::default();
+        node.metadata.name = "a".into();
+        let ni = NodeInfo::new(Arc::new(node));
+        let mut pod = Pod::default();
+        assert!(NodeName.filter(&CycleState::new(), &pod, &ni).is_success());
+        pod.spec.node_name = Some("b".into());
+        assert_eq!(
+            NodeName.filter(&CycleState::new(), &pod, &ni).message(),
+            "node(s) didn't match the requested node name"
+        );
+    }
+}

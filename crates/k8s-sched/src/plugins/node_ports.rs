@@ -1,0 +1,125 @@
+//! NodePorts (PreFilter, Filter): a pod's `hostPort`s must be free on the node (upstream
+//! `pkg/scheduler/framework/plugins/nodeports/node_ports.go`). PreFilter collects the wanted ports
+//! and returns Skip for pods without host ports.
+
+use std::sync::Arc;
+
+use k8s_types::core::Pod;
+use k8s_types::framework::node_info::pod_host_ports;
+use k8s_types::framework::{
+    CycleState, FilterPlugin, Handle, NodeInfo, Plugin, PreFilterPlugin, PreFilterResult, Status,
+};
+
+use super::names;
+use crate::error::ConfigError;
+use crate::registry::PluginArgs;
+
+/// Upstream `ErrReason`.
+pub const ERR_REASON: &str = "node(s) didn't have free ports for the requested pod ports";
+/// CycleState key of the wanted ports.
+pub const PRE_FILTER_STATE_KEY: &str = "PreFilterNodePorts";
+
+/// The wanted host ports: (hostIP, protocol, hostPort).
+#[derive(Clone, Debug, Default)]
+pub struct PreFilterState(pub Vec<(String, String, i32)>);
+
+/// The NodePorts plugin.
+#[derive(Debug, Default)]
+pub struct NodePorts;
+
+impl NodePorts {
+    /// Factory (no args).
+    ///
+    /// # Errors
+    /// Never.
+    pub fn factory(_: &PluginArgs<'_>) -> Result<Arc<dyn Plugin>, ConfigError> {
+        Ok(Arc::new(NodePorts))
+    }
+}
+
+impl Plugin for NodePorts {
+    fn name(&self) -> &str {
+        names::NODE_PORTS
+    }
+    fn as_pre_filter(&self) -> Option<&dyn PreFilterPlugin> {
+        Some(self)
+    }
+    fn as_filter(&self) -> Option<&dyn FilterPlugin> {
+        Some(self)
+    }
+}
+
+impl PreFilterPlugin for NodePorts {
+    fn pre_filter(
+        &self,
+        state: &mut CycleState,
+        pod: &Pod,
+        _handle: &dyn Handle,
+    ) -> (Option<PreFilterResult>, Status) {
+        let ports = pod_host_ports(pod);
+        if ports.is_empty() {
+            return (None, Status::skip());
+        }
+        state.write(PRE_FILTER_STATE_KEY, PreFilterState(ports));
+        (None, Status::success())
+    }
+}
+
+impl FilterPlugin for NodePorts {
+    fn filter(&self, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Status {
+        let computed;
+        let wanted = match state.read::<PreFilterState>(PRE_FILTER_STATE_KEY) {
+            Some(s) => &s.0,
+            None => {
+                computed = pod_host_ports(pod);
+                &computed
+            }
+        };
+        let used = node.used_ports();
+        if wanted
+            .iter()
+            .any(|(ip, proto, port)| used.check_conflict(ip, proto, *port))
+        {
+            return Status::unschedulable(ERR_REASON);
+        }
+        Status::success()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_types::core::{Container, ContainerPort, Node};
+    use k8s_types::framework::PodInfo;
+
+    fn pod_with_port(port: i32) -> Pod {
+        let mut p = Pod::default();
+        p.metadata.name = format!("p{port}");
+        p.spec.containers.push(Container {
+            ports: vec![ContainerPort {
+                container_port: 80,
+                host_port: Some(port),
+                ..Default::default()
+            }],
+            ..Default::default()
+        });
+        p
+    }
+
+    #[test]
+    fn used_host_port_rejects() {
+        let mut ni = NodeInfo::new(Arc::new(Node::default()));
+        ni.add_pod(PodInfo::new(Arc::new(pod_with_port(8080))));
+        let mut state = CycleState::new();
+        state.write(
+            PRE_FILTER_STATE_KEY,
+            PreFilterState(pod_host_ports(&pod_with_port(8080))),
+        );
+        let s = NodePorts.filter(&state, &pod_with_port(8080), &ni);
+        assert_eq!(s.message(), ERR_REASON);
+        assert_eq!(s.code(), k8s_types::framework::Code::Unschedulable);
+        assert!(NodePorts
+            .filter(&CycleState::new(), &pod_with_port(9090), &ni)
+            .is_success());
+    }
+}

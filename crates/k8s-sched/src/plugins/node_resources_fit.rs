@@ -1,0 +1,432 @@
+//! NodeResourcesFit (PreFilter, Filter, PreScore, Score): the pod's requests must fit the node's
+//! allocatable minus what assigned pods request, for every resource including extended ones
+//! (`Insufficient cpu`, `Insufficient nvidia.com/gpu`, `Too many pods`); nodes are scored with the
+//! configured strategy (LeastAllocated, MostAllocated, RequestedToCapacityRatio). Upstream
+//! `pkg/scheduler/framework/plugins/noderesources/fit.go`.
+//!
+//! A shortfall larger than the node's whole allocatable makes the status
+//! UnschedulableAndUnresolvable, so preemption skips that node (upstream `Unresolvable`).
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use k8s_types::core::Pod;
+use k8s_types::framework::{
+    Code, CycleState, FilterPlugin, Handle, NodeInfo, Plugin, PreFilterPlugin, PreFilterResult,
+    PreScorePlugin, ScorePlugin, Status,
+};
+use k8s_types::resources::{pod_requests, Resources};
+
+use super::helper::is_extended_resource_name;
+use super::names;
+use super::resource_allocation::{ResourceAllocationScorer, Scorer};
+use crate::config::args::{
+    NodeResourcesFitArgs, LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO,
+};
+use crate::error::ConfigError;
+use crate::registry::PluginArgs;
+
+/// CycleState key of the pod's requests.
+pub const PRE_FILTER_STATE_KEY: &str = "PreFilterNodeResourcesFit";
+/// CycleState key of the pod's per-resource scoring requests.
+pub const PRE_SCORE_STATE_KEY: &str = "PreScoreNodeResourcesFit";
+/// Upstream reason for the pod-count limit.
+pub const REASON_TOO_MANY_PODS: &str = "Too many pods";
+/// Upstream reason for CPU.
+pub const REASON_INSUFFICIENT_CPU: &str = "Insufficient cpu";
+/// Upstream reason for memory.
+pub const REASON_INSUFFICIENT_MEMORY: &str = "Insufficient memory";
+/// Upstream reason for ephemeral storage.
+pub const REASON_INSUFFICIENT_EPHEMERAL_STORAGE: &str = "Insufficient ephemeral-storage";
+/// Prefix of the reason for any other resource: `Insufficient <name>`.
+pub const REASON_INSUFFICIENT_PREFIX: &str = "Insufficient ";
+
+/// The pod's requests computed at PreFilter.
+#[derive(Clone, Debug, Default)]
+pub struct PreFilterState(pub Resources);
+
+/// The pod's per-resource scoring requests computed at PreScore.
+#[derive(Clone, Debug, Default)]
+pub struct PreScoreState(pub Vec<i64>);
+
+/// One resource the pod does not fit (upstream `InsufficientResource`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InsufficientResource {
+    /// Resource name.
+    pub resource_name: String,
+    /// Reason text.
+    pub reason: String,
+    /// The pod's request.
+    pub requested: i64,
+    /// Already requested on the node.
+    pub used: i64,
+    /// Node allocatable.
+    pub capacity: i64,
+    /// The request exceeds the node's whole allocatable: preemption cannot help.
+    pub unresolvable: bool,
+}
+
+/// The NodeResourcesFit plugin.
+#[derive(Debug)]
+pub struct NodeResourcesFit {
+    ignored_resources: BTreeSet<String>,
+    ignored_resource_groups: BTreeSet<String>,
+    scorer: ResourceAllocationScorer,
+}
+
+impl NodeResourcesFit {
+    /// Builds the plugin from defaulted, valid args.
+    pub fn new(args: &NodeResourcesFitArgs) -> NodeResourcesFit {
+        let args = args.clone().defaulted();
+        let strategy = args.scoring_strategy.unwrap_or_default();
+        let resources = strategy.resources.clone();
+        let scorer = match strategy.type_.as_str() {
+            MOST_ALLOCATED => ResourceAllocationScorer {
+                resources,
+                use_requested: false,
+                scorer: Scorer::MostAllocated,
+            },
+            REQUESTED_TO_CAPACITY_RATIO => {
+                let shape: Vec<(i64, i64)> = strategy
+                    .requested_to_capacity_ratio
+                    .map(|r| {
+                        r.shape
+                            .iter()
+                            .map(|p| (i64::from(p.utilization), i64::from(p.score)))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                ResourceAllocationScorer::requested_to_capacity_ratio(resources, &shape)
+            }
+            _ => ResourceAllocationScorer {
+                resources,
+                use_requested: false,
+                scorer: Scorer::LeastAllocated,
+            },
+        };
+        NodeResourcesFit {
+            ignored_resources: args.ignored_resources.into_iter().collect(),
+            ignored_resource_groups: args.ignored_resource_groups.into_iter().collect(),
+            scorer,
+        }
+    }
+
+    /// Factory: decodes, defaults and validates `NodeResourcesFitArgs`.
+    ///
+    /// # Errors
+    /// Decode errors and upstream validation errors (`...args.scoringStrategy.type: Unsupported
+    /// value: "Foo": ...`).
+    pub fn factory(a: &PluginArgs<'_>) -> Result<Arc<dyn Plugin>, ConfigError> {
+        let args: NodeResourcesFitArgs = a.decode()?;
+        let args = args.defaulted();
+        a.check(args.validate(&a.path))?;
+        Ok(Arc::new(NodeResourcesFit::new(&args)))
+    }
+
+    /// The scorer in use (for tests and `--explain`).
+    pub fn scorer(&self) -> &ResourceAllocationScorer {
+        &self.scorer
+    }
+
+    fn ignored(&self, name: &str) -> bool {
+        if !is_extended_resource_name(name) {
+            return false;
+        }
+        if self.ignored_resources.contains(name) {
+            return true;
+        }
+        let group = name.split('/').next().unwrap_or("");
+        self.ignored_resource_groups.contains(group)
+    }
+
+    /// Every resource `req` does not fit on `node` (upstream `fitsRequest`), in upstream order:
+    /// pods, cpu, memory, ephemeral-storage, then extended resources by name.
+    pub fn fits_request(&self, req: &Resources, node: &NodeInfo) -> Vec<InsufficientResource> {
+        let mut out = Vec::new();
+        let alloc = node.allocatable();
+        let used = node.requested();
+        let pods = node.pod_count() as i64;
+        if pods + 1 > alloc.pods {
+            out.push(InsufficientResource {
+                resource_name: "pods".into(),
+                reason: REASON_TOO_MANY_PODS.into(),
+                requested: 1,
+                used: pods,
+                capacity: alloc.pods,
+                unresolvable: false,
+            });
+        }
+        if req.milli_cpu == 0 && req.memory == 0 && req.ephemeral_storage == 0 && req.scalar.is_empty()
+        {
+            return out;
+        }
+        let mut check = |name: &str, reason: &str, r: i64, u: i64, a: i64| {
+            if r > 0 && r > a - u {
+                out.push(InsufficientResource {
+                    resource_name: name.to_string(),
+                    reason: reason.to_string(),
+                    requested: r,
+                    used: u,
+                    capacity: a,
+                    unresolvable: r > a,
+                });
+            }
+        };
+        check("cpu", REASON_INSUFFICIENT_CPU, req.milli_cpu, used.milli_cpu, alloc.milli_cpu);
+        check("memory", REASON_INSUFFICIENT_MEMORY, req.memory, used.memory, alloc.memory);
+        check(
+            "ephemeral-storage",
+            REASON_INSUFFICIENT_EPHEMERAL_STORAGE,
+            req.ephemeral_storage,
+            used.ephemeral_storage,
+            alloc.ephemeral_storage,
+        );
+        for (name, q) in &req.scalar {
+            if *q == 0 || self.ignored(name) {
+                continue;
+            }
+            let a = alloc.scalar.get(name).copied().unwrap_or(0);
+            let u = used.scalar.get(name).copied().unwrap_or(0);
+            if *q > a - u {
+                out.push(InsufficientResource {
+                    resource_name: name.clone(),
+                    reason: format!("{REASON_INSUFFICIENT_PREFIX}{name}"),
+                    requested: *q,
+                    used: u,
+                    capacity: a,
+                    unresolvable: *q > a,
+                });
+            }
+        }
+        out
+    }
+
+    /// True when nothing is insufficient; allocation-free (the Filter's fast path).
+    fn fits(&self, req: &Resources, node: &NodeInfo) -> bool {
+        let alloc = node.allocatable();
+        let used = node.requested();
+        if node.pod_count() as i64 + 1 > alloc.pods {
+            return false;
+        }
+        let ok = |r: i64, u: i64, a: i64| !(r > 0 && r > a - u);
+        if !ok(req.milli_cpu, used.milli_cpu, alloc.milli_cpu)
+            || !ok(req.memory, used.memory, alloc.memory)
+            || !ok(req.ephemeral_storage, used.ephemeral_storage, alloc.ephemeral_storage)
+        {
+            return false;
+        }
+        req.scalar.iter().all(|(name, q)| {
+            *q == 0
+                || self.ignored(name)
+                || *q
+                    <= alloc.scalar.get(name).copied().unwrap_or(0)
+                        - used.scalar.get(name).copied().unwrap_or(0)
+        })
+    }
+}
+
+impl Plugin for NodeResourcesFit {
+    fn name(&self) -> &str {
+        names::NODE_RESOURCES_FIT
+    }
+    fn as_pre_filter(&self) -> Option<&dyn PreFilterPlugin> {
+        Some(self)
+    }
+    fn as_filter(&self) -> Option<&dyn FilterPlugin> {
+        Some(self)
+    }
+    fn as_pre_score(&self) -> Option<&dyn PreScorePlugin> {
+        Some(self)
+    }
+    fn as_score(&self) -> Option<&dyn ScorePlugin> {
+        Some(self)
+    }
+}
+
+impl PreFilterPlugin for NodeResourcesFit {
+    fn pre_filter(
+        &self,
+        state: &mut CycleState,
+        pod: &Pod,
+        _handle: &dyn Handle,
+    ) -> (Option<PreFilterResult>, Status) {
+        state.write(PRE_FILTER_STATE_KEY, PreFilterState(pod_requests(pod)));
+        (None, Status::success())
+    }
+}
+
+impl FilterPlugin for NodeResourcesFit {
+    fn filter(&self, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Status {
+        let computed;
+        let req = match state.read::<PreFilterState>(PRE_FILTER_STATE_KEY) {
+            Some(s) => &s.0,
+            None => {
+                computed = pod_requests(pod);
+                &computed
+            }
+        };
+        if self.fits(req, node) {
+            return Status::success();
+        }
+        let insufficient = self.fits_request(req, node);
+        let code = if insufficient.iter().any(|i| i.unresolvable) {
+            Code::UnschedulableAndUnresolvable
+        } else {
+            Code::Unschedulable
+        };
+        Status::new(code, insufficient.into_iter().map(|i| i.reason))
+    }
+}
+
+impl PreScorePlugin for NodeResourcesFit {
+    fn pre_score(&self, state: &mut CycleState, pod: &Pod, _nodes: &[&NodeInfo]) -> Status {
+        state.write(PRE_SCORE_STATE_KEY, PreScoreState(self.scorer.pod_requests(pod)));
+        Status::success()
+    }
+}
+
+impl ScorePlugin for NodeResourcesFit {
+    fn score(&self, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Result<i64, Status> {
+        if self.scorer.resources.is_empty() {
+            return Err(Status::error("resources not found"));
+        }
+        match state.read::<PreScoreState>(PRE_SCORE_STATE_KEY) {
+            Some(s) => Ok(self.scorer.score(node, &s.0)),
+            None => Ok(self.scorer.score(node, &self.scorer.pod_requests(pod))),
+        }
+    }
+}
+
+/// The least-allocated strategy name, re-exported for presets and tests.
+pub const DEFAULT_STRATEGY: &str = LEAST_ALLOCATED;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::args::{
+        default_resources, RequestedToCapacityRatioParam, ResourceSpec, ScoringStrategy,
+        UtilizationShapePoint,
+    };
+    use crate::plugins::testutil::{node, pod, score_all};
+
+    fn fit(type_: &str, resources: Vec<ResourceSpec>) -> NodeResourcesFit {
+        NodeResourcesFit::new(&NodeResourcesFitArgs {
+            scoring_strategy: Some(ScoringStrategy {
+                type_: type_.into(),
+                resources,
+                requested_to_capacity_ratio: None,
+            }),
+            ..Default::default()
+        })
+    }
+
+    // Upstream least_allocated_test.go TestLeastAllocatedScoringStrategy.
+    #[test]
+    fn least_allocated_upstream_cases() {
+        let p = fit(LEAST_ALLOCATED, default_resources());
+        let two = [("cpu", "1000", "memory", "2000"), ("cpu", "2000", "memory", "3000")];
+        // nothing scheduled, resources requested, differently sized nodes
+        let nodes = [node("node1", "4000", "10000", &[], &[]), node("node2", "6000", "10000", &[], &[])];
+        assert_eq!(score_all(&p, &pod(&two), &nodes), vec![37, 50]);
+        // no resources requested, pods scheduled with resources
+        let nodes = [
+            node("node1", "10000", "20000", &[], &[("3000", "0"), ("3000", "0")]),
+            node("node2", "10000", "20000", &[], &[("3000", "0"), ("3000", "5000")]),
+        ];
+        assert_eq!(score_all(&p, &pod(&[]), &nodes), vec![70, 57]);
+        // resources requested, pods scheduled with resources, differently sized nodes
+        let nodes = [
+            node("node1", "10000", "20000", &[], &[("3000", "0")]),
+            node("node2", "10000", "50000", &[], &[("3000", "5000")]),
+        ];
+        assert_eq!(score_all(&p, &pod(&two), &nodes), vec![57, 60]);
+        // requested resources exceed node capacity
+        let nodes = [
+            node("node1", "4000", "10000", &[], &[("3000", "0")]),
+            node("node2", "4000", "10000", &[], &[("3000", "5000")]),
+        ];
+        assert_eq!(
+            score_all(&p, &pod(&[("cpu", "3000", "memory", "0")]), &nodes),
+            vec![50, 25]
+        );
+        // different weight on CPU and memory
+        let w = fit(
+            LEAST_ALLOCATED,
+            vec![ResourceSpec::new("memory", 2), ResourceSpec::new("cpu", 1)],
+        );
+        let nodes = [node("node1", "4000", "10000", &[], &[]), node("node2", "6000", "10000", &[], &[])];
+        assert_eq!(score_all(&w, &pod(&two), &nodes), vec![41, 50]);
+    }
+
+    // Upstream most_allocated_test.go TestMostAllocatedScoringStrategy.
+    #[test]
+    fn most_allocated_upstream_cases() {
+        let p = fit(MOST_ALLOCATED, default_resources());
+        let two = [("cpu", "1000", "memory", "2000"), ("cpu", "2000", "memory", "3000")];
+        let nodes = [node("node1", "4000", "10000", &[], &[]), node("node2", "6000", "10000", &[], &[])];
+        assert_eq!(score_all(&p, &pod(&two), &nodes), vec![62, 50]);
+        let nodes = [
+            node("node1", "10000", "20000", &[], &[("3000", "0"), ("3000", "0")]),
+            node("node2", "10000", "20000", &[], &[("3000", "0"), ("3000", "5000")]),
+        ];
+        assert_eq!(score_all(&p, &pod(&[]), &nodes), vec![30, 42]);
+        let nodes = [
+            node("node1", "10000", "20000", &[], &[("3000", "0")]),
+            node("node2", "10000", "20000", &[], &[("3000", "5000")]),
+        ];
+        assert_eq!(score_all(&p, &pod(&two), &nodes), vec![42, 55]);
+        // resources requested equal node capacity
+        let eq = [("cpu", "2000", "memory", "4000"), ("cpu", "3000", "memory", "5000")];
+        let nodes = [node("node1", "5000", "10000", &[], &[]), node("node2", "10000", "9000", &[], &[])];
+        assert_eq!(score_all(&p, &pod(&eq), &nodes), vec![95, 75]);
+    }
+
+    // Upstream requested_to_capacity_ratio_test.go TestRequestedToCapacityRatioScoringStrategy.
+    #[test]
+    fn requested_to_capacity_ratio_upstream_case() {
+        let p = NodeResourcesFit::new(&NodeResourcesFitArgs {
+            scoring_strategy: Some(ScoringStrategy {
+                type_: REQUESTED_TO_CAPACITY_RATIO.into(),
+                resources: default_resources(),
+                requested_to_capacity_ratio: Some(RequestedToCapacityRatioParam {
+                    shape: vec![
+                        UtilizationShapePoint { utilization: 0, score: 10 },
+                        UtilizationShapePoint { utilization: 100, score: 0 },
+                    ],
+                }),
+            }),
+            ..Default::default()
+        });
+        let nodes = [
+            node("node1", "4000", "10000", &[], &[("3000", "5000")]),
+            node("node2", "6000", "10000", &[], &[("3000", "5000")]),
+        ];
+        assert_eq!(score_all(&p, &pod(&[]), &nodes), vec![38, 50]);
+    }
+
+    #[test]
+    fn filter_reasons_and_unresolvable() {
+        let p = fit(LEAST_ALLOCATED, default_resources());
+        let n = node("n", "2", "1Gi", &[("nvidia.com/gpu", "1")], &[("1500m", "0")]);
+        let big = pod(&[("cpu", "1", "memory", "2Gi")]);
+        let mut state = CycleState::new();
+        state.write(PRE_FILTER_STATE_KEY, PreFilterState(pod_requests(&big)));
+        let s = p.filter(&state, &big, &n);
+        assert_eq!(s.reasons(), ["Insufficient cpu", "Insufficient memory"]);
+        // 2Gi > the node's whole 1Gi: preemption cannot help.
+        assert_eq!(s.code(), Code::UnschedulableAndUnresolvable);
+        let small = pod(&[("cpu", "1", "memory", "1Mi")]);
+        let s = p.filter(&CycleState::new(), &small, &n);
+        assert_eq!(s.reasons(), ["Insufficient cpu"]);
+        assert_eq!(s.code(), Code::Unschedulable);
+        let mut gpu = pod(&[("cpu", "100m", "memory", "1Mi")]);
+        gpu.spec.containers[0]
+            .resources
+            .requests
+            .insert("nvidia.com/gpu".into(), k8s_types::Quantity::parse("2").unwrap());
+        assert_eq!(
+            p.filter(&CycleState::new(), &gpu, &n).reasons(),
+            ["Insufficient nvidia.com/gpu"]
+        );
+    }
+}

@@ -1,0 +1,83 @@
+//! NodeUnschedulable (Filter): rejects cordoned nodes (`spec.unschedulable`) unless the pod
+//! tolerates the `node.kubernetes.io/unschedulable:NoSchedule` taint (upstream
+//! `pkg/scheduler/framework/plugins/nodeunschedulable/node_unschedulable.go`).
+
+use std::sync::Arc;
+
+use k8s_types::core::taints::{effects, tolerated};
+use k8s_types::core::{Pod, Taint};
+use k8s_types::framework::{CycleState, FilterPlugin, NodeInfo, Plugin, Status};
+
+use super::names;
+use crate::error::ConfigError;
+use crate::registry::PluginArgs;
+
+/// Upstream `ErrReasonUnschedulable`.
+pub const ERR_REASON_UNSCHEDULABLE: &str = "node(s) were unschedulable";
+/// Upstream `v1.TaintNodeUnschedulable`.
+pub const TAINT_NODE_UNSCHEDULABLE: &str = "node.kubernetes.io/unschedulable";
+
+/// The NodeUnschedulable plugin.
+#[derive(Debug, Default)]
+pub struct NodeUnschedulable;
+
+impl NodeUnschedulable {
+    /// Factory (no args).
+    ///
+    /// # Errors
+    /// Never.
+    pub fn factory(_: &PluginArgs<'_>) -> Result<Arc<dyn Plugin>, ConfigError> {
+        Ok(Arc::new(NodeUnschedulable))
+    }
+}
+
+impl Plugin for NodeUnschedulable {
+    fn name(&self) -> &str {
+        names::NODE_UNSCHEDULABLE
+    }
+    fn as_filter(&self) -> Option<&dyn FilterPlugin> {
+        Some(self)
+    }
+}
+
+impl FilterPlugin for NodeUnschedulable {
+    fn filter(&self, _state: &CycleState, pod: &Pod, node: &NodeInfo) -> Status {
+        if !node.node().spec.unschedulable {
+            return Status::success();
+        }
+        let taint = Taint {
+            key: TAINT_NODE_UNSCHEDULABLE.to_string(),
+            value: String::new(),
+            effect: effects::NO_SCHEDULE.to_string(),
+            time_added: None,
+        };
+        if tolerated(&taint, &pod.spec.tolerations) {
+            return Status::success();
+        }
+        Status::unresolvable(ERR_REASON_UNSCHEDULABLE)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_types::core::{Node, Toleration};
+
+    #[test]
+    fn cordoned_node_rejected_unless_tolerated() {
+        let mut node = Node::default();
+        node.spec.unschedulable = true;
+        let ni = NodeInfo::new(Arc::new(node));
+        let mut pod = Pod::default();
+        let s = NodeUnschedulable.filter(&CycleState::new(), &pod, &ni);
+        assert_eq!(s.message(), "node(s) were unschedulable");
+        assert_eq!(s.code(), k8s_types::framework::Code::UnschedulableAndUnresolvable);
+        pod.spec.tolerations.push(Toleration {
+            key: TAINT_NODE_UNSCHEDULABLE.into(),
+            operator: "Exists".into(),
+            effect: "NoSchedule".into(),
+            ..Default::default()
+        });
+        assert!(NodeUnschedulable.filter(&CycleState::new(), &pod, &ni).is_success());
+    }
+}

@@ -1,0 +1,233 @@
+//! Resource-based node scoring shared by NodeResourcesFit and NodeResourcesBalancedAllocation:
+//! per configured resource, (allocatable, requested-after-placing-the-pod), then one of the
+//! upstream scorers. Mirrors upstream `pkg/scheduler/framework/plugins/noderesources/`
+//! `resource_allocation.go`, `least_allocated.go`, `most_allocated.go`,
+//! `requested_to_capacity_ratio.go` and `balanced_allocation.go`, with the same integer arithmetic
+//! (128-bit intermediates so large byte counts cannot overflow).
+//!
+//! CPU and memory count "non-zero" requests (100m / 200Mi per container that sets none) unless
+//! `use_requested` (BalancedAllocation). An extended resource the pod does not request, or one the
+//! node does not have, is left out of the score.
+
+use k8s_types::core::Pod;
+use k8s_types::framework::{NodeInfo, MAX_NODE_SCORE};
+use k8s_types::resources::{pod_non_zero_requests, pod_requests, Resources};
+
+use super::helper::{broken_linear, is_scalar_resource_name};
+use crate::config::args::{ResourceSpec, MAX_CUSTOM_PRIORITY_SCORE};
+
+/// Upstream `maxUtilization`.
+const MAX_UTILIZATION: i64 = 100;
+
+/// The scoring function.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Scorer {
+    /// `(allocatable - requested) * 100 / allocatable`, weighted mean.
+    LeastAllocated,
+    /// `requested * 100 / allocatable` (requested capped at allocatable), weighted mean.
+    MostAllocated,
+    /// Piecewise-linear function of utilization; the shape's scores already scaled to 0-100.
+    RequestedToCapacityRatio(Vec<(i64, i64)>),
+    /// `(1 - std(fractions)) * 100`.
+    Balanced,
+}
+
+/// Scores nodes on a list of resources (upstream `resourceAllocationScorer`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResourceAllocationScorer {
+    /// Resources and weights, in configuration order.
+    pub resources: Vec<ResourceSpec>,
+    /// Use plain requests for cpu/memory instead of non-zero requests.
+    pub use_requested: bool,
+    /// The function.
+    pub scorer: Scorer,
+}
+
+impl ResourceAllocationScorer {
+    /// A RequestedToCapacityRatio scorer from a config shape of (utilization 0-100, score 0-10).
+    pub fn requested_to_capacity_ratio(resources: Vec<ResourceSpec>, shape: &[(i64, i64)]) -> Self {
+        let scale = MAX_NODE_SCORE / MAX_CUSTOM_PRIORITY_SCORE;
+        ResourceAllocationScorer {
+            resources,
+            use_requested: false,
+            scorer: Scorer::RequestedToCapacityRatio(
+                shape.iter().map(|(u, s)| (*u, s * scale)).collect(),
+            ),
+        }
+    }
+
+    /// The pod's request of each configured resource (upstream `calculatePodResourceRequestList`):
+    /// milli-CPU for `cpu`, units otherwise.
+    pub fn pod_requests(&self, pod: &Pod) -> Vec<i64> {
+        let reqs: Resources = if self.use_requested {
+            pod_requests(pod)
+        } else {
+            pod_non_zero_requests(pod)
+        };
+        self.resources.iter().map(|r| reqs.get(&r.name)).collect()
+    }
+
+    /// True when the pod requests none of the resources (upstream `isBestEffortPod`).
+    pub fn is_best_effort(pod_requests: &[i64]) -> bool {
+        pod_requests.iter().all(|r| *r == 0)
+    }
+
+    /// (allocatable, requested including the pod) of resource `i`; (0, 0) leaves it out
+    /// (upstream `calculateResourceAllocatableRequest`).
+    fn allocatable_requested(&self, node: &NodeInfo, i: usize, pod_request: i64) -> (i64, i64) {
+        let name = self.resources[i].name.as_str();
+        if pod_request == 0 && is_scalar_resource_name(name) {
+            return (0, 0);
+        }
+        let alloc = node.allocatable();
+        let requested = if self.use_requested {
+            node.requested()
+        } else {
+            node.non_zero_requested()
+        };
+        match name {
+            "cpu" => (alloc.milli_cpu, requested.milli_cpu + pod_request),
+            "memory" => (alloc.memory, requested.memory + pod_request),
+            "ephemeral-storage" => (
+                alloc.ephemeral_storage,
+                node.requested().ephemeral_storage + pod_request,
+            ),
+            _ => match alloc.scalar.get(name) {
+                Some(a) => (
+                    *a,
+                    node.requested().scalar.get(name).copied().unwrap_or(0) + pod_request,
+                ),
+                None => (0, 0),
+            },
+        }
+    }
+
+    /// The node's score for a pod with these per-resource requests (upstream `score`).
+    pub fn score(&self, node: &NodeInfo, pod_requests: &[i64]) -> i64 {
+        let n = self.resources.len().min(pod_requests.len());
+        match &self.scorer {
+            Scorer::LeastAllocated | Scorer::MostAllocated => {
+                let least = self.scorer == Scorer::LeastAllocated;
+                let (mut node_score, mut weight_sum) = (0i128, 0i128);
+                for i in 0..n {
+                    let (alloc, req) = self.allocatable_requested(node, i, pod_requests[i]);
+                    if alloc == 0 {
+                        continue;
+                    }
+                    let s = if least {
+                        least_requested_score(req, alloc)
+                    } else {
+                        most_requested_score(req, alloc)
+                    };
+                    let w = i128::from(self.resources[i].weight);
+                    node_score += i128::from(s) * w;
+                    weight_sum += w;
+                }
+                if weight_sum == 0 {
+                    0
+                } else {
+                    (node_score / weight_sum) as i64
+                }
+            }
+            Scorer::RequestedToCapacityRatio(shape) => {
+                let (mut node_score, mut weight_sum) = (0i128, 0i128);
+                for i in 0..n {
+                    let (alloc, req) = self.allocatable_requested(node, i, pod_requests[i]);
+                    if alloc == 0 {
+                        continue;
+                    }
+                    let s = if req > alloc {
+                        broken_linear(shape, MAX_UTILIZATION)
+                    } else {
+                        broken_linear(shape, scaled_utilization(req, alloc))
+                    };
+                    if s > 0 {
+                        let w = i128::from(self.resources[i].weight);
+                        node_score += i128::from(s) * w;
+                        weight_sum += w;
+                    }
+                }
+                if weight_sum == 0 {
+                    0
+                } else {
+                    // Upstream: int64(math.Round(float64(nodeScore) / float64(weightSum))).
+                    (node_score as f64 / weight_sum as f64).round() as i64
+                }
+            }
+            Scorer::Balanced => {
+                let (mut count, mut total) = (0usize, 0f64);
+                let (mut first, mut second) = (0f64, 0f64);
+                for i in 0..n {
+                    let (alloc, req) = self.allocatable_requested(node, i, pod_requests[i]);
+                    if alloc == 0 {
+                        continue;
+                    }
+                    let f = fraction(req, alloc);
+                    match count {
+                        0 => first = f,
+                        1 => second = f,
+                        _ => {}
+                    }
+                    total += f;
+                    count += 1;
+                }
+                let std = match count {
+                    2 => ((first - second) / 2.0).abs(),
+                    c if c > 2 => {
+                        let mean = total / c as f64;
+                        let mut sum = 0f64;
+                        for i in 0..n {
+                            let (alloc, req) = self.allocatable_requested(node, i, pod_requests[i]);
+                            if alloc == 0 {
+                                continue;
+                            }
+                            let f = fraction(req, alloc);
+                            sum += (f - mean) * (f - mean);
+                        }
+                        (sum / c as f64).sqrt()
+                    }
+                    _ => 0.0,
+                };
+                // Upstream truncates: int64((1 - std) * float64(MaxNodeScore)).
+                ((1.0 - std) * MAX_NODE_SCORE as f64) as i64
+            }
+        }
+    }
+}
+
+fn fraction(requested: i64, allocatable: i64) -> f64 {
+    let f = requested as f64 / allocatable as f64;
+    if f > 1.0 {
+        1.0
+    } else {
+        f
+    }
+}
+
+/// Upstream `leastRequestedScore`.
+pub fn least_requested_score(requested: i64, capacity: i64) -> i64 {
+    if capacity == 0 || requested > capacity {
+        return 0;
+    }
+    ((i128::from(capacity - requested) * i128::from(MAX_NODE_SCORE)) / i128::from(capacity)) as i64
+}
+
+/// Upstream `mostRequestedScore`.
+pub fn most_requested_score(requested: i64, capacity: i64) -> i64 {
+    if capacity == 0 {
+        return 0;
+    }
+    let requested = requested.min(capacity);
+    ((i128::from(requested) * i128::from(MAX_NODE_SCORE)) / i128::from(capacity)) as i64
+}
+
+/// Upstream `scaledUtilization`: `requested * 100 / capacity`, requested clamped to [0, capacity].
+pub fn scaled_utilization(requested: i64, capacity: i64) -> i64 {
+    if capacity <= 0 || requested <= 0 {
+        return 0;
+    }
+    if requested >= capacity {
+        return MAX_UTILIZATION;
+    }
+    ((i128::from(requested) * i128::from(MAX_UTILIZATION)) / i128::from(capacity)) as i64
+}

@@ -1,0 +1,181 @@
+//! TaintToleration (Filter, PreScore, Score): rejects nodes with a `NoSchedule`/`NoExecute` taint
+//! the pod does not tolerate; scores nodes by the number of `PreferNoSchedule` taints the pod does
+//! not tolerate, normalized reversed (fewer is better). Upstream
+//! `pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go`.
+//!
+//! The Filter reason follows the brief's upstream wording `node(s) had untolerated taint {key:
+//! value}`; upstream since v1.33 omits the taint (`node(s) had untolerated taint(s)`).
+
+use std::sync::Arc;
+
+use k8s_types::core::taints::{effects, find_untolerated, tolerated};
+use k8s_types::core::{Pod, Toleration};
+use k8s_types::framework::{
+    CycleState, FilterPlugin, NodeInfo, NodeScore, Plugin, PreScorePlugin, ScorePlugin, Status,
+    MAX_NODE_SCORE,
+};
+
+use super::helper::default_normalize_score;
+use super::names;
+use crate::error::ConfigError;
+use crate::registry::PluginArgs;
+
+/// Upstream reason prefix; the untolerated taint follows as `{key: value}`.
+pub const ERR_REASON_PREFIX: &str = "node(s) had untolerated taint ";
+/// CycleState key of the PreferNoSchedule tolerations.
+pub const PRE_SCORE_STATE_KEY: &str = "PreScoreTaintToleration";
+
+/// Tolerations with effect PreferNoSchedule or empty.
+#[derive(Clone, Debug, Default)]
+pub struct PreScoreState(pub Vec<Toleration>);
+
+/// The TaintToleration plugin.
+#[derive(Debug, Default)]
+pub struct TaintToleration;
+
+impl TaintToleration {
+    /// Factory (no args).
+    ///
+    /// # Errors
+    /// Never.
+    pub fn factory(_: &PluginArgs<'_>) -> Result<Arc<dyn Plugin>, ConfigError> {
+        Ok(Arc::new(TaintToleration))
+    }
+}
+
+impl Plugin for TaintToleration {
+    fn name(&self) -> &str {
+        names::TAINT_TOLERATION
+    }
+    fn as_filter(&self) -> Option<&dyn FilterPlugin> {
+        Some(self)
+    }
+    fn as_pre_score(&self) -> Option<&dyn PreScorePlugin> {
+        Some(self)
+    }
+    fn as_score(&self) -> Option<&dyn ScorePlugin> {
+        Some(self)
+    }
+}
+
+impl FilterPlugin for TaintToleration {
+    fn filter(&self, _state: &CycleState, pod: &Pod, node: &NodeInfo) -> Status {
+        match find_untolerated(
+            &node.node().spec.taints,
+            &pod.spec.tolerations,
+            &[effects::NO_SCHEDULE, effects::NO_EXECUTE],
+        ) {
+            None => Status::success(),
+            Some(t) => Status::unresolvable(format!("{ERR_REASON_PREFIX}{}", t.to_message_string())),
+        }
+    }
+}
+
+fn prefer_no_schedule_tolerations(pod: &Pod) -> Vec<Toleration> {
+    pod.spec
+        .tolerations
+        .iter()
+        .filter(|t| t.effect.is_empty() || t.effect == effects::PREFER_NO_SCHEDULE)
+        .cloned()
+        .collect()
+}
+
+fn count_intolerable(node: &NodeInfo, tolerations: &[Toleration]) -> i64 {
+    node.node()
+        .spec
+        .taints
+        .iter()
+        .filter(|t| t.effect == effects::PREFER_NO_SCHEDULE && !tolerated(t, tolerations))
+        .count() as i64
+}
+
+impl PreScorePlugin for TaintToleration {
+    fn pre_score(&self, state: &mut CycleState, pod: &Pod, _nodes: &[&NodeInfo]) -> Status {
+        state.write(PRE_SCORE_STATE_KEY, PreScoreState(prefer_no_schedule_tolerations(pod)));
+        Status::success()
+    }
+}
+
+impl ScorePlugin for TaintToleration {
+    fn score(&self, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Result<i64, Status> {
+        match state.read::<PreScoreState>(PRE_SCORE_STATE_KEY) {
+            Some(s) => Ok(count_intolerable(node, &s.0)),
+            None => Ok(count_intolerable(node, &prefer_no_schedule_tolerations(pod))),
+        }
+    }
+
+    fn normalize_score(&self, _state: &CycleState, _pod: &Pod, scores: &mut [NodeScore<'_>]) -> Status {
+        default_normalize_score(MAX_NODE_SCORE, true, scores);
+        Status::success()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_types::core::{Node, Taint};
+
+    fn node(name: &str, taints: &[(&str, &str, &str)]) -> NodeInfo {
+        let mut n = Node::default();
+        n.metadata.name = name.into();
+        n.spec.taints = taints
+            .iter()
+            .map(|(k, v, e)| Taint {
+                key: (*k).into(),
+                value: (*v).into(),
+                effect: (*e).into(),
+                time_added: None,
+            })
+            .collect();
+        NodeInfo::new(Arc::new(n))
+    }
+
+    #[test]
+    fn filter_names_the_untolerated_taint() {
+        let ni = node("a", &[("dedicated", "gpu", "NoSchedule")]);
+        let s = TaintToleration.filter(&CycleState::new(), &Pod::default(), &ni);
+        assert_eq!(s.message(), "node(s) had untolerated taint {dedicated: gpu}");
+        let cp = node("b", &[("node-role.kubernetes.io/control-plane", "", "NoSchedule")]);
+        assert_eq!(
+            TaintToleration.filter(&CycleState::new(), &Pod::default(), &cp).message(),
+            "node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }"
+        );
+    }
+
+    #[test]
+    fn more_intolerable_taints_score_lower() {
+        // Upstream taint_toleration_test.go "the more intolerable taints a node has, the lower
+        // score it gets": 100, 50, 0.
+        let mut pod = Pod::default();
+        pod.spec.tolerations.push(Toleration {
+            key: "foo".into(),
+            operator: "Equal".into(),
+            value: "bar".into(),
+            effect: "PreferNoSchedule".into(),
+            toleration_seconds: None,
+        });
+        let nodes = [
+            node("nodeA", &[]),
+            node("nodeB", &[("cpu-type", "arm64", "PreferNoSchedule")]),
+            node(
+                "nodeC",
+                &[
+                    ("cpu-type", "arm64", "PreferNoSchedule"),
+                    ("disk-type", "ssd", "PreferNoSchedule"),
+                ],
+            ),
+        ];
+        let mut state = CycleState::new();
+        let refs: Vec<&NodeInfo> = nodes.iter().collect();
+        assert!(TaintToleration.pre_score(&mut state, &pod, &refs).is_success());
+        let mut scores: Vec<NodeScore> = nodes
+            .iter()
+            .map(|n| NodeScore {
+                name: n.name(),
+                score: TaintToleration.score(&state, &pod, n).unwrap(),
+            })
+            .collect();
+        TaintToleration.normalize_score(&state, &pod, &mut scores);
+        assert_eq!(scores.iter().map(|s| s.score).collect::<Vec<_>>(), vec![100, 50, 0]);
+    }
+}

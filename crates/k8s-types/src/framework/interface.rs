@@ -1,0 +1,401 @@
+//! The plugin traits of the scheduling framework, one per extension point, and the [`Handle`]
+//! through which plugins reach the framework (snapshot, waiting pods, apiserver). Mirrors upstream
+//! `staging/src/k8s.io/kube-scheduler/framework/interface.go` (`Plugin`, `PreEnqueuePlugin`,
+//! `QueueSortPlugin`, `PreFilterPlugin`, `FilterPlugin`, `PostFilterPlugin`, `PreScorePlugin`,
+//! `ScorePlugin`, `ReservePlugin`, `PermitPlugin`, `BindPlugin`, `Handle`).
+//!
+//! Object safety: every trait here can be used as `dyn Trait`. A plugin implements [`Plugin`] and
+//! the extension traits it supports, and returns `Some(self)` from the matching `as_*` accessor
+//! (upstream uses Go interface assertions for the same purpose). Filter and Score take only the
+//! pod, the cycle state and one [`NodeInfo`], so the per-node loop needs no handle.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use super::cycle_state::CycleState;
+use super::diagnosis::NodeToStatus;
+use super::node_info::{NodeInfo, PodInfo};
+use super::status::Status;
+use crate::apiserver::ApiClient;
+use crate::core::Pod;
+use crate::object::Object;
+use crate::Tick;
+
+/// Every plugin: a name plus the extension points it implements (upstream `Plugin` +
+/// type assertions). Plugins are shared by reference across the extension points of one profile.
+pub trait Plugin: Send + Sync {
+    /// The plugin's registry name, e.g. `NodeResourcesFit`.
+    fn name(&self) -> &str;
+
+    /// PreEnqueue, if implemented.
+    fn as_pre_enqueue(&self) -> Option<&dyn PreEnqueuePlugin> {
+        None
+    }
+    /// QueueSort, if implemented.
+    fn as_queue_sort(&self) -> Option<&dyn QueueSortPlugin> {
+        None
+    }
+    /// PreFilter, if implemented.
+    fn as_pre_filter(&self) -> Option<&dyn PreFilterPlugin> {
+        None
+    }
+    /// Filter, if implemented.
+    fn as_filter(&self) -> Option<&dyn FilterPlugin> {
+        None
+    }
+    /// PostFilter, if implemented.
+    fn as_post_filter(&self) -> Option<&dyn PostFilterPlugin> {
+        None
+    }
+    /// PreScore, if implemented.
+    fn as_pre_score(&self) -> Option<&dyn PreScorePlugin> {
+        None
+    }
+    /// Score, if implemented.
+    fn as_score(&self) -> Option<&dyn ScorePlugin> {
+        None
+    }
+    /// Reserve (with Unreserve), if implemented.
+    fn as_reserve(&self) -> Option<&dyn ReservePlugin> {
+        None
+    }
+    /// Permit, if implemented.
+    fn as_permit(&self) -> Option<&dyn PermitPlugin> {
+        None
+    }
+    /// Bind, if implemented.
+    fn as_bind(&self) -> Option<&dyn BindPlugin> {
+        None
+    }
+}
+
+/// A pod in the scheduling queue (upstream `QueuedPodInfo`).
+#[derive(Clone, Debug)]
+pub struct QueuedPodInfo {
+    /// The pod.
+    pub pod: Arc<Pod>,
+    /// When the pod was (re-)added to the queue, in ticks: its creation tick, or the tick of its
+    /// last failed attempt (upstream refreshes `Timestamp` when an unschedulable pod is re-added).
+    pub timestamp: Tick,
+    /// Scheduling attempts so far.
+    pub attempts: u32,
+    /// Tick of the first attempt, if any.
+    pub initial_attempt_timestamp: Option<Tick>,
+    /// The store revision at which the scheduler first saw the pod; a deterministic tie-break for
+    /// pods with equal timestamps (roughly creation order).
+    pub sequence: i64,
+}
+
+/// PreEnqueue: gates a pod before it may enter the active queue (upstream `PreEnqueuePlugin`).
+pub trait PreEnqueuePlugin: Plugin {
+    /// Success lets the pod be attempted; anything else keeps it out of scheduling, without events.
+    fn pre_enqueue(&self, pod: &Pod) -> Status;
+}
+
+/// QueueSort: orders pending pods (upstream `QueueSortPlugin`). Exactly one per profile.
+pub trait QueueSortPlugin: Plugin {
+    /// True when `a` must be attempted before `b`. Must be a strict weak order.
+    fn less(&self, a: &QueuedPodInfo, b: &QueuedPodInfo) -> bool;
+}
+
+/// The nodes a PreFilter plugin restricts the pod to (upstream `PreFilterResult`); `None` means all
+/// nodes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PreFilterResult {
+    /// Node names the pod may go to, or `None` for all.
+    pub node_names: Option<BTreeSet<String>>,
+}
+
+impl PreFilterResult {
+    /// True when every node is allowed.
+    pub fn all_nodes(&self) -> bool {
+        self.node_names.is_none()
+    }
+
+    /// Intersection of two results (upstream `Merge`).
+    pub fn merge(&self, other: &PreFilterResult) -> PreFilterResult {
+        match (&self.node_names, &other.node_names) {
+            (None, None) => PreFilterResult::default(),
+            (Some(a), None) => PreFilterResult {
+                node_names: Some(a.clone()),
+            },
+            (None, Some(b)) => PreFilterResult {
+                node_names: Some(b.clone()),
+            },
+            (Some(a), Some(b)) => PreFilterResult {
+                node_names: Some(a.intersection(b).cloned().collect()),
+            },
+        }
+    }
+}
+
+/// PreFilter: runs once per attempt before Filter (upstream `PreFilterPlugin`).
+pub trait PreFilterPlugin: Plugin {
+    /// Precomputes per-attempt data into `state` and may restrict the candidate nodes. Returning a
+    /// `Skip` status skips this plugin's Filter for the attempt; a rejecting status fails the
+    /// attempt (UnschedulableAndUnresolvable also stops the remaining PreFilter plugins).
+    fn pre_filter(
+        &self,
+        state: &mut CycleState,
+        pod: &Pod,
+        handle: &dyn Handle,
+    ) -> (Option<PreFilterResult>, Status);
+
+    /// Updates `state` as if `pod_to_add` ran on `node` (upstream `PreFilterExtensions.AddPod`),
+    /// used by preemption and nominated-pod evaluation. Default: nothing to update.
+    fn add_pod(
+        &self,
+        _state: &mut CycleState,
+        _pod_to_schedule: &Pod,
+        _pod_to_add: &PodInfo,
+        _node: &NodeInfo,
+    ) -> Status {
+        Status::success()
+    }
+
+    /// Updates `state` as if `pod_to_remove` left `node` (upstream
+    /// `PreFilterExtensions.RemovePod`). Default: nothing to update.
+    fn remove_pod(
+        &self,
+        _state: &mut CycleState,
+        _pod_to_schedule: &Pod,
+        _pod_to_remove: &PodInfo,
+        _node: &NodeInfo,
+    ) -> Status {
+        Status::success()
+    }
+}
+
+/// Filter: may the pod run on this node? (upstream `FilterPlugin`). Called for every candidate
+/// node; keep it allocation-free on success.
+pub trait FilterPlugin: Plugin {
+    /// Success, or a rejecting status whose reasons explain the misfit.
+    fn filter(&self, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Status;
+}
+
+/// How a PostFilter result changes the pod's `status.nominatedNodeName` (upstream
+/// `NominatingMode`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NominatingMode {
+    /// Leave it as it is.
+    #[default]
+    Noop,
+    /// Set it to the given name (empty clears it).
+    Override,
+}
+
+/// A nomination (upstream `NominatingInfo`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NominatingInfo {
+    /// The node name; empty clears the nomination.
+    pub nominated_node_name: String,
+    /// Whether to apply it.
+    pub mode: NominatingMode,
+}
+
+/// The result of a PostFilter plugin (upstream `PostFilterResult`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PostFilterResult {
+    /// The nomination, if any.
+    pub nominating_info: Option<NominatingInfo>,
+}
+
+impl PostFilterResult {
+    /// A result that nominates `node` (empty clears the nomination) (upstream
+    /// `NewPostFilterResultWithNominatedNode`).
+    pub fn with_nominated_node(node: impl Into<String>) -> PostFilterResult {
+        PostFilterResult {
+            nominating_info: Some(NominatingInfo {
+                nominated_node_name: node.into(),
+                mode: NominatingMode::Override,
+            }),
+        }
+    }
+
+    /// The nominating mode (`Noop` without nominating info).
+    pub fn mode(&self) -> NominatingMode {
+        self.nominating_info
+            .as_ref()
+            .map(|n| n.mode)
+            .unwrap_or_default()
+    }
+}
+
+/// PostFilter: runs when no node fits, e.g. preemption (upstream `PostFilterPlugin`).
+pub trait PostFilterPlugin: Plugin {
+    /// Success makes the pod schedulable in a later cycle (e.g. after victims are gone);
+    /// Unschedulable passes to the next PostFilter plugin, its reasons are appended to the
+    /// FailedScheduling message; UnschedulableAndUnresolvable stops the PostFilter chain.
+    fn post_filter(
+        &self,
+        state: &mut CycleState,
+        pod: &Pod,
+        statuses: &NodeToStatus,
+        handle: &mut dyn Handle,
+    ) -> (Option<PostFilterResult>, Status);
+}
+
+/// PreScore: runs once per attempt before Score over the feasible nodes (upstream
+/// `PreScorePlugin`). `Skip` skips this plugin's Score.
+pub trait PreScorePlugin: Plugin {
+    /// Precomputes scoring data into `state`.
+    fn pre_score(&self, state: &mut CycleState, pod: &Pod, nodes: &[&NodeInfo]) -> Status;
+}
+
+/// One node's score from one Score plugin (upstream `NodeScore`); the name borrows the snapshot
+/// so scoring allocates no strings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NodeScore<'a> {
+    /// Node name.
+    pub name: &'a str,
+    /// Score; in `[MIN_NODE_SCORE, MAX_NODE_SCORE]` after NormalizeScore.
+    pub score: i64,
+}
+
+/// Score: ranks feasible nodes (upstream `ScorePlugin` + `ScoreExtensions`).
+pub trait ScorePlugin: Plugin {
+    /// The raw score of one node.
+    ///
+    /// # Errors
+    /// A status with code `Error` aborts the attempt.
+    fn score(&self, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Result<i64, Status>;
+
+    /// Rescales all nodes' raw scores into `[0, 100]` (upstream `NormalizeScore`). Default: no-op.
+    fn normalize_score(&self, _state: &CycleState, _pod: &Pod, _scores: &mut [NodeScore<'_>]) -> Status {
+        Status::success()
+    }
+}
+
+/// Reserve/Unreserve: claim and release plugin-side state for the chosen node (upstream
+/// `ReservePlugin`). Unreserve must be idempotent.
+pub trait ReservePlugin: Plugin {
+    /// Claims state for `pod` on `node_name`; a non-success status fails the attempt.
+    fn reserve(
+        &self,
+        state: &mut CycleState,
+        pod: &Pod,
+        node_name: &str,
+        handle: &mut dyn Handle,
+    ) -> Status;
+
+    /// Releases what `reserve` claimed (called in reverse plugin order when a later step fails).
+    fn unreserve(&self, state: &mut CycleState, pod: &Pod, node_name: &str, handle: &mut dyn Handle);
+}
+
+/// What a Permit plugin decides (upstream Permit `(Status, timeout)`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PermitDecision {
+    /// Go ahead to binding.
+    Allow,
+    /// Fail the attempt with this (rejecting) status.
+    Reject(Status),
+    /// Hold the pod, assumed on its node, until allowed or rejected through the [`Handle`], or
+    /// until this many ticks pass (then it is rejected for timeout).
+    Wait(Tick),
+}
+
+/// Permit: the last gate before binding (upstream `PermitPlugin`).
+pub trait PermitPlugin: Plugin {
+    /// Allow, reject or make the pod wait.
+    fn permit(
+        &self,
+        state: &mut CycleState,
+        pod: &Pod,
+        node_name: &str,
+        handle: &mut dyn Handle,
+    ) -> PermitDecision;
+}
+
+/// Bind: writes the decision to the apiserver (upstream `BindPlugin`). The first Bind plugin that
+/// does not return `Skip` handles the pod.
+pub trait BindPlugin: Plugin {
+    /// Success, Skip (let the next Bind plugin handle it) or an error.
+    fn bind(
+        &self,
+        state: &mut CycleState,
+        pod: &Pod,
+        node_name: &str,
+        handle: &mut dyn Handle,
+    ) -> Status;
+}
+
+/// A pod held at Permit (upstream `WaitingPod`).
+#[derive(Clone, Debug)]
+pub struct WaitingPodInfo {
+    /// The pod.
+    pub pod: Arc<Pod>,
+    /// The node it is assumed on.
+    pub node_name: String,
+    /// Plugins that have not allowed it yet.
+    pub pending_plugins: Vec<String>,
+}
+
+/// The framework as plugins see it (upstream `framework.Handle`): the tick's snapshot, the pods
+/// listed this tick, waiting pods, the apiserver and the event recorder of the profile.
+pub trait Handle {
+    /// The current tick.
+    fn now(&self) -> Tick;
+
+    /// The profile's scheduler name (also the events' source component).
+    fn scheduler_name(&self) -> &str;
+
+    /// Every node of the snapshot, in name order, with the pods assigned to it (bound, assumed and
+    /// waiting).
+    fn node_infos(&self) -> &[NodeInfo];
+
+    /// One node of the snapshot.
+    fn node_info(&self, name: &str) -> Option<&NodeInfo>;
+
+    /// Every pod the scheduler listed at the start of the tick, in namespace/name order.
+    fn pods(&self) -> &[Arc<Pod>];
+
+    /// The apiserver, read-only.
+    fn client(&self) -> &dyn ApiClient;
+
+    /// The apiserver.
+    fn client_mut(&mut self) -> &mut dyn ApiClient;
+
+    /// Records an event about `involved` with this profile's scheduler name as source component.
+    fn record_event(&mut self, involved: &Object, type_: &str, reason: &str, message: &str);
+
+    /// Pods currently held at Permit, in the order they started waiting.
+    fn waiting_pods(&self) -> Vec<WaitingPodInfo>;
+
+    /// Allows a waiting pod on behalf of `plugin` (upstream `WaitingPod.Allow`); it binds once no
+    /// plugin is pending.
+    fn allow_waiting_pod(&mut self, uid: &str, plugin: &str);
+
+    /// Rejects a waiting pod (upstream `WaitingPod.Reject`); its reservation is rolled back.
+    fn reject_waiting_pod(&mut self, uid: &str, plugin: &str, message: &str);
+
+    /// Pods nominated to `node` (status.nominatedNodeName) that are not yet bound.
+    fn nominated_pods_for_node(&self, node: &str) -> Vec<Arc<Pod>>;
+
+    /// Runs the profile's Filter plugins on `node` with the equal-or-higher-priority pods
+    /// nominated to it treated as running (upstream `RunFilterPluginsWithNominatedPods`).
+    fn run_filter_plugins_with_nominated_pods(
+        &self,
+        state: &CycleState,
+        pod: &Pod,
+        node: &NodeInfo,
+    ) -> Status;
+
+    /// Runs the profile's PreFilter `add_pod` extensions (upstream `RunPreFilterExtensionAddPod`).
+    fn run_pre_filter_extension_add_pod(
+        &self,
+        state: &mut CycleState,
+        pod: &Pod,
+        pod_to_add: &PodInfo,
+        node: &NodeInfo,
+    ) -> Status;
+
+    /// Runs the profile's PreFilter `remove_pod` extensions (upstream
+    /// `RunPreFilterExtensionRemovePod`).
+    fn run_pre_filter_extension_remove_pod(
+        &self,
+        state: &mut CycleState,
+        pod: &Pod,
+        pod_to_remove: &PodInfo,
+        node: &NodeInfo,
+    ) -> Status;
+}

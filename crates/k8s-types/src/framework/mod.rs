@@ -1,0 +1,44 @@
+//! The scheduler framework's plugin-facing API: what a kube-scheduler plugin sees and implements.
+//! Mirrors upstream `staging/src/k8s.io/kube-scheduler/framework/interface.go` (extension-point
+//! interfaces, `Code`, `Status`), `cycle_state.go` (`CycleState`) and
+//! `pkg/scheduler/framework/types.go` (`NodeInfo`, `PodInfo`, `Diagnosis`, `FitError`).
+//!
+//! Everything here is object-safe: a plugin written in another crate is a `Box`/`Arc<dyn Plugin>`
+//! and is registered with the scheduler by name (k8s-sched `Registry`). A plugin declares which
+//! extension points it implements through the `as_*` accessors of [`Plugin`], the Rust counterpart of
+//! upstream's interface type assertions.
+//!
+//! Modules:
+//! - [`status`]: [`Code`] and the plugin [`Status`] (not apimachinery's `status::Status`).
+//! - [`cycle_state`]: [`CycleState`], typed per-attempt storage keyed by string.
+//! - [`node_info`]: [`NodeInfo`] and [`PodInfo`], the scheduler's per-node aggregate.
+//! - [`diagnosis`]: [`NodeToStatus`], [`Diagnosis`] and [`FitError`] (the `0/3 nodes are available`
+//!   message).
+//! - [`interface`]: the plugin traits and the [`Handle`] plugins use to reach the framework.
+
+pub mod cycle_state;
+pub mod diagnosis;
+pub mod interface;
+pub mod node_info;
+pub mod status;
+
+pub use cycle_state::{CycleState, StateData};
+pub use diagnosis::{Diagnosis, FitError, NodeToStatus};
+pub use interface::{
+    BindPlugin, FilterPlugin, Handle, NodeScore, NominatingInfo, NominatingMode, PermitDecision,
+    PermitPlugin, Plugin, PostFilterPlugin, PostFilterResult, PreEnqueuePlugin, PreFilterPlugin,
+    PreFilterResult, PreScorePlugin, QueueSortPlugin, QueuedPodInfo, ReservePlugin, ScorePlugin,
+    WaitingPodInfo,
+};
+pub use node_info::{HostPortInfo, NodeInfo, PodInfo};
+pub use status::{Code, Status};
+
+/// The highest score a Score plugin may return after NormalizeScore (upstream `MaxNodeScore`).
+pub const MAX_NODE_SCORE: i64 = 100;
+
+/// The lowest score a Score plugin may return after NormalizeScore (upstream `MinNodeScore`).
+pub const MIN_NODE_SCORE: i64 = 0;
+
+/// The cap on how long a Permit plugin may make a pod wait, in ticks (upstream `maxTimeout`,
+/// 15 minutes, `pkg/scheduler/framework/runtime/framework.go`).
+pub const MAX_PERMIT_TIMEOUT: crate::Tick = 15 * 60;

@@ -1,0 +1,309 @@
+//! [`NodeInfo`]: the scheduler's aggregate view of one node (the Node, the pods assigned to it,
+//! their summed requests, the node's allocatable and the host ports in use) and [`PodInfo`], a pod
+//! with its requests computed once. Mirrors upstream `pkg/scheduler/framework/types.go`
+//! (`NodeInfo`, `PodInfo`, `PodResource`, `HostPortInfo`).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::core::{Node, Pod};
+use crate::resources::{pod_non_zero_requests, pod_requests, Resources};
+
+/// Upstream `DefaultBindAllHostIP`: an empty hostIP binds every address.
+pub const DEFAULT_BIND_ALL_HOST_IP: &str = "0.0.0.0";
+/// Upstream default port protocol.
+pub const DEFAULT_PROTOCOL: &str = "TCP";
+
+/// A pod plus what the scheduler derives from it once (upstream `PodInfo` + `PodResource`).
+#[derive(Clone, Debug)]
+pub struct PodInfo {
+    /// The pod.
+    pub pod: Arc<Pod>,
+    /// The effective request (upstream `resource.PodRequests`): milli-CPU, bytes, extended
+    /// resources in units. `pods` is 0.
+    pub requests: Resources,
+    /// Milli-CPU counted for scoring: each container without a CPU request counts 100m
+    /// (upstream `Non0CPU`).
+    pub non_zero_milli_cpu: i64,
+    /// Bytes of memory counted for scoring: each container without a memory request counts
+    /// 200 MiB (upstream `Non0Mem`).
+    pub non_zero_memory: i64,
+    /// Host ports the pod's containers bind: (hostIP, protocol, hostPort), sanitized
+    /// (`0.0.0.0`, `TCP` defaults), only ports > 0.
+    pub host_ports: Vec<(String, String, i32)>,
+}
+
+impl PodInfo {
+    /// Computes requests, non-zero requests and host ports of `pod`.
+    pub fn new(pod: Arc<Pod>) -> PodInfo {
+        let requests = pod_requests(&pod);
+        let non_zero = pod_non_zero_requests(&pod);
+        let host_ports = pod_host_ports(&pod);
+        PodInfo {
+            pod,
+            requests,
+            non_zero_milli_cpu: non_zero.milli_cpu,
+            non_zero_memory: non_zero.memory,
+            host_ports,
+        }
+    }
+
+    /// True when `other` is the same pod: same UID when both have one, else same namespace/name.
+    pub fn is_same_pod(&self, other: &Pod) -> bool {
+        same_pod(&self.pod, other)
+    }
+}
+
+/// True when `a` and `b` are the same pod: same UID when both have one, else same namespace/name.
+pub fn same_pod(a: &Pod, b: &Pod) -> bool {
+    match (a.metadata.uid.as_deref(), b.metadata.uid.as_deref()) {
+        (Some(x), Some(y)) if !x.is_empty() && !y.is_empty() => x == y,
+        _ => {
+            a.metadata.name == b.metadata.name && a.metadata.namespace() == b.metadata.namespace()
+        }
+    }
+}
+
+/// The host ports a pod's containers ask for (upstream `getContainerPorts`: regular containers).
+pub fn pod_host_ports(pod: &Pod) -> Vec<(String, String, i32)> {
+    let mut out = Vec::new();
+    for c in &pod.spec.containers {
+        for p in &c.ports {
+            let port = p.host_port.unwrap_or(0);
+            if port <= 0 {
+                continue;
+            }
+            let (ip, proto) = sanitize(p.host_ip.as_deref(), p.protocol.as_deref());
+            out.push((ip.to_string(), proto.to_string(), port));
+        }
+    }
+    out
+}
+
+fn sanitize<'a>(ip: Option<&'a str>, protocol: Option<&'a str>) -> (&'a str, &'a str) {
+    let ip = match ip {
+        Some(s) if !s.is_empty() => s,
+        _ => DEFAULT_BIND_ALL_HOST_IP,
+    };
+    let proto = match protocol {
+        Some(s) if !s.is_empty() => s,
+        _ => DEFAULT_PROTOCOL,
+    };
+    (ip, proto)
+}
+
+/// Host ports in use on a node: (hostIP, protocol, port) -> number of pods using it (upstream
+/// `HostPortInfo`, with a count so add/remove are exact inverses).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HostPortInfo {
+    used: BTreeMap<(String, String, i32), u32>,
+}
+
+impl HostPortInfo {
+    /// Records one use.
+    pub fn add(&mut self, ip: &str, protocol: &str, port: i32) {
+        let (ip, protocol) = sanitize(Some(ip), Some(protocol));
+        *self
+            .used
+            .entry((ip.to_string(), protocol.to_string(), port))
+            .or_insert(0) += 1;
+    }
+
+    /// Forgets one use.
+    pub fn remove(&mut self, ip: &str, protocol: &str, port: i32) {
+        let (ip, protocol) = sanitize(Some(ip), Some(protocol));
+        let key = (ip.to_string(), protocol.to_string(), port);
+        if let Some(n) = self.used.get_mut(&key) {
+            *n -= 1;
+            if *n == 0 {
+                self.used.remove(&key);
+            }
+        }
+    }
+
+    /// Upstream `CheckConflict`: `0.0.0.0` conflicts with the same protocol/port on any IP; a
+    /// specific IP conflicts with itself and with `0.0.0.0`.
+    pub fn check_conflict(&self, ip: &str, protocol: &str, port: i32) -> bool {
+        if port <= 0 {
+            return false;
+        }
+        let (ip, protocol) = sanitize(Some(ip), Some(protocol));
+        if ip == DEFAULT_BIND_ALL_HOST_IP {
+            return self
+                .used
+                .keys()
+                .any(|(_, p, n)| p == protocol && *n == port);
+        }
+        self.used.keys().any(|(i, p, n)| {
+            (i == ip || i == DEFAULT_BIND_ALL_HOST_IP) && p == protocol && *n == port
+        })
+    }
+
+    /// Number of distinct (ip, protocol, port) entries.
+    pub fn len(&self) -> usize {
+        self.used.len()
+    }
+
+    /// True when no port is used.
+    pub fn is_empty(&self) -> bool {
+        self.used.is_empty()
+    }
+}
+
+/// The scheduler's view of one node (upstream `NodeInfo`).
+#[derive(Clone, Debug)]
+pub struct NodeInfo {
+    node: Arc<Node>,
+    pods: Vec<PodInfo>,
+    requested: Resources,
+    non_zero_requested: Resources,
+    allocatable: Resources,
+    used_ports: HostPortInfo,
+}
+
+impl NodeInfo {
+    /// A NodeInfo for `node` with no pods; `allocatable` comes from `status.allocatable`.
+    pub fn new(node: Arc<Node>) -> NodeInfo {
+        let allocatable = Resources::from_list(&node.status.allocatable);
+        NodeInfo {
+            node,
+            pods: Vec::new(),
+            requested: Resources::default(),
+            non_zero_requested: Resources::default(),
+            allocatable,
+            used_ports: HostPortInfo::default(),
+        }
+    }
+
+    /// The Node object.
+    pub fn node(&self) -> &Node {
+        &self.node
+    }
+
+    /// The shared Node object.
+    pub fn node_arc(&self) -> &Arc<Node> {
+        &self.node
+    }
+
+    /// The node's name.
+    pub fn name(&self) -> &str {
+        &self.node.metadata.name
+    }
+
+    /// Pods assigned (bound or assumed) to the node, in the order they were added.
+    pub fn pods(&self) -> &[PodInfo] {
+        &self.pods
+    }
+
+    /// Number of pods assigned to the node.
+    pub fn pod_count(&self) -> usize {
+        self.pods.len()
+    }
+
+    /// Sum of the assigned pods' requests (upstream `Requested`).
+    pub fn requested(&self) -> &Resources {
+        &self.requested
+    }
+
+    /// Sum of the assigned pods' non-zero CPU (milli) and memory (bytes) requests (upstream
+    /// `NonZeroRequested`); only `milli_cpu` and `memory` are set.
+    pub fn non_zero_requested(&self) -> &Resources {
+        &self.non_zero_requested
+    }
+
+    /// The node's allocatable resources (`pods` = allowed pod number).
+    pub fn allocatable(&self) -> &Resources {
+        &self.allocatable
+    }
+
+    /// Host ports in use.
+    pub fn used_ports(&self) -> &HostPortInfo {
+        &self.used_ports
+    }
+
+    /// Adds a pod and its requests and ports (upstream `AddPodInfo`).
+    pub fn add_pod(&mut self, pi: PodInfo) {
+        self.requested.add(&pi.requests);
+        self.non_zero_requested.milli_cpu += pi.non_zero_milli_cpu;
+        self.non_zero_requested.memory += pi.non_zero_memory;
+        for (ip, proto, port) in &pi.host_ports {
+            self.used_ports.add(ip, proto, *port);
+        }
+        self.pods.push(pi);
+    }
+
+    /// Removes a pod (matched by UID, else namespace/name) and subtracts its requests and ports;
+    /// returns it, or `None` when the pod is not on this node (upstream `RemovePod`).
+    pub fn remove_pod(&mut self, pod: &Pod) -> Option<PodInfo> {
+        let idx = self.pods.iter().position(|p| p.is_same_pod(pod))?;
+        let pi = self.pods.remove(idx);
+        self.requested.sub(&pi.requests);
+        self.non_zero_requested.milli_cpu -= pi.non_zero_milli_cpu;
+        self.non_zero_requested.memory -= pi.non_zero_memory;
+        for (ip, proto, port) in &pi.host_ports {
+            self.used_ports.remove(ip, proto, *port);
+        }
+        Some(pi)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::{Container, ContainerPort, ResourceList};
+    use crate::Quantity;
+
+    fn pod(name: &str, cpu: &str, host_port: Option<i32>) -> Pod {
+        let mut p = Pod::default();
+        p.metadata.name = name.into();
+        p.metadata.namespace = Some("default".into());
+        let mut requests = ResourceList::new();
+        requests.insert("cpu".into(), Quantity::parse(cpu).unwrap());
+        let mut c = Container::default();
+        c.resources.requests = requests;
+        if let Some(hp) = host_port {
+            c.ports.push(ContainerPort {
+                container_port: 80,
+                host_port: Some(hp),
+                ..Default::default()
+            });
+        }
+        p.spec.containers.push(c);
+        p
+    }
+
+    #[test]
+    fn add_and_remove_are_exact_inverses() {
+        let mut node = Node::default();
+        node.metadata.name = "n1".into();
+        node.status
+            .allocatable
+            .insert("cpu".into(), Quantity::parse("4").unwrap());
+        let mut ni = NodeInfo::new(Arc::new(node));
+        let a = pod("a", "500m", Some(8080));
+        ni.add_pod(PodInfo::new(Arc::new(a.clone())));
+        ni.add_pod(PodInfo::new(Arc::new(pod("b", "1", None))));
+        assert_eq!(ni.requested().milli_cpu, 1500);
+        // Missing memory requests count 200 MiB each for scoring.
+        assert_eq!(ni.non_zero_requested().memory, 2 * 200 * 1024 * 1024);
+        assert!(ni.used_ports().check_conflict("", "TCP", 8080));
+        assert!(ni.used_ports().check_conflict("10.0.0.1", "", 8080));
+        assert!(!ni.used_ports().check_conflict("", "UDP", 8080));
+        assert!(ni.remove_pod(&a).is_some());
+        assert!(ni.remove_pod(&a).is_none());
+        assert_eq!(ni.requested().milli_cpu, 1000);
+        assert!(ni.used_ports().is_empty());
+        assert_eq!(ni.pod_count(), 1);
+        assert_eq!(ni.allocatable().milli_cpu, 4000);
+    }
+
+    #[test]
+    fn specific_ip_conflicts_only_with_itself_and_wildcard() {
+        let mut h = HostPortInfo::default();
+        h.add("10.0.0.1", "TCP", 80);
+        assert!(h.check_conflict("10.0.0.1", "TCP", 80));
+        assert!(!h.check_conflict("10.0.0.2", "TCP", 80));
+        assert!(h.check_conflict("0.0.0.0", "TCP", 80));
+        assert!(!h.check_conflict("10.0.0.1", "TCP", 0));
+    }
+}
