@@ -1,0 +1,58 @@
+//! The [`Nominator`]: pending pods nominated to a node by preemption (`status.nominatedNodeName`).
+//! Filters treat equal-or-higher-priority nominated pods as already running on their node, so the
+//! space freed by preemption goes to the preemptor (upstream
+//! `pkg/scheduler/backend/queue/nominator.go`, `RunFilterPluginsWithNominatedPods`).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use k8s_types::core::Pod;
+use k8s_types::framework::node_info::same_pod;
+
+/// Node name -> pods nominated to it, in nomination order.
+#[derive(Clone, Debug, Default)]
+pub struct Nominator {
+    by_node: BTreeMap<String, Vec<Arc<Pod>>>,
+}
+
+impl Nominator {
+    /// Rebuilds from the pending pods' `status.nominatedNodeName`.
+    pub(crate) fn rebuild<'a>(&mut self, pending: impl Iterator<Item = &'a Arc<Pod>>) {
+        self.by_node.clear();
+        for p in pending {
+            if let Some(n) = p.status.nominated_node_name.as_deref().filter(|n| !n.is_empty()) {
+                self.by_node
+                    .entry(n.to_string())
+                    .or_default()
+                    .push(Arc::clone(p));
+            }
+        }
+    }
+
+    /// Nominates `pod` to `node` (replacing an earlier nomination).
+    pub(crate) fn add(&mut self, pod: &Arc<Pod>, node: &str) {
+        self.remove(pod);
+        self.by_node
+            .entry(node.to_string())
+            .or_default()
+            .push(Arc::clone(pod));
+    }
+
+    /// Drops `pod`'s nomination.
+    pub(crate) fn remove(&mut self, pod: &Pod) {
+        for v in self.by_node.values_mut() {
+            v.retain(|p| !same_pod(p, pod));
+        }
+        self.by_node.retain(|_, v| !v.is_empty());
+    }
+
+    /// Pods nominated to `node`.
+    pub fn pods_for_node(&self, node: &str) -> &[Arc<Pod>] {
+        self.by_node.get(node).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// True when no pod is nominated anywhere.
+    pub fn is_empty(&self) -> bool {
+        self.by_node.is_empty()
+    }
+}
