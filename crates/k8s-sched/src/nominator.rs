@@ -20,7 +20,12 @@ impl Nominator {
     pub(crate) fn rebuild<'a>(&mut self, pending: impl Iterator<Item = &'a Arc<Pod>>) {
         self.by_node.clear();
         for p in pending {
-            if let Some(n) = p.status.nominated_node_name.as_deref().filter(|n| !n.is_empty()) {
+            if let Some(n) = p
+                .status
+                .nominated_node_name
+                .as_deref()
+                .filter(|n| !n.is_empty())
+            {
                 self.by_node
                     .entry(n.to_string())
                     .or_default()

@@ -69,10 +69,7 @@ impl WaitingPods {
     ) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        let pending = waits
-            .into_iter()
-            .map(|(p, t)| (p, (t, now + t)))
-            .collect();
+        let pending = waits.into_iter().map(|(p, t)| (p, (t, now + t))).collect();
         self.pods.insert(
             pod_key(&pod),
             WaitingPod {
@@ -219,7 +216,10 @@ mod tests {
         assert!(w.get("u1").unwrap().decision.is_none());
         w.expire(110);
         let d = w.get("u1").unwrap().decision.clone().unwrap();
-        assert_eq!(d.message(), "rejected due to timeout after waiting 10s at plugin B");
+        assert_eq!(
+            d.message(),
+            "rejected due to timeout after waiting 10s at plugin B"
+        );
         w.allow("u1", "B");
         assert!(!w.get("u1").unwrap().decision.as_ref().unwrap().is_success());
         assert!(w.take_next_decided().is_some());

@@ -110,11 +110,13 @@ impl NodeResourcesFitArgs {
     /// Upstream `SetDefaults_NodeResourcesFitArgs`: strategy LeastAllocated, resources cpu:1 and
     /// memory:1 when empty, weight 0 -> 1.
     pub fn defaulted(mut self) -> NodeResourcesFitArgs {
-        let s = self.scoring_strategy.get_or_insert_with(|| ScoringStrategy {
-            type_: LEAST_ALLOCATED.to_string(),
-            resources: default_resources(),
-            requested_to_capacity_ratio: None,
-        });
+        let s = self
+            .scoring_strategy
+            .get_or_insert_with(|| ScoringStrategy {
+                type_: LEAST_ALLOCATED.to_string(),
+                resources: default_resources(),
+                requested_to_capacity_ratio: None,
+            });
         if s.type_.is_empty() {
             s.type_ = LEAST_ALLOCATED.to_string();
         }
@@ -176,7 +178,10 @@ fn validate_resources(resources: &[ResourceSpec], path: &str) -> Vec<FieldError>
 fn validate_function_shape(shape: &[UtilizationShapePoint], path: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
     if shape.is_empty() {
-        errs.push(FieldError::required(path, "at least one point must be specified"));
+        errs.push(FieldError::required(
+            path,
+            "at least one point must be specified",
+        ));
         return errs;
     }
     for i in 1..shape.len() {
@@ -282,10 +287,18 @@ impl DefaultPreemptionArgs {
         let pp = join(path, "minCandidateNodesPercentage");
         let ap = join(path, "minCandidateNodesAbsolute");
         if !(0..=100).contains(&pct) {
-            errs.push(FieldError::invalid(&pp, pct.to_string(), "not in valid range [0, 100]"));
+            errs.push(FieldError::invalid(
+                &pp,
+                pct.to_string(),
+                "not in valid range [0, 100]",
+            ));
         }
         if abs < 0 {
-            errs.push(FieldError::invalid(&ap, abs.to_string(), "not in valid range [0, inf)"));
+            errs.push(FieldError::invalid(
+                &ap,
+                abs.to_string(),
+                "not in valid range [0, inf)",
+            ));
         }
         if pct == 0 && abs == 0 {
             errs.push(FieldError::invalid(
@@ -360,12 +373,19 @@ mod tests {
         let bad = NodeResourcesFitArgs {
             scoring_strategy: Some(ScoringStrategy {
                 type_: "Foo".into(),
-                resources: vec![ResourceSpec::new("memory", -1), ResourceSpec::new("cpu", 101)],
+                resources: vec![
+                    ResourceSpec::new("memory", -1),
+                    ResourceSpec::new("cpu", 101),
+                ],
                 requested_to_capacity_ratio: None,
             }),
             ..Default::default()
         };
-        let errs: Vec<String> = bad.validate("args").iter().map(ToString::to_string).collect();
+        let errs: Vec<String> = bad
+            .validate("args")
+            .iter()
+            .map(ToString::to_string)
+            .collect();
         assert_eq!(
             errs,
             vec![
@@ -384,8 +404,14 @@ mod tests {
                 resources: default_resources(),
                 requested_to_capacity_ratio: Some(RequestedToCapacityRatioParam {
                     shape: vec![
-                        UtilizationShapePoint { utilization: 50, score: 1 },
-                        UtilizationShapePoint { utilization: 10, score: 11 },
+                        UtilizationShapePoint {
+                            utilization: 50,
+                            score: 1,
+                        },
+                        UtilizationShapePoint {
+                            utilization: 10,
+                            score: 11,
+                        },
                     ],
                 }),
             }),

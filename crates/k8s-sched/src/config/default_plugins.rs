@@ -111,7 +111,11 @@ mod tests {
     #[test]
     fn merge_replaces_in_place_appends_and_disables() {
         let defaults = PluginSet {
-            enabled: vec![Plugin::named("A"), Plugin::weighted("B", 1), Plugin::named("C")],
+            enabled: vec![
+                Plugin::named("A"),
+                Plugin::weighted("B", 1),
+                Plugin::named("C"),
+            ],
             disabled: vec![],
         };
         let custom = PluginSet {
@@ -119,7 +123,11 @@ mod tests {
             disabled: vec![Plugin::named("C")],
         };
         let m = merge_plugin_set(&defaults, &custom);
-        let names: Vec<_> = m.enabled.iter().map(|p| (p.name.as_str(), p.weight)).collect();
+        let names: Vec<_> = m
+            .enabled
+            .iter()
+            .map(|p| (p.name.as_str(), p.weight))
+            .collect();
         assert_eq!(names, vec![("A", None), ("B", Some(5)), ("D", None)]);
         assert_eq!(m.disabled, vec![Plugin::named("C")]);
 

@@ -91,11 +91,16 @@ mod tests {
             ..Default::default()
         };
         set_defaults(&mut cfg);
-        assert_eq!(cfg.profiles[0].scheduler_name.as_deref(), Some("default-scheduler"));
+        assert_eq!(
+            cfg.profiles[0].scheduler_name.as_deref(),
+            Some("default-scheduler")
+        );
         assert!(validate(&cfg).is_ok());
 
-        let mut bad = KubeSchedulerConfiguration::default();
-        bad.percentage_of_nodes_to_score = Some(101);
+        let mut bad = KubeSchedulerConfiguration {
+            percentage_of_nodes_to_score: Some(101),
+            ..Default::default()
+        };
         bad.profiles.push(bad.profiles[0].clone());
         bad.profiles.push(KubeSchedulerProfile::default());
         assert_eq!(

@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use k8s_types::apiserver::ApiExt;
-use k8s_types::core::{Pod, POD_GROUP_LABEL};
+use k8s_types::core::Pod;
 use k8s_types::framework::{
     CycleState, Handle, NodeToStatus, PermitDecision, PermitPlugin, Plugin, PostFilterPlugin,
     PostFilterResult, PreFilterPlugin, PreFilterResult, ReservePlugin, Status,
@@ -110,9 +110,7 @@ fn assigned_pods(handle: &dyn Handle, pod: &Pod, pg: &str) -> usize {
         .iter()
         .flat_map(|n| n.pods())
         .filter(|p| {
-            p.pod.metadata.namespace() == ns
-                && p.pod.pod_group() == Some(pg)
-                && !p.is_same_pod(pod)
+            p.pod.metadata.namespace() == ns && p.pod.pod_group() == Some(pg) && !p.is_same_pod(pod)
         })
         .count()
 }
@@ -207,7 +205,10 @@ impl PostFilterPlugin for Coscheduling {
             // Deviation (see module docs): no reason for pods outside any group.
             return (
                 Some(PostFilterResult::default()),
-                Status::new(k8s_types::framework::Code::Unschedulable, Vec::<String>::new()),
+                Status::new(
+                    k8s_types::framework::Code::Unschedulable,
+                    Vec::<String>::new(),
+                ),
             );
         };
         let Some(pg) = get_pod_group(&*handle, pod, pg_name) else {
@@ -218,7 +219,10 @@ impl PostFilterPlugin for Coscheduling {
         };
         let min = i64::from(pg.spec.min_member);
         let assigned = assigned_pods(&*handle, pod, pg_name) as i64;
-        let quiet = Status::new(k8s_types::framework::Code::Unschedulable, Vec::<String>::new());
+        let quiet = Status::new(
+            k8s_types::framework::Code::Unschedulable,
+            Vec::<String>::new(),
+        );
         if assigned >= min {
             return (Some(PostFilterResult::default()), quiet);
         }
@@ -229,9 +233,7 @@ impl PostFilterPlugin for Coscheduling {
         }
         reject_waiting_siblings(handle, pod, pg_name, MSG_OPTIMISTIC_REJECTION);
         let full = full_name(pod, pg_name);
-        if self.pod_group_backoff > 0
-            && group_pod_count(&*handle, pod, pg_name) as i64 >= min
-        {
+        if self.pod_group_backoff > 0 && group_pod_count(&*handle, pod, pg_name) as i64 >= min {
             if let Ok(mut map) = self.backed_off.lock() {
                 map.insert(full.clone(), handle.now() + self.pod_group_backoff);
             }
@@ -257,7 +259,13 @@ impl ReservePlugin for Coscheduling {
         Status::success()
     }
 
-    fn unreserve(&self, _state: &mut CycleState, pod: &Pod, _node_name: &str, handle: &mut dyn Handle) {
+    fn unreserve(
+        &self,
+        _state: &mut CycleState,
+        pod: &Pod,
+        _node_name: &str,
+        handle: &mut dyn Handle,
+    ) {
         let Some(pg_name) = pod_group_label(pod) else {
             return;
         };

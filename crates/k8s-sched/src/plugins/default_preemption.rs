@@ -14,7 +14,6 @@ use std::sync::Arc;
 
 use k8s_types::apiserver::{ApiExt, DeleteOptions};
 use k8s_types::core::{condition_status, Pod, PodCondition};
-use k8s_types::events::record;
 use k8s_types::framework::{
     Code, CycleState, Diagnosis, FitError, Handle, NodeInfo, NodeToStatus, Plugin,
     PostFilterPlugin, PostFilterResult, Status,
@@ -101,11 +100,21 @@ impl DefaultPreemption {
     }
 
     /// Upstream `PodEligibleToPreemptOthers`.
-    fn eligible(&self, pod: &Pod, m: &NodeToStatus, handle: &dyn Handle) -> Result<(), &'static str> {
+    fn eligible(
+        &self,
+        pod: &Pod,
+        m: &NodeToStatus,
+        handle: &dyn Handle,
+    ) -> Result<(), &'static str> {
         if pod.spec.preemption_policy.as_deref() == Some("Never") {
             return Err(MSG_NOT_ELIGIBLE_NEVER);
         }
-        if let Some(nom) = pod.status.nominated_node_name.as_deref().filter(|n| !n.is_empty()) {
+        if let Some(nom) = pod
+            .status
+            .nominated_node_name
+            .as_deref()
+            .filter(|n| !n.is_empty())
+        {
             if m.get(nom).code() == Code::UnschedulableAndUnresolvable {
                 return Ok(());
             }
@@ -224,7 +233,12 @@ impl DefaultPreemption {
 
     /// Upstream `prepareCandidate`: evicts the victims (waiting pods are rejected instead) and
     /// clears the nomination of lower-priority pods nominated to the node.
-    fn prepare_candidate(&self, c: &Candidate, pod: &Pod, handle: &mut dyn Handle) -> Result<(), Status> {
+    fn prepare_candidate(
+        &self,
+        c: &Candidate,
+        pod: &Pod,
+        handle: &mut dyn Handle,
+    ) -> Result<(), Status> {
         let waiting: Vec<String> = handle
             .waiting_pods()
             .iter()
@@ -262,16 +276,15 @@ impl DefaultPreemption {
                     Err(e) => return Err(Status::error(e.message)),
                 }
             }
-            let deleted = match handle.client_mut().delete(
-                &Kind::Pod,
-                &ns,
-                &name,
-                DeleteOptions::default(),
-            ) {
-                Ok(obj) => obj,
-                Err(e) if e.is_not_found() => continue,
-                Err(e) => return Err(Status::error(e.message)),
-            };
+            let deleted =
+                match handle
+                    .client_mut()
+                    .delete(&Kind::Pod, &ns, &name, DeleteOptions::default())
+                {
+                    Ok(obj) => obj,
+                    Err(e) if e.is_not_found() => continue,
+                    Err(e) => return Err(Status::error(e.message)),
+                };
             let involved = match deleted {
                 Object::Pod(p) => Object::Pod(p),
                 _ => Object::Pod(fresh),
@@ -481,7 +494,10 @@ mod tests {
     fn pick_one_node_follows_upstream_criteria() {
         // Lowest highest-victim priority wins.
         let c = select_candidate(
-            &[cand("a", vec![victim("x", 10, Some(1))]), cand("b", vec![victim("y", 5, Some(1))])],
+            &[
+                cand("a", vec![victim("x", 10, Some(1))]),
+                cand("b", vec![victim("y", 5, Some(1))]),
+            ],
             100,
         );
         assert_eq!(c.name, "b");
@@ -497,7 +513,10 @@ mod tests {
         // Same sums: fewer victims.
         let c = select_candidate(
             &[
-                cand("a", vec![victim("x", 5, Some(1)), victim("x2", -5, Some(1))]),
+                cand(
+                    "a",
+                    vec![victim("x", 5, Some(1)), victim("x2", -5, Some(1))],
+                ),
                 cand("b", vec![victim("y", 5, Some(1))]),
             ],
             100,
@@ -506,13 +525,19 @@ mod tests {
         assert_eq!(c.name, "b");
         // Everything equal but start time: the latest-started victims' node wins.
         let c = select_candidate(
-            &[cand("a", vec![victim("x", 5, Some(10))]), cand("b", vec![victim("y", 5, Some(3))])],
+            &[
+                cand("a", vec![victim("x", 5, Some(10))]),
+                cand("b", vec![victim("y", 5, Some(3))]),
+            ],
             100,
         );
         assert_eq!(c.name, "a");
         // Full tie: the name sorting last.
         let c = select_candidate(
-            &[cand("a", vec![victim("x", 5, Some(3))]), cand("b", vec![victim("y", 5, Some(3))])],
+            &[
+                cand("a", vec![victim("x", 5, Some(3))]),
+                cand("b", vec![victim("y", 5, Some(3))]),
+            ],
             100,
         );
         assert_eq!(c.name, "b");

@@ -3,7 +3,7 @@
 //! function (`helper/shape_score.go`) and resource-name classes (upstream
 //! `pkg/apis/core/v1/helper/helpers.go` `IsExtendedResourceName`, `IsScalarResourceName`).
 
-use k8s_types::framework::{NodeScore, MAX_NODE_SCORE};
+use k8s_types::framework::NodeScore;
 
 /// Upstream `DefaultNormalizeScore`: scales scores to `[0, max_priority]` by the highest score;
 /// with `reverse`, a higher raw score gives a lower result. All-zero scores stay 0, or become
@@ -50,9 +50,7 @@ pub fn is_extended_resource_name(name: &str) -> bool {
         return false;
     }
     match name.split_once('/') {
-        Some((domain, _)) => {
-            !(domain == "kubernetes.io" || domain.ends_with(".kubernetes.io"))
-        }
+        Some((domain, _)) => !(domain == "kubernetes.io" || domain.ends_with(".kubernetes.io")),
         None => false,
     }
 }
@@ -65,9 +63,6 @@ pub fn is_scalar_resource_name(name: &str) -> bool {
         || name.contains("kubernetes.io/")
         || name.starts_with("attachable-volumes-")
 }
-
-/// The maximum node score, for plugins that normalize to it.
-pub const MAX: i64 = MAX_NODE_SCORE;
 
 #[cfg(test)]
 mod tests {
@@ -94,7 +89,16 @@ mod tests {
             assert_eq!(broken_linear(&a, p), want, "p={p}");
         }
         let b = [(0, 2), (40, 10), (100, 0)];
-        for (p, want) in [(-10, 2), (0, 2), (20, 6), (30, 8), (40, 10), (70, 5), (100, 0), (110, 0)] {
+        for (p, want) in [
+            (-10, 2),
+            (0, 2),
+            (20, 6),
+            (30, 8),
+            (40, 10),
+            (70, 5),
+            (100, 0),
+            (110, 0),
+        ] {
             assert_eq!(broken_linear(&b, p), want, "p={p}");
         }
     }
@@ -102,16 +106,31 @@ mod tests {
     #[test]
     fn normalize_scales_and_reverses() {
         let mut s = [
-            NodeScore { name: "a", score: 1 },
-            NodeScore { name: "b", score: 2 },
-            NodeScore { name: "c", score: 0 },
+            NodeScore {
+                name: "a",
+                score: 1,
+            },
+            NodeScore {
+                name: "b",
+                score: 2,
+            },
+            NodeScore {
+                name: "c",
+                score: 0,
+            },
         ];
         default_normalize_score(100, true, &mut s);
         assert_eq!([s[0].score, s[1].score, s[2].score], [50, 0, 100]);
-        let mut z = [NodeScore { name: "a", score: 0 }];
+        let mut z = [NodeScore {
+            name: "a",
+            score: 0,
+        }];
         default_normalize_score(100, true, &mut z);
         assert_eq!(z[0].score, 100);
-        let mut z = [NodeScore { name: "a", score: 0 }];
+        let mut z = [NodeScore {
+            name: "a",
+            score: 0,
+        }];
         default_normalize_score(100, false, &mut z);
         assert_eq!(z[0].score, 0);
     }

@@ -46,21 +46,48 @@ pub fn not_yet_implemented(name: &str) -> bool {
 /// The in-tree plugins by name.
 pub fn in_tree_registry() -> Registry {
     let entries: Vec<(&str, PluginFactory)> = vec![
-        (names::SCHEDULING_GATES, Box::new(scheduling_gates::SchedulingGates::factory)),
-        (names::PRIORITY_SORT, Box::new(priority_sort::PrioritySort::factory)),
-        (names::NODE_UNSCHEDULABLE, Box::new(node_unschedulable::NodeUnschedulable::factory)),
+        (
+            names::SCHEDULING_GATES,
+            Box::new(scheduling_gates::SchedulingGates::factory),
+        ),
+        (
+            names::PRIORITY_SORT,
+            Box::new(priority_sort::PrioritySort::factory),
+        ),
+        (
+            names::NODE_UNSCHEDULABLE,
+            Box::new(node_unschedulable::NodeUnschedulable::factory),
+        ),
         (names::NODE_NAME, Box::new(node_name::NodeName::factory)),
-        (names::TAINT_TOLERATION, Box::new(taint_toleration::TaintToleration::factory)),
-        (names::NODE_AFFINITY, Box::new(node_affinity::NodeAffinity::factory)),
+        (
+            names::TAINT_TOLERATION,
+            Box::new(taint_toleration::TaintToleration::factory),
+        ),
+        (
+            names::NODE_AFFINITY,
+            Box::new(node_affinity::NodeAffinity::factory),
+        ),
         (names::NODE_PORTS, Box::new(node_ports::NodePorts::factory)),
-        (names::NODE_RESOURCES_FIT, Box::new(node_resources_fit::NodeResourcesFit::factory)),
+        (
+            names::NODE_RESOURCES_FIT,
+            Box::new(node_resources_fit::NodeResourcesFit::factory),
+        ),
         (
             names::NODE_RESOURCES_BALANCED_ALLOCATION,
             Box::new(node_resources_balanced_allocation::NodeResourcesBalancedAllocation::factory),
         ),
-        (names::DEFAULT_PREEMPTION, Box::new(default_preemption::DefaultPreemption::factory)),
-        (names::DEFAULT_BINDER, Box::new(default_binder::DefaultBinder::factory)),
-        (names::COSCHEDULING, Box::new(coscheduling::Coscheduling::factory)),
+        (
+            names::DEFAULT_PREEMPTION,
+            Box::new(default_preemption::DefaultPreemption::factory),
+        ),
+        (
+            names::DEFAULT_BINDER,
+            Box::new(default_binder::DefaultBinder::factory),
+        ),
+        (
+            names::COSCHEDULING,
+            Box::new(coscheduling::Coscheduling::factory),
+        ),
     ];
     let mut r = Registry::new();
     for (name, f) in entries {

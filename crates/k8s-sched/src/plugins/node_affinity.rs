@@ -81,8 +81,10 @@ pub fn required_node_affinity_matches(pod: &Pod, node: &NodeInfo) -> bool {
         .affinity
         .as_ref()
         .and_then(|a| a.node_affinity.as_ref())
-        .and_then(|na| na.required_during_scheduling_ignored_during_execution.as_ref())
-    {
+        .and_then(|na| {
+            na.required_during_scheduling_ignored_during_execution
+                .as_ref()
+        }) {
         Some(sel) => sel.matches(&n.metadata.name, labels),
         None => true,
     }
@@ -100,7 +102,10 @@ impl PreFilterPlugin for NodeAffinity {
             .affinity
             .as_ref()
             .and_then(|a| a.node_affinity.as_ref())
-            .and_then(|na| na.required_during_scheduling_ignored_during_execution.as_ref());
+            .and_then(|na| {
+                na.required_during_scheduling_ignored_during_execution
+                    .as_ref()
+            });
         let Some(required) = required else {
             if pod.spec.node_selector.is_empty() {
                 return (None, Status::skip());
@@ -201,7 +206,12 @@ impl ScorePlugin for NodeAffinity {
         }
     }
 
-    fn normalize_score(&self, _state: &CycleState, _pod: &Pod, scores: &mut [NodeScore<'_>]) -> Status {
+    fn normalize_score(
+        &self,
+        _state: &CycleState,
+        _pod: &Pod,
+        scores: &mut [NodeScore<'_>],
+    ) -> Status {
         default_normalize_score(MAX_NODE_SCORE, false, scores);
         Status::success()
     }
@@ -211,8 +221,7 @@ impl ScorePlugin for NodeAffinity {
 mod tests {
     use super::*;
     use k8s_types::core::{
-        Affinity, Node, NodeAffinity as NodeAffinitySpec, NodeSelectorRequirement,
-        NodeSelectorTerm,
+        Affinity, Node, NodeAffinity as NodeAffinitySpec, NodeSelectorRequirement, NodeSelectorTerm,
     };
 
     fn node(name: &str, labels: &[(&str, &str)]) -> NodeInfo {
@@ -241,7 +250,10 @@ mod tests {
         let mut pod = Pod::default();
         pod.spec.node_selector.insert("disk".into(), "ssd".into());
         let s = NodeAffinity.filter(&CycleState::new(), &pod, &node("a", &[("disk", "hdd")]));
-        assert_eq!(s.message(), "node(s) didn't match Pod's node affinity/selector");
+        assert_eq!(
+            s.message(),
+            "node(s) didn't match Pod's node affinity/selector"
+        );
         assert!(NodeAffinity
             .filter(&CycleState::new(), &pod, &node("a", &[("disk", "ssd")]))
             .is_success());
@@ -256,9 +268,18 @@ mod tests {
             node_affinity: Some(NodeAffinitySpec {
                 required_during_scheduling_ignored_during_execution: None,
                 preferred_during_scheduling_ignored_during_execution: vec![
-                    PreferredSchedulingTerm { weight: 2, preference: term("foo", &["bar"]) },
-                    PreferredSchedulingTerm { weight: 4, preference: term("key", &["value"]) },
-                    PreferredSchedulingTerm { weight: 5, preference: term("az", &["az1"]) },
+                    PreferredSchedulingTerm {
+                        weight: 2,
+                        preference: term("foo", &["bar"]),
+                    },
+                    PreferredSchedulingTerm {
+                        weight: 4,
+                        preference: term("key", &["value"]),
+                    },
+                    PreferredSchedulingTerm {
+                        weight: 5,
+                        preference: term("az", &["az1"]),
+                    },
                 ],
             }),
             ..Default::default()
@@ -280,6 +301,9 @@ mod tests {
             .collect();
         NodeAffinity.normalize_score(&state, &pod, &mut scores);
         // Raw 2, 6, 11 -> 100*2/11 = 18, 100*6/11 = 54, 100.
-        assert_eq!(scores.iter().map(|s| s.score).collect::<Vec<_>>(), vec![18, 54, 100]);
+        assert_eq!(
+            scores.iter().map(|s| s.score).collect::<Vec<_>>(),
+            vec![18, 54, 100]
+        );
     }
 }

@@ -93,17 +93,23 @@ mod tests {
 
     // The pods of upstream balanced_allocation_test.go TestNodeResourcesBalancedAllocation.
     fn cpu_only() -> Pod {
-        pod(&[("cpu", "1000m", "memory", "0"), ("cpu", "2000m", "memory", "0")])
+        pod(&[
+            ("cpu", "1000m", "memory", "0"),
+            ("cpu", "2000m", "memory", "0"),
+        ])
     }
     fn cpu_and_memory() -> Pod {
-        pod(&[("cpu", "1000m", "memory", "2000"), ("cpu", "2000m", "memory", "3000")])
+        pod(&[
+            ("cpu", "1000m", "memory", "2000"),
+            ("cpu", "2000m", "memory", "3000"),
+        ])
     }
     fn cpu_and_memory_and_gpu() -> Pod {
         let mut p = cpu_and_memory();
-        p.spec.containers[1]
-            .resources
-            .requests
-            .insert("nvidia.com/gpu".into(), k8s_types::Quantity::parse("3").unwrap());
+        p.spec.containers[1].resources.requests.insert(
+            "nvidia.com/gpu".into(),
+            k8s_types::Quantity::parse("3").unwrap(),
+        );
         p
     }
 
@@ -151,13 +157,31 @@ mod tests {
         c.name = "c".into();
         gpu_pod.spec.containers.push(c);
         let nodes = [
-            node_with_pods("node1", "3500m", "40000", &[("nvidia.com/gpu", "8")], vec![cpu_and_memory_and_gpu()]),
-            node_with_pods("node2", "3500m", "40000", &[("nvidia.com/gpu", "8")], vec![cpu_and_memory()]),
+            node_with_pods(
+                "node1",
+                "3500m",
+                "40000",
+                &[("nvidia.com/gpu", "8")],
+                vec![cpu_and_memory_and_gpu()],
+            ),
+            node_with_pods(
+                "node2",
+                "3500m",
+                "40000",
+                &[("nvidia.com/gpu", "8")],
+                vec![cpu_and_memory()],
+            ),
         ];
         assert_eq!(score_all(&ba, &gpu_pod, &nodes), vec![70, 65]);
         // node without the scalar resource should skip the scalar resource: 63, 63
         let nodes = [
-            node_with_pods("node1", "3500m", "40000", &[("nvidia.com/gpu", "8")], vec![]),
+            node_with_pods(
+                "node1",
+                "3500m",
+                "40000",
+                &[("nvidia.com/gpu", "8")],
+                vec![],
+            ),
             node_with_pods("node2", "3500m", "40000", &[], vec![]),
         ];
         assert_eq!(score_all(&ba, &cpu_and_memory(), &nodes), vec![63, 63]);

@@ -20,9 +20,7 @@ use k8s_types::resources::{pod_requests, Resources};
 use super::helper::is_extended_resource_name;
 use super::names;
 use super::resource_allocation::{ResourceAllocationScorer, Scorer};
-use crate::config::args::{
-    NodeResourcesFitArgs, LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO,
-};
+use crate::config::args::{NodeResourcesFitArgs, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO};
 use crate::error::ConfigError;
 use crate::registry::PluginArgs;
 
@@ -156,7 +154,10 @@ impl NodeResourcesFit {
                 unresolvable: false,
             });
         }
-        if req.milli_cpu == 0 && req.memory == 0 && req.ephemeral_storage == 0 && req.scalar.is_empty()
+        if req.milli_cpu == 0
+            && req.memory == 0
+            && req.ephemeral_storage == 0
+            && req.scalar.is_empty()
         {
             return out;
         }
@@ -172,8 +173,20 @@ impl NodeResourcesFit {
                 });
             }
         };
-        check("cpu", REASON_INSUFFICIENT_CPU, req.milli_cpu, used.milli_cpu, alloc.milli_cpu);
-        check("memory", REASON_INSUFFICIENT_MEMORY, req.memory, used.memory, alloc.memory);
+        check(
+            "cpu",
+            REASON_INSUFFICIENT_CPU,
+            req.milli_cpu,
+            used.milli_cpu,
+            alloc.milli_cpu,
+        );
+        check(
+            "memory",
+            REASON_INSUFFICIENT_MEMORY,
+            req.memory,
+            used.memory,
+            alloc.memory,
+        );
         check(
             "ephemeral-storage",
             REASON_INSUFFICIENT_EPHEMERAL_STORAGE,
@@ -211,7 +224,11 @@ impl NodeResourcesFit {
         let ok = |r: i64, u: i64, a: i64| !(r > 0 && r > a - u);
         if !ok(req.milli_cpu, used.milli_cpu, alloc.milli_cpu)
             || !ok(req.memory, used.memory, alloc.memory)
-            || !ok(req.ephemeral_storage, used.ephemeral_storage, alloc.ephemeral_storage)
+            || !ok(
+                req.ephemeral_storage,
+                used.ephemeral_storage,
+                alloc.ephemeral_storage,
+            )
         {
             return false;
         }
@@ -280,7 +297,10 @@ impl FilterPlugin for NodeResourcesFit {
 
 impl PreScorePlugin for NodeResourcesFit {
     fn pre_score(&self, state: &mut CycleState, pod: &Pod, _nodes: &[&NodeInfo]) -> Status {
-        state.write(PRE_SCORE_STATE_KEY, PreScoreState(self.scorer.pod_requests(pod)));
+        state.write(
+            PRE_SCORE_STATE_KEY,
+            PreScoreState(self.scorer.pod_requests(pod)),
+        );
         Status::success()
     }
 }
@@ -297,15 +317,12 @@ impl ScorePlugin for NodeResourcesFit {
     }
 }
 
-/// The least-allocated strategy name, re-exported for presets and tests.
-pub const DEFAULT_STRATEGY: &str = LEAST_ALLOCATED;
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::config::args::{
         default_resources, RequestedToCapacityRatioParam, ResourceSpec, ScoringStrategy,
-        UtilizationShapePoint,
+        UtilizationShapePoint, LEAST_ALLOCATED,
     };
     use crate::plugins::testutil::{node, pod, score_all};
 
@@ -324,14 +341,32 @@ mod tests {
     #[test]
     fn least_allocated_upstream_cases() {
         let p = fit(LEAST_ALLOCATED, default_resources());
-        let two = [("cpu", "1000", "memory", "2000"), ("cpu", "2000", "memory", "3000")];
+        let two = [
+            ("cpu", "1000", "memory", "2000"),
+            ("cpu", "2000", "memory", "3000"),
+        ];
         // nothing scheduled, resources requested, differently sized nodes
-        let nodes = [node("node1", "4000", "10000", &[], &[]), node("node2", "6000", "10000", &[], &[])];
+        let nodes = [
+            node("node1", "4000", "10000", &[], &[]),
+            node("node2", "6000", "10000", &[], &[]),
+        ];
         assert_eq!(score_all(&p, &pod(&two), &nodes), vec![37, 50]);
         // no resources requested, pods scheduled with resources
         let nodes = [
-            node("node1", "10000", "20000", &[], &[("3000", "0"), ("3000", "0")]),
-            node("node2", "10000", "20000", &[], &[("3000", "0"), ("3000", "5000")]),
+            node(
+                "node1",
+                "10000",
+                "20000",
+                &[],
+                &[("3000", "0"), ("3000", "0")],
+            ),
+            node(
+                "node2",
+                "10000",
+                "20000",
+                &[],
+                &[("3000", "0"), ("3000", "5000")],
+            ),
         ];
         assert_eq!(score_all(&p, &pod(&[]), &nodes), vec![70, 57]);
         // resources requested, pods scheduled with resources, differently sized nodes
@@ -354,7 +389,10 @@ mod tests {
             LEAST_ALLOCATED,
             vec![ResourceSpec::new("memory", 2), ResourceSpec::new("cpu", 1)],
         );
-        let nodes = [node("node1", "4000", "10000", &[], &[]), node("node2", "6000", "10000", &[], &[])];
+        let nodes = [
+            node("node1", "4000", "10000", &[], &[]),
+            node("node2", "6000", "10000", &[], &[]),
+        ];
         assert_eq!(score_all(&w, &pod(&two), &nodes), vec![41, 50]);
     }
 
@@ -362,12 +400,30 @@ mod tests {
     #[test]
     fn most_allocated_upstream_cases() {
         let p = fit(MOST_ALLOCATED, default_resources());
-        let two = [("cpu", "1000", "memory", "2000"), ("cpu", "2000", "memory", "3000")];
-        let nodes = [node("node1", "4000", "10000", &[], &[]), node("node2", "6000", "10000", &[], &[])];
+        let two = [
+            ("cpu", "1000", "memory", "2000"),
+            ("cpu", "2000", "memory", "3000"),
+        ];
+        let nodes = [
+            node("node1", "4000", "10000", &[], &[]),
+            node("node2", "6000", "10000", &[], &[]),
+        ];
         assert_eq!(score_all(&p, &pod(&two), &nodes), vec![62, 50]);
         let nodes = [
-            node("node1", "10000", "20000", &[], &[("3000", "0"), ("3000", "0")]),
-            node("node2", "10000", "20000", &[], &[("3000", "0"), ("3000", "5000")]),
+            node(
+                "node1",
+                "10000",
+                "20000",
+                &[],
+                &[("3000", "0"), ("3000", "0")],
+            ),
+            node(
+                "node2",
+                "10000",
+                "20000",
+                &[],
+                &[("3000", "0"), ("3000", "5000")],
+            ),
         ];
         assert_eq!(score_all(&p, &pod(&[]), &nodes), vec![30, 42]);
         let nodes = [
@@ -376,8 +432,14 @@ mod tests {
         ];
         assert_eq!(score_all(&p, &pod(&two), &nodes), vec![42, 55]);
         // resources requested equal node capacity
-        let eq = [("cpu", "2000", "memory", "4000"), ("cpu", "3000", "memory", "5000")];
-        let nodes = [node("node1", "5000", "10000", &[], &[]), node("node2", "10000", "9000", &[], &[])];
+        let eq = [
+            ("cpu", "2000", "memory", "4000"),
+            ("cpu", "3000", "memory", "5000"),
+        ];
+        let nodes = [
+            node("node1", "5000", "10000", &[], &[]),
+            node("node2", "10000", "9000", &[], &[]),
+        ];
         assert_eq!(score_all(&p, &pod(&eq), &nodes), vec![95, 75]);
     }
 
@@ -390,8 +452,14 @@ mod tests {
                 resources: default_resources(),
                 requested_to_capacity_ratio: Some(RequestedToCapacityRatioParam {
                     shape: vec![
-                        UtilizationShapePoint { utilization: 0, score: 10 },
-                        UtilizationShapePoint { utilization: 100, score: 0 },
+                        UtilizationShapePoint {
+                            utilization: 0,
+                            score: 10,
+                        },
+                        UtilizationShapePoint {
+                            utilization: 100,
+                            score: 0,
+                        },
                     ],
                 }),
             }),
@@ -407,7 +475,13 @@ mod tests {
     #[test]
     fn filter_reasons_and_unresolvable() {
         let p = fit(LEAST_ALLOCATED, default_resources());
-        let n = node("n", "2", "1Gi", &[("nvidia.com/gpu", "1")], &[("1500m", "0")]);
+        let n = node(
+            "n",
+            "2",
+            "1Gi",
+            &[("nvidia.com/gpu", "1")],
+            &[("1500m", "0")],
+        );
         let big = pod(&[("cpu", "1", "memory", "2Gi")]);
         let mut state = CycleState::new();
         state.write(PRE_FILTER_STATE_KEY, PreFilterState(pod_requests(&big)));
@@ -420,10 +494,10 @@ mod tests {
         assert_eq!(s.reasons(), ["Insufficient cpu"]);
         assert_eq!(s.code(), Code::Unschedulable);
         let mut gpu = pod(&[("cpu", "100m", "memory", "1Mi")]);
-        gpu.spec.containers[0]
-            .resources
-            .requests
-            .insert("nvidia.com/gpu".into(), k8s_types::Quantity::parse("2").unwrap());
+        gpu.spec.containers[0].resources.requests.insert(
+            "nvidia.com/gpu".into(),
+            k8s_types::Quantity::parse("2").unwrap(),
+        );
         assert_eq!(
             p.filter(&CycleState::new(), &gpu, &n).reasons(),
             ["Insufficient nvidia.com/gpu"]

@@ -71,13 +71,18 @@ mod tests {
         let mut pod = Pod::default();
         let s = NodeUnschedulable.filter(&CycleState::new(), &pod, &ni);
         assert_eq!(s.message(), "node(s) were unschedulable");
-        assert_eq!(s.code(), k8s_types::framework::Code::UnschedulableAndUnresolvable);
+        assert_eq!(
+            s.code(),
+            k8s_types::framework::Code::UnschedulableAndUnresolvable
+        );
         pod.spec.tolerations.push(Toleration {
             key: TAINT_NODE_UNSCHEDULABLE.into(),
             operator: "Exists".into(),
             effect: "NoSchedule".into(),
             ..Default::default()
         });
-        assert!(NodeUnschedulable.filter(&CycleState::new(), &pod, &ni).is_success());
+        assert!(NodeUnschedulable
+            .filter(&CycleState::new(), &pod, &ni)
+            .is_success());
     }
 }

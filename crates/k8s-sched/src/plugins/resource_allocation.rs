@@ -74,8 +74,7 @@ impl ResourceAllocationScorer {
 
     /// (allocatable, requested including the pod) of resource `i`; (0, 0) leaves it out
     /// (upstream `calculateResourceAllocatableRequest`).
-    fn allocatable_requested(&self, node: &NodeInfo, i: usize, pod_request: i64) -> (i64, i64) {
-        let name = self.resources[i].name.as_str();
+    fn allocatable_requested(&self, node: &NodeInfo, name: &str, pod_request: i64) -> (i64, i64) {
         if pod_request == 0 && is_scalar_resource_name(name) {
             return (0, 0);
         }
@@ -104,13 +103,13 @@ impl ResourceAllocationScorer {
 
     /// The node's score for a pod with these per-resource requests (upstream `score`).
     pub fn score(&self, node: &NodeInfo, pod_requests: &[i64]) -> i64 {
-        let n = self.resources.len().min(pod_requests.len());
+        let pairs = || self.resources.iter().zip(pod_requests.iter().copied());
         match &self.scorer {
             Scorer::LeastAllocated | Scorer::MostAllocated => {
                 let least = self.scorer == Scorer::LeastAllocated;
                 let (mut node_score, mut weight_sum) = (0i128, 0i128);
-                for i in 0..n {
-                    let (alloc, req) = self.allocatable_requested(node, i, pod_requests[i]);
+                for (r, pr) in pairs() {
+                    let (alloc, req) = self.allocatable_requested(node, &r.name, pr);
                     if alloc == 0 {
                         continue;
                     }
@@ -119,7 +118,7 @@ impl ResourceAllocationScorer {
                     } else {
                         most_requested_score(req, alloc)
                     };
-                    let w = i128::from(self.resources[i].weight);
+                    let w = i128::from(r.weight);
                     node_score += i128::from(s) * w;
                     weight_sum += w;
                 }
@@ -131,8 +130,8 @@ impl ResourceAllocationScorer {
             }
             Scorer::RequestedToCapacityRatio(shape) => {
                 let (mut node_score, mut weight_sum) = (0i128, 0i128);
-                for i in 0..n {
-                    let (alloc, req) = self.allocatable_requested(node, i, pod_requests[i]);
+                for (r, pr) in pairs() {
+                    let (alloc, req) = self.allocatable_requested(node, &r.name, pr);
                     if alloc == 0 {
                         continue;
                     }
@@ -142,7 +141,7 @@ impl ResourceAllocationScorer {
                         broken_linear(shape, scaled_utilization(req, alloc))
                     };
                     if s > 0 {
-                        let w = i128::from(self.resources[i].weight);
+                        let w = i128::from(r.weight);
                         node_score += i128::from(s) * w;
                         weight_sum += w;
                     }
@@ -157,8 +156,8 @@ impl ResourceAllocationScorer {
             Scorer::Balanced => {
                 let (mut count, mut total) = (0usize, 0f64);
                 let (mut first, mut second) = (0f64, 0f64);
-                for i in 0..n {
-                    let (alloc, req) = self.allocatable_requested(node, i, pod_requests[i]);
+                for (r, pr) in pairs() {
+                    let (alloc, req) = self.allocatable_requested(node, &r.name, pr);
                     if alloc == 0 {
                         continue;
                     }
@@ -176,8 +175,8 @@ impl ResourceAllocationScorer {
                     c if c > 2 => {
                         let mean = total / c as f64;
                         let mut sum = 0f64;
-                        for i in 0..n {
-                            let (alloc, req) = self.allocatable_requested(node, i, pod_requests[i]);
+                        for (r, pr) in pairs() {
+                            let (alloc, req) = self.allocatable_requested(node, &r.name, pr);
                             if alloc == 0 {
                                 continue;
                             }

@@ -46,7 +46,10 @@ impl PreEnqueuePlugin for SchedulingGates {
             .map(|g| g.name.as_str())
             .collect();
         // Go's %v of a []string: "[a b]".
-        Status::unresolvable(format!("waiting for scheduling gates: [{}]", gates.join(" ")))
+        Status::unresolvable(format!(
+            "waiting for scheduling gates: [{}]",
+            gates.join(" ")
+        ))
     }
 }
 

@@ -66,7 +66,9 @@ impl FilterPlugin for TaintToleration {
             &[effects::NO_SCHEDULE, effects::NO_EXECUTE],
         ) {
             None => Status::success(),
-            Some(t) => Status::unresolvable(format!("{ERR_REASON_PREFIX}{}", t.to_message_string())),
+            Some(t) => {
+                Status::unresolvable(format!("{ERR_REASON_PREFIX}{}", t.to_message_string()))
+            }
         }
     }
 }
@@ -91,7 +93,10 @@ fn count_intolerable(node: &NodeInfo, tolerations: &[Toleration]) -> i64 {
 
 impl PreScorePlugin for TaintToleration {
     fn pre_score(&self, state: &mut CycleState, pod: &Pod, _nodes: &[&NodeInfo]) -> Status {
-        state.write(PRE_SCORE_STATE_KEY, PreScoreState(prefer_no_schedule_tolerations(pod)));
+        state.write(
+            PRE_SCORE_STATE_KEY,
+            PreScoreState(prefer_no_schedule_tolerations(pod)),
+        );
         Status::success()
     }
 }
@@ -100,11 +105,19 @@ impl ScorePlugin for TaintToleration {
     fn score(&self, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Result<i64, Status> {
         match state.read::<PreScoreState>(PRE_SCORE_STATE_KEY) {
             Some(s) => Ok(count_intolerable(node, &s.0)),
-            None => Ok(count_intolerable(node, &prefer_no_schedule_tolerations(pod))),
+            None => Ok(count_intolerable(
+                node,
+                &prefer_no_schedule_tolerations(pod),
+            )),
         }
     }
 
-    fn normalize_score(&self, _state: &CycleState, _pod: &Pod, scores: &mut [NodeScore<'_>]) -> Status {
+    fn normalize_score(
+        &self,
+        _state: &CycleState,
+        _pod: &Pod,
+        scores: &mut [NodeScore<'_>],
+    ) -> Status {
         default_normalize_score(MAX_NODE_SCORE, true, scores);
         Status::success()
     }
@@ -134,10 +147,18 @@ mod tests {
     fn filter_names_the_untolerated_taint() {
         let ni = node("a", &[("dedicated", "gpu", "NoSchedule")]);
         let s = TaintToleration.filter(&CycleState::new(), &Pod::default(), &ni);
-        assert_eq!(s.message(), "node(s) had untolerated taint {dedicated: gpu}");
-        let cp = node("b", &[("node-role.kubernetes.io/control-plane", "", "NoSchedule")]);
         assert_eq!(
-            TaintToleration.filter(&CycleState::new(), &Pod::default(), &cp).message(),
+            s.message(),
+            "node(s) had untolerated taint {dedicated: gpu}"
+        );
+        let cp = node(
+            "b",
+            &[("node-role.kubernetes.io/control-plane", "", "NoSchedule")],
+        );
+        assert_eq!(
+            TaintToleration
+                .filter(&CycleState::new(), &Pod::default(), &cp)
+                .message(),
             "node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }"
         );
     }
@@ -167,7 +188,9 @@ mod tests {
         ];
         let mut state = CycleState::new();
         let refs: Vec<&NodeInfo> = nodes.iter().collect();
-        assert!(TaintToleration.pre_score(&mut state, &pod, &refs).is_success());
+        assert!(TaintToleration
+            .pre_score(&mut state, &pod, &refs)
+            .is_success());
         let mut scores: Vec<NodeScore> = nodes
             .iter()
             .map(|n| NodeScore {
@@ -176,6 +199,9 @@ mod tests {
             })
             .collect();
         TaintToleration.normalize_score(&state, &pod, &mut scores);
-        assert_eq!(scores.iter().map(|s| s.score).collect::<Vec<_>>(), vec![100, 50, 0]);
+        assert_eq!(
+            scores.iter().map(|s| s.score).collect::<Vec<_>>(),
+            vec![100, 50, 0]
+        );
     }
 }

@@ -52,7 +52,9 @@ impl CycleState {
 
     /// The value under `key` if it exists and has type `T`.
     pub fn read<T: 'static>(&self, key: &str) -> Option<&T> {
-        self.data.get(key).and_then(|b| (**b).as_any().downcast_ref())
+        self.data
+            .get(key)
+            .and_then(|b| (**b).as_any().downcast_ref())
     }
 
     /// The value under `key`, mutably, if it exists and has type `T`.

@@ -169,9 +169,12 @@ mod tests {
             );
         }
         for n in ["d", "e"] {
-            d.node_to_status.set(n, Status::unschedulable("Insufficient cpu"));
+            d.node_to_status
+                .set(n, Status::unschedulable("Insufficient cpu"));
         }
-        d.post_filter_msg = "preemption: 0/5 nodes are available: 5 Preemption is not helpful for scheduling.".into();
+        d.post_filter_msg =
+            "preemption: 0/5 nodes are available: 5 Preemption is not helpful for scheduling."
+                .into();
         let e = FitError {
             num_all_nodes: 5,
             diagnosis: d,
@@ -185,9 +188,10 @@ mod tests {
     #[test]
     fn absent_nodes_count_and_prefilter_message_wins() {
         let mut d = Diagnosis::default();
-        d.node_to_status.set_absent_nodes_status(Status::unresolvable(
-            "Preemption is not helpful for scheduling",
-        ));
+        d.node_to_status
+            .set_absent_nodes_status(Status::unresolvable(
+                "Preemption is not helpful for scheduling",
+            ));
         assert_eq!(
             FitError {
                 num_all_nodes: 3,

@@ -261,7 +261,12 @@ pub trait ScorePlugin: Plugin {
     fn score(&self, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Result<i64, Status>;
 
     /// Rescales all nodes' raw scores into `[0, 100]` (upstream `NormalizeScore`). Default: no-op.
-    fn normalize_score(&self, _state: &CycleState, _pod: &Pod, _scores: &mut [NodeScore<'_>]) -> Status {
+    fn normalize_score(
+        &self,
+        _state: &CycleState,
+        _pod: &Pod,
+        _scores: &mut [NodeScore<'_>],
+    ) -> Status {
         Status::success()
     }
 }
@@ -279,7 +284,13 @@ pub trait ReservePlugin: Plugin {
     ) -> Status;
 
     /// Releases what `reserve` claimed (called in reverse plugin order when a later step fails).
-    fn unreserve(&self, state: &mut CycleState, pod: &Pod, node_name: &str, handle: &mut dyn Handle);
+    fn unreserve(
+        &self,
+        state: &mut CycleState,
+        pod: &Pod,
+        node_name: &str,
+        handle: &mut dyn Handle,
+    );
 }
 
 /// What a Permit plugin decides (upstream Permit `(Status, timeout)`).

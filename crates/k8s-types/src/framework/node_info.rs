@@ -58,9 +58,7 @@ impl PodInfo {
 pub fn same_pod(a: &Pod, b: &Pod) -> bool {
     match (a.metadata.uid.as_deref(), b.metadata.uid.as_deref()) {
         (Some(x), Some(y)) if !x.is_empty() && !y.is_empty() => x == y,
-        _ => {
-            a.metadata.name == b.metadata.name && a.metadata.namespace() == b.metadata.namespace()
-        }
+        _ => a.metadata.name == b.metadata.name && a.metadata.namespace() == b.metadata.namespace(),
     }
 }
 

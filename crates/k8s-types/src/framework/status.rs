@@ -176,14 +176,20 @@ mod tests {
 
     #[test]
     fn message_joins_reasons_and_rejection_classes_follow_upstream() {
-        let s = Status::new(Code::Unschedulable, ["Insufficient cpu", "Insufficient memory"])
-            .with_plugin("NodeResourcesFit");
+        let s = Status::new(
+            Code::Unschedulable,
+            ["Insufficient cpu", "Insufficient memory"],
+        )
+        .with_plugin("NodeResourcesFit");
         assert_eq!(s.message(), "Insufficient cpu, Insufficient memory");
         assert_eq!(s.plugin(), "NodeResourcesFit");
         assert!(s.is_rejected());
         assert!(Status::with_reason(Code::Pending, "x").is_rejected());
         assert!(!Status::error("boom").is_rejected());
         assert!(Status::success().is_success());
-        assert_eq!(Code::UnschedulableAndUnresolvable.to_string(), "UnschedulableAndUnresolvable");
+        assert_eq!(
+            Code::UnschedulableAndUnresolvable.to_string(),
+            "UnschedulableAndUnresolvable"
+        );
     }
 }

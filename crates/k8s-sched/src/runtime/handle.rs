@@ -1,0 +1,132 @@
+//! [`CycleHandle`]: the [`Handle`] plugins get during a scheduling attempt: the tick's snapshot,
+//! the waiting pods, the nominator, the apiserver and the profile's event source (upstream
+//! `frameworkImpl` as `framework.Handle`).
+
+use std::sync::Arc;
+
+use k8s_types::apiserver::ApiClient;
+use k8s_types::core::event::EventSource;
+use k8s_types::core::Pod;
+use k8s_types::events::record;
+use k8s_types::framework::{CycleState, Handle, NodeInfo, PodInfo, Status, WaitingPodInfo};
+use k8s_types::object::Object;
+use k8s_types::Tick;
+
+use super::Framework;
+use crate::cache::Cache;
+use crate::nominator::Nominator;
+use crate::waiting::WaitingPods;
+
+/// The framework as one attempt's plugins see it.
+pub struct CycleHandle<'a> {
+    /// The profile.
+    pub fwk: &'a Framework,
+    /// The apiserver.
+    pub api: &'a mut dyn ApiClient,
+    /// The snapshot.
+    pub cache: &'a Cache,
+    /// Pods held at Permit.
+    pub waiting: &'a mut WaitingPods,
+    /// Nominated pods.
+    pub nominator: &'a Nominator,
+    /// The current tick.
+    pub now: Tick,
+}
+
+impl Handle for CycleHandle<'_> {
+    fn now(&self) -> Tick {
+        self.now
+    }
+
+    fn scheduler_name(&self) -> &str {
+        self.fwk.scheduler_name()
+    }
+
+    fn node_infos(&self) -> &[NodeInfo] {
+        self.cache.node_infos()
+    }
+
+    fn node_info(&self, name: &str) -> Option<&NodeInfo> {
+        self.cache.node_info(name)
+    }
+
+    fn pods(&self) -> &[Arc<Pod>] {
+        self.cache.pods()
+    }
+
+    fn client(&self) -> &dyn ApiClient {
+        &*self.api
+    }
+
+    fn client_mut(&mut self) -> &mut dyn ApiClient {
+        &mut *self.api
+    }
+
+    fn record_event(&mut self, involved: &Object, type_: &str, reason: &str, message: &str) {
+        record(
+            &mut *self.api,
+            involved,
+            type_,
+            reason,
+            message,
+            EventSource {
+                component: self.fwk.scheduler_name().to_string(),
+                host: String::new(),
+            },
+        );
+    }
+
+    fn waiting_pods(&self) -> Vec<WaitingPodInfo> {
+        self.waiting.infos()
+    }
+
+    fn allow_waiting_pod(&mut self, uid: &str, plugin: &str) {
+        self.waiting.allow(uid, plugin);
+    }
+
+    fn reject_waiting_pod(&mut self, uid: &str, plugin: &str, message: &str) {
+        self.waiting.reject(uid, plugin, message);
+    }
+
+    fn nominated_pods_for_node(&self, node: &str) -> Vec<Arc<Pod>> {
+        self.nominator.pods_for_node(node).to_vec()
+    }
+
+    fn run_filter_plugins_with_nominated_pods(
+        &self,
+        state: &CycleState,
+        pod: &Pod,
+        node: &NodeInfo,
+    ) -> Status {
+        let skips = self.fwk.filter_skips(state);
+        self.fwk.run_filter_with_nominated(
+            state,
+            pod,
+            node,
+            &skips,
+            self.nominator.pods_for_node(node.name()),
+        )
+    }
+
+    fn run_pre_filter_extension_add_pod(
+        &self,
+        state: &mut CycleState,
+        pod: &Pod,
+        pod_to_add: &PodInfo,
+        node: &NodeInfo,
+    ) -> Status {
+        self.fwk
+            .run_pre_filter_extension_add_pod(state, pod, pod_to_add, node)
+    }
+
+    fn run_pre_filter_extension_remove_pod(
+        &self,
+        state: &mut CycleState,
+        pod: &Pod,
+        pod_to_remove: &PodInfo,
+        node: &NodeInfo,
+    ) -> Status {
+        self.fwk
+            .run_pre_filter_extension_remove_pod(state, pod, pod_to_remove, node)
+    }
+}

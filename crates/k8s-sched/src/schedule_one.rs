@@ -1,0 +1,537 @@
+//! One scheduling attempt of one pod (upstream `pkg/scheduler/schedule_one.go`: `scheduleOne`,
+//! `schedulingCycle`, `bindingCycle`, `schedulePod`, `findNodesThatFitPod`,
+//! `findNodesThatPassFilters`, `numFeasibleNodesToFind`, `prioritizeNodes`, `selectHost`,
+//! `handleSchedulingFailure`), run synchronously within the tick.
+//!
+//! Host selection tie-break (documented rule): among nodes with the highest total score the node
+//! whose name sorts last wins (upstream picks uniformly at random among ties). This reproduces
+//! the project blueprint's `max(key=(score, name))`.
+
+use std::sync::Arc;
+
+use k8s_types::apiserver::{ApiClient, ApiExt};
+use k8s_types::core::event::{event_types, EventSource};
+use k8s_types::core::{condition_status, pod_conditions, Pod, PodCondition};
+use k8s_types::events::record;
+use k8s_types::framework::{
+    Code, CycleState, Diagnosis, FitError, NodeInfo, NominatingInfo, NominatingMode, PodInfo,
+    Status,
+};
+use k8s_types::meta::tick_timestamp;
+use k8s_types::object::Object;
+use k8s_types::Tick;
+
+use crate::cache::Cache;
+use crate::nominator::Nominator;
+use crate::queue::SchedulingQueue;
+use crate::runtime::handle::CycleHandle;
+use crate::runtime::{Framework, PermitOutcome};
+use crate::waiting::WaitingPods;
+
+/// Event reason of a successful binding.
+pub const EVENT_REASON_SCHEDULED: &str = "Scheduled";
+/// Event reason of a failed attempt.
+pub const EVENT_REASON_FAILED_SCHEDULING: &str = "FailedScheduling";
+/// Condition reason for a pod that fits no node (upstream `v1.PodReasonUnschedulable`).
+pub const REASON_UNSCHEDULABLE: &str = "Unschedulable";
+/// Condition reason for an internal error (upstream `v1.PodReasonSchedulerError`).
+pub const REASON_SCHEDULER_ERROR: &str = "SchedulerError";
+/// Upstream `ErrNoNodesAvailable`.
+pub const MSG_NO_NODES_AVAILABLE: &str = "no nodes available to schedule pods";
+/// Upstream `minFeasibleNodesToFind`.
+pub const MIN_FEASIBLE_NODES_TO_FIND: usize = 100;
+/// Upstream `minFeasibleNodesPercentageToFind`.
+pub const MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND: i64 = 5;
+/// Upstream `validation.NoteLengthLimit` for event messages.
+pub const NOTE_LENGTH_LIMIT: usize = 1024;
+
+/// The mutable scheduler state one attempt works on.
+pub(crate) struct Ctx<'a> {
+    pub api: &'a mut dyn ApiClient,
+    pub cache: &'a mut Cache,
+    pub queue: &'a mut SchedulingQueue,
+    pub waiting: &'a mut WaitingPods,
+    pub nominator: &'a mut Nominator,
+    pub next_start_node_index: &'a mut usize,
+    pub global_percentage: i32,
+    pub now: Tick,
+    pub generation: u64,
+}
+
+impl Ctx<'_> {
+    fn handle<'b>(&'b mut self, fwk: &'b Framework) -> CycleHandle<'b> {
+        CycleHandle {
+            fwk,
+            api: &mut *self.api,
+            cache: &*self.cache,
+            waiting: &mut *self.waiting,
+            nominator: &*self.nominator,
+            now: self.now,
+        }
+    }
+}
+
+/// Why an attempt failed.
+#[derive(Clone, Debug)]
+pub(crate) struct Failure {
+    code: Code,
+    message: String,
+    nominating: Option<NominatingInfo>,
+}
+
+impl Failure {
+    fn error(message: String) -> Failure {
+        Failure {
+            code: Code::Error,
+            message,
+            nominating: None,
+        }
+    }
+
+    /// A Reserve/Permit/binding rejection: a FitError over the one chosen node.
+    fn on_node(node: &str, status: Status) -> Failure {
+        if !status.is_rejected() {
+            return Failure {
+                code: status.code(),
+                message: status.message(),
+                nominating: Some(clear_nomination()),
+            };
+        }
+        let code = status.code();
+        let mut diagnosis = Diagnosis::default();
+        diagnosis.add_plugin_status(&status);
+        diagnosis.node_to_status.set(node, status);
+        Failure {
+            code,
+            message: FitError {
+                num_all_nodes: 1,
+                diagnosis,
+            }
+            .to_string(),
+            nominating: Some(clear_nomination()),
+        }
+    }
+}
+
+fn clear_nomination() -> NominatingInfo {
+    NominatingInfo {
+        nominated_node_name: String::new(),
+        mode: NominatingMode::Override,
+    }
+}
+
+/// Upstream `numFeasibleNodesToFind`.
+pub fn num_feasible_nodes_to_find(percentage: i32, num_all_nodes: usize) -> usize {
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND {
+        return num_all_nodes;
+    }
+    let mut pct = i64::from(percentage);
+    if pct == 0 {
+        pct = 50 - num_all_nodes as i64 / 125;
+        if pct < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND {
+            pct = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND;
+        }
+    }
+    let n = (num_all_nodes as i64 * pct / 100) as usize;
+    n.max(MIN_FEASIBLE_NODES_TO_FIND)
+}
+
+/// Upstream `truncateMessage`: at most 1024 bytes, ending in ` ...` when cut.
+pub fn truncate_message(message: &str) -> String {
+    if message.len() <= NOTE_LENGTH_LIMIT {
+        return message.to_string();
+    }
+    let suffix = " ...";
+    let mut end = NOTE_LENGTH_LIMIT - suffix.len();
+    while !message.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}{suffix}", &message[..end])
+}
+
+/// Schedules one pod with profile `profile`: a scheduling cycle, then (unless a Permit plugin
+/// holds it) the binding.
+pub(crate) fn schedule_one(
+    ctx: &mut Ctx<'_>,
+    profiles: &[Framework],
+    profile: usize,
+    pod: Arc<Pod>,
+) {
+    let fwk = &profiles[profile];
+    ctx.queue.record_attempt(&pod.key(), ctx.now);
+    let mut state = CycleState::new();
+    let host = match schedule_pod(ctx, fwk, &mut state, &pod) {
+        Ok(h) => h,
+        Err(f) => {
+            handle_failure(ctx, fwk, &pod, f);
+            return;
+        }
+    };
+    // Assume, then Reserve.
+    ctx.cache.assume(PodInfo::new(Arc::clone(&pod)), &host);
+    let s = {
+        let mut h = ctx.handle(fwk);
+        fwk.run_reserve(&mut state, &pod, &host, &mut h)
+    };
+    if !s.is_success() {
+        rollback(ctx, fwk, &mut state, &pod, &host);
+        handle_failure(ctx, fwk, &pod, Failure::on_node(&host, s));
+        return;
+    }
+    let outcome = {
+        let mut h = ctx.handle(fwk);
+        fwk.run_permit(&mut state, &pod, &host, &mut h)
+    };
+    match outcome {
+        PermitOutcome::Reject(s) => {
+            rollback(ctx, fwk, &mut state, &pod, &host);
+            handle_failure(ctx, fwk, &pod, Failure::on_node(&host, s));
+        }
+        PermitOutcome::Wait(waits) => {
+            ctx.waiting
+                .add(Arc::clone(&pod), host, profile, waits, state, ctx.now);
+        }
+        PermitOutcome::Allow => {
+            // Siblings this Permit allowed bind first, in the order they started waiting.
+            process_waiting(ctx, profiles);
+            bind(ctx, fwk, &pod, &host, state);
+        }
+    }
+}
+
+/// Unreserve in reverse order, then forget the assumed pod.
+fn rollback(ctx: &mut Ctx<'_>, fwk: &Framework, state: &mut CycleState, pod: &Pod, host: &str) {
+    {
+        let mut h = ctx.handle(fwk);
+        fwk.run_unreserve(state, pod, host, &mut h);
+    }
+    ctx.cache.forget(pod, host);
+}
+
+/// Binds an assumed pod (upstream `bindingCycle` after WaitOnPermit).
+fn bind(ctx: &mut Ctx<'_>, fwk: &Framework, pod: &Arc<Pod>, host: &str, mut state: CycleState) {
+    let s = {
+        let mut h = ctx.handle(fwk);
+        fwk.run_bind(&mut state, pod, host, &mut h)
+    };
+    if s.is_success() {
+        ctx.queue.remove(&pod.key());
+        ctx.nominator.remove(pod);
+        record(
+            &mut *ctx.api,
+            &Object::Pod((**pod).clone()),
+            event_types::NORMAL,
+            EVENT_REASON_SCHEDULED,
+            format!(
+                "Successfully assigned {}/{} to {}",
+                pod.metadata.namespace(),
+                pod.metadata.name,
+                host
+            ),
+            EventSource {
+                component: fwk.scheduler_name().to_string(),
+                host: String::new(),
+            },
+        );
+        return;
+    }
+    rollback(ctx, fwk, &mut state, pod, host);
+    let f = if s.is_skip() {
+        Failure::error(format!("no bind plugin bound pod {:?}", pod.metadata.name))
+    } else {
+        Failure::on_node(host, s)
+    };
+    handle_failure(ctx, fwk, pod, f);
+}
+
+/// Resolves pods held at Permit that were allowed or rejected: binds the allowed ones, rolls back
+/// and reports the rejected ones (upstream binding goroutines after `WaitOnPermit`). Rejections
+/// can cascade (Coscheduling's Unreserve rejects siblings); this runs until none is decided.
+pub(crate) fn process_waiting(ctx: &mut Ctx<'_>, profiles: &[Framework]) {
+    while let Some(wp) = ctx.waiting.take_next_decided() {
+        let Some(fwk) = profiles.get(wp.profile) else {
+            continue;
+        };
+        let decision = wp.decision.clone().unwrap_or_default();
+        if decision.is_success() {
+            bind(ctx, fwk, &wp.pod, &wp.node, wp.state);
+        } else {
+            let mut state = wp.state;
+            rollback(ctx, fwk, &mut state, &wp.pod, &wp.node);
+            handle_failure(ctx, fwk, &wp.pod, Failure::on_node(&wp.node, decision));
+        }
+    }
+}
+
+/// Upstream `schedulePod`: the chosen node, or why there is none.
+fn schedule_pod(
+    ctx: &mut Ctx<'_>,
+    fwk: &Framework,
+    state: &mut CycleState,
+    pod: &Arc<Pod>,
+) -> Result<String, Failure> {
+    let num_all_nodes = ctx.cache.num_nodes();
+    if num_all_nodes == 0 {
+        return Err(Failure::error(MSG_NO_NODES_AVAILABLE.to_string()));
+    }
+    let (feasible, diagnosis) = find_nodes_that_fit(ctx, fwk, state, pod)?;
+    if feasible.is_empty() {
+        let mut fit = FitError {
+            num_all_nodes,
+            diagnosis,
+        };
+        let (result, status) = {
+            let statuses = fit.diagnosis.node_to_status.clone();
+            let mut h = ctx.handle(fwk);
+            fwk.run_post_filter(state, pod, &statuses, &mut h)
+        };
+        if status.code() == Code::Error {
+            tracing::error!(pod = %pod.key(), status = %status, "PostFilter plugins failed");
+        }
+        fit.diagnosis.post_filter_msg = status.message();
+        return Err(Failure {
+            code: Code::Unschedulable,
+            message: fit.to_string(),
+            nominating: result.and_then(|r| r.nominating_info),
+        });
+    }
+    let nodes = ctx.cache.node_infos();
+    if feasible.len() == 1 {
+        return Ok(nodes[feasible[0]].name().to_string());
+    }
+    let refs: Vec<&NodeInfo> = feasible.iter().map(|i| &nodes[*i]).collect();
+    let s = fwk.run_pre_score(state, pod, &refs);
+    if !s.is_success() {
+        return Err(Failure::error(s.message()));
+    }
+    let totals = fwk
+        .run_score(state, pod, &refs)
+        .map_err(|s| Failure::error(s.message()))?;
+    Ok(select_host(&refs, &totals).to_string())
+}
+
+/// The node with the highest total; ties go to the name sorting last (see the module docs).
+pub fn select_host<'a>(nodes: &[&'a NodeInfo], totals: &[i64]) -> &'a str {
+    let mut best: Option<(i64, &str)> = None;
+    for (n, t) in nodes.iter().zip(totals) {
+        let cand = (*t, n.name());
+        if best.is_none_or(|b| cand > b) {
+            best = Some(cand);
+        }
+    }
+    best.map(|b| b.1).unwrap_or("")
+}
+
+/// Upstream `findNodesThatFitPod`: PreFilter, the nominated node first, then Filter over the
+/// candidate nodes. Returns indices into the cache's node list.
+fn find_nodes_that_fit(
+    ctx: &mut Ctx<'_>,
+    fwk: &Framework,
+    state: &mut CycleState,
+    pod: &Arc<Pod>,
+) -> Result<(Vec<usize>, Diagnosis), Failure> {
+    let mut diagnosis = Diagnosis::default();
+    let (pre_res, s, plugins_with_nodes) = {
+        let h = ctx.handle(fwk);
+        fwk.run_pre_filter(state, pod, &h)
+    };
+    if !s.is_success() {
+        if !s.is_rejected() {
+            return Err(Failure::error(s.message()));
+        }
+        diagnosis.add_plugin_status(&s);
+        diagnosis.pre_filter_msg = s.message();
+        diagnosis.node_to_status.set_absent_nodes_status(s);
+        return Ok((Vec::new(), diagnosis));
+    }
+    let cache: &Cache = &*ctx.cache;
+    let skips = fwk.filter_skips(state);
+    // The nominated node first (upstream evaluateNominatedNode).
+    if let Some(nom) = pod
+        .status
+        .nominated_node_name
+        .as_deref()
+        .filter(|n| !n.is_empty())
+    {
+        let allowed = pre_res
+            .node_names
+            .as_ref()
+            .is_none_or(|set| set.contains(nom));
+        if let (true, Some(idx)) = (allowed, cache.node_index(nom)) {
+            let node = &cache.node_infos()[idx];
+            let st = fwk.run_filter_with_nominated(
+                state,
+                pod,
+                node,
+                &skips,
+                ctx.nominator.pods_for_node(nom),
+            );
+            if st.is_success() {
+                return Ok((vec![idx], diagnosis));
+            }
+            if !st.is_rejected() {
+                return Err(Failure::error(st.message()));
+            }
+            diagnosis.add_plugin_status(&st);
+            diagnosis.node_to_status.set(nom, st);
+        }
+    }
+    let candidates: Vec<usize> = match &pre_res.node_names {
+        None => (0..cache.num_nodes()).collect(),
+        Some(set) => {
+            diagnosis
+                .node_to_status
+                .set_absent_nodes_status(Status::unresolvable(format!(
+                    "node(s) didn't satisfy plugin(s) [{}]",
+                    plugins_with_nodes.join(" ")
+                )));
+            let mut v: Vec<usize> = set.iter().filter_map(|n| cache.node_index(n)).collect();
+            v.sort_unstable();
+            v
+        }
+    };
+    let n = candidates.len();
+    if n == 0 {
+        return Ok((Vec::new(), diagnosis));
+    }
+    let pct = fwk
+        .percentage_of_nodes_to_score()
+        .unwrap_or(ctx.global_percentage);
+    let want = num_feasible_nodes_to_find(pct, n);
+    let start = *ctx.next_start_node_index % n;
+    let mut feasible = Vec::new();
+    let mut processed = 0;
+    let nodes = cache.node_infos();
+    for i in 0..n {
+        let idx = candidates[(start + i) % n];
+        let node = &nodes[idx];
+        processed += 1;
+        let st = fwk.run_filter_with_nominated(
+            state,
+            pod,
+            node,
+            &skips,
+            ctx.nominator.pods_for_node(node.name()),
+        );
+        if st.is_success() {
+            feasible.push(idx);
+            if feasible.len() >= want {
+                break;
+            }
+        } else if st.is_rejected() {
+            diagnosis.add_plugin_status(&st);
+            diagnosis.node_to_status.set(node.name(), st);
+        } else {
+            return Err(Failure::error(st.message()));
+        }
+    }
+    *ctx.next_start_node_index = (start + processed) % n;
+    Ok((feasible, diagnosis))
+}
+
+/// Upstream `handleSchedulingFailure`: back to the queue with backoff; a `FailedScheduling`
+/// Warning event (only when the message differs from the last one recorded for the pod, to avoid
+/// one event per retry); the `PodScheduled=False` condition and the nomination, when they change.
+fn handle_failure(ctx: &mut Ctx<'_>, fwk: &Framework, pod: &Arc<Pod>, f: Failure) {
+    let key = pod.key();
+    let rejected = matches!(
+        f.code,
+        Code::Unschedulable | Code::UnschedulableAndUnresolvable | Code::Pending
+    );
+    ctx.queue
+        .record_failure(&key, ctx.now, ctx.generation, !rejected);
+    if let Some(ni) = &f.nominating {
+        if ni.mode == NominatingMode::Override {
+            if ni.nominated_node_name.is_empty() {
+                ctx.nominator.remove(pod);
+            } else {
+                ctx.nominator.add(pod, &ni.nominated_node_name);
+            }
+        }
+    }
+    let Ok(fresh) = ctx
+        .api
+        .get_typed::<Pod>(pod.metadata.namespace(), &pod.metadata.name)
+    else {
+        // Deleted meanwhile: nothing to report (upstream: "Pod doesn't exist in informer cache").
+        return;
+    };
+    if !k8s_types::framework::node_info::same_pod(&fresh, pod) || fresh.node_name().is_some() {
+        return;
+    }
+    let reason = if rejected {
+        REASON_UNSCHEDULABLE
+    } else {
+        REASON_SCHEDULER_ERROR
+    };
+    let msg = truncate_message(&f.message);
+    let emit = match ctx.queue.last_message(&key) {
+        Some(last) => last != msg,
+        None => !fresh
+            .condition(pod_conditions::POD_SCHEDULED)
+            .is_some_and(|c| {
+                c.status == condition_status::FALSE
+                    && c.reason.as_deref() == Some(reason)
+                    && c.message.as_deref() == Some(f.message.as_str())
+            }),
+    };
+    if emit {
+        record(
+            &mut *ctx.api,
+            &Object::Pod(fresh.clone()),
+            event_types::WARNING,
+            EVENT_REASON_FAILED_SCHEDULING,
+            msg.clone(),
+            EventSource {
+                component: fwk.scheduler_name().to_string(),
+                host: String::new(),
+            },
+        );
+    }
+    ctx.queue.set_last_message(&key, msg);
+    let mut updated = fresh.clone();
+    updated.set_condition(PodCondition {
+        type_: pod_conditions::POD_SCHEDULED.to_string(),
+        status: condition_status::FALSE.to_string(),
+        reason: Some(reason.to_string()),
+        message: Some(f.message.clone()),
+        last_transition_time: Some(tick_timestamp(ctx.now)),
+    });
+    if let Some(ni) = &f.nominating {
+        if ni.mode == NominatingMode::Override {
+            updated.status.nominated_node_name = if ni.nominated_node_name.is_empty() {
+                None
+            } else {
+                Some(ni.nominated_node_name.clone())
+            };
+        }
+    }
+    if updated.status != fresh.status {
+        if let Err(e) = ctx.api.update_status_typed(updated) {
+            tracing::warn!(pod = %key, error = %e, "updating the pod's PodScheduled condition failed");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn feasible_nodes_to_find_follows_upstream() {
+        assert_eq!(num_feasible_nodes_to_find(0, 10), 10);
+        assert_eq!(num_feasible_nodes_to_find(0, 1000), 420);
+        assert_eq!(num_feasible_nodes_to_find(0, 6000), 300);
+        assert_eq!(num_feasible_nodes_to_find(10, 500), 100);
+        assert_eq!(num_feasible_nodes_to_find(50, 1000), 500);
+    }
+
+    #[test]
+    fn truncation_keeps_1024_bytes() {
+        let long = "x".repeat(2000);
+        let t = truncate_message(&long);
+        assert_eq!(t.len(), 1024);
+        assert!(t.ends_with(" ..."));
+        assert_eq!(truncate_message("short"), "short");
+    }
+}

@@ -1,0 +1,249 @@
+//! Scheduler configuration through the public API: YAML profiles, validation errors with field
+//! paths, not-yet-implemented plugins, multiple profiles, and an out-of-tree plugin registered
+//! from this crate (proof that the framework traits are object-safe and usable from outside).
+
+mod common;
+
+use std::sync::Arc;
+
+use common::{node, pod, FakeApi};
+use k8s_sched::config::Plugin as PluginRef;
+use k8s_sched::{ConfigError, KubeSchedulerConfiguration, PluginArgs, Registry, Scheduler};
+use k8s_types::core::Pod;
+use k8s_types::framework::{CycleState, FilterPlugin, NodeInfo, Plugin, Status};
+
+#[test]
+fn unsupported_scoring_strategy_names_the_field_path() {
+    let yaml = r#"
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: Foo
+"#;
+    let cfg = KubeSchedulerConfiguration::from_yaml(yaml).unwrap();
+    let err = Scheduler::new(cfg).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "profiles[0].pluginConfig[0].args.scoringStrategy.type: Unsupported value: \"Foo\": supported values: \"LeastAllocated\", \"MostAllocated\", \"RequestedToCapacityRatio\""
+    );
+}
+
+#[test]
+fn bad_arg_types_name_the_field_path() {
+    let yaml = r#"
+profiles:
+- pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: MostAllocated
+        resources:
+        - name: cpu
+          weight: heavy
+"#;
+    let cfg = KubeSchedulerConfiguration::from_yaml(yaml).unwrap();
+    match Scheduler::new(cfg).unwrap_err() {
+        ConfigError::Decode { path, .. } => assert_eq!(
+            path,
+            "profiles[0].pluginConfig[0].args.scoringStrategy.resources[0].weight"
+        ),
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[test]
+fn unknown_plugins_are_rejected_and_unimplemented_ones_skipped() {
+    let mut cfg = KubeSchedulerConfiguration::default();
+    let mut plugins = k8s_sched::config::Plugins::default();
+    plugins
+        .filter
+        .enabled
+        .push(PluginRef::named("NoSuchPlugin"));
+    cfg.profiles[0].plugins = Some(plugins);
+    assert_eq!(
+        Scheduler::new(cfg).unwrap_err().to_string(),
+        "profiles[0].plugins.filter.enabled[0].name: Invalid value: \"NoSuchPlugin\": plugin does not exist in the registry"
+    );
+
+    let mut cfg = KubeSchedulerConfiguration::default();
+    let mut plugins = k8s_sched::config::Plugins::default();
+    plugins
+        .score
+        .enabled
+        .push(PluginRef::weighted("ImageLocality", 5));
+    cfg.profiles[0].plugins = Some(plugins);
+    let s = Scheduler::new(cfg).unwrap();
+    let fwk = s.profile("default-scheduler").unwrap();
+    // Upstream default weights; unimplemented plugins are absent.
+    assert_eq!(
+        fwk.score_weights(),
+        vec![
+            ("TaintToleration".to_string(), 3),
+            ("NodeAffinity".to_string(), 2),
+            ("NodeResourcesFit".to_string(), 1),
+            ("NodeResourcesBalancedAllocation".to_string(), 1),
+        ]
+    );
+    assert!(k8s_sched::plugins::NOT_YET_IMPLEMENTED.contains(&"PodTopologySpread"));
+}
+
+#[test]
+fn default_profile_extension_points() {
+    let s = Scheduler::new(KubeSchedulerConfiguration::default()).unwrap();
+    let fwk = s.profile("default-scheduler").unwrap();
+    use k8s_sched::runtime::ExtensionPoint as E;
+    assert_eq!(fwk.plugin_names(E::QueueSort), vec!["PrioritySort"]);
+    assert_eq!(
+        fwk.plugin_names(E::Filter),
+        vec![
+            "NodeUnschedulable",
+            "NodeName",
+            "TaintToleration",
+            "NodeAffinity",
+            "NodePorts",
+            "NodeResourcesFit"
+        ]
+    );
+    assert_eq!(
+        fwk.plugin_names(E::PostFilter),
+        vec!["DefaultPreemption", "Coscheduling"]
+    );
+    assert_eq!(fwk.plugin_names(E::Permit), vec!["Coscheduling"]);
+    assert_eq!(fwk.plugin_names(E::Bind), vec!["DefaultBinder"]);
+}
+
+#[test]
+fn balanced_preset_disables_fit_scoring_only() {
+    let s = Scheduler::new(KubeSchedulerConfiguration::preset("balanced").unwrap()).unwrap();
+    let fwk = s.profile("default-scheduler").unwrap();
+    use k8s_sched::runtime::ExtensionPoint as E;
+    assert!(!fwk
+        .plugin_names(E::Score)
+        .contains(&"NodeResourcesFit".to_string()));
+    assert!(fwk
+        .plugin_names(E::Filter)
+        .contains(&"NodeResourcesFit".to_string()));
+    assert!(fwk
+        .plugin_names(E::Score)
+        .contains(&"NodeResourcesBalancedAllocation".to_string()));
+}
+
+#[test]
+fn second_profile_schedules_only_its_pods() {
+    let yaml = r#"
+profiles:
+- schedulerName: default-scheduler
+- schedulerName: packer
+  pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: MostAllocated
+"#;
+    let cfg = KubeSchedulerConfiguration::from_yaml(yaml).unwrap();
+    let mut s = Scheduler::new(cfg).unwrap();
+    let mut api = FakeApi::new();
+    api.add(node("a", "4", "8Gi", &[]));
+    api.add(node("b", "4", "8Gi", &[]));
+    let mut seed = pod("seed", "1", "1Gi", &[]);
+    seed.spec.node_name = Some("a".into());
+    api.add(seed);
+    let mut packed = pod("packed", "500m", "512Mi", &[]);
+    packed.spec.scheduler_name = Some("packer".into());
+    api.add(packed);
+    let mut other = pod("other", "500m", "512Mi", &[]);
+    other.spec.scheduler_name = Some("someone-else".into());
+    api.add(other);
+    s.schedule(&mut api);
+    assert_eq!(api.pod("packed").node_name(), Some("a"));
+    assert_eq!(api.pod("other").node_name(), None);
+    let ev = api
+        .events()
+        .into_iter()
+        .find(|e| e.reason == "Scheduled")
+        .unwrap();
+    assert_eq!(ev.source.component, "packer");
+}
+
+/// An out-of-tree Filter plugin: only nodes labelled `tier=gold`.
+struct GoldOnly;
+
+impl Plugin for GoldOnly {
+    fn name(&self) -> &str {
+        "GoldOnly"
+    }
+    fn as_filter(&self) -> Option<&dyn FilterPlugin> {
+        Some(self)
+    }
+}
+
+impl FilterPlugin for GoldOnly {
+    fn filter(&self, _state: &CycleState, _pod: &Pod, node: &NodeInfo) -> Status {
+        if node.node().metadata.labels.get("tier").map(String::as_str) == Some("gold") {
+            Status::success()
+        } else {
+            Status::unresolvable("node(s) are not gold")
+        }
+    }
+}
+
+#[test]
+fn out_of_tree_plugin_is_registered_and_enabled_by_name() {
+    let mut registry = Registry::new();
+    registry
+        .register(
+            "GoldOnly",
+            Box::new(
+                |_: &PluginArgs<'_>| -> Result<Arc<dyn Plugin>, ConfigError> {
+                    Ok(Arc::new(GoldOnly))
+                },
+            ),
+        )
+        .unwrap();
+    let mut cfg = KubeSchedulerConfiguration::default();
+    let mut plugins = k8s_sched::config::Plugins::default();
+    plugins
+        .multi_point
+        .enabled
+        .push(PluginRef::named("GoldOnly"));
+    cfg.profiles[0].plugins = Some(plugins);
+    let mut s = Scheduler::with_registry(cfg, registry).unwrap();
+
+    let mut api = FakeApi::new();
+    let mut gold = node("z-gold", "1", "1Gi", &[]);
+    gold.metadata.labels.insert("tier".into(), "gold".into());
+    api.add(node("a-plain", "8", "16Gi", &[]));
+    api.add(gold);
+    api.add(pod("p", "500m", "256Mi", &[]));
+    api.add(pod("q", "800m", "256Mi", &[]));
+    s.schedule(&mut api);
+    assert_eq!(api.pod("p").node_name(), Some("z-gold"));
+    assert_eq!(
+        api.event_messages("q", "FailedScheduling"),
+        vec!["0/2 nodes are available: 1 Insufficient cpu, 1 node(s) are not gold. preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling."]
+    );
+
+    // A name clash with an in-tree plugin is refused.
+    let mut clash = Registry::new();
+    clash
+        .register(
+            "NodeName",
+            Box::new(
+                |_: &PluginArgs<'_>| -> Result<Arc<dyn Plugin>, ConfigError> {
+                    Ok(Arc::new(GoldOnly))
+                },
+            ),
+        )
+        .unwrap();
+    assert_eq!(
+        Scheduler::with_registry(KubeSchedulerConfiguration::default(), clash)
+            .unwrap_err()
+            .to_string(),
+        "a plugin named NodeName already exists"
+    );
+}
