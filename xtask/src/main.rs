@@ -12,7 +12,10 @@ use k8s_cluster::manifest::{self, Document};
 use k8s_cluster::{run_file, OutputFormat, RunOptions};
 
 #[derive(Parser)]
-#[command(name = "cargo xtask", about = "k8s-mini: the Kubernetes control plane as a deterministic simulator")]
+#[command(
+    name = "cargo xtask",
+    about = "k8s-mini: the Kubernetes control plane as a deterministic simulator"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -78,7 +81,10 @@ fn list() -> ExitCode {
     };
     entries.sort();
     for p in entries {
-        let name = p.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+        let name = p
+            .file_stem()
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_default();
         let description = manifest::load_file(&p)
             .ok()
             .and_then(|m| {

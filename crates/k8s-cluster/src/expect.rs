@@ -196,7 +196,11 @@ pub fn check(api: &dyn ApiClient, e: &Expectation) -> Vec<CheckResult> {
                 };
                 cmp("replicas", d.replicas, s.replicas);
                 cmp("updatedReplicas", d.updated_replicas, s.updated_replicas);
-                cmp("availableReplicas", d.available_replicas, s.available_replicas);
+                cmp(
+                    "availableReplicas",
+                    d.available_replicas,
+                    s.available_replicas,
+                );
                 if let Some(min) = d.min_available_replicas {
                     if s.available_replicas < min {
                         problems.push(format!(

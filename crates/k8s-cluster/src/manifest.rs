@@ -106,8 +106,8 @@ fn split_documents(text: &str) -> Vec<(usize, String)> {
     let mut current = String::new();
     let mut start = 1;
     for (idx, line) in text.lines().enumerate() {
-        let is_sep = line.starts_with("---")
-            && line[3..].chars().next().is_none_or(char::is_whitespace);
+        let is_sep =
+            line.starts_with("---") && line[3..].chars().next().is_none_or(char::is_whitespace);
         let is_end = line == "..." || line.starts_with("... ");
         if is_sep || is_end {
             docs.push((start, std::mem::take(&mut current)));
@@ -151,11 +151,15 @@ pub fn parse_stream(name: &str, text: &str) -> Result<Manifests, ManifestError> 
         if value.is_null() {
             continue;
         }
-        let type_meta: TypeMeta = serde_yaml::from_value(value.clone()).map_err(|e| ManifestError {
-            source_loc: at(start),
-            path: String::new(),
-            message: format!("not a Kubernetes object: {}", strip_location(&e.to_string())),
-        })?;
+        let type_meta: TypeMeta =
+            serde_yaml::from_value(value.clone()).map_err(|e| ManifestError {
+                source_loc: at(start),
+                path: String::new(),
+                message: format!(
+                    "not a Kubernetes object: {}",
+                    strip_location(&e.to_string())
+                ),
+            })?;
         if type_meta.kind == "List" {
             let items = value
                 .get("items")
@@ -163,8 +167,7 @@ pub fn parse_stream(name: &str, text: &str) -> Result<Manifests, ManifestError> 
                 .cloned()
                 .unwrap_or_default();
             for (i, item) in items.into_iter().enumerate() {
-                let item_type: TypeMeta =
-                    serde_yaml::from_value(item.clone()).unwrap_or_default();
+                let item_type: TypeMeta = serde_yaml::from_value(item.clone()).unwrap_or_default();
                 let decoded = decode_value(&item_type, item).map_err(|mut e| {
                     e.path = if e.path.is_empty() {
                         format!("items[{i}]")
@@ -241,7 +244,10 @@ fn classify(tm: &TypeMeta) -> Result<Target, PartialError> {
         message,
     };
     if tm.kind.is_empty() {
-        return Err(err("kind", "Required value: every document needs a kind".into()));
+        return Err(err(
+            "kind",
+            "Required value: every document needs a kind".into(),
+        ));
     }
     if tm.api_version.is_empty() {
         return Err(err(
@@ -303,10 +309,17 @@ enum Input<'a> {
 fn decode<T: DeserializeOwned>(input: &Input<'_>) -> Result<T, PartialError> {
     let conv = |e: serde_path_to_error::Error<serde_yaml::Error>, start: Option<usize>| {
         let line = start.and_then(|s| e.inner().location().map(|l| s + l.line() - 1));
+        let path = e.path().to_string();
+        let message = strip_location(&e.inner().to_string());
+        // serde_yaml already prefixes some messages with the path; keep it once.
+        let message = match message.strip_prefix(&format!("{path}: ")) {
+            Some(rest) => rest.to_string(),
+            None => message,
+        };
         PartialError {
             line,
-            path: e.path().to_string(),
-            message: strip_location(&e.inner().to_string()),
+            path,
+            message,
         }
     };
     match input {
@@ -358,55 +371,6 @@ fn decode_typed(kind: &Kind, input: &Input<'_>) -> Result<Object, PartialError> 
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn err(text: &str) -> String {
-        parse_stream("t.yaml", text).unwrap_err().to_string()
-    }
-
-    #[test]
-    fn invalid_quantity_names_file_line_and_field_path() {
-        let text = "apiVersion: v1\nkind: Node\nmetadata: {name: n}\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: i\n    resources:\n      requests:\n        cpu: 1.5.5\n";
-        let e = err(text);
-        assert!(
-            e.starts_with("t.yaml:15: spec.containers[0].resources.requests.cpu: invalid quantity \"1.5.5\""),
-            "{e}"
-        );
-    }
-
-    #[test]
-    fn lists_are_flattened_and_unknown_builtin_kinds_rejected() {
-        let text = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: a}\n- apiVersion: v1\n  kind: Service\n  metadata: {name: s}\n";
-        let m = parse_stream("d.yaml", text).unwrap();
-        assert_eq!(m.docs.len(), 2);
-        assert_eq!(m.warnings.len(), 1);
-        assert!(m.warnings[0].contains("v1 Service is kept in the store but not simulated"));
-        let e = err("apiVersion: v1\nkind: Pdo\nmetadata: {name: a}\n");
-        assert_eq!(e, "t.yaml:1: no matches for kind \"Pdo\" in version \"v1\"");
-        let e = err("apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: a}\n  spec: {containers: [{name: c, resources: {limits: {cpu: x}}}]}\n");
-        assert!(e.starts_with("t.yaml:1: items[0].spec.containers[0].resources.limits.cpu: invalid quantity \"x\""), "{e}");
-    }
-
-    #[test]
-    fn bad_yaml_and_missing_kind_are_errors() {
-        let e = err("a: [1, 2\n");
-        assert!(e.starts_with("t.yaml:"), "{e}");
-        assert!(e.contains("invalid YAML"), "{e}");
-        let e = err("---\n# comment\n---\nmetadata: {name: a}\n");
-        assert_eq!(e, "t.yaml:3: kind: Required value: every document needs a kind");
-    }
-
-    #[test]
-    fn documents_keep_their_line_numbers() {
-        let text = "# header\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: b}\n";
-        let m = parse_stream("n.yaml", text).unwrap();
-        let lines: Vec<usize> = m.docs.iter().map(|d| d.source.line).collect();
-        assert_eq!(lines, vec![2, 6]);
-    }
-}
-
 /// Decodes an inline manifest (e.g. a Scenario step's `apply`) found in the document at `source`;
 /// `path` is the manifest's own path in that document, used as the prefix of field paths.
 ///
@@ -455,4 +419,58 @@ pub fn decode_inline(
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> String {
+        parse_stream("t.yaml", text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn invalid_quantity_names_file_line_and_field_path() {
+        let text = "apiVersion: v1\nkind: Node\nmetadata: {name: n}\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: i\n    resources:\n      requests:\n        cpu: 1.5.5\n";
+        let e = err(text);
+        assert!(
+            e.starts_with(
+                "t.yaml:15: spec.containers[0].resources.requests.cpu: invalid quantity \"1.5.5\""
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn lists_are_flattened_and_unknown_builtin_kinds_rejected() {
+        let text = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: a}\n- apiVersion: v1\n  kind: Service\n  metadata: {name: s}\n";
+        let m = parse_stream("d.yaml", text).unwrap();
+        assert_eq!(m.docs.len(), 2);
+        assert_eq!(m.warnings.len(), 1);
+        assert!(m.warnings[0].contains("v1 Service is kept in the store but not simulated"));
+        let e = err("apiVersion: v1\nkind: Pdo\nmetadata: {name: a}\n");
+        assert_eq!(e, "t.yaml:1: no matches for kind \"Pdo\" in version \"v1\"");
+        let e = err("apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: a}\n  spec: {containers: [{name: c, resources: {limits: {cpu: x}}}]}\n");
+        assert!(e.starts_with("t.yaml:1: items[0].spec.containers[0].resources.limits.cpu: invalid quantity \"x\""), "{e}");
+    }
+
+    #[test]
+    fn bad_yaml_and_missing_kind_are_errors() {
+        let e = err("a: [1, 2\n");
+        assert!(e.starts_with("t.yaml:"), "{e}");
+        assert!(e.contains("invalid YAML"), "{e}");
+        let e = err("---\n# comment\n---\nmetadata: {name: a}\n");
+        assert_eq!(
+            e,
+            "t.yaml:3: kind: Required value: every document needs a kind"
+        );
+    }
+
+    #[test]
+    fn documents_keep_their_line_numbers() {
+        let text = "# header\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: b}\n";
+        let m = parse_stream("n.yaml", text).unwrap();
+        let lines: Vec<usize> = m.docs.iter().map(|d| d.source.line).collect();
+        assert_eq!(lines, vec![2, 6]);
+    }
 }

@@ -84,7 +84,12 @@ pub fn pods_table(api: &dyn ApiClient, now: Tick) -> String {
                 .into_iter()
                 .map(|(r, ids)| format!("{r}=[{}]", ids.join(",")))
                 .collect();
-            let restarts: i32 = p.status.container_statuses.iter().map(|c| c.restart_count).sum();
+            let restarts: i32 = p
+                .status
+                .container_statuses
+                .iter()
+                .map(|c| c.restart_count)
+                .sum();
             vec![
                 p.metadata.namespace().to_string(),
                 p.metadata.name.clone(),
@@ -151,8 +156,16 @@ pub fn nodes_table(api: &dyn ApiClient) -> String {
                 String::new()
             };
             rows.push(vec![
-                if i == 0 { node.metadata.name.clone() } else { String::new() },
-                if i == 0 { status.clone() } else { String::new() },
+                if i == 0 {
+                    node.metadata.name.clone()
+                } else {
+                    String::new()
+                },
+                if i == 0 {
+                    status.clone()
+                } else {
+                    String::new()
+                },
                 res.clone(),
                 format!("{}{pct}", format_amount(res, u)),
                 format_amount(res, a),
@@ -161,14 +174,24 @@ pub fn nodes_table(api: &dyn ApiClient) -> String {
         }
     }
     table(
-        &["NODE", "STATUS", "RESOURCE", "REQUESTS", "ALLOCATABLE", "FREE"],
+        &[
+            "NODE",
+            "STATUS",
+            "RESOURCE",
+            "REQUESTS",
+            "ALLOCATABLE",
+            "FREE",
+        ],
         &rows,
     )
 }
 
 /// Every object as a `v1` `List` (kinds in [`Kind::TYPED`] order, then other kinds by key; objects
 /// in key order within a kind), as `kubectl get -o json` prints a list.
-pub fn list_json(api: &dyn ApiClient, other_kinds: &BTreeSet<(String, String, bool)>) -> serde_json::Value {
+pub fn list_json(
+    api: &dyn ApiClient,
+    other_kinds: &BTreeSet<(String, String, bool)>,
+) -> serde_json::Value {
     let mut items: Vec<serde_json::Value> = Vec::new();
     let mut push_all = |objs: Vec<Object>| {
         for o in objs {

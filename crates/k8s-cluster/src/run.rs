@@ -80,7 +80,10 @@ pub fn run_file(path: &Path, opts: &RunOptions) -> Result<RunOutcome, ManifestEr
             Document::Object(o) => objects.push((*o, loaded.source)),
             Document::SchedulerConfig(c) => {
                 if scheduler_config.is_some() {
-                    return Err(bad(&loaded.source, "only one KubeSchedulerConfiguration is allowed"));
+                    return Err(bad(
+                        &loaded.source,
+                        "only one KubeSchedulerConfiguration is allowed",
+                    ));
                 }
                 scheduler_config = Some(*c);
             }
@@ -260,7 +263,9 @@ fn decode_steps(scenario: &Scenario, source: &Source) -> Result<Vec<ReadyStep>, 
             });
         }
         let apply = match &step.apply {
-            Some(v) => manifest::decode_inline(v.clone(), source, &format!("spec.steps[{i}].apply"))?,
+            Some(v) => {
+                manifest::decode_inline(v.clone(), source, &format!("spec.steps[{i}].apply"))?
+            }
             None => Vec::new(),
         };
         out.push(ReadyStep {
@@ -277,14 +282,22 @@ fn run_step(cluster: &mut Cluster, rs: &ReadyStep) -> Result<String, String> {
     if step.apply.is_some() {
         let mut names = Vec::new();
         for obj in &rs.apply {
-            names.push(format!("{}/{}", obj.kind().name().to_ascii_lowercase(), obj.meta().name));
+            names.push(format!(
+                "{}/{}",
+                obj.kind().name().to_ascii_lowercase(),
+                obj.meta().name
+            ));
             cluster.apply(obj.clone()).map_err(|s| s.message)?;
         }
         return Ok(format!("apply {}", names.join(", ")));
     }
     if let Some(d) = &step.delete {
         let kind = kind_by_name(&d.kind).ok_or_else(|| format!("unknown kind {:?}", d.kind))?;
-        let namespace = if kind.namespaced() { ns(&d.namespace) } else { String::new() };
+        let namespace = if kind.namespaced() {
+            ns(&d.namespace)
+        } else {
+            String::new()
+        };
         let names: Vec<String> = match (&d.name, &d.selector) {
             (Some(n), _) => vec![n.clone()],
             (None, Some(sel)) => {
@@ -319,12 +332,14 @@ fn run_step(cluster: &mut Cluster, rs: &ReadyStep) -> Result<String, String> {
         let api = cluster.api();
         match s.kind.as_deref().unwrap_or("Deployment") {
             "Deployment" => {
-                let mut d: Deployment = api.get_typed(&namespace, &s.name).map_err(|e| e.message)?;
+                let mut d: Deployment =
+                    api.get_typed(&namespace, &s.name).map_err(|e| e.message)?;
                 d.spec.replicas = Some(s.replicas);
                 api.update_typed(d).map_err(|e| e.message)?;
             }
             "ReplicaSet" => {
-                let mut r: ReplicaSet = api.get_typed(&namespace, &s.name).map_err(|e| e.message)?;
+                let mut r: ReplicaSet =
+                    api.get_typed(&namespace, &s.name).map_err(|e| e.message)?;
                 r.spec.replicas = Some(s.replicas);
                 api.update_typed(r).map_err(|e| e.message)?;
             }
@@ -351,7 +366,10 @@ fn run_step(cluster: &mut Cluster, rs: &ReadyStep) -> Result<String, String> {
             ));
         }
         api.update_typed(d).map_err(|e| e.message)?;
-        return Ok(format!("set image deployment/{} {}", si.deployment, si.image));
+        return Ok(format!(
+            "set image deployment/{} {}",
+            si.deployment, si.image
+        ));
     }
     if let Some(c) = step.cordon.as_ref().or(step.uncordon.as_ref()) {
         let cordon = step.cordon.is_some();
@@ -454,9 +472,8 @@ fn run_cluster(
             last_active = Some(t);
         }
         for (i, e) in scenario.spec.expect.iter().enumerate() {
-            let in_range = e.at.is_none()
-                && e.from.is_some_and(|f| t >= f)
-                && e.to.is_none_or(|to| t <= to);
+            let in_range =
+                e.at.is_none() && e.from.is_some_and(|f| t >= f) && e.to.is_none_or(|to| t <= to);
             if e.at == Some(t) {
                 for r in check(cluster.api_ref(), e) {
                     results.push((expectation_when(e), r));
@@ -522,7 +539,10 @@ fn run_cluster(
             if !scenario.spec.description.is_empty() {
                 stdout.push_str(&format!("# {}\n", scenario.spec.description.trim()));
             }
-            let stable = last_active.map_or_else(|| "no changes".to_string(), |t| format!("last change at tick {t}"));
+            let stable = last_active.map_or_else(
+                || "no changes".to_string(),
+                |t| format!("last change at tick {t}"),
+            );
             stdout.push_str(&format!("# ran {end} ticks ({stable})\n"));
             for w in &warnings {
                 stdout.push_str(&format!("warning: {w}\n"));

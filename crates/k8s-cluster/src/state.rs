@@ -23,7 +23,9 @@ pub fn allocated_by_node(api: &dyn ApiClient) -> BTreeMap<String, Resources> {
         if !holds_resources(&pod) {
             continue;
         }
-        let Some(node) = pod.node_name() else { continue };
+        let Some(node) = pod.node_name() else {
+            continue;
+        };
         let entry = out.entry(node.to_string()).or_default();
         let mut r = pod_requests(&pod);
         r.pods = 1;

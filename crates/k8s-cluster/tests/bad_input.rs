@@ -29,13 +29,19 @@ fn invalid_quantity_names_line_and_field() {
         "{NODE}apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec:\n  containers:\n  - name: c\n    image: i\n    resources:\n      requests:\n        cpu: 1.5.5\n"
     ))
     .unwrap_err();
-    assert!(e.contains(":14: spec.containers[0].resources.requests.cpu: invalid quantity \"1.5.5\""), "{e}");
+    assert!(
+        e.contains(":15: spec.containers[0].resources.requests.cpu: invalid quantity \"1.5.5\""),
+        "{e}"
+    );
 }
 
 #[test]
 fn unknown_kind_is_rejected() {
     let e = run_text("apiVersion: v1\nkind: Pdo\nmetadata: {name: p}\n").unwrap_err();
-    assert!(e.ends_with(":1: no matches for kind \"Pdo\" in version \"v1\""), "{e}");
+    assert!(
+        e.ends_with(":1: no matches for kind \"Pdo\" in version \"v1\""),
+        "{e}"
+    );
 }
 
 #[test]
@@ -66,15 +72,22 @@ fn seed_vllm_deployment_is_rejected_as_upstream_does() {
     let seed = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: vllm-server\nspec:\n  replicas: 3\n  selector:\n    matchLabels: { app: vllm }\n  template:\n    spec:\n      containers:\n        - name: vllm\n          image: vllm/vllm-openai:latest\n          resources:\n            limits: { nvidia.com/gpu: 1 }\n";
     let e = run_text(seed).unwrap_err();
     assert!(e.contains("spec.template.metadata.labels"), "{e}");
-    assert!(e.contains("`selector` does not match template `labels`"), "{e}");
+    assert!(
+        e.contains("`selector` does not match template `labels`"),
+        "{e}"
+    );
 }
 
 #[test]
 fn unsimulated_builtin_kinds_are_kept_with_a_warning() {
-    let out = run_text("apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {ports: [{port: 80}]}\n")
-        .expect("a Service is accepted");
+    let out = run_text(
+        "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {ports: [{port: 80}]}\n",
+    )
+    .expect("a Service is accepted");
     assert!(out.stdout.contains("warning: "), "{}", out.stdout);
-    assert!(out.stdout.contains("v1 Service is kept in the store but not simulated"));
+    assert!(out
+        .stdout
+        .contains("v1 Service is kept in the store but not simulated"));
 }
 
 #[test]
@@ -85,7 +98,8 @@ fn failed_expectation_reports_expected_and_actual() {
     let out = run_text(&text).expect("runs");
     assert_eq!(out.exit_code(), 1);
     assert!(
-        out.stdout.contains("FAIL  end      pod default/p: expected nodeName \"elsewhere\", got \"n1\""),
+        out.stdout
+            .contains("FAIL  end      pod default/p: expected nodeName \"elsewhere\", got \"n1\""),
         "{}",
         out.stdout
     );

@@ -7,15 +7,28 @@ use std::process::Command;
 fn library_crates_depend_only_on_k8s_types() {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = Command::new(cargo)
-        .args(["metadata", "--no-deps", "--format-version", "1", "--offline"])
+        .args([
+            "metadata",
+            "--no-deps",
+            "--format-version",
+            "1",
+            "--offline",
+        ])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("cargo metadata runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let meta: serde_json::Value = serde_json::from_slice(&out.stdout).expect("metadata is JSON");
     let packages = meta["packages"].as_array().expect("packages");
     let names: Vec<&str> = packages.iter().filter_map(|p| p["name"].as_str()).collect();
-    assert!(names.contains(&"k8s-sched") && names.contains(&"k8s-types"), "{names:?}");
+    assert!(
+        names.contains(&"k8s-sched") && names.contains(&"k8s-types"),
+        "{names:?}"
+    );
     let mut violations = Vec::new();
     for p in packages {
         let name = p["name"].as_str().unwrap_or_default();
@@ -30,9 +43,15 @@ fn library_crates_depend_only_on_k8s_types() {
             }
         }
     }
-    assert!(violations.is_empty(), "crate boundary violated: {violations:?}");
+    assert!(
+        violations.is_empty(),
+        "crate boundary violated: {violations:?}"
+    );
     // k8s-types itself depends on no sibling.
-    let types = packages.iter().find(|p| p["name"] == "k8s-types").expect("k8s-types");
+    let types = packages
+        .iter()
+        .find(|p| p["name"] == "k8s-types")
+        .expect("k8s-types");
     let sibling_deps: Vec<&str> = types["dependencies"]
         .as_array()
         .into_iter()
@@ -40,5 +59,8 @@ fn library_crates_depend_only_on_k8s_types() {
         .filter_map(|d| d["name"].as_str())
         .filter(|d| names.contains(d))
         .collect();
-    assert!(sibling_deps.is_empty(), "k8s-types depends on {sibling_deps:?}");
+    assert!(
+        sibling_deps.is_empty(),
+        "k8s-types depends on {sibling_deps:?}"
+    );
 }

@@ -81,7 +81,12 @@ fn gpu_device_plugin_matches_the_blueprint() {
         .collect();
     assert_eq!(placed, want);
     // The nodes' GPU capacity came from the device plugin: 2 each.
-    for node in list["items"].as_array().unwrap().iter().filter(|o| o["kind"] == "Node") {
+    for node in list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| o["kind"] == "Node")
+    {
         assert_eq!(node["status"]["capacity"]["nvidia.com/gpu"], "2");
     }
 }
@@ -102,11 +107,19 @@ fn binpack_vs_spread_matches_the_blueprint() {
         .unwrap()
         .iter()
         .filter(|o| o["kind"] == "Event" && o["reason"] == "Scheduled")
-        .filter(|o| o["involvedObject"]["name"].as_str().unwrap().starts_with("binpack-"))
+        .filter(|o| {
+            o["involvedObject"]["name"]
+                .as_str()
+                .unwrap()
+                .starts_with("binpack-")
+        })
         .map(|o| o["message"].as_str().unwrap())
         .collect();
     assert_eq!(scheduled.len(), 3);
-    assert!(scheduled.iter().all(|m| m.ends_with(" to node-c")), "{scheduled:?}");
+    assert!(
+        scheduled.iter().all(|m| m.ends_with(" to node-c")),
+        "{scheduled:?}"
+    );
 }
 
 #[test]
@@ -139,10 +152,15 @@ fn rolling_update_ends_on_v2_with_three_pods() {
         .map(|o| {
             (
                 o["spec"]["replicas"].as_i64().unwrap(),
-                o["spec"]["template"]["spec"]["containers"][0]["image"].as_str().unwrap(),
+                o["spec"]["template"]["spec"]["containers"][0]["image"]
+                    .as_str()
+                    .unwrap(),
             )
         })
         .collect();
     assert_eq!(rs.len(), 2, "{rs:?}");
-    assert!(rs.contains(&(0, "app:v1")) && rs.contains(&(3, "app:v2")), "{rs:?}");
+    assert!(
+        rs.contains(&(0, "app:v1")) && rs.contains(&(3, "app:v2")),
+        "{rs:?}"
+    );
 }

@@ -133,7 +133,9 @@ fn parse_requirement(part: &str) -> Result<LabelSelectorRequirement, String> {
             let inner = rest
                 .strip_prefix('(')
                 .and_then(|r| r.strip_suffix(')'))
-                .ok_or_else(|| format!("invalid label selector requirement {part:?}: expected (values)"))?;
+                .ok_or_else(|| {
+                    format!("invalid label selector requirement {part:?}: expected (values)")
+                })?;
             let values = inner.split(',').map(|v| v.trim().to_string()).collect();
             return Ok(req(k, op, values));
         }

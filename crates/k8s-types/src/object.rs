@@ -387,7 +387,10 @@ mod tests {
 
     #[test]
     fn keys_follow_the_etcd_registry_layout() {
-        assert_eq!(Kind::Pod.key("default", "web-0"), "/registry/pods/default/web-0");
+        assert_eq!(
+            Kind::Pod.key("default", "web-0"),
+            "/registry/pods/default/web-0"
+        );
         assert_eq!(Kind::Node.key("", "node-a"), "/registry/nodes/node-a");
         assert_eq!(Kind::Deployment.qualified_resource(), "deployments.apps");
         assert_eq!(Kind::Pod.qualified_resource(), "pods");

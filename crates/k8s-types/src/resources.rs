@@ -62,7 +62,9 @@ impl Resources {
     pub fn add(&mut self, other: &Resources) {
         self.milli_cpu = self.milli_cpu.saturating_add(other.milli_cpu);
         self.memory = self.memory.saturating_add(other.memory);
-        self.ephemeral_storage = self.ephemeral_storage.saturating_add(other.ephemeral_storage);
+        self.ephemeral_storage = self
+            .ephemeral_storage
+            .saturating_add(other.ephemeral_storage);
         self.pods = self.pods.saturating_add(other.pods);
         for (k, v) in &other.scalar {
             let e = self.scalar.entry(k.clone()).or_insert(0);
@@ -74,7 +76,9 @@ impl Resources {
     pub fn sub(&mut self, other: &Resources) {
         self.milli_cpu = self.milli_cpu.saturating_sub(other.milli_cpu);
         self.memory = self.memory.saturating_sub(other.memory);
-        self.ephemeral_storage = self.ephemeral_storage.saturating_sub(other.ephemeral_storage);
+        self.ephemeral_storage = self
+            .ephemeral_storage
+            .saturating_sub(other.ephemeral_storage);
         self.pods = self.pods.saturating_sub(other.pods);
         for (k, v) in &other.scalar {
             let e = self.scalar.entry(k.clone()).or_insert(0);
@@ -198,7 +202,10 @@ mod tests {
         // Upstream PodRequests example: containers 1 CPU + 2 CPU; init 4 CPU; sidecar 500m.
         let mut pod = Pod::default();
         pod.spec.containers = vec![container("1", "1Gi", false), container("2", "1Gi", false)];
-        pod.spec.init_containers = vec![container("500m", "100Mi", true), container("4", "1Gi", false)];
+        pod.spec.init_containers = vec![
+            container("500m", "100Mi", true),
+            container("4", "1Gi", false),
+        ];
         pod.spec
             .overhead
             .insert("cpu".into(), Quantity::parse("250m").unwrap());

@@ -126,7 +126,12 @@ impl Status {
         };
         let mut s = Status::new(
             StatusReason::Invalid,
-            format!("{} \"{}\" is invalid: {}", qualified_kind(kind), name, joined),
+            format!(
+                "{} \"{}\" is invalid: {}",
+                qualified_kind(kind),
+                name,
+                joined
+            ),
         );
         s.causes = errors
             .into_iter()

@@ -71,6 +71,8 @@ mod tests {
         assert_eq!(p.scaled_value(3, true), Ok(1));
         assert_eq!(p.scaled_value(3, false), Ok(0));
         assert_eq!(IntOrString::Int(1).scaled_value(3, false), Ok(1));
-        assert!(IntOrString::String("abc".into()).scaled_value(3, false).is_err());
+        assert!(IntOrString::String("abc".into())
+            .scaled_value(3, false)
+            .is_err());
     }
 }

@@ -184,10 +184,13 @@ impl NodeSelectorTerm {
         if self.match_expressions.is_empty() && self.match_fields.is_empty() {
             return false;
         }
-        self.match_expressions.iter().all(|r| r.matches_labels(labels))
-            && self.match_fields.iter().all(|r| {
-                r.key == "metadata.name" && r.matches_value(Some(node_name))
-            })
+        self.match_expressions
+            .iter()
+            .all(|r| r.matches_labels(labels))
+            && self
+                .match_fields
+                .iter()
+                .all(|r| r.key == "metadata.name" && r.matches_value(Some(node_name)))
     }
 }
 
@@ -214,8 +217,11 @@ mod tests {
 
     #[test]
     fn node_selector_terms_are_ored_and_requirements_anded() {
-        let labels: BTreeMap<String, String> =
-            [("zone".to_string(), "a".to_string()), ("gpus".into(), "8".into())].into();
+        let labels: BTreeMap<String, String> = [
+            ("zone".to_string(), "a".to_string()),
+            ("gpus".into(), "8".into()),
+        ]
+        .into();
         let sel = NodeSelector {
             node_selector_terms: vec![
                 NodeSelectorTerm {
