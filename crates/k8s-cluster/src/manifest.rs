@@ -23,13 +23,18 @@ pub const SCHEDULER_CONFIG_API_VERSION: &str = "kubescheduler.config.k8s.io/v1";
 pub struct Source {
     /// The file as the user named it.
     pub file: String,
-    /// 1-based line where the document (or its `kind: List` item's list) starts.
+    /// 1-based line where the document (or its `kind: List` item's list) starts; 0 when the error is
+    /// about the whole file (e.g. it cannot be read).
     pub line: usize,
 }
 
 impl std::fmt::Display for Source {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}", self.file, self.line)
+        if self.line == 0 {
+            write!(f, "{}", self.file)
+        } else {
+            write!(f, "{}:{}", self.file, self.line)
+        }
     }
 }
 

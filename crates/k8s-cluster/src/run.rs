@@ -7,7 +7,7 @@ use std::path::Path;
 use k8s_sched::config::KubeSchedulerConfiguration;
 use k8s_types::apiserver::{ApiClient, ApiExt, DeleteOptions};
 use k8s_types::apps::{Deployment, ReplicaSet};
-use k8s_types::core::{Event, Namespace, Node};
+use k8s_types::core::{Namespace, Node};
 use k8s_types::labels::LabelSelector;
 use k8s_types::meta::ObjectMeta;
 use k8s_types::object::{Kind, Object};
@@ -563,7 +563,7 @@ fn run_cluster(
                 let held = results.iter().filter(|(_, r)| r.failure.is_none()).count();
                 stdout.push_str(&format!(
                     "\nresult: {held}/{checks} expectations held{}\n",
-                    if failures > held.min(failures) || failures > 0 {
+                    if failures > 0 {
                         format!(", {failures} failed")
                     } else {
                         String::new()
@@ -625,5 +625,4 @@ fn collect_events(api: &dyn ApiClient, last_rev: &mut i64, rows: &mut Vec<Vec<St
         }
     }
     *last_rev = api.revision();
-    let _ = std::marker::PhantomData::<Event>;
 }
