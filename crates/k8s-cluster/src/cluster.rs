@@ -16,7 +16,8 @@ use k8s_types::core::{node_labels, resource_names, Namespace, Node};
 use k8s_types::deviceplugin::DevicePlugin;
 use k8s_types::meta::ObjectMeta;
 use k8s_types::object::Object;
-use k8s_types::status::Status;
+use k8s_types::apiserver::ApiExt;
+use k8s_types::status::{FieldError, Status};
 use k8s_types::Tick;
 
 /// Namespaces every cluster starts with (as a fresh kubeadm cluster).
@@ -113,6 +114,14 @@ impl Cluster {
     pub fn apply(&mut self, obj: Object) -> Result<(), Status> {
         match obj {
             Object::Node(node) => self.add_node(node),
+            Object::Namespace(ns) if INITIAL_NAMESPACES.contains(&ns.metadata.name.as_str()) => {
+                // Every dump of a real cluster lists the namespaces it starts with: merge their
+                // labels and annotations into ours instead of failing with AlreadyExists.
+                let mut existing: Namespace = self.api.get_typed("", &ns.metadata.name)?;
+                existing.metadata.labels.extend(ns.metadata.labels);
+                existing.metadata.annotations.extend(ns.metadata.annotations);
+                self.api.update(Object::Namespace(existing)).map(|_| ())
+            }
             other => self.api.create(other).map(|_| ()),
         }
     }
@@ -125,6 +134,12 @@ impl Cluster {
         let name = node.metadata.name.clone();
         if self.kubelets.contains_key(&name) {
             return Err(Status::already_exists(&k8s_types::Kind::Node, &name));
+        }
+        // The manifest is validated as the apiserver validates a Node before any of it is used.
+        let mut errors = k8s_api::validation::node::validate_node(&node);
+        errors.extend(gpu_count_errors(&node));
+        if !errors.is_empty() {
+            return Err(Status::invalid(&k8s_types::Kind::Node, &name, errors));
         }
         self.n_nodes_added += 1;
         if node.spec.pod_cidr.is_none() {
@@ -165,6 +180,17 @@ impl Cluster {
         self.api.set_tick(self.tick);
     }
 
+    /// Starts (or with `None` stops) recording the scheduler's `--explain` record of every
+    /// scheduling attempt of one pod (see `k8s_sched::explain`).
+    pub fn set_explain(&mut self, pod: Option<k8s_sched::explain::PodKey>) {
+        self.scheduler.set_explain(pod);
+    }
+
+    /// The recorded attempts of the explained pod, oldest first.
+    pub fn explanations(&self) -> &[k8s_sched::explain::Explanation] {
+        self.scheduler.explanations()
+    }
+
     /// Marks a device of a node's device plugin healthy or unhealthy.
     ///
     /// # Errors
@@ -179,9 +205,48 @@ impl Cluster {
             .kubelets
             .get_mut(node)
             .ok_or_else(|| format!("nodes \"{node}\" not found"))?;
-        kubelet.set_device_health(device, healthy);
-        Ok(())
+        if kubelet.set_device_health(device, healthy) {
+            Ok(())
+        } else {
+            Err(format!("node {node:?} has no device {device:?}"))
+        }
     }
+}
+
+/// The most devices k8s-mini models for one node's device plugin (each is tracked individually).
+pub const MAX_DEVICES_PER_NODE: i64 = 4096;
+
+/// Problems with the GPU description of a node manifest: a count above [`MAX_DEVICES_PER_NODE`], or a
+/// `nvidia.com/gpu.count` label that is not a non-negative integer.
+fn gpu_count_errors(node: &Node) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    for (list, path) in [
+        (&node.status.capacity, "status.capacity"),
+        (&node.status.allocatable, "status.allocatable"),
+    ] {
+        if let Some(q) = list.get(resource_names::NVIDIA_GPU) {
+            if q.value() > MAX_DEVICES_PER_NODE {
+                errs.push(FieldError::invalid(
+                    format!("{path}[{}]", resource_names::NVIDIA_GPU),
+                    q.to_string(),
+                    format!("k8s-mini models at most {MAX_DEVICES_PER_NODE} devices per node"),
+                ));
+            }
+        }
+    }
+    if let Some(v) = node.metadata.labels.get(node_labels::NVIDIA_GPU_COUNT) {
+        let ok = v
+            .parse::<i64>()
+            .is_ok_and(|n| (0..=MAX_DEVICES_PER_NODE).contains(&n));
+        if !ok {
+            errs.push(FieldError::invalid(
+                format!("metadata.labels[{}]", node_labels::NVIDIA_GPU_COUNT),
+                format!("{v:?}"),
+                format!("must be an integer from 0 to {MAX_DEVICES_PER_NODE}"),
+            ));
+        }
+    }
+    errs
 }
 
 /// The number of NVIDIA GPUs a node manifest describes: `status.capacity["nvidia.com/gpu"]`, else

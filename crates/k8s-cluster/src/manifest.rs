@@ -130,11 +130,16 @@ fn split_documents(text: &str) -> Vec<(usize, String)> {
     }
     docs.push((start, current));
     docs.into_iter()
-        .filter(|(_, d)| {
-            d.lines()
-                .any(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
-        })
+        .filter(|(_, d)| first_content_line(d).is_some())
         .collect()
+}
+
+/// 0-based index of the first line of `doc` that is neither blank nor a comment.
+fn first_content_line(doc: &str) -> Option<usize> {
+    doc.lines().position(|l| {
+        let t = l.trim();
+        !t.is_empty() && !t.starts_with('#')
+    })
 }
 
 /// Reads a YAML stream (`name` is used in messages).
@@ -148,8 +153,10 @@ pub fn parse_stream(name: &str, text: &str) -> Result<Manifests, ManifestError> 
             file: name.to_string(),
             line,
         };
+        // Errors about the whole document point at its first line of content (e.g. `apiVersion:`).
+        let head = start + first_content_line(&doc).unwrap_or(0);
         let value: serde_yaml::Value = serde_yaml::from_str(&doc).map_err(|e| ManifestError {
-            source_loc: at(e.location().map_or(start, |l| start + l.line() - 1)),
+            source_loc: at(e.location().map_or(head, |l| start + l.line() - 1)),
             path: String::new(),
             message: format!("invalid YAML: {}", strip_location(&e.to_string())),
         })?;
@@ -181,12 +188,12 @@ pub fn parse_stream(name: &str, text: &str) -> Result<Manifests, ManifestError> 
                     };
                     e
                 });
-                push(&mut out, decoded, at(start))?;
+                push(&mut out, decoded, at(head))?;
             }
             continue;
         }
         let decoded = decode_text(&type_meta, &doc, start);
-        push(&mut out, decoded, at(start))?;
+        push(&mut out, decoded, at(head))?;
     }
     Ok(out)
 }
@@ -226,11 +233,32 @@ struct PartialError {
     message: String,
 }
 
+/// Removes every ` at line N column M` that serde_yaml puts in its messages: those numbers are
+/// relative to the document, and the error already carries the line in the file.
 fn strip_location(msg: &str) -> String {
-    match msg.rfind(" at line ") {
-        Some(i) => msg[..i].to_string(),
-        None => msg.to_string(),
+    let mut out = String::with_capacity(msg.len());
+    let mut rest = msg;
+    while let Some(i) = rest.find(" at line ") {
+        out.push_str(&rest[..i]);
+        let tail = &rest[i + " at line ".len()..];
+        let digits = tail.chars().take_while(char::is_ascii_digit).count();
+        let after_line = &tail[digits..];
+        let skip = match after_line.strip_prefix(" column ") {
+            Some(col) => {
+                let col_digits = col.chars().take_while(char::is_ascii_digit).count();
+                digits + " column ".len() + col_digits
+            }
+            None => digits,
+        };
+        if digits == 0 {
+            out.push_str(" at line ");
+            rest = tail;
+            continue;
+        }
+        rest = &tail[skip..];
     }
+    out.push_str(rest);
+    out
 }
 
 /// What a `(apiVersion, kind)` pair is.
@@ -467,7 +495,11 @@ mod tests {
         let e = err("---\n# comment\n---\nmetadata: {name: a}\n");
         assert_eq!(
             e,
-            "t.yaml:3: kind: Required value: every document needs a kind"
+            "t.yaml:4: kind: Required value: every document needs a kind"
+        );
+        assert_eq!(
+            strip_location("did not find expected ',' at line 5 column 5, while parsing a flow sequence at line 3 column 15"),
+            "did not find expected ',', while parsing a flow sequence"
         );
     }
 
@@ -476,6 +508,6 @@ mod tests {
         let text = "# header\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: b}\n";
         let m = parse_stream("n.yaml", text).unwrap();
         let lines: Vec<usize> = m.docs.iter().map(|d| d.source.line).collect();
-        assert_eq!(lines, vec![2, 6]);
+        assert_eq!(lines, vec![3, 7]);
     }
 }

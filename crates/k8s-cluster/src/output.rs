@@ -151,7 +151,7 @@ pub fn nodes_table(api: &dyn ApiClient) -> String {
         for (i, res) in names.iter().enumerate() {
             let (a, u) = (allocatable.get(res), used.get(res));
             let pct = if a > 0 {
-                format!(" ({}%)", u.saturating_mul(100) / a)
+                format!(" ({}%)", i128::from(u) * 100 / i128::from(a))
             } else {
                 String::new()
             };

@@ -1,6 +1,7 @@
 //! The `Scenario` document (`apiVersion: sim.k8s-mini.io/v1alpha1`, `kind: Scenario`): how long to run,
 //! timed steps (apply, delete, scale, set image, cordon/uncordon) and expectations. Its shape is
-//! documented for users in `docs/scenario-format.md`.
+//! documented for users in `docs/scenario-format.md`. Unknown fields are errors here (this is
+//! k8s-mini's own kind, so a typo in an expectation must not pass silently).
 
 use std::collections::BTreeMap;
 
@@ -10,7 +11,7 @@ use k8s_types::meta::ObjectMeta;
 
 /// The scenario document.
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Scenario {
     /// `sim.k8s-mini.io/v1alpha1`.
     #[serde(default)]
@@ -28,7 +29,7 @@ pub struct Scenario {
 
 /// `Scenario.spec`.
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ScenarioSpec {
     /// One line shown by `cargo xtask scenario --list` and in the output header.
     #[serde(default)]
@@ -50,7 +51,7 @@ pub struct ScenarioSpec {
 
 /// Kubelet settings.
 #[derive(Clone, Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct KubeletSettings {
     /// Ticks from ContainerCreating to Running (default 1).
     #[serde(default = "one")]
@@ -69,7 +70,7 @@ impl Default for KubeletSettings {
 
 /// One timed step: `at` plus exactly one action.
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Step {
     /// The tick at whose start the step runs.
     #[serde(default)]
@@ -100,7 +101,7 @@ pub struct Step {
 /// `delete`: by name, or every object of the kind matching a label selector (at most `count`, in
 /// name order).
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DeleteStep {
     /// Kind, e.g. `Pod`, `Deployment`, `Node`.
     pub kind: String,
@@ -120,7 +121,7 @@ pub struct DeleteStep {
 
 /// `scale`.
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ScaleStep {
     /// `Deployment` (default) or `ReplicaSet`.
     #[serde(default)]
@@ -136,7 +137,7 @@ pub struct ScaleStep {
 
 /// `setImage`: `kubectl set image deployment/<name> <container>=<image>`.
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SetImageStep {
     /// Deployment name.
     pub deployment: String,
@@ -152,6 +153,7 @@ pub struct SetImageStep {
 
 /// `cordon` / `uncordon`.
 #[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct NodeStep {
     /// Node name.
     pub node: String,
@@ -159,7 +161,7 @@ pub struct NodeStep {
 
 /// `deviceHealth`.
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DeviceHealthStep {
     /// Node name.
     pub node: String,
@@ -172,7 +174,7 @@ pub struct DeviceHealthStep {
 /// One expectation: optional `at` (end of that tick; default: end of the run), or `from`/`to` (held at
 /// the end of every tick in the range), plus exactly one check.
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Expectation {
     /// Check at the end of this tick.
     #[serde(default)]
@@ -211,7 +213,7 @@ pub struct Expectation {
 
 /// `podsPerNode`.
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PodsPerNode {
     /// Label selector (kubectl form); empty = all pods.
     #[serde(default)]
@@ -222,7 +224,7 @@ pub struct PodsPerNode {
 
 /// `pod`.
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PodExpectation {
     /// Name.
     pub name: String,
@@ -242,7 +244,7 @@ pub struct PodExpectation {
 
 /// `pods`.
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PodsExpectation {
     /// Label selector (kubectl form).
     #[serde(default)]
@@ -272,7 +274,7 @@ pub struct PodsExpectation {
 
 /// `podGroup`.
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PodGroupExpectation {
     /// PodGroup name.
     pub name: String,
@@ -285,7 +287,7 @@ pub struct PodGroupExpectation {
 
 /// `deployment`.
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DeploymentExpectation {
     /// Name.
     pub name: String,
@@ -308,7 +310,7 @@ pub struct DeploymentExpectation {
 
 /// `events`.
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct EventsExpectation {
     /// Event reason, e.g. `FailedScheduling`.
     pub reason: String,
@@ -324,4 +326,91 @@ pub struct EventsExpectation {
     /// Minimum number of matching events.
     #[serde(default)]
     pub min_count: Option<usize>,
+}
+
+impl Expectation {
+    /// The number of checks this expectation names (it must be exactly one).
+    pub fn n_checks(&self) -> usize {
+        [
+            self.pods_per_node.is_some(),
+            self.pod.is_some(),
+            self.pods.is_some(),
+            self.node_allocated.is_some(),
+            self.node_free.is_some(),
+            self.pod_group.is_some(),
+            self.deployment.is_some(),
+            self.events.is_some(),
+        ]
+        .iter()
+        .filter(|b| **b)
+        .count()
+    }
+}
+
+impl Scenario {
+    /// Checks what serde cannot: one check per expectation, `at` not combined with `from`/`to`, and
+    /// `from <= to`. Returns the field path and the message of the first problem.
+    ///
+    /// # Errors
+    /// `(path, message)` of the first problem found.
+    pub fn validate(&self) -> Result<(), (String, String)> {
+        for (i, e) in self.spec.expect.iter().enumerate() {
+            let path = format!("spec.expect[{i}]");
+            let n = e.n_checks();
+            if n != 1 {
+                return Err((
+                    path,
+                    format!("an expectation needs exactly one check, found {n}"),
+                ));
+            }
+            if e.at.is_some() && (e.from.is_some() || e.to.is_some()) {
+                return Err((path, "use either `at` or `from`/`to`, not both".into()));
+            }
+            if e.to.is_some() && e.from.is_none() {
+                return Err((format!("{path}.to"), "`to` needs `from`".into()));
+            }
+            if let (Some(from), Some(to)) = (e.from, e.to) {
+                if from > to {
+                    return Err((
+                        format!("{path}.to"),
+                        format!("Invalid value: {to}: must be greater than or equal to from ({from})"),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Scenario, String> {
+        serde_yaml::from_str::<Scenario>(text).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn typos_in_expectations_are_errors() {
+        let e = parse("spec:\n  expect:\n  - pod: {name: p, phse: Failed}\n").unwrap_err();
+        assert!(e.contains("unknown field `phse`"), "{e}");
+        let e = parse("spec:\n  expect:\n  - frobnicate: {count: 1}\n").unwrap_err();
+        assert!(e.contains("unknown field `frobnicate`"), "{e}");
+    }
+
+    #[test]
+    fn validate_rejects_zero_or_two_checks_and_reversed_ranges() {
+        let two = parse("spec:\n  expect:\n  - {pod: {name: p}, pods: {count: 1}}\n").unwrap();
+        assert_eq!(
+            two.validate(),
+            Err((
+                "spec.expect[0]".to_string(),
+                "an expectation needs exactly one check, found 2".to_string()
+            ))
+        );
+        let rev = parse("spec:\n  expect:\n  - {from: 10, to: 2, pods: {count: 1}}\n").unwrap();
+        assert_eq!(rev.validate().unwrap_err().0, "spec.expect[0].to");
+        let ok = parse("spec:\n  expect:\n  - {from: 2, to: 10, pods: {count: 1}}\n").unwrap();
+        assert_eq!(ok.validate(), Ok(()));
+    }
 }

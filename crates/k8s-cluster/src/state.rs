@@ -54,14 +54,17 @@ pub fn pod_devices(pod: &Pod) -> BTreeMap<String, Vec<String>> {
     out
 }
 
-/// The STATUS column of `kubectl get pods` (upstream kubectl printers: Terminating, a waiting
-/// reason such as ContainerCreating, the pod's reason such as OutOfcpu, else the phase).
+/// The STATUS column of `kubectl get pods` (upstream kubectl printers: Terminating, the pod's reason
+/// such as OutOfcpu, SchedulingGated, a waiting reason such as ContainerCreating, else the phase).
 pub fn kubectl_status(pod: &Pod) -> String {
     if pod.is_terminating() {
         return "Terminating".into();
     }
     if let Some(reason) = &pod.status.reason {
         return reason.clone();
+    }
+    if !pod.spec.scheduling_gates.is_empty() && pod.node_name().is_none() {
+        return "SchedulingGated".into();
     }
     for cs in &pod.status.container_statuses {
         if let Some(reason) = cs.state.waiting.as_ref().and_then(|w| w.reason.clone()) {

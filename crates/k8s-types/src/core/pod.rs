@@ -145,8 +145,8 @@ pub struct ContainerPort {
     /// Port on the host; 0 or absent means none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_port: Option<i32>,
-    /// Host IP to bind.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Host IP to bind (`hostIP`).
+    #[serde(default, rename = "hostIP", skip_serializing_if = "Option::is_none")]
     pub host_ip: Option<String>,
     /// `TCP` (default), `UDP` or `SCTP`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -166,11 +166,11 @@ pub struct PodStatus {
     /// Set by preemption on the preemptor.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nominated_node_name: Option<String>,
-    /// The node's IP.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The node's IP (`hostIP`).
+    #[serde(default, rename = "hostIP", skip_serializing_if = "Option::is_none")]
     pub host_ip: Option<String>,
-    /// The pod's IP, from the node's podCIDR.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The pod's IP (`podIP`), from the node's podCIDR.
+    #[serde(default, rename = "podIP", skip_serializing_if = "Option::is_none")]
     pub pod_ip: Option<String>,
     /// RFC 3339 time the kubelet accepted the pod.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -375,5 +375,22 @@ impl Pod {
             .labels
             .get(POD_GROUP_LABEL)
             .map(String::as_str)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ip_fields_use_upstream_json_names() {
+        let yaml = "status: {hostIP: 10.0.0.1, podIP: 10.244.1.2}\nspec:\n  containers:\n  - name: c\n    ports: [{containerPort: 80, hostPort: 8080, hostIP: 127.0.0.1}]\n";
+        let pod: Pod = serde_yaml::from_str(yaml).unwrap();
+        assert_eq!(pod.status.host_ip.as_deref(), Some("10.0.0.1"));
+        assert_eq!(pod.status.pod_ip.as_deref(), Some("10.244.1.2"));
+        assert_eq!(pod.spec.containers[0].ports[0].host_ip.as_deref(), Some("127.0.0.1"));
+        let json = serde_json::to_value(&pod).unwrap();
+        assert_eq!(json["status"]["podIP"], "10.244.1.2");
+        assert_eq!(json["status"]["hostIP"], "10.0.0.1");
     }
 }
