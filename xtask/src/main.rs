@@ -8,6 +8,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+mod plot;
+mod replay;
+
 use k8s_cluster::manifest::{self, Document};
 use k8s_cluster::{run_file, OutputFormat, RunOptions};
 
@@ -25,6 +28,9 @@ struct Cli {
 enum Command {
     /// Run a scenario: `scenarios/<name>.yaml`, or any YAML file of Kubernetes manifests.
     Scenario(ScenarioArgs),
+    /// Replay a GPU cluster trace (Alibaba openb) under the FGD paper's protocol: curves, summary,
+    /// SVG plot.
+    Replay(replay::ReplayArgs),
 }
 
 #[derive(clap::Args)]
@@ -43,6 +49,11 @@ struct ScenarioArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Output::Text)]
     output: Output,
+    /// Explain every scheduling attempt of this pod (`<namespace>/<pod>`): Filter verdicts per
+    /// node, Score plugin scores, totals, the chosen node or the failure. Printed as an
+    /// `## explain` section (text) or on standard error (json/yaml).
+    #[arg(long, value_name = "NAMESPACE/POD")]
+    explain: Option<String>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -110,6 +121,7 @@ fn main() -> ExitCode {
         .init();
     let cli = Cli::parse();
     match cli.command {
+        Command::Replay(args) => replay::run(args),
         Command::Scenario(args) => {
             if args.list {
                 return list();
@@ -119,9 +131,14 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             };
             let path = resolve(&name);
+            if !path.exists() && !name.contains('/') && !name.ends_with(".yaml") {
+                eprintln!("error: unknown scenario {name:?} (see `cargo xtask scenario --list`)");
+                return ExitCode::from(2);
+            }
             let opts = RunOptions {
                 ticks: args.ticks,
                 scheduler_config: args.scheduler_config,
+                explain: args.explain,
                 output: match args.output {
                     Output::Text => OutputFormat::Text,
                     Output::Json => OutputFormat::Json,

@@ -12,11 +12,11 @@ use k8s_sched::config::KubeSchedulerConfiguration;
 use k8s_sched::Scheduler;
 use k8s_store::MemStore;
 use k8s_types::apiserver::ApiClient;
+use k8s_types::apiserver::ApiExt;
 use k8s_types::core::{node_labels, resource_names, Namespace, Node};
 use k8s_types::deviceplugin::DevicePlugin;
 use k8s_types::meta::ObjectMeta;
 use k8s_types::object::Object;
-use k8s_types::apiserver::ApiExt;
 use k8s_types::status::{FieldError, Status};
 use k8s_types::Tick;
 
@@ -119,7 +119,10 @@ impl Cluster {
                 // labels and annotations into ours instead of failing with AlreadyExists.
                 let mut existing: Namespace = self.api.get_typed("", &ns.metadata.name)?;
                 existing.metadata.labels.extend(ns.metadata.labels);
-                existing.metadata.annotations.extend(ns.metadata.annotations);
+                existing
+                    .metadata
+                    .annotations
+                    .extend(ns.metadata.annotations);
                 self.api.update(Object::Namespace(existing)).map(|_| ())
             }
             other => self.api.create(other).map(|_| ()),

@@ -16,6 +16,7 @@ pub mod output;
 pub mod run;
 pub mod scenario;
 pub mod state;
+pub mod trace;
 
 pub use cluster::{Cluster, ClusterConfig};
 pub use run::{run_file, OutputFormat, RunOptions, RunOutcome};

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use k8s_sched::config::KubeSchedulerConfiguration;
+use k8s_sched::explain::PodKey;
 use k8s_types::apiserver::{ApiClient, ApiExt, DeleteOptions};
 use k8s_types::apps::{Deployment, ReplicaSet};
 use k8s_types::core::{Namespace, Node};
@@ -44,6 +45,9 @@ pub struct RunOptions {
     pub scheduler_config: Option<std::path::PathBuf>,
     /// Output format.
     pub output: OutputFormat,
+    /// `--explain <namespace>/<pod>`: record every scheduling attempt of this pod and print them
+    /// in an `## explain <namespace>/<pod>` section (text mode) or on standard error (json/yaml).
+    pub explain: Option<String>,
 }
 
 /// The result of a run.
@@ -73,6 +77,7 @@ impl RunOutcome {
 pub fn run_file(path: &Path, opts: &RunOptions) -> Result<RunOutcome, ManifestError> {
     let manifests = manifest::load_file(path)?;
     let mut scheduler_config: Option<KubeSchedulerConfiguration> = None;
+    let mut scheduler_config_source: Option<Source> = None;
     let mut scenario: Option<(Scenario, Source)> = None;
     let mut objects: Vec<(Object, Source)> = Vec::new();
     for loaded in manifests.docs {
@@ -86,6 +91,7 @@ pub fn run_file(path: &Path, opts: &RunOptions) -> Result<RunOutcome, ManifestEr
                     ));
                 }
                 scheduler_config = Some(*c);
+                scheduler_config_source = Some(loaded.source);
             }
             Document::Scenario(s) => {
                 if scenario.is_some() {
@@ -98,10 +104,10 @@ pub fn run_file(path: &Path, opts: &RunOptions) -> Result<RunOutcome, ManifestEr
     if let Some(file) = &opts.scheduler_config {
         let m = manifest::load_file(file)?;
         let cfg = m.docs.into_iter().find_map(|d| match d.doc {
-            Document::SchedulerConfig(c) => Some(*c),
+            Document::SchedulerConfig(c) => Some((*c, d.source)),
             _ => None,
         });
-        scheduler_config = Some(cfg.ok_or_else(|| {
+        let (cfg, cfg_source) = cfg.ok_or_else(|| {
             bad(
                 &Source {
                     file: file.display().to_string(),
@@ -109,7 +115,9 @@ pub fn run_file(path: &Path, opts: &RunOptions) -> Result<RunOutcome, ManifestEr
                 },
                 "no KubeSchedulerConfiguration document found",
             )
-        })?);
+        })?;
+        scheduler_config = Some(cfg);
+        scheduler_config_source = Some(cfg_source);
     }
     let (scenario, scenario_source) = scenario.unwrap_or_else(|| {
         (
@@ -127,7 +135,25 @@ pub fn run_file(path: &Path, opts: &RunOptions) -> Result<RunOutcome, ManifestEr
             ..Default::default()
         },
     };
-    let mut cluster = Cluster::new(config).map_err(|e| bad(&scenario_source, &e.to_string()))?;
+    if let Err((path, message)) = scenario.validate() {
+        return Err(ManifestError {
+            source_loc: scenario_source.clone(),
+            path,
+            message,
+        });
+    }
+    let config_source = scheduler_config_source.unwrap_or_else(|| scenario_source.clone());
+    let mut cluster = Cluster::new(config).map_err(|e| bad(&config_source, &e.to_string()))?;
+    if let Some(target) = &opts.explain {
+        let key = PodKey::parse(target).map_err(|e| {
+            let source = Source {
+                file: "--explain".to_string(),
+                line: 0,
+            };
+            bad(&source, &e.to_string())
+        })?;
+        cluster.set_explain(Some(key));
+    }
     let mut other_kinds = BTreeSet::new();
     let mut warnings = manifests.warnings;
     apply_initial(&mut cluster, objects, &mut other_kinds, &mut warnings)?;
@@ -321,6 +347,12 @@ fn run_step(cluster: &mut Cluster, rs: &ReadyStep) -> Result<String, String> {
                 .delete(&kind, &namespace, name, DeleteOptions::default())
                 .map_err(|s| s.message)?;
         }
+        if names.is_empty() {
+            return Ok(format!(
+                "delete {}: nothing matched",
+                kind.name().to_ascii_lowercase()
+            ));
+        }
         return Ok(format!(
             "delete {} {}",
             kind.name().to_ascii_lowercase(),
@@ -428,12 +460,12 @@ fn run_cluster(
         .iter()
         .filter_map(|e| e.at.or(e.to).or(e.from))
         .max();
-    let quiet_needed = scenario.spec.kubelet.startup_ticks + 11;
+    let quiet_needed = scenario.spec.kubelet.startup_ticks.saturating_add(11);
     let mut event_rows: Vec<Vec<String>> = Vec::new();
     let mut step_rows: Vec<String> = Vec::new();
     let mut results: Vec<(String, CheckResult)> = Vec::new();
     let mut range_failed: BTreeSet<usize> = BTreeSet::new();
-    let mut failures = 0usize;
+    let mut step_failures = 0usize;
     let mut last_rev = 0i64;
     let mut quiet = 0u64;
     let mut last_active: Option<Tick> = None;
@@ -458,7 +490,7 @@ fn run_cluster(
             match run_step(&mut cluster, rs) {
                 Ok(what) => step_rows.push(format!("t={t} step: {what}")),
                 Err(e) => {
-                    failures += 1;
+                    step_failures += 1;
                     step_rows.push(format!("t={t} step FAILED: {e}"));
                 }
             }
@@ -506,8 +538,20 @@ fn run_cluster(
                     },
                 ));
             }
-        } else if e.from.is_some() {
-            if !range_failed.contains(&i) {
+        } else if let Some(from) = e.from {
+            let last = e.to.unwrap_or(from);
+            if last >= end || from >= end {
+                results.push((
+                    expectation_when(e),
+                    CheckResult {
+                        what: format!("expectation #{i}"),
+                        failure: Some(format!(
+                            "the run ended at tick {end} before tick {}",
+                            from.max(last)
+                        )),
+                    },
+                ));
+            } else if !range_failed.contains(&i) {
                 for r in check(cluster.api_ref(), e) {
                     results.push((
                         expectation_when(e),
@@ -524,7 +568,15 @@ fn run_cluster(
             }
         }
     }
-    failures += results.iter().filter(|(_, r)| r.failure.is_some()).count();
+    for rs in steps.iter().filter(|s| s.step.at >= end) {
+        step_failures += 1;
+        step_rows.push(format!(
+            "t={} step FAILED: the run ended at tick {end} before this step",
+            rs.step.at
+        ));
+    }
+    let expectation_failures = results.iter().filter(|(_, r)| r.failure.is_some()).count();
+    let failures = step_failures + expectation_failures;
     let checks = results.len();
     let mut stdout = String::new();
     let mut stderr = String::new();
@@ -543,7 +595,8 @@ fn run_cluster(
                 || "no changes".to_string(),
                 |t| format!("last change at tick {t}"),
             );
-            stdout.push_str(&format!("# ran {end} ticks ({stable})\n"));
+            let plural = if end == 1 { "" } else { "s" };
+            stdout.push_str(&format!("# ran {end} tick{plural} ({stable})\n"));
             for w in &warnings {
                 stdout.push_str(&format!("warning: {w}\n"));
             }
@@ -557,17 +610,21 @@ fn run_cluster(
             stdout.push_str(&output::pods_table(cluster.api_ref(), end));
             stdout.push_str("\n## nodes: allocated resources\n");
             stdout.push_str(&output::nodes_table(cluster.api_ref()));
+            if let Some(section) = explain_section(&cluster, opts) {
+                stdout.push('\n');
+                stdout.push_str(&section);
+            }
             if checks > 0 || failures > 0 {
                 stdout.push_str("\n## expectations\n");
                 stdout.push_str(&render_results(&results));
                 let held = results.iter().filter(|(_, r)| r.failure.is_none()).count();
+                let steps_note = match step_failures {
+                    0 => String::new(),
+                    1 => ", 1 step failed".to_string(),
+                    n => format!(", {n} steps failed"),
+                };
                 stdout.push_str(&format!(
-                    "\nresult: {held}/{checks} expectations held{}\n",
-                    if failures > 0 {
-                        format!(", {failures} failed")
-                    } else {
-                        String::new()
-                    }
+                    "\nresult: {held}/{checks} expectations held{steps_note}\n"
                 ));
             }
         }
@@ -581,6 +638,9 @@ fn run_cluster(
             }
             for w in &warnings {
                 stderr.push_str(&format!("warning: {w}\n"));
+            }
+            if let Some(section) = explain_section(&cluster, opts) {
+                stderr.push_str(&section);
             }
             for s in step_rows.iter().filter(|s| s.contains("FAILED")) {
                 stderr.push_str(s);
@@ -601,6 +661,15 @@ fn run_cluster(
         failures,
         checks,
     }
+}
+
+/// The `## explain <namespace>/<pod>` section, when `--explain` was given.
+fn explain_section(cluster: &Cluster, opts: &RunOptions) -> Option<String> {
+    let key = PodKey::parse(opts.explain.as_deref()?).ok()?;
+    Some(format!(
+        "## explain {key}\n{}",
+        k8s_sched::explain::render(&key, cluster.explanations())
+    ))
 }
 
 fn render_results(results: &[(String, CheckResult)]) -> String {

@@ -373,7 +373,9 @@ impl Scenario {
                 if from > to {
                     return Err((
                         format!("{path}.to"),
-                        format!("Invalid value: {to}: must be greater than or equal to from ({from})"),
+                        format!(
+                            "Invalid value: {to}: must be greater than or equal to from ({from})"
+                        ),
                     ));
                 }
             }

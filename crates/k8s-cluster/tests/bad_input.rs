@@ -56,7 +56,7 @@ fn missing_name_is_invalid() {
         "{NODE}apiVersion: v1\nkind: Pod\nmetadata: {{labels: {{a: b}}}}\nspec: {{containers: [{{name: c, image: i}}]}}\n"
     ))
     .unwrap_err();
-    assert!(e.contains(":5: metadata.name: Required value"), "{e}");
+    assert!(e.contains(":6: metadata.name: Required value"), "{e}");
 }
 
 #[test]

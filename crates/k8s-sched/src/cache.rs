@@ -1,24 +1,82 @@
-//! The scheduler's [`Cache`]: the snapshot of nodes (one [`NodeInfo`] each, in name order) with
-//! the pods assigned to them, rebuilt from the apiserver at the start of every tick, plus the
-//! assumed pods of this tick and the pods waiting at Permit. Mirrors upstream
-//! `pkg/scheduler/backend/cache/cache.go` and `snapshot.go` (assume/forget), without the
-//! incremental informer updates: k8s-mini lists everything once per tick.
+//! The scheduler's [`Cache`]: every node (one [`NodeInfo`] each, in name order) with the pods
+//! assigned to it, every pod the scheduler knows, and the PodGroups. It is updated incrementally,
+//! one object at a time, from watch events ([`crate::informer`]) or from the detached API
+//! ([`crate::Scheduler::add_node`] and friends), and by the scheduling cycle itself: assumed pods
+//! on Reserve, forgotten when a later step fails. Mirrors upstream
+//! `pkg/scheduler/backend/cache/cache.go` (`AddNode`/`UpdateNode`/`RemoveNode`,
+//! `AddPod`/`UpdatePod`/`RemovePod`, `AssumePod`/`ForgetPod`, pods on nodes the cache does not
+//! know yet) and `snapshot.go`.
+//!
+//! Snapshot: upstream copies the NodeInfos whose generation changed into a per-cycle `Snapshot`
+//! because informer callbacks run concurrently with the scheduling cycle. In k8s-mini events are
+//! applied between cycles on the same thread, so the node list of the cache *is* the cycle's
+//! snapshot: at the start of a cycle it holds exactly what upstream's `UpdateSnapshot` would copy,
+//! only the NodeInfos touched by an event or an assume/forget have changed, and nothing is copied.
+//! Each event costs O(log n) map work plus the work on the one NodeInfo it touches; nothing is
+//! proportional to the number of pods in the cluster.
 //!
 //! A pod counts on its node while it is bound and not terminal (Succeeded/Failed), including while
 //! it is being deleted, as upstream (the scheduler's pod informer excludes terminal pods).
 
-use std::collections::BTreeMap;
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use k8s_types::core::{Node, Pod};
+use k8s_types::framework::node_info::{node_image_sizes, same_pod};
 use k8s_types::framework::{NodeInfo, PodInfo};
+use k8s_types::scheduling::PodGroup;
 
-/// Nodes with their assigned pods, and every pod listed this tick.
+/// Where a pod's [`PodInfo`] lives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Placement {
+    node: String,
+    /// Assumed by the scheduler (upstream `assumedPods`), not yet confirmed by a bound pod object.
+    assumed: bool,
+}
+
+/// Nodes with their assigned pods, every known pod, and PodGroups.
 #[derive(Clone, Debug, Default)]
 pub struct Cache {
+    /// Every node, in name order once [`Cache::finish_batch`] ran (the snapshot plugins see).
     nodes: Vec<NodeInfo>,
+    /// Node name -> position in `nodes`.
     index: BTreeMap<String, usize>,
-    pods: Vec<Arc<Pod>>,
+    /// Nodes were appended out of name order since the last `finish_batch`.
+    unsorted: bool,
+    /// Every known pod by `namespace/name`.
+    pods: BTreeMap<String, Arc<Pod>>,
+    /// The same pods as a slice, in key order (for [`Cache::pods`]).
+    pod_list: Vec<Arc<Pod>>,
+    /// Pods placed on a node (bound or assumed), by key.
+    placed: BTreeMap<String, Placement>,
+    /// Pods placed on a node the cache does not have (upstream keeps such NodeInfos without a
+    /// Node); they move onto the node when it appears.
+    orphans: BTreeMap<String, Vec<PodInfo>>,
+    /// Known pods without a node that are not terminal, by key.
+    unassigned: BTreeMap<String, Arc<Pod>>,
+    /// PodGroups by `namespace/name`.
+    pod_groups: BTreeMap<String, Arc<PodGroup>>,
+    /// Positions of the nodes with pods with pod (anti-)affinity (upstream
+    /// `havePodsWithAffinityNodeInfoList`).
+    with_affinity: BTreeSet<usize>,
+    /// Positions of the nodes with pods with required anti-affinity (upstream
+    /// `havePodsWithRequiredAntiAffinityNodeInfoList`).
+    with_required_anti_affinity: BTreeSet<usize>,
+    /// Normalized image name -> node name -> size in bytes (upstream `imageStates`).
+    images: BTreeMap<String, BTreeMap<String, i64>>,
+}
+
+/// Orders a pod against a `namespace/name` key as the key strings would order, without building
+/// the pod's key.
+fn cmp_pod_key(pod: &Pod, key: &str) -> Ordering {
+    let a = pod
+        .metadata
+        .namespace()
+        .bytes()
+        .chain(std::iter::once(b'/'))
+        .chain(pod.metadata.name.bytes());
+    a.cmp(key.bytes())
 }
 
 impl Cache {
@@ -42,55 +100,485 @@ impl Cache {
         self.nodes.len()
     }
 
-    /// Every pod listed at the start of the tick, in namespace/name order.
+    /// Every known pod (pending, bound and terminal), in namespace/name order.
     pub fn pods(&self) -> &[Arc<Pod>] {
-        &self.pods
+        &self.pod_list
     }
 
-    /// Replaces the snapshot: `nodes` sorted by name, bound non-terminal pods added to their
-    /// nodes (pods bound to unknown nodes are ignored).
-    pub(crate) fn rebuild(&mut self, mut nodes: Vec<Node>, pods: Vec<Arc<Pod>>) {
-        nodes.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
-        self.nodes = nodes
-            .into_iter()
-            .map(|n| NodeInfo::new(Arc::new(n)))
-            .collect();
+    /// Number of known pods.
+    pub fn num_pods(&self) -> usize {
+        self.pods.len()
+    }
+
+    /// One known pod by `namespace/name`.
+    pub fn pod(&self, key: &str) -> Option<&Arc<Pod>> {
+        self.pods.get(key)
+    }
+
+    /// Known pods without a node that are not terminal, in namespace/name order.
+    pub fn unassigned_pods(&self) -> impl Iterator<Item = &Arc<Pod>> {
+        self.unassigned.values()
+    }
+
+    /// The node a pod (by `namespace/name`) is placed on, bound or assumed.
+    pub fn placement(&self, key: &str) -> Option<&str> {
+        self.placed.get(key).map(|p| p.node.as_str())
+    }
+
+    /// True when the pod (by `namespace/name`) is assumed: placed by the scheduler, its binding
+    /// not yet seen.
+    pub fn is_assumed(&self, key: &str) -> bool {
+        self.placed.get(key).is_some_and(|p| p.assumed)
+    }
+
+    /// One PodGroup by `namespace/name`.
+    pub fn pod_group(&self, key: &str) -> Option<&Arc<PodGroup>> {
+        self.pod_groups.get(key)
+    }
+
+    /// The nodes with at least one pod with pod affinity or anti-affinity, in name order
+    /// (upstream `HavePodsWithAffinityList`).
+    pub fn nodes_with_pod_affinity(&self) -> Vec<&NodeInfo> {
+        self.with_affinity.iter().map(|&i| &self.nodes[i]).collect()
+    }
+
+    /// The nodes with at least one pod with required anti-affinity, in name order (upstream
+    /// `HavePodsWithRequiredAntiAffinityList`).
+    pub fn nodes_with_required_anti_affinity(&self) -> Vec<&NodeInfo> {
+        self.with_required_anti_affinity
+            .iter()
+            .map(|&i| &self.nodes[i])
+            .collect()
+    }
+
+    /// An image's size in bytes on the first node (in name order) that has it, and the number of
+    /// nodes that have it (upstream `ImageStateSummary`).
+    pub fn image_summary(&self, image: &str) -> Option<(i64, usize)> {
+        let nodes = self.images.get(image)?;
+        nodes.values().next().map(|size| (*size, nodes.len()))
+    }
+
+    /// Refreshes the affinity lists for the node at position `i`.
+    fn refresh_flags(&mut self, i: usize) {
+        let Some(n) = self.nodes.get(i) else {
+            return;
+        };
+        let (aff, anti) = (
+            n.num_pods_with_affinity() > 0,
+            n.num_pods_with_required_anti_affinity() > 0,
+        );
+        if aff {
+            self.with_affinity.insert(i);
+        } else {
+            self.with_affinity.remove(&i);
+        }
+        if anti {
+            self.with_required_anti_affinity.insert(i);
+        } else {
+            self.with_required_anti_affinity.remove(&i);
+        }
+    }
+
+    /// Recomputes the affinity lists after node positions changed.
+    fn rebuild_flags(&mut self) {
+        self.with_affinity.clear();
+        self.with_required_anti_affinity.clear();
+        for i in 0..self.nodes.len() {
+            self.refresh_flags(i);
+        }
+    }
+
+    fn index_images(&mut self, name: &str, node: &Node, add: bool) {
+        if node.status.images.is_empty() {
+            return;
+        }
+        for (image, size) in node_image_sizes(node) {
+            if add {
+                self.images
+                    .entry(image)
+                    .or_default()
+                    .insert(name.to_string(), size);
+            } else if let Some(m) = self.images.get_mut(&image) {
+                m.remove(name);
+                if m.is_empty() {
+                    self.images.remove(&image);
+                }
+            }
+        }
+    }
+
+    /// Forgets everything (before a relist).
+    pub(crate) fn clear(&mut self) {
+        *self = Cache::default();
+    }
+
+    /// Replaces the whole cache: `nodes` and the bound non-terminal `pods` on them (upstream
+    /// relist after the watch was compacted). Assumed pods are dropped.
+    pub(crate) fn rebuild(&mut self, nodes: Vec<Node>, pods: Vec<Arc<Pod>>, groups: Vec<PodGroup>) {
+        self.clear();
+        for n in nodes {
+            self.upsert_node(Arc::new(n));
+        }
+        for g in groups {
+            self.upsert_pod_group(Arc::new(g));
+        }
+        for p in pods {
+            self.upsert_pod(p);
+        }
+        self.finish_batch();
+    }
+
+    /// Sorts nodes appended out of name order (call after a batch of node events, before a
+    /// scheduling cycle).
+    pub(crate) fn finish_batch(&mut self) {
+        if !self.unsorted {
+            return;
+        }
+        self.nodes.sort_by(|a, b| a.name().cmp(b.name()));
+        self.reindex();
+        self.rebuild_flags();
+        self.unsorted = false;
+    }
+
+    fn reindex(&mut self) {
         self.index = self
             .nodes
             .iter()
             .enumerate()
             .map(|(i, n)| (n.name().to_string(), i))
             .collect();
-        for p in &pods {
-            if p.is_terminal() {
-                continue;
+    }
+
+    /// Adds or replaces a node (upstream `AddNode`/`UpdateNode`), keeping its pods. Returns the
+    /// previous Node object.
+    pub(crate) fn upsert_node(&mut self, node: Arc<Node>) -> Option<Arc<Node>> {
+        let name = node.metadata.name.clone();
+        if let Some(&i) = self.index.get(&name) {
+            let old_node = Arc::clone(self.nodes[i].node_arc());
+            if old_node.status.images != node.status.images {
+                self.index_images(&name, &old_node, false);
+                self.index_images(&name, &node, true);
             }
-            if let Some(node) = p.node_name() {
-                if let Some(i) = self.index.get(node) {
-                    self.nodes[*i].add_pod(PodInfo::new(Arc::clone(p)));
+            let old = std::mem::replace(&mut self.nodes[i], NodeInfo::new(node));
+            for pi in old.pods() {
+                self.nodes[i].add_pod(pi.clone());
+            }
+            self.refresh_flags(i);
+            return Some(old_node);
+        }
+        self.index_images(&name, &node, true);
+        let mut ni = NodeInfo::new(node);
+        for pi in self.orphans.remove(&name).unwrap_or_default() {
+            ni.add_pod(pi);
+        }
+        if self
+            .nodes
+            .last()
+            .is_some_and(|last| last.name() > name.as_str())
+        {
+            self.unsorted = true;
+        }
+        self.index.insert(name, self.nodes.len());
+        self.nodes.push(ni);
+        self.refresh_flags(self.nodes.len() - 1);
+        None
+    }
+
+    /// Removes a node (upstream `RemoveNode`); its pods stay known and return with the node.
+    /// Returns the removed Node object.
+    pub(crate) fn remove_node(&mut self, name: &str) -> Option<Arc<Node>> {
+        let i = self.index.remove(name)?;
+        let ni = self.nodes.remove(i);
+        self.index_images(name, ni.node(), false);
+        if !ni.pods().is_empty() {
+            self.orphans
+                .entry(name.to_string())
+                .or_default()
+                .extend(ni.pods().iter().cloned());
+        }
+        if i < self.nodes.len() {
+            for v in self.index.values_mut() {
+                if *v > i {
+                    *v -= 1;
                 }
             }
         }
-        self.pods = pods;
+        self.rebuild_flags();
+        Some(Arc::clone(ni.node_arc()))
     }
 
-    /// Adds a pod the scheduler decided to place on `node` (upstream `AssumePod`); false when the
+    /// Adds or replaces a PodGroup; returns the previous one.
+    pub(crate) fn upsert_pod_group(&mut self, pg: Arc<PodGroup>) -> Option<Arc<PodGroup>> {
+        let key = format!("{}/{}", pg.metadata.namespace(), pg.metadata.name);
+        self.pod_groups.insert(key, pg)
+    }
+
+    /// Removes a PodGroup by `namespace/name`.
+    pub(crate) fn remove_pod_group(&mut self, key: &str) -> Option<Arc<PodGroup>> {
+        self.pod_groups.remove(key)
+    }
+
+    fn place(&mut self, key: String, pi: PodInfo, node: &str, assumed: bool) {
+        match self.index.get(node) {
+            Some(&i) => {
+                self.nodes[i].add_pod(pi);
+                self.refresh_flags(i);
+            }
+            None => self.orphans.entry(node.to_string()).or_default().push(pi),
+        }
+        self.placed.insert(
+            key,
+            Placement {
+                node: node.to_string(),
+                assumed,
+            },
+        );
+    }
+
+    fn unplace(&mut self, key: &str, pod: &Pod) -> Option<Placement> {
+        let pl = self.placed.remove(key)?;
+        match self.index.get(&pl.node) {
+            Some(&i) => {
+                self.nodes[i].remove_pod(pod);
+                self.refresh_flags(i);
+            }
+            None => {
+                if let Some(v) = self.orphans.get_mut(&pl.node) {
+                    v.retain(|p| !same_pod(&p.pod, pod));
+                    if v.is_empty() {
+                        self.orphans.remove(&pl.node);
+                    }
+                }
+            }
+        }
+        Some(pl)
+    }
+
+    /// The pod object stored on the pod's node, if placed (the assumed object for assumed pods).
+    fn placed_pod(&self, key: &str) -> Option<Arc<Pod>> {
+        let pl = self.placed.get(key)?;
+        let list = match self.index.get(&pl.node) {
+            Some(&i) => self.nodes[i].pods(),
+            None => self.orphans.get(&pl.node).map(Vec::as_slice).unwrap_or(&[]),
+        };
+        // Recently placed pods are at the end.
+        list.iter()
+            .rev()
+            .find(|p| cmp_pod_key(&p.pod, key) == Ordering::Equal)
+            .map(|p| Arc::clone(&p.pod))
+    }
+
+    fn set_listed(&mut self, key: &str, pod: Option<Arc<Pod>>) {
+        let pos = self
+            .pod_list
+            .binary_search_by(|p| cmp_pod_key(p, key));
+        match (pos, pod) {
+            (Ok(i), Some(p)) => self.pod_list[i] = p,
+            (Err(i), Some(p)) => self.pod_list.insert(i, p),
+            (Ok(i), None) => {
+                self.pod_list.remove(i);
+            }
+            (Err(_), None) => {}
+        }
+    }
+
+    /// Adds or replaces a pod as the informer delivers it (upstream `AddPod`/`UpdatePod`): a
+    /// bound non-terminal pod is (re)placed on its node, confirming it when it was assumed; an
+    /// assumed pod whose update is still unbound stays assumed; a pod that became terminal leaves
+    /// its node. Returns the previous object.
+    pub(crate) fn upsert_pod(&mut self, pod: Arc<Pod>) -> Option<Arc<Pod>> {
+        let key = pod.key();
+        let old = self.pods.insert(key.clone(), Arc::clone(&pod));
+        self.set_listed(&key, Some(Arc::clone(&pod)));
+        if pod.node_name().is_none() && !pod.is_terminal() {
+            self.unassigned.insert(key.clone(), Arc::clone(&pod));
+        } else {
+            self.unassigned.remove(&key);
+        }
+        let want = if pod.is_terminal() {
+            None
+        } else {
+            pod.node_name()
+        };
+        let current = self.placed.get(&key).cloned();
+        match (current, want) {
+            (None, None) => {}
+            (None, Some(node)) => {
+                let node = node.to_string();
+                self.place(key, PodInfo::new(pod), &node, false);
+            }
+            (Some(pl), None) => {
+                // An assumed pod stays assumed until bound (or forgotten); anything else leaves.
+                if !pl.assumed || pod.is_terminal() {
+                    if let Some(prev) = self.placed_pod(&key) {
+                        self.unplace(&key, &prev);
+                    }
+                }
+            }
+            (Some(_), Some(node)) => {
+                let node = node.to_string();
+                if let Some(prev) = self.placed_pod(&key) {
+                    self.unplace(&key, &prev);
+                } else {
+                    self.placed.remove(&key);
+                }
+                self.place(key, PodInfo::new(pod), &node, false);
+            }
+        }
+        old
+    }
+
+    /// Removes a pod by `namespace/name` (upstream `RemovePod`, also for assumed pods). Returns
+    /// the removed object.
+    pub(crate) fn remove_pod(&mut self, key: &str) -> Option<Arc<Pod>> {
+        let old = self.pods.remove(key);
+        self.set_listed(key, None);
+        self.unassigned.remove(key);
+        if let Some(prev) = self.placed_pod(key) {
+            self.unplace(key, &prev);
+        } else {
+            self.placed.remove(key);
+        }
+        old
+    }
+
+    /// Places a pod the scheduler decided to put on `node` (upstream `AssumePod`); false when the
     /// node is unknown.
     pub(crate) fn assume(&mut self, pi: PodInfo, node: &str) -> bool {
-        match self.index.get(node) {
-            Some(i) => {
-                self.nodes[*i].add_pod(pi);
-                true
-            }
-            None => false,
+        if !self.index.contains_key(node) {
+            return false;
         }
+        let key = pi.pod.key();
+        if let Some(prev) = self.placed_pod(&key) {
+            self.unplace(&key, &prev);
+        }
+        self.place(key, pi, node, true);
+        true
     }
 
-    /// Removes an assumed pod again (upstream `ForgetPod`); false when it was not there.
+    /// Removes an assumed pod again (upstream `ForgetPod`); false when it is not placed on `node`.
     pub(crate) fn forget(&mut self, pod: &Pod, node: &str) -> bool {
-        match self.index.get(node) {
-            Some(i) => self.nodes[*i].remove_pod(pod).is_some(),
-            None => false,
+        let key = pod.key();
+        match self.placed.get(&key) {
+            Some(pl) if pl.node == node => {
+                let prev = self.placed_pod(&key);
+                self.unplace(&key, prev.as_deref().unwrap_or(pod));
+                true
+            }
+            _ => false,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::perf_workloads::make_node;
+
+    fn pod(name: &str, node: Option<&str>) -> Arc<Pod> {
+        let mut p = crate::perf_workloads::make_pod(
+            crate::perf_workloads::PodTemplate::Default,
+            "default",
+            "",
+            0,
+        );
+        p.metadata.name = name.into();
+        p.metadata.uid = Some(format!("uid-{name}"));
+        p.spec.node_name = node.map(str::to_string);
+        Arc::new(p)
+    }
+
+    fn pods_on(c: &Cache, node: &str) -> Vec<String> {
+        c.node_info(node)
+            .map(|n| n.pods().iter().map(|p| p.pod.metadata.name.clone()).collect())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn nodes_stay_in_name_order_and_keep_pods_across_removal() {
+        let mut c = Cache::default();
+        c.upsert_node(Arc::new(make_node("b", None)));
+        c.upsert_node(Arc::new(make_node("a", None)));
+        c.finish_batch();
+        let names: Vec<&str> = c.node_infos().iter().map(|n| n.name()).collect();
+        assert_eq!(names, vec!["a", "b"]);
+        c.upsert_pod(pod("p1", Some("b")));
+        // A pod bound to a node the cache does not know waits for the node.
+        c.upsert_pod(pod("p2", Some("c")));
+        assert_eq!(pods_on(&c, "b"), vec!["p1"]);
+        c.upsert_node(Arc::new(make_node("c", None)));
+        assert_eq!(pods_on(&c, "c"), vec!["p2"]);
+        c.remove_node("b");
+        assert_eq!(c.node_index("c"), Some(1));
+        c.upsert_node(Arc::new(make_node("b", None)));
+        c.finish_batch();
+        assert_eq!(pods_on(&c, "b"), vec!["p1"]);
+        // 100m and 500Mi per pod.
+        assert_eq!(c.node_info("b").map(|n| n.requested().milli_cpu), Some(100));
+        assert_eq!(c.node_index("c"), Some(2));
+    }
+
+    #[test]
+    fn assumed_pods_are_confirmed_by_the_bound_object_and_removed_by_delete() {
+        let mut c = Cache::default();
+        c.upsert_node(Arc::new(make_node("a", None)));
+        c.upsert_node(Arc::new(make_node("b", None)));
+        let pending = pod("p", None);
+        c.upsert_pod(Arc::clone(&pending));
+        assert_eq!(c.unassigned_pods().count(), 1);
+        assert!(c.assume(PodInfo::new(Arc::clone(&pending)), "a"));
+        assert!(c.is_assumed("default/p"));
+        // A status update of the still-unbound pod keeps the assumption.
+        c.upsert_pod(Arc::clone(&pending));
+        assert_eq!(pods_on(&c, "a"), vec!["p"]);
+        // The binding arrives for another node: upstream moves the pod there.
+        c.upsert_pod(pod("p", Some("b")));
+        assert!(!c.is_assumed("default/p"));
+        assert_eq!(pods_on(&c, "a"), Vec::<String>::new());
+        assert_eq!(pods_on(&c, "b"), vec!["p"]);
+        assert_eq!(c.unassigned_pods().count(), 0);
+        assert_eq!(
+            c.node_info("b").map(|n| n.requested().memory),
+            Some(500 * 1024 * 1024)
+        );
+        c.remove_pod("default/p");
+        assert_eq!(pods_on(&c, "b"), Vec::<String>::new());
+        assert_eq!(c.node_info("b").map(|n| n.requested().milli_cpu), Some(0));
+        assert!(c.pods().is_empty());
+    }
+
+    #[test]
+    fn forget_and_terminal_pods_free_the_node() {
+        let mut c = Cache::default();
+        c.upsert_node(Arc::new(make_node("a", None)));
+        let p = pod("p", None);
+        assert!(c.assume(PodInfo::new(Arc::clone(&p)), "a"));
+        assert!(!c.forget(&p, "b"));
+        assert!(c.forget(&p, "a"));
+        assert_eq!(c.node_info("a").map(|n| n.pod_count()), Some(0));
+        let mut done = (*pod("q", Some("a"))).clone();
+        c.upsert_pod(Arc::new(done.clone()));
+        assert_eq!(c.node_info("a").map(|n| n.pod_count()), Some(1));
+        done.status.phase = Some("Succeeded".into());
+        c.upsert_pod(Arc::new(done));
+        assert_eq!(c.node_info("a").map(|n| n.pod_count()), Some(0));
+        // Terminal pods stay listed (Handle::pods lists every pod).
+        assert_eq!(c.pods().len(), 1);
+    }
+
+    #[test]
+    fn pod_list_follows_key_order() {
+        let mut c = Cache::default();
+        for name in ["b", "a", "c"] {
+            c.upsert_pod(pod(name, None));
+        }
+        let mut other = (*pod("a", None)).clone();
+        other.metadata.namespace = Some("a-b".into());
+        c.upsert_pod(Arc::new(other));
+        let keys: Vec<String> = c.pods().iter().map(|p| p.key()).collect();
+        // "a-b/a" < "default/..." as key strings.
+        assert_eq!(keys, vec!["a-b/a", "default/a", "default/b", "default/c"]);
+        c.remove_pod("default/b");
+        assert_eq!(c.pods().len(), 3);
     }
 }

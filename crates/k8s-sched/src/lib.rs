@@ -7,6 +7,63 @@
 //! - [`Scheduler::new`] / [`Scheduler::with_registry`] (out-of-tree plugins through a
 //!   [`Registry`]), then [`Scheduler::schedule`] once per tick with the apiserver.
 //!
+//! ## Use it alone
+//!
+//! k8s-sched depends only on `k8s-types`. Without an apiserver, detached mode takes Nodes and
+//! Pods directly ([`Scheduler::add_node`], [`Scheduler::schedule_one`]); out-of-tree plugins are
+//! registered in a [`Registry`] and enabled by the configuration like in-tree ones;
+//! [`Scheduler::set_explain`] records why each node was or was not chosen ([`explain`]).
+//! `examples/schedule_pods.rs` (a custom Score plugin) and `examples/custom_filter_plugin.rs`
+//! (a custom Filter plugin) are complete programs (`cargo run -p k8s-sched --example
+//! schedule_pods`). In short:
+//!
+//! ```
+//! use std::sync::Arc;
+//! use k8s_sched::{KubeSchedulerConfiguration, Registry, Scheduler};
+//! use k8s_types::core::{Container, Node, Pod};
+//! use k8s_types::framework::{CycleState, NodeInfo, Plugin, ScorePlugin, Status};
+//! use k8s_types::Quantity;
+//!
+//! /// Scores 100 on nodes labelled disktype=ssd.
+//! struct PreferSsd;
+//! impl Plugin for PreferSsd {
+//!     fn name(&self) -> &str { "PreferSsd" }
+//!     fn as_score(&self) -> Option<&dyn ScorePlugin> { Some(self) }
+//! }
+//! impl ScorePlugin for PreferSsd {
+//!     fn score(&self, _: &CycleState, _: &Pod, node: &NodeInfo) -> Result<i64, Status> {
+//!         let ssd = node.node().metadata.labels.get("disktype").is_some_and(|v| v == "ssd");
+//!         Ok(if ssd { 100 } else { 0 })
+//!     }
+//! }
+//!
+//! let mut registry = Registry::new();
+//! registry.register("PreferSsd", Box::new(|_| Ok(Arc::new(PreferSsd) as Arc<dyn Plugin>)))?;
+//! let config = KubeSchedulerConfiguration::from_yaml(
+//!     "profiles:\n- plugins: {score: {enabled: [{name: PreferSsd, weight: 5}]}}\n",
+//! )?;
+//! let mut scheduler = Scheduler::with_registry(config, registry)?;
+//!
+//! for (name, ssd) in [("node-a", false), ("node-b", true)] {
+//!     let mut n = Node::default();
+//!     n.metadata.name = name.into();
+//!     if ssd {
+//!         n.metadata.labels.insert("disktype".into(), "ssd".into());
+//!     }
+//!     for (r, q) in [("cpu", "4"), ("memory", "8Gi"), ("pods", "110")] {
+//!         n.status.allocatable.insert(r.into(), Quantity::parse(q).unwrap());
+//!     }
+//!     scheduler.add_node(n);
+//! }
+//! let mut pod = Pod::default();
+//! pod.metadata.name = "web-0".into();
+//! pod.metadata.namespace = Some("default".into());
+//! pod.spec.containers.push(Container { name: "app".into(), image: "nginx".into(), ..Default::default() });
+//! let result = scheduler.schedule_one(pod);
+//! assert_eq!(result.decision.bound_node(), Some("node-b"));
+//! # Ok::<(), k8s_sched::ConfigError>(())
+//! ```
+//!
 //! Layout, mirroring upstream `pkg/scheduler`:
 //! - [`config`]: configuration types, defaults (the default profile), validation, plugin args;
 //! - [`registry`]: plugin name -> factory;
@@ -15,6 +72,7 @@
 //!   `k8s_types::framework` so plugins can be written in other crates);
 //! - [`cache`], [`queue`], [`nominator`], [`waiting`]: the scheduler's state between ticks;
 //! - [`schedule_one`]: one pod's scheduling and binding cycle; [`scheduler`]: the tick.
+//! - [`explain`]: the optional per-pod record of Filter verdicts and scores (`--explain`).
 //!
 //! Rules worth knowing (the deviations from upstream are deliberate and listed here):
 //! - Nodes are evaluated in name order (rotating start index as upstream's
@@ -32,10 +90,15 @@
 //!   upstream default plugins not implemented yet are in [`plugins::NOT_YET_IMPLEMENTED`] and are
 //!   skipped with a warning.
 
+pub mod binding_annotations;
 pub mod cache;
 pub mod config;
+pub(crate) mod detached_client;
 pub mod error;
+pub mod explain;
+pub mod informer;
 pub mod nominator;
+pub mod perf_workloads;
 pub mod plugins;
 pub mod podgroup_status;
 pub mod queue;
@@ -48,4 +111,5 @@ pub mod waiting;
 pub use config::KubeSchedulerConfiguration;
 pub use error::ConfigError;
 pub use registry::{PluginArgs, PluginFactory, Registry};
+pub use scheduler::detached::{Decision, ScheduleResult};
 pub use scheduler::Scheduler;

@@ -56,6 +56,14 @@ impl Nominator {
         self.by_node.get(node).map(Vec::as_slice).unwrap_or(&[])
     }
 
+    /// The node `pod` is nominated to, if any (O(nominated pods)).
+    pub fn nominated_node(&self, pod: &Pod) -> Option<&str> {
+        self.by_node
+            .iter()
+            .find(|(_, v)| v.iter().any(|p| same_pod(p, pod)))
+            .map(|(n, _)| n.as_str())
+    }
+
     /// True when no pod is nominated anywhere.
     pub fn is_empty(&self) -> bool {
         self.by_node.is_empty()

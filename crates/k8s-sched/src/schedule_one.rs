@@ -22,8 +22,11 @@ use k8s_types::object::Object;
 use k8s_types::Tick;
 
 use crate::cache::Cache;
+use crate::explain::attempt as explain;
+use crate::explain::{Explainer, Outcome};
 use crate::nominator::Nominator;
 use crate::queue::SchedulingQueue;
+use crate::runtime::batch::{FilterScratch, ScoreScratch};
 use crate::runtime::handle::CycleHandle;
 use crate::runtime::{Framework, PermitOutcome};
 use crate::waiting::WaitingPods;
@@ -56,7 +59,16 @@ pub(crate) struct Ctx<'a> {
     pub global_percentage: i32,
     pub now: Tick,
     pub generation: u64,
+    /// The `--explain` recorder, when a pod is explained.
+    pub explain: Option<&'a mut Explainer>,
+    /// Detached mode (no apiserver, see `Scheduler::schedule_one`): outcomes are logged here
+    /// instead of being written as events and pod conditions.
+    pub detached: Option<&'a mut AttemptLog>,
 }
+
+/// Outcomes of the attempts of detached mode, in order: the pod, and its node when bound or the
+/// failure code and message.
+pub(crate) type AttemptLog = Vec<(Arc<Pod>, Result<String, (Code, String)>)>;
 
 impl Ctx<'_> {
     fn handle<'b>(&'b mut self, fwk: &'b Framework) -> CycleHandle<'b> {
@@ -77,6 +89,8 @@ pub(crate) struct Failure {
     code: Code,
     message: String,
     nominating: Option<NominatingInfo>,
+    /// The PostFilter status, when Filter found no node (kept for `--explain`).
+    post_filter: Option<Status>,
 }
 
 impl Failure {
@@ -85,6 +99,7 @@ impl Failure {
             code: Code::Error,
             message,
             nominating: None,
+            post_filter: None,
         }
     }
 
@@ -95,6 +110,7 @@ impl Failure {
                 code: status.code(),
                 message: status.message(),
                 nominating: Some(clear_nomination()),
+                post_filter: None,
             };
         }
         let code = status.code();
@@ -109,6 +125,7 @@ impl Failure {
             }
             .to_string(),
             nominating: Some(clear_nomination()),
+            post_filter: None,
         }
     }
 }
@@ -159,6 +176,11 @@ pub(crate) fn schedule_one(
 ) {
     let fwk = &profiles[profile];
     ctx.queue.record_attempt(&pod.key(), ctx.now);
+    // `--explain`: the only per-attempt cost when nothing is explained is this Option check.
+    let explaining = ctx.explain.as_deref().is_some_and(|x| x.wants(&pod));
+    if explaining {
+        explain::begin(ctx, fwk, &pod);
+    }
     let mut state = CycleState::new();
     let host = match schedule_pod(ctx, fwk, &mut state, &pod) {
         Ok(h) => h,
@@ -167,6 +189,9 @@ pub(crate) fn schedule_one(
             return;
         }
     };
+    if explaining {
+        explain::note(ctx, &pod, || Outcome::Selected { node: host.clone() });
+    }
     // Assume, then Reserve.
     ctx.cache.assume(PodInfo::new(Arc::clone(&pod)), &host);
     let s = {
@@ -188,6 +213,12 @@ pub(crate) fn schedule_one(
             handle_failure(ctx, fwk, &pod, Failure::on_node(&host, s));
         }
         PermitOutcome::Wait(waits) => {
+            if explaining {
+                explain::note(ctx, &pod, || Outcome::Waiting {
+                    node: host.clone(),
+                    plugins: waits.clone(),
+                });
+            }
             ctx.waiting
                 .add(Arc::clone(&pod), host, profile, waits, state, ctx.now);
         }
@@ -217,6 +248,13 @@ fn bind(ctx: &mut Ctx<'_>, fwk: &Framework, pod: &Arc<Pod>, host: &str, mut stat
     if s.is_success() {
         ctx.queue.remove(&pod.key());
         ctx.nominator.remove(pod);
+        explain::note(ctx, pod, || Outcome::Bound {
+            node: host.to_string(),
+        });
+        if let Some(log) = ctx.detached.as_deref_mut() {
+            log.push((Arc::clone(pod), Ok(host.to_string())));
+            return;
+        }
         record(
             &mut *ctx.api,
             &Object::Pod((**pod).clone()),
@@ -293,6 +331,7 @@ fn schedule_pod(
             code: Code::Unschedulable,
             message: fit.to_string(),
             nominating: result.and_then(|r| r.nominating_info),
+            post_filter: Some(status),
         });
     }
     let nodes = ctx.cache.node_infos();
@@ -300,14 +339,30 @@ fn schedule_pod(
         return Ok(nodes[feasible[0]].name().to_string());
     }
     let refs: Vec<&NodeInfo> = feasible.iter().map(|i| &nodes[*i]).collect();
-    let s = fwk.run_pre_score(state, pod, &refs);
+    // The handle borrows the context field by field so `refs` can keep borrowing the cache.
+    let handle = CycleHandle {
+        fwk,
+        api: &mut *ctx.api,
+        cache: &*ctx.cache,
+        waiting: &mut *ctx.waiting,
+        nominator: &*ctx.nominator,
+        now: ctx.now,
+    };
+    let s = fwk.run_pre_score(state, pod, &refs, &handle);
     if !s.is_success() {
         return Err(Failure::error(s.message()));
     }
-    let totals = fwk
-        .run_score(state, pod, &refs)
+    let mut scores = ScoreScratch::default();
+    fwk.score_batch(state, pod, &refs, &mut scores)
         .map_err(|s| Failure::error(s.message()))?;
-    Ok(select_host(&refs, &totals).to_string())
+    // select_host by index: the cache's node list is in name order, so among equal totals the
+    // highest index is the name sorting last.
+    let best = feasible
+        .iter()
+        .zip(&scores.totals)
+        .max_by_key(|(idx, total)| (**total, **idx))
+        .map_or(feasible[0], |(idx, _)| *idx);
+    Ok(nodes[best].name().to_string())
 }
 
 /// The node with the highest total; ties go to the name sorting last (see the module docs).
@@ -399,35 +454,69 @@ fn find_nodes_that_fit(
         .unwrap_or(ctx.global_percentage);
     let want = num_feasible_nodes_to_find(pct, n);
     let start = *ctx.next_start_node_index % n;
-    let mut feasible = Vec::new();
+    let mut feasible = Vec::with_capacity(want);
     let mut processed = 0;
     let nodes = cache.node_infos();
-    for i in 0..n {
-        let idx = candidates[(start + i) % n];
-        let node = &nodes[idx];
-        processed += 1;
-        let st = fwk.run_filter_with_nominated(
-            state,
-            pod,
-            node,
-            &skips,
-            ctx.nominator.pods_for_node(node.name()),
-        );
-        if st.is_success() {
-            feasible.push(idx);
-            if feasible.len() >= want {
-                break;
-            }
-        } else if st.is_rejected() {
-            diagnosis.add_plugin_status(&st);
-            diagnosis.node_to_status.set(node.name(), st);
-        } else {
-            return Err(Failure::error(st.message()));
+    // Nodes are filtered in chunks, plugin by plugin (Framework::filter_chunk); the chunk is as
+    // large as the number of feasible nodes still wanted, so nothing past the node where
+    // upstream's sequential search stops is looked at more than once per chunk, and the outcome
+    // (feasible nodes, statuses, next start index) is the node-by-node one.
+    let mut scratch = FilterScratch::default();
+    let mut chunk: Vec<&NodeInfo> = Vec::with_capacity(want.min(n));
+    let mut chunk_idx: Vec<usize> = Vec::with_capacity(want.min(n));
+    let mut failed: Vec<(usize, Status)> = Vec::new();
+    let mut i = 0;
+    'chunks: while i < n {
+        let size = (want - feasible.len()).max(MIN_FILTER_CHUNK).min(n - i);
+        chunk.clear();
+        chunk_idx.clear();
+        failed.clear();
+        for k in i..i + size {
+            let idx = candidates[(start + k) % n];
+            chunk_idx.push(idx);
+            chunk.push(&nodes[idx]);
         }
+        if ctx.nominator.is_empty() {
+            fwk.filter_chunk(state, pod, &chunk, &skips, &mut scratch, &mut failed);
+        } else {
+            for (pos, node) in chunk.iter().enumerate() {
+                let st = fwk.run_filter_with_nominated(
+                    state,
+                    pod,
+                    node,
+                    &skips,
+                    ctx.nominator.pods_for_node(node.name()),
+                );
+                if !st.is_success() {
+                    failed.push((pos, st));
+                }
+            }
+        }
+        let mut statuses = failed.drain(..).peekable();
+        for pos in 0..size {
+            processed += 1;
+            match statuses.next_if(|(p, _)| *p == pos) {
+                Some((_, st)) if st.is_rejected() => {
+                    diagnosis.add_plugin_status(&st);
+                    diagnosis.node_to_status.set(chunk[pos].name(), st);
+                }
+                Some((_, st)) => return Err(Failure::error(st.message())),
+                None => {
+                    feasible.push(chunk_idx[pos]);
+                    if feasible.len() >= want {
+                        break 'chunks;
+                    }
+                }
+            }
+        }
+        i += size;
     }
     *ctx.next_start_node_index = (start + processed) % n;
     Ok((feasible, diagnosis))
 }
+
+/// The smallest chunk of nodes filtered at once (see `find_nodes_that_fit`).
+const MIN_FILTER_CHUNK: usize = 32;
 
 /// Upstream `handleSchedulingFailure`: back to the queue with backoff; a `FailedScheduling`
 /// Warning event (only when the message differs from the last one recorded for the pod, to avoid
@@ -440,6 +529,19 @@ fn handle_failure(ctx: &mut Ctx<'_>, fwk: &Framework, pod: &Arc<Pod>, f: Failure
     );
     ctx.queue
         .record_failure(&key, ctx.now, ctx.generation, !rejected);
+    explain::note(ctx, pod, || {
+        let reason = if rejected {
+            REASON_UNSCHEDULABLE
+        } else {
+            REASON_SCHEDULER_ERROR
+        };
+        Outcome::failed(
+            reason,
+            &f.message,
+            f.post_filter.as_ref(),
+            f.nominating.as_ref(),
+        )
+    });
     if let Some(ni) = &f.nominating {
         if ni.mode == NominatingMode::Override {
             if ni.nominated_node_name.is_empty() {
@@ -448,6 +550,10 @@ fn handle_failure(ctx: &mut Ctx<'_>, fwk: &Framework, pod: &Arc<Pod>, f: Failure
                 ctx.nominator.add(pod, &ni.nominated_node_name);
             }
         }
+    }
+    if let Some(log) = ctx.detached.as_deref_mut() {
+        log.push((Arc::clone(pod), Err((f.code, truncate_message(&f.message)))));
+        return;
     }
     let Ok(fresh) = ctx
         .api

@@ -1,21 +1,27 @@
 //! [`Scheduler`]: kube-scheduler as one call per tick ([`Scheduler::schedule`]). Builds the
-//! profiles from a `KubeSchedulerConfiguration`, then each tick lists nodes and pods, rebuilds the
-//! snapshot, resolves pods waiting at Permit, and attempts every eligible pending pod once in
-//! QueueSort order (upstream `pkg/scheduler/scheduler.go`, `schedule_one.go`).
+//! profiles from a `KubeSchedulerConfiguration`, then each tick brings the cache up to date from
+//! watch events (a full list only the first time or after the watch history was compacted),
+//! resolves pods waiting at Permit, and attempts every eligible pending pod once in QueueSort
+//! order (upstream `pkg/scheduler/scheduler.go`, `schedule_one.go`). Without an apiserver, the
+//! detached calls of [`detached`] schedule one pod at a time against the same cache.
+
+pub mod detached;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
-use k8s_types::apiserver::{ApiClient, ApiExt};
-use k8s_types::core::{Node, Pod};
+use k8s_types::apiserver::ApiClient;
+use k8s_types::core::Pod;
+use k8s_types::framework::node_info::same_pod;
 use k8s_types::framework::{PodInfo, QueuedPodInfo, WaitingPodInfo};
-use k8s_types::scheduling::PodGroup;
 
 use crate::cache::Cache;
 use crate::config::validation::{set_defaults, validate};
 use crate::config::KubeSchedulerConfiguration;
+use crate::detached_client::DetachedClient;
 use crate::error::ConfigError;
+use crate::explain::{Explainer, Explanation, PodKey};
+use crate::informer::{Informer, Synced};
 use crate::nominator::Nominator;
 use crate::podgroup_status::update_pod_groups;
 use crate::queue::SchedulingQueue;
@@ -35,8 +41,10 @@ pub struct Scheduler {
     waiting: WaitingPods,
     nominator: Nominator,
     next_start_node_index: usize,
-    last_signature: Option<u64>,
+    informer: Informer,
     generation: u64,
+    detached: DetachedClient,
+    explain: Option<Explainer>,
 }
 
 impl Scheduler {
@@ -77,8 +85,10 @@ impl Scheduler {
             waiting: WaitingPods::default(),
             nominator: Nominator::default(),
             next_start_node_index: 0,
-            last_signature: None,
+            informer: Informer::default(),
             generation: 0,
+            detached: DetachedClient::default(),
+            explain: None,
         })
     }
 
@@ -108,34 +118,37 @@ impl Scheduler {
         &self.queue
     }
 
+    /// Starts recording an [`Explanation`] of every scheduling attempt of `pod` (`None` stops;
+    /// either way the earlier records are dropped). Other pods are not affected; while nothing is
+    /// explained each attempt pays one `Option` check (see [`crate::explain`]).
+    pub fn set_explain(&mut self, pod: Option<PodKey>) {
+        self.explain = pod.map(Explainer::new);
+    }
+
+    /// The recorded attempts of the explained pod, oldest first (empty when nothing is explained).
+    pub fn explanations(&self) -> &[Explanation] {
+        self.explain
+            .as_ref()
+            .map_or(&[][..], Explainer::explanations)
+    }
+
     /// One tick: list, snapshot, resolve waiting pods, attempt every eligible pending pod once,
     /// bind or report, then refresh PodGroup statuses.
     pub fn schedule(&mut self, api: &mut dyn ApiClient) {
         let now = api.now();
         let revision = api.revision();
-        let nodes: Vec<Node> = api.list_typed(None, None);
-        let pods: Vec<Arc<Pod>> = api
-            .list_typed::<Pod>(None, None)
-            .into_iter()
-            .map(Arc::new)
-            .collect();
-        let pod_groups: Vec<PodGroup> = api.list_typed(None, None);
-
-        let sig = signature(&nodes, &pods, &pod_groups);
-        if self.last_signature != Some(sig) {
+        let synced = self.informer.sync(&*api, &mut self.cache);
+        if synced != Synced::Watched(false) {
             self.generation += 1;
-            self.last_signature = Some(sig);
         }
-        self.cache.rebuild(nodes, pods.clone());
-        self.reassume_waiting(&pods);
+        self.check_waiting(synced == Synced::Relisted);
         self.waiting.expire(now);
 
-        let pending: Vec<Arc<Pod>> = pods
-            .iter()
+        let pending: Vec<Arc<Pod>> = self
+            .cache
+            .unassigned_pods()
             .filter(|p| {
-                p.node_name().is_none()
-                    && !p.is_terminating()
-                    && !p.is_terminal()
+                !p.is_terminating()
                     && self.by_name.contains_key(p.scheduler_name())
                     && !self.waiting.contains(&pod_key(p))
             })
@@ -160,6 +173,7 @@ impl Scheduler {
             nominator,
             next_start_node_index,
             generation,
+            explain,
             ..
         } = self;
         let mut ctx = Ctx {
@@ -172,6 +186,8 @@ impl Scheduler {
             global_percentage: *percentage_of_nodes_to_score,
             now,
             generation: *generation,
+            explain: explain.as_mut(),
+            detached: None,
         };
         process_waiting(&mut ctx, profiles);
 
@@ -206,22 +222,31 @@ impl Scheduler {
         update_pod_groups(&mut *ctx.api);
     }
 
-    /// Puts waiting pods back on their nodes in the fresh snapshot; drops those bound or deleted
-    /// elsewhere (a deleted one is rejected so its gang's reservations are rolled back).
-    fn reassume_waiting(&mut self, pods: &[Arc<Pod>]) {
-        let by_key: BTreeMap<String, &Arc<Pod>> = pods.iter().map(|p| (pod_key(p), p)).collect();
+    /// Checks the pods held at Permit against the updated cache: drops those bound elsewhere (the
+    /// cache has them as bound pods), rejects deleted or terminating ones and those whose node is
+    /// gone (Unreserve rolls their gang back), and after a relist puts the others back on their
+    /// nodes.
+    fn check_waiting(&mut self, relisted: bool) {
         for key in self.waiting.keys() {
             let Some(w) = self.waiting.get(&key) else {
                 continue;
             };
             let (pod, node) = (Arc::clone(&w.pod), w.node.clone());
-            match by_key.get(&key) {
-                Some(current) if current.node_name().is_some() => {
-                    // Bound by someone else: it is in the snapshot as a bound pod now.
+            let current = self
+                .cache
+                .pod(&pod.key())
+                .filter(|c| same_pod(c, &pod))
+                .cloned();
+            match current {
+                Some(c) if c.node_name().is_some() => {
+                    // Bound by someone else: it is in the cache as a bound pod now.
                     self.waiting.remove(&key);
                 }
-                Some(current) if !current.is_terminating() => {
-                    if !self.cache.assume(PodInfo::new(pod), &node) {
+                Some(c) if !c.is_terminating() => {
+                    let placed = !relisted
+                        && self.cache.node_index(&node).is_some()
+                        && self.cache.placement(&pod.key()) == Some(node.as_str());
+                    if !placed && !self.cache.assume(PodInfo::new(pod), &node) {
                         self.waiting
                             .reject(&key, "", &format!("node {node:?} not found"));
                     }
@@ -233,44 +258,4 @@ impl Scheduler {
             }
         }
     }
-}
-
-fn hash_node(h: &mut DefaultHasher, n: &Node) {
-    n.metadata.name.hash(h);
-    n.metadata.labels.hash(h);
-    n.spec.unschedulable.hash(h);
-    for t in &n.spec.taints {
-        (&t.key, &t.value, &t.effect).hash(h);
-    }
-    n.status.allocatable.hash(h);
-}
-
-/// A fingerprint of what can make a pending pod schedulable: nodes (labels, taints, cordon,
-/// allocatable), assigned non-terminal pods (identity, node, deletion), PodGroups and the gang
-/// members that exist. Used only for change detection, never output.
-fn signature(nodes: &[Node], pods: &[Arc<Pod>], groups: &[PodGroup]) -> u64 {
-    let mut h = DefaultHasher::new();
-    for n in nodes {
-        hash_node(&mut h, n);
-    }
-    for p in pods {
-        if let Some(node) = p.node_name() {
-            if p.is_terminal() {
-                continue;
-            }
-            (p.key(), &p.metadata.uid, node, p.is_terminating()).hash(&mut h);
-        } else if let Some(pg) = p.pod_group() {
-            (p.key(), pg).hash(&mut h);
-        }
-    }
-    for g in groups {
-        (
-            g.metadata.namespace(),
-            &g.metadata.name,
-            g.spec.min_member,
-            g.spec.schedule_timeout_seconds,
-        )
-            .hash(&mut h);
-    }
-    h.finish()
 }

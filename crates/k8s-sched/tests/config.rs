@@ -79,17 +79,21 @@ fn unknown_plugins_are_rejected_and_unimplemented_ones_skipped() {
     cfg.profiles[0].plugins = Some(plugins);
     let s = Scheduler::new(cfg).unwrap();
     let fwk = s.profile("default-scheduler").unwrap();
-    // Upstream default weights; unimplemented plugins are absent.
+    // Upstream default weights; a plugin also enabled at Score comes first (upstream
+    // expandMultiPointPlugins) with its Score weight; unimplemented plugins are absent.
     assert_eq!(
         fwk.score_weights(),
         vec![
+            ("ImageLocality".to_string(), 5),
             ("TaintToleration".to_string(), 3),
             ("NodeAffinity".to_string(), 2),
             ("NodeResourcesFit".to_string(), 1),
+            ("PodTopologySpread".to_string(), 2),
+            ("InterPodAffinity".to_string(), 2),
             ("NodeResourcesBalancedAllocation".to_string(), 1),
         ]
     );
-    assert!(k8s_sched::plugins::NOT_YET_IMPLEMENTED.contains(&"PodTopologySpread"));
+    assert!(k8s_sched::plugins::NOT_YET_IMPLEMENTED.contains(&"VolumeBinding"));
 }
 
 #[test]
@@ -106,7 +110,9 @@ fn default_profile_extension_points() {
             "TaintToleration",
             "NodeAffinity",
             "NodePorts",
-            "NodeResourcesFit"
+            "NodeResourcesFit",
+            "PodTopologySpread",
+            "InterPodAffinity"
         ]
     );
     assert_eq!(

@@ -5,6 +5,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::core::Pod;
+
 /// Upstream `Healthy` device health.
 pub const HEALTHY: &str = "Healthy";
 /// Upstream `Unhealthy` device health.
@@ -73,6 +75,20 @@ pub trait DevicePlugin {
         size: usize,
     ) -> Vec<String>;
 
+    /// `GetPreferredAllocation` for a known pod: plugins whose choice depends on the scheduler's
+    /// decision recorded on the pod (Alibaba's GPU-share plugin reads the `alibabacloud.com/gpu-index`
+    /// annotation, as its upstream reads it from the pod at Allocate) override this. Not part of the
+    /// upstream gRPC API (which does not pass the pod). Default: [`DevicePlugin::get_preferred_allocation`].
+    fn get_preferred_allocation_for_pod(
+        &self,
+        _pod: &Pod,
+        available: &[String],
+        must_include: &[String],
+        size: usize,
+    ) -> Vec<String> {
+        self.get_preferred_allocation(available, must_include, size)
+    }
+
     /// Upstream `Allocate` for one container: prepares the given devices and says how to expose them.
     ///
     /// # Errors
@@ -97,13 +113,19 @@ pub trait DevicePlugin {
 }
 
 /// Orders device IDs the way a person reads them: two IDs that are both decimal numbers (GPU
-/// indices) compare numerically (`"2"` < `"10"`), anything else (e.g. `GPU-<uuid>`) compares as text.
-/// Used wherever a list of device IDs reaches output, so the order is deterministic.
+/// indices) compare numerically (`"2"` < `"10"`), and so do two IDs made of dash-separated decimal
+/// numbers (GPU-share devices `<gpu>-<k>`: `"0-9"` < `"0-10"` < `"1-0"`); anything else (e.g.
+/// `GPU-<uuid>`) compares as text. Used wherever a list of device IDs reaches output, so the order is
+/// deterministic.
 pub fn compare_device_ids(a: &str, b: &str) -> std::cmp::Ordering {
-    match (a.parse::<u64>(), b.parse::<u64>()) {
-        (Ok(x), Ok(y)) => x.cmp(&y).then_with(|| a.cmp(b)),
+    match (numeric_parts(a), numeric_parts(b)) {
+        (Some(x), Some(y)) => x.cmp(&y).then_with(|| a.cmp(b)),
         _ => a.cmp(b),
     }
+}
+
+fn numeric_parts(id: &str) -> Option<Vec<u64>> {
+    id.split('-').map(|p| p.parse::<u64>().ok()).collect()
 }
 
 #[cfg(test)]
@@ -115,5 +137,8 @@ mod tests {
         let mut ids = vec!["10", "2", "GPU-b", "0", "GPU-a"];
         ids.sort_by(|a, b| compare_device_ids(a, b));
         assert_eq!(ids, vec!["0", "2", "10", "GPU-a", "GPU-b"]);
+        let mut shared = vec!["1-0", "0-10", "0-9"];
+        shared.sort_by(|a, b| compare_device_ids(a, b));
+        assert_eq!(shared, vec!["0-9", "0-10", "1-0"]);
     }
 }

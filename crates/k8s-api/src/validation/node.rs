@@ -88,8 +88,13 @@ mod tests {
         node.metadata.name = "n1".into();
         let q = |s: &str| k8s_types::Quantity::parse(s).unwrap();
         node.status.capacity.insert("pods".into(), q("-5"));
-        node.status.capacity.insert("nvidia.com/gpu".into(), q("1.5"));
-        let msgs: Vec<String> = validate_node(&node).iter().map(ToString::to_string).collect();
+        node.status
+            .capacity
+            .insert("nvidia.com/gpu".into(), q("1.5"));
+        let msgs: Vec<String> = validate_node(&node)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
         assert_eq!(
             msgs,
             vec![

@@ -4,12 +4,16 @@
 //! `staging/src/k8s.io/kube-scheduler/config/v1/types.go`, `types_pluginargs.go`, and
 //! `pkg/scheduler/apis/config/v1/defaults.go` / `default_plugins.go`. Unknown fields are ignored.
 //!
-//! Submodules: [`args`] (typed plugin args with their defaults and validation),
+//! Submodules: [`args`] (typed plugin args with their defaults and validation; PodTopologySpread's
+//! and InterPodAffinity's in [`pod_topology_spread_args`] and [`inter_pod_affinity_args`]),
 //! [`default_plugins`] (the default profile and upstream's merge of custom plugin sets),
 //! [`validation`] (defaulting and validation of the whole configuration).
 
 pub mod args;
 pub mod default_plugins;
+pub mod inter_pod_affinity_args;
+pub mod label_key;
+pub mod pod_topology_spread_args;
 pub mod validation;
 
 use serde::{Deserialize, Serialize};
@@ -22,6 +26,8 @@ pub use args::{
     NodeResourcesFitArgs, RequestedToCapacityRatioParam, ResourceSpec, ScoringStrategy,
     UtilizationShapePoint,
 };
+pub use inter_pod_affinity_args::InterPodAffinityArgs;
+pub use pod_topology_spread_args::{DefaultConstraint, PodTopologySpreadArgs};
 
 /// `kubescheduler.config.k8s.io/v1`.
 pub const API_VERSION: &str = "kubescheduler.config.k8s.io/v1";

@@ -15,7 +15,7 @@
 //! scheduler selected.
 //!
 //! Layout: this file holds the types and the recorder; [`attempt`] computes an [`Explanation`];
-//! [`render`] prints it as deterministic text (the format is described in `docs/explain.md`).
+//! [`render`](mod@render) prints it as deterministic text (the format is described in `docs/explain.md`).
 
 pub mod attempt;
 pub mod render;
@@ -42,7 +42,9 @@ pub struct PodKey {
 
 /// A `--explain` argument that is not `<namespace>/<name>` (or `<name>`).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("invalid pod {0:?} to explain: want <namespace>/<name> (or <name> in namespace \"default\")")]
+#[error(
+    "invalid pod {0:?} to explain: want <namespace>/<name> (or <name> in namespace \"default\")"
+)]
 pub struct PodKeyError(pub String);
 
 impl PodKey {

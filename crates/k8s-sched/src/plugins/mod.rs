@@ -7,7 +7,10 @@
 pub mod coscheduling;
 pub mod default_binder;
 pub mod default_preemption;
+pub mod gpu;
 pub mod helper;
+pub mod image_locality;
+pub mod inter_pod_affinity;
 pub mod names;
 pub mod node_affinity;
 pub mod node_name;
@@ -15,11 +18,15 @@ pub mod node_ports;
 pub mod node_resources_balanced_allocation;
 pub mod node_resources_fit;
 pub mod node_unschedulable;
+pub mod pod_topology_spread;
 pub mod priority_sort;
 pub mod resource_allocation;
 pub mod scheduling_gates;
+pub mod selector;
 pub mod taint_toleration;
 
+#[cfg(test)]
+pub(crate) mod fixtures;
 #[cfg(test)]
 pub(crate) mod testutil;
 
@@ -32,9 +39,6 @@ pub const NOT_YET_IMPLEMENTED: &[&str] = &[
     names::NODE_VOLUME_LIMITS,
     names::VOLUME_BINDING,
     names::VOLUME_ZONE,
-    names::POD_TOPOLOGY_SPREAD,
-    names::INTER_POD_AFFINITY,
-    names::IMAGE_LOCALITY,
     names::DYNAMIC_RESOURCES,
 ];
 
@@ -77,6 +81,18 @@ pub fn in_tree_registry() -> Registry {
             Box::new(node_resources_balanced_allocation::NodeResourcesBalancedAllocation::factory),
         ),
         (
+            names::POD_TOPOLOGY_SPREAD,
+            Box::new(pod_topology_spread::PodTopologySpread::factory),
+        ),
+        (
+            names::INTER_POD_AFFINITY,
+            Box::new(inter_pod_affinity::InterPodAffinity::factory),
+        ),
+        (
+            names::IMAGE_LOCALITY,
+            Box::new(image_locality::ImageLocality::factory),
+        ),
+        (
             names::DEFAULT_PREEMPTION,
             Box::new(default_preemption::DefaultPreemption::factory),
         ),
@@ -90,6 +106,7 @@ pub fn in_tree_registry() -> Registry {
         ),
     ];
     let mut r = Registry::new();
+    let entries = entries.into_iter().chain(gpu::registry_entries());
     for (name, f) in entries {
         // Names are distinct constants: registering cannot fail.
         let _ = r.register(name, f);

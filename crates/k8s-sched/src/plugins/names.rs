@@ -10,9 +10,9 @@ pub const DEFAULT_BINDER: &str = "DefaultBinder";
 pub const DEFAULT_PREEMPTION: &str = "DefaultPreemption";
 /// Dynamic resource allocation (not implemented).
 pub const DYNAMIC_RESOURCES: &str = "DynamicResources";
-/// Prefers nodes that already have the images (not implemented).
+/// Prefers nodes that already have the images.
 pub const IMAGE_LOCALITY: &str = "ImageLocality";
-/// Pod (anti-)affinity (not implemented).
+/// Pod (anti-)affinity.
 pub const INTER_POD_AFFINITY: &str = "InterPodAffinity";
 /// nodeSelector and node affinity.
 pub const NODE_AFFINITY: &str = "NodeAffinity";
@@ -28,7 +28,7 @@ pub const NODE_RESOURCES_FIT: &str = "NodeResourcesFit";
 pub const NODE_UNSCHEDULABLE: &str = "NodeUnschedulable";
 /// CSI volume limits (not implemented).
 pub const NODE_VOLUME_LIMITS: &str = "NodeVolumeLimits";
-/// Topology spread constraints (not implemented).
+/// Topology spread constraints.
 pub const POD_TOPOLOGY_SPREAD: &str = "PodTopologySpread";
 /// Scheduling gates (PreEnqueue).
 pub const SCHEDULING_GATES: &str = "SchedulingGates";

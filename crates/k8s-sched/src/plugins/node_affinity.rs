@@ -157,6 +157,20 @@ impl FilterPlugin for NodeAffinity {
             Status::unresolvable(ERR_REASON_POD)
         }
     }
+
+    fn filter_nodes(
+        &self,
+        _state: &CycleState,
+        pod: &Pod,
+        nodes: &[&NodeInfo],
+        failed: &mut Vec<(usize, Status)>,
+    ) {
+        for (i, node) in nodes.iter().enumerate() {
+            if !required_node_affinity_matches(pod, node) {
+                failed.push((i, Status::unresolvable(ERR_REASON_POD)));
+            }
+        }
+    }
 }
 
 fn preferred_terms(pod: &Pod) -> Vec<PreferredSchedulingTerm> {
@@ -204,6 +218,27 @@ impl ScorePlugin for NodeAffinity {
             Some(s) => Ok(score_terms(&s.0, node)),
             None => Ok(score_terms(&preferred_terms(pod), node)),
         }
+    }
+
+    fn score_nodes(
+        &self,
+        state: &CycleState,
+        pod: &Pod,
+        nodes: &[&NodeInfo],
+        scores: &mut [i64],
+    ) -> Result<(), Status> {
+        let computed;
+        let terms = match state.read::<PreScoreState>(PRE_SCORE_STATE_KEY) {
+            Some(s) => &s.0,
+            None => {
+                computed = preferred_terms(pod);
+                &computed
+            }
+        };
+        for (node, out) in nodes.iter().zip(scores.iter_mut()) {
+            *out = score_terms(terms, node);
+        }
+        Ok(())
     }
 
     fn normalize_score(

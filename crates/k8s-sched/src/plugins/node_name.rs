@@ -43,6 +43,24 @@ impl FilterPlugin for NodeName {
             _ => Status::success(),
         }
     }
+
+    fn filter_nodes(
+        &self,
+        _state: &CycleState,
+        pod: &Pod,
+        nodes: &[&NodeInfo],
+        failed: &mut Vec<(usize, Status)>,
+    ) {
+        // Pods without spec.nodeName fit every node.
+        let Some(wanted) = pod.node_name() else {
+            return;
+        };
+        for (i, node) in nodes.iter().enumerate() {
+            if node.name() != wanted {
+                failed.push((i, Status::unresolvable(ERR_REASON)));
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -83,6 +83,25 @@ impl ScorePlugin for NodeResourcesBalancedAllocation {
             None => Ok(self.scorer.score(node, &self.scorer.pod_requests(pod))),
         }
     }
+
+    fn score_nodes(
+        &self,
+        state: &CycleState,
+        pod: &Pod,
+        nodes: &[&NodeInfo],
+        scores: &mut [i64],
+    ) -> Result<(), Status> {
+        let computed;
+        let reqs = match state.read::<PreScoreState>(PRE_SCORE_STATE_KEY) {
+            Some(s) => &s.0,
+            None => {
+                computed = self.scorer.pod_requests(pod);
+                &computed
+            }
+        };
+        self.scorer.score_nodes(nodes, reqs, scores);
+        Ok(())
+    }
 }
 
 #[cfg(test)]

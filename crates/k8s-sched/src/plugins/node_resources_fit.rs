@@ -272,6 +272,19 @@ impl PreFilterPlugin for NodeResourcesFit {
     }
 }
 
+impl NodeResourcesFit {
+    /// The Filter status of a node `req` does not fit (upstream `Filter` after `fitsRequest`).
+    fn misfit_status(&self, req: &Resources, node: &NodeInfo) -> Status {
+        let insufficient = self.fits_request(req, node);
+        let code = if insufficient.iter().any(|i| i.unresolvable) {
+            Code::UnschedulableAndUnresolvable
+        } else {
+            Code::Unschedulable
+        };
+        Status::new(code, insufficient.into_iter().map(|i| i.reason))
+    }
+}
+
 impl FilterPlugin for NodeResourcesFit {
     fn filter(&self, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Status {
         let computed;
@@ -285,13 +298,29 @@ impl FilterPlugin for NodeResourcesFit {
         if self.fits(req, node) {
             return Status::success();
         }
-        let insufficient = self.fits_request(req, node);
-        let code = if insufficient.iter().any(|i| i.unresolvable) {
-            Code::UnschedulableAndUnresolvable
-        } else {
-            Code::Unschedulable
+        self.misfit_status(req, node)
+    }
+
+    fn filter_nodes(
+        &self,
+        state: &CycleState,
+        pod: &Pod,
+        nodes: &[&NodeInfo],
+        failed: &mut Vec<(usize, Status)>,
+    ) {
+        let computed;
+        let req = match state.read::<PreFilterState>(PRE_FILTER_STATE_KEY) {
+            Some(s) => &s.0,
+            None => {
+                computed = pod_requests(pod);
+                &computed
+            }
         };
-        Status::new(code, insufficient.into_iter().map(|i| i.reason))
+        for (i, node) in nodes.iter().enumerate() {
+            if !self.fits(req, node) {
+                failed.push((i, self.misfit_status(req, node)));
+            }
+        }
     }
 }
 
@@ -314,6 +343,28 @@ impl ScorePlugin for NodeResourcesFit {
             Some(s) => Ok(self.scorer.score(node, &s.0)),
             None => Ok(self.scorer.score(node, &self.scorer.pod_requests(pod))),
         }
+    }
+
+    fn score_nodes(
+        &self,
+        state: &CycleState,
+        pod: &Pod,
+        nodes: &[&NodeInfo],
+        scores: &mut [i64],
+    ) -> Result<(), Status> {
+        if self.scorer.resources.is_empty() {
+            return Err(Status::error("resources not found"));
+        }
+        let computed;
+        let reqs = match state.read::<PreScoreState>(PRE_SCORE_STATE_KEY) {
+            Some(s) => &s.0,
+            None => {
+                computed = self.scorer.pod_requests(pod);
+                &computed
+            }
+        };
+        self.scorer.score_nodes(nodes, reqs, scores);
+        Ok(())
     }
 }
 

@@ -56,6 +56,23 @@ impl FilterPlugin for NodeUnschedulable {
         }
         Status::unresolvable(ERR_REASON_UNSCHEDULABLE)
     }
+
+    fn filter_nodes(
+        &self,
+        state: &CycleState,
+        pod: &Pod,
+        nodes: &[&NodeInfo],
+        failed: &mut Vec<(usize, Status)>,
+    ) {
+        for (i, node) in nodes.iter().enumerate() {
+            if node.node().spec.unschedulable {
+                let s = self.filter(state, pod, node);
+                if !s.is_success() {
+                    failed.push((i, s));
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -72,44 +72,77 @@ impl ResourceAllocationScorer {
         pod_requests.iter().all(|r| *r == 0)
     }
 
-    /// (allocatable, requested including the pod) of resource `i`; (0, 0) leaves it out
+    /// (allocatable, requested including the pod) of one resource; (0, 0) leaves it out
     /// (upstream `calculateResourceAllocatableRequest`).
-    fn allocatable_requested(&self, node: &NodeInfo, name: &str, pod_request: i64) -> (i64, i64) {
-        if pod_request == 0 && is_scalar_resource_name(name) {
-            return (0, 0);
-        }
+    fn allocatable_requested_of(
+        &self,
+        node: &NodeInfo,
+        kind: &ResourceKind<'_>,
+        pod_request: i64,
+    ) -> (i64, i64) {
         let alloc = node.allocatable();
         let requested = if self.use_requested {
             node.requested()
         } else {
             node.non_zero_requested()
         };
-        match name {
-            "cpu" => (alloc.milli_cpu, requested.milli_cpu + pod_request),
-            "memory" => (alloc.memory, requested.memory + pod_request),
-            "ephemeral-storage" => (
+        match kind {
+            ResourceKind::Cpu => (alloc.milli_cpu, requested.milli_cpu + pod_request),
+            ResourceKind::Memory => (alloc.memory, requested.memory + pod_request),
+            ResourceKind::EphemeralStorage => (
                 alloc.ephemeral_storage,
                 node.requested().ephemeral_storage + pod_request,
             ),
-            _ => match alloc.scalar.get(name) {
+            ResourceKind::Other { scalar: true, .. } if pod_request == 0 => (0, 0),
+            ResourceKind::Other { name, .. } => match alloc.scalar.get(*name) {
                 Some(a) => (
                     *a,
-                    node.requested().scalar.get(name).copied().unwrap_or(0) + pod_request,
+                    node.requested().scalar.get(*name).copied().unwrap_or(0) + pod_request,
                 ),
                 None => (0, 0),
             },
         }
     }
 
+    /// [`ResourceAllocationScorer::score`] of every node into `out` (same values), resolving the
+    /// resource names once.
+    pub fn score_nodes(&self, nodes: &[&NodeInfo], pod_requests: &[i64], out: &mut [i64]) {
+        let kinds = self.kinds();
+        for (n, o) in nodes.iter().zip(out.iter_mut()) {
+            *o = self.score_kinds(n, &kinds, pod_requests);
+        }
+    }
+
+    fn kinds(&self) -> Vec<ResourceKind<'_>> {
+        self.resources
+            .iter()
+            .map(|r| ResourceKind::of(&r.name))
+            .collect()
+    }
+
     /// The node's score for a pod with these per-resource requests (upstream `score`).
     pub fn score(&self, node: &NodeInfo, pod_requests: &[i64]) -> i64 {
-        let pairs = || self.resources.iter().zip(pod_requests.iter().copied());
+        self.score_kinds(node, &self.kinds(), pod_requests)
+    }
+
+    fn score_kinds(
+        &self,
+        node: &NodeInfo,
+        kinds: &[ResourceKind<'_>],
+        pod_requests: &[i64],
+    ) -> i64 {
+        let pairs = || {
+            self.resources
+                .iter()
+                .zip(kinds.iter())
+                .zip(pod_requests.iter().copied())
+        };
         match &self.scorer {
             Scorer::LeastAllocated | Scorer::MostAllocated => {
                 let least = self.scorer == Scorer::LeastAllocated;
                 let (mut node_score, mut weight_sum) = (0i128, 0i128);
-                for (r, pr) in pairs() {
-                    let (alloc, req) = self.allocatable_requested(node, &r.name, pr);
+                for ((r, kind), pr) in pairs() {
+                    let (alloc, req) = self.allocatable_requested_of(node, kind, pr);
                     if alloc == 0 {
                         continue;
                     }
@@ -122,16 +155,12 @@ impl ResourceAllocationScorer {
                     node_score += i128::from(s) * w;
                     weight_sum += w;
                 }
-                if weight_sum == 0 {
-                    0
-                } else {
-                    (node_score / weight_sum) as i64
-                }
+                weighted_mean(node_score, weight_sum)
             }
             Scorer::RequestedToCapacityRatio(shape) => {
                 let (mut node_score, mut weight_sum) = (0i128, 0i128);
-                for (r, pr) in pairs() {
-                    let (alloc, req) = self.allocatable_requested(node, &r.name, pr);
+                for ((r, kind), pr) in pairs() {
+                    let (alloc, req) = self.allocatable_requested_of(node, kind, pr);
                     if alloc == 0 {
                         continue;
                     }
@@ -156,8 +185,8 @@ impl ResourceAllocationScorer {
             Scorer::Balanced => {
                 let (mut count, mut total) = (0usize, 0f64);
                 let (mut first, mut second) = (0f64, 0f64);
-                for (r, pr) in pairs() {
-                    let (alloc, req) = self.allocatable_requested(node, &r.name, pr);
+                for ((_, kind), pr) in pairs() {
+                    let (alloc, req) = self.allocatable_requested_of(node, kind, pr);
                     if alloc == 0 {
                         continue;
                     }
@@ -175,8 +204,8 @@ impl ResourceAllocationScorer {
                     c if c > 2 => {
                         let mean = total / c as f64;
                         let mut sum = 0f64;
-                        for (r, pr) in pairs() {
-                            let (alloc, req) = self.allocatable_requested(node, &r.name, pr);
+                        for ((_, kind), pr) in pairs() {
+                            let (alloc, req) = self.allocatable_requested_of(node, kind, pr);
                             if alloc == 0 {
                                 continue;
                             }
@@ -194,6 +223,31 @@ impl ResourceAllocationScorer {
     }
 }
 
+/// A configured resource name, resolved once per scoring pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ResourceKind<'a> {
+    Cpu,
+    Memory,
+    EphemeralStorage,
+    /// Any other name; `scalar` per upstream `IsScalarResourceName` (left out of the score when
+    /// the pod does not request it).
+    Other { name: &'a str, scalar: bool },
+}
+
+impl<'a> ResourceKind<'a> {
+    fn of(name: &'a str) -> ResourceKind<'a> {
+        match name {
+            "cpu" => ResourceKind::Cpu,
+            "memory" => ResourceKind::Memory,
+            "ephemeral-storage" => ResourceKind::EphemeralStorage,
+            _ => ResourceKind::Other {
+                name,
+                scalar: is_scalar_resource_name(name),
+            },
+        }
+    }
+}
+
 fn fraction(requested: i64, allocatable: i64) -> f64 {
     let f = requested as f64 / allocatable as f64;
     if f > 1.0 {
@@ -203,12 +257,33 @@ fn fraction(requested: i64, allocatable: i64) -> f64 {
     }
 }
 
+/// `node_score / weight_sum` truncated (0 for no weight), in 64-bit arithmetic when both fit.
+fn weighted_mean(node_score: i128, weight_sum: i128) -> i64 {
+    if weight_sum == 0 {
+        return 0;
+    }
+    if let (Ok(a), Ok(b)) = (i64::try_from(node_score), i64::try_from(weight_sum)) {
+        if let Some(v) = a.checked_div(b) {
+            return v;
+        }
+    }
+    (node_score / weight_sum) as i64
+}
+
+/// `a * 100 / b` for `0 <= a <= b`, `b > 0`, in 64-bit arithmetic unless `a * 100` overflows.
+fn times_max_over(a: i64, b: i64) -> i64 {
+    match a.checked_mul(MAX_NODE_SCORE) {
+        Some(p) => p / b,
+        None => ((i128::from(a) * i128::from(MAX_NODE_SCORE)) / i128::from(b)) as i64,
+    }
+}
+
 /// Upstream `leastRequestedScore`.
 pub fn least_requested_score(requested: i64, capacity: i64) -> i64 {
     if capacity == 0 || requested > capacity {
         return 0;
     }
-    ((i128::from(capacity - requested) * i128::from(MAX_NODE_SCORE)) / i128::from(capacity)) as i64
+    times_max_over(capacity - requested, capacity)
 }
 
 /// Upstream `mostRequestedScore`.
@@ -217,7 +292,7 @@ pub fn most_requested_score(requested: i64, capacity: i64) -> i64 {
         return 0;
     }
     let requested = requested.min(capacity);
-    ((i128::from(requested) * i128::from(MAX_NODE_SCORE)) / i128::from(capacity)) as i64
+    times_max_over(requested, capacity)
 }
 
 /// Upstream `scaledUtilization`: `requested * 100 / capacity`, requested clamped to [0, capacity].

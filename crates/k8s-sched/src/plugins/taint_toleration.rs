@@ -71,6 +71,25 @@ impl FilterPlugin for TaintToleration {
             }
         }
     }
+
+    fn filter_nodes(
+        &self,
+        state: &CycleState,
+        pod: &Pod,
+        nodes: &[&NodeInfo],
+        failed: &mut Vec<(usize, Status)>,
+    ) {
+        for (i, node) in nodes.iter().enumerate() {
+            // Untainted nodes (the common case) need no toleration check.
+            if node.node().spec.taints.is_empty() {
+                continue;
+            }
+            let s = self.filter(state, pod, node);
+            if !s.is_success() {
+                failed.push((i, s));
+            }
+        }
+    }
 }
 
 fn prefer_no_schedule_tolerations(pod: &Pod) -> Vec<Toleration> {
@@ -110,6 +129,31 @@ impl ScorePlugin for TaintToleration {
                 &prefer_no_schedule_tolerations(pod),
             )),
         }
+    }
+
+    fn score_nodes(
+        &self,
+        state: &CycleState,
+        pod: &Pod,
+        nodes: &[&NodeInfo],
+        scores: &mut [i64],
+    ) -> Result<(), Status> {
+        let computed;
+        let tolerations = match state.read::<PreScoreState>(PRE_SCORE_STATE_KEY) {
+            Some(s) => &s.0,
+            None => {
+                computed = prefer_no_schedule_tolerations(pod);
+                &computed
+            }
+        };
+        for (node, out) in nodes.iter().zip(scores.iter_mut()) {
+            *out = if node.node().spec.taints.is_empty() {
+                0
+            } else {
+                count_intolerable(node, tolerations)
+            };
+        }
+        Ok(())
     }
 
     fn normalize_score(

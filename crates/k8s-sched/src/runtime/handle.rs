@@ -50,6 +50,18 @@ impl Handle for CycleHandle<'_> {
         self.cache.node_info(name)
     }
 
+    fn node_infos_with_pod_affinity(&self) -> Vec<&NodeInfo> {
+        self.cache.nodes_with_pod_affinity()
+    }
+
+    fn node_infos_with_required_anti_affinity(&self) -> Vec<&NodeInfo> {
+        self.cache.nodes_with_required_anti_affinity()
+    }
+
+    fn image_summary(&self, image: &str) -> Option<(i64, usize)> {
+        self.cache.image_summary(image)
+    }
+
     fn pods(&self) -> &[Arc<Pod>] {
         self.cache.pods()
     }

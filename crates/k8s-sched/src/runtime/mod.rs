@@ -4,7 +4,9 @@
 //! `getScoreWeights`, `RunPreFilterPlugins`, `RunFilterPlugins`, `RunPostFilterPlugins`,
 //! `RunScorePlugins`, `RunReservePlugins*`, `RunPermitPlugins`, `RunBindPlugins`).
 
+pub mod batch;
 pub mod handle;
+pub mod score_explain;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -657,13 +659,20 @@ impl Framework {
         )
     }
 
-    /// Upstream `RunPreScorePlugins`: Skip marks the plugin's Score skipped.
-    pub fn run_pre_score(&self, state: &mut CycleState, pod: &Pod, nodes: &[&NodeInfo]) -> Status {
+    /// Upstream `RunPreScorePlugins`: Skip marks the plugin's Score skipped. `handle` gives the
+    /// plugins the whole snapshot (`PreScorePlugin::pre_score_with_handle`).
+    pub fn run_pre_score(
+        &self,
+        state: &mut CycleState,
+        pod: &Pod,
+        nodes: &[&NodeInfo],
+        handle: &dyn Handle,
+    ) -> Status {
         for p in &self.pre_score {
             let Some(ps) = p.as_pre_score() else {
                 continue;
             };
-            let s = ps.pre_score(state, pod, nodes);
+            let s = ps.pre_score_with_handle(state, pod, nodes, handle);
             if s.is_skip() {
                 state.skip_score_plugin(p.name());
                 continue;

@@ -6,7 +6,9 @@
 //! being explained.
 
 use k8s_types::core::Pod;
-use k8s_types::framework::{CycleState, NodeInfo, NodeScore, Status, MAX_NODE_SCORE, MIN_NODE_SCORE};
+use k8s_types::framework::{
+    CycleState, NodeInfo, NodeScore, Status, MAX_NODE_SCORE, MIN_NODE_SCORE,
+};
 
 use super::Framework;
 

@@ -1,6 +1,6 @@
 //! A tiny in-memory apiserver for the integration tests (tests only): keyed objects, a global
 //! revision, uid/creationTimestamp on create, graceful deletion of bound pods, the binding
-//! subresource, and builders for nodes, pods and PodGroups.
+//! subresource, watch from a revision, and builders for nodes, pods and PodGroups.
 
 #![allow(dead_code)]
 
@@ -13,7 +13,7 @@ use k8s_types::meta::tick_timestamp;
 use k8s_types::object::{Kind, Object, Resource};
 use k8s_types::scheduling::PodGroup;
 use k8s_types::status::Status;
-use k8s_types::store::WatchEvent;
+use k8s_types::store::{WatchEvent, WatchEventType};
 use k8s_types::{Quantity, Tick};
 
 /// The fake apiserver.
@@ -22,6 +22,8 @@ pub struct FakeApi {
     pub now: Tick,
     rev: i64,
     objects: BTreeMap<String, Object>,
+    /// Every change, for watch: (key, event).
+    history: Vec<(String, WatchEvent)>,
 }
 
 fn q(s: &str) -> Quantity {
@@ -102,13 +104,45 @@ impl FakeApi {
             .collect();
         for k in keys {
             self.rev += 1;
-            self.objects.remove(&k);
+            self.drop_key(&k);
         }
     }
 
     fn bump(&mut self, obj: &mut Object) {
         self.rev += 1;
         obj.meta_mut().resource_version = Some(self.rev.to_string());
+    }
+
+    /// Stores an object at the current revision and records the watch event.
+    fn store(&mut self, key: String, obj: Object) {
+        let type_ = if self.objects.contains_key(&key) {
+            WatchEventType::Modified
+        } else {
+            WatchEventType::Added
+        };
+        self.history.push((
+            key.clone(),
+            WatchEvent {
+                type_,
+                revision: self.rev,
+                object: obj.clone(),
+            },
+        ));
+        self.objects.insert(key, obj);
+    }
+
+    /// Removes an object at the current revision and records the watch event.
+    fn drop_key(&mut self, key: &str) {
+        if let Some(obj) = self.objects.remove(key) {
+            self.history.push((
+                key.to_string(),
+                WatchEvent {
+                    type_: WatchEventType::Deleted,
+                    revision: self.rev,
+                    object: obj,
+                },
+            ));
+        }
     }
 }
 
@@ -139,7 +173,7 @@ impl ApiClient for FakeApi {
             m.creation_timestamp = Some(now);
         }
         self.bump(&mut obj);
-        self.objects.insert(key, obj.clone());
+        self.store(key, obj.clone());
         Ok(obj)
     }
 
@@ -176,7 +210,7 @@ impl ApiClient for FakeApi {
             new.status = old.status.clone();
         }
         self.bump(&mut obj);
-        self.objects.insert(key, obj.clone());
+        self.store(key, obj.clone());
         Ok(obj)
     }
 
@@ -192,7 +226,7 @@ impl ApiClient for FakeApi {
             (s, n) => *s = n,
         }
         self.bump(&mut stored);
-        self.objects.insert(key, stored.clone());
+        self.store(key, stored.clone());
         Ok(stored)
     }
 
@@ -218,12 +252,12 @@ impl ApiClient for FakeApi {
                     p.metadata.deletion_grace_period_seconds = Some(grace);
                 }
                 self.bump(&mut obj);
-                self.objects.insert(key, obj.clone());
+                self.store(key, obj.clone());
                 return Ok(obj);
             }
         }
         self.rev += 1;
-        self.objects.remove(&key);
+        self.drop_key(&key);
         Ok(obj)
     }
 
@@ -239,15 +273,21 @@ impl ApiClient for FakeApi {
         p.spec.node_name = Some(binding.target.name.clone());
         let mut obj = Object::Pod(p);
         self.bump(&mut obj);
-        self.objects.insert(key, obj.clone());
+        self.store(key, obj.clone());
         match obj {
             Object::Pod(p) => Ok(p),
             _ => unreachable!(),
         }
     }
 
-    fn watch(&self, _kind: &Kind, _after: i64) -> Result<Vec<WatchEvent>, Status> {
-        Ok(Vec::new())
+    fn watch(&self, kind: &Kind, after: i64) -> Result<Vec<WatchEvent>, Status> {
+        let prefix = kind.key_prefix();
+        Ok(self
+            .history
+            .iter()
+            .filter(|(k, e)| e.revision > after && k.starts_with(&prefix))
+            .map(|(_, e)| e.clone())
+            .collect())
     }
 }
 

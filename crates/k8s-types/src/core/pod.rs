@@ -388,7 +388,10 @@ mod tests {
         let pod: Pod = serde_yaml::from_str(yaml).unwrap();
         assert_eq!(pod.status.host_ip.as_deref(), Some("10.0.0.1"));
         assert_eq!(pod.status.pod_ip.as_deref(), Some("10.244.1.2"));
-        assert_eq!(pod.spec.containers[0].ports[0].host_ip.as_deref(), Some("127.0.0.1"));
+        assert_eq!(
+            pod.spec.containers[0].ports[0].host_ip.as_deref(),
+            Some("127.0.0.1")
+        );
         let json = serde_json::to_value(&pod).unwrap();
         assert_eq!(json["status"]["podIP"], "10.244.1.2");
         assert_eq!(json["status"]["hostIP"], "10.0.0.1");

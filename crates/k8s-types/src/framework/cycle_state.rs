@@ -2,8 +2,8 @@
 //! attempt (upstream `staging/src/k8s.io/kube-scheduler/framework/cycle_state.go`). A PreFilter
 //! plugin writes what it computed once; its Filter reads it for every node.
 
-use std::any::Any;
-use std::collections::{BTreeMap, BTreeSet};
+use std::any::{Any, TypeId};
+use std::collections::BTreeSet;
 
 /// A value stored in a [`CycleState`] (upstream `StateData`). Implemented for every
 /// `Clone + Send + Sync + 'static` type; cloning matters because preemption evaluates each node on
@@ -32,9 +32,12 @@ impl<T: Any + Clone + Send + Sync> StateData for T {
 /// Per-attempt storage keyed by string (by convention `<ExtensionPoint><PluginName>`, e.g.
 /// `PreFilterNodeResourcesFit`), plus the sets of plugins whose Filter/Score are skipped because
 /// their PreFilter/PreScore returned `Skip`.
+///
+/// Entries are kept in a short list tagged with the value's type, so a typed read (done per node
+/// by some Filter and Score plugins) compares strings only for an entry of the right type.
 #[derive(Default)]
 pub struct CycleState {
-    data: BTreeMap<String, Box<dyn StateData>>,
+    data: Vec<(TypeId, String, Box<dyn StateData>)>,
     skip_filter_plugins: BTreeSet<String>,
     skip_score_plugins: BTreeSet<String>,
 }
@@ -47,26 +50,32 @@ impl CycleState {
 
     /// Stores `value` under `key`, replacing any previous value.
     pub fn write<T: StateData>(&mut self, key: impl Into<String>, value: T) {
-        self.data.insert(key.into(), Box::new(value));
+        let key = key.into();
+        self.data.retain(|(_, k, _)| *k != key);
+        self.data.push((TypeId::of::<T>(), key, Box::new(value)));
     }
 
     /// The value under `key` if it exists and has type `T`.
     pub fn read<T: 'static>(&self, key: &str) -> Option<&T> {
+        let t = TypeId::of::<T>();
         self.data
-            .get(key)
-            .and_then(|b| (**b).as_any().downcast_ref())
+            .iter()
+            .find(|(id, k, _)| *id == t && k == key)
+            .and_then(|(_, _, b)| (**b).as_any().downcast_ref())
     }
 
     /// The value under `key`, mutably, if it exists and has type `T`.
     pub fn read_mut<T: 'static>(&mut self, key: &str) -> Option<&mut T> {
+        let t = TypeId::of::<T>();
         self.data
-            .get_mut(key)
-            .and_then(|b| (**b).as_any_mut().downcast_mut())
+            .iter_mut()
+            .find(|(id, k, _)| *id == t && k == key)
+            .and_then(|(_, _, b)| (**b).as_any_mut().downcast_mut())
     }
 
     /// Removes the value under `key`.
     pub fn delete(&mut self, key: &str) {
-        self.data.remove(key);
+        self.data.retain(|(_, k, _)| k != key);
     }
 
     /// Plugins whose Filter is skipped in this attempt.
@@ -96,7 +105,7 @@ impl Clone for CycleState {
             data: self
                 .data
                 .iter()
-                .map(|(k, v)| (k.clone(), (**v).clone_data()))
+                .map(|(t, k, v)| (*t, k.clone(), (**v).clone_data()))
                 .collect(),
             skip_filter_plugins: self.skip_filter_plugins.clone(),
             skip_score_plugins: self.skip_score_plugins.clone(),
@@ -107,7 +116,11 @@ impl Clone for CycleState {
 impl std::fmt::Debug for CycleState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CycleState")
-            .field("keys", &self.data.keys().collect::<Vec<_>>())
+            .field("keys", &{
+                let mut keys: Vec<&String> = self.data.iter().map(|(_, k, _)| k).collect();
+                keys.sort();
+                keys
+            })
             .field("skip_filter_plugins", &self.skip_filter_plugins)
             .field("skip_score_plugins", &self.skip_score_plugins)
             .finish()

@@ -171,6 +171,25 @@ pub trait PreFilterPlugin: Plugin {
 pub trait FilterPlugin: Plugin {
     /// Success, or a rejecting status whose reasons explain the misfit.
     fn filter(&self, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Status;
+
+    /// [`FilterPlugin::filter`] over many nodes at once, for speed: appends `(i, status)` to
+    /// `failed` for every `nodes[i]` whose status is not success, in index order, and nothing
+    /// for the others. Must give exactly the statuses `filter` gives (the scheduler uses either).
+    /// Default: calls `filter` on each node. Override to read the cycle state once per call.
+    fn filter_nodes(
+        &self,
+        state: &CycleState,
+        pod: &Pod,
+        nodes: &[&NodeInfo],
+        failed: &mut Vec<(usize, Status)>,
+    ) {
+        for (i, n) in nodes.iter().enumerate() {
+            let s = self.filter(state, pod, n);
+            if !s.is_success() {
+                failed.push((i, s));
+            }
+        }
+    }
 }
 
 /// How a PostFilter result changes the pod's `status.nominatedNodeName` (upstream
@@ -240,6 +259,20 @@ pub trait PostFilterPlugin: Plugin {
 pub trait PreScorePlugin: Plugin {
     /// Precomputes scoring data into `state`.
     fn pre_score(&self, state: &mut CycleState, pod: &Pod, nodes: &[&NodeInfo]) -> Status;
+
+    /// PreScore with the framework [`Handle`], for plugins that read the whole snapshot or the
+    /// apiserver (upstream plugins keep `handle.SnapshotSharedLister()`, e.g. PodTopologySpread
+    /// and InterPodAffinity count pods on every node, ImageLocality counts nodes per image). The
+    /// scheduler calls this one. Default: [`PreScorePlugin::pre_score`].
+    fn pre_score_with_handle(
+        &self,
+        state: &mut CycleState,
+        pod: &Pod,
+        nodes: &[&NodeInfo],
+        _handle: &dyn Handle,
+    ) -> Status {
+        self.pre_score(state, pod, nodes)
+    }
 }
 
 /// One node's score from one Score plugin (upstream `NodeScore`); the name borrows the snapshot
@@ -259,6 +292,25 @@ pub trait ScorePlugin: Plugin {
     /// # Errors
     /// A status with code `Error` aborts the attempt.
     fn score(&self, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Result<i64, Status>;
+
+    /// [`ScorePlugin::score`] over many nodes at once, for speed: `scores[i]` is the raw score
+    /// of `nodes[i]` (`scores.len() == nodes.len()`). Must give exactly the scores `score` gives
+    /// (the scheduler uses either). Default: calls `score` on each node.
+    ///
+    /// # Errors
+    /// The first error `score` returns.
+    fn score_nodes(
+        &self,
+        state: &CycleState,
+        pod: &Pod,
+        nodes: &[&NodeInfo],
+        scores: &mut [i64],
+    ) -> Result<(), Status> {
+        for (n, out) in nodes.iter().zip(scores.iter_mut()) {
+            *out = self.score(state, pod, n)?;
+        }
+        Ok(())
+    }
 
     /// Rescales all nodes' raw scores into `[0, 100]` (upstream `NormalizeScore`). Default: no-op.
     fn normalize_score(
@@ -356,6 +408,43 @@ pub trait Handle {
 
     /// One node of the snapshot.
     fn node_info(&self, name: &str) -> Option<&NodeInfo>;
+
+    /// The nodes of the snapshot with at least one pod that has pod affinity or anti-affinity,
+    /// in name order (upstream `NodeInfos().HavePodsWithAffinityList()`). Default: filters
+    /// [`Handle::node_infos`]; the scheduler keeps the list up to date instead of scanning.
+    fn node_infos_with_pod_affinity(&self) -> Vec<&NodeInfo> {
+        self.node_infos()
+            .iter()
+            .filter(|n| n.num_pods_with_affinity() > 0)
+            .collect()
+    }
+
+    /// The nodes of the snapshot with at least one pod that has required pod anti-affinity, in
+    /// name order (upstream `NodeInfos().HavePodsWithRequiredAntiAffinityList()`). Default:
+    /// filters [`Handle::node_infos`].
+    fn node_infos_with_required_anti_affinity(&self) -> Vec<&NodeInfo> {
+        self.node_infos()
+            .iter()
+            .filter(|n| n.num_pods_with_required_anti_affinity() > 0)
+            .collect()
+    }
+
+    /// The cluster-wide state of a (normalized) image name over the snapshot's nodes (upstream
+    /// `ImageStateSummary`): its size in bytes as reported by the first node in name order that
+    /// has it, and the number of nodes that have it; `None` when no node has it. Default: scans
+    /// [`Handle::node_infos`]; the scheduler keeps an index instead.
+    fn image_summary(&self, image: &str) -> Option<(i64, usize)> {
+        let mut out: Option<(i64, usize)> = None;
+        for n in self.node_infos() {
+            if let Some(size) = n.image_sizes().get(image) {
+                match &mut out {
+                    Some((_, count)) => *count += 1,
+                    None => out = Some((*size, 1)),
+                }
+            }
+        }
+        out
+    }
 
     /// Every pod the scheduler listed at the start of the tick, in namespace/name order.
     fn pods(&self) -> &[Arc<Pod>];

@@ -4,9 +4,10 @@
 //! (`NodeInfo`, `PodInfo`, `PodResource`, `HostPortInfo`).
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::core::{Node, Pod};
+use crate::gpushare::{NodeGpus, PodGpu};
 use crate::resources::{pod_non_zero_requests, pod_requests, Resources};
 
 /// Upstream `DefaultBindAllHostIP`: an empty hostIP binds every address.
@@ -31,6 +32,9 @@ pub struct PodInfo {
     /// Host ports the pod's containers bind: (hostIP, protocol, hostPort), sanitized
     /// (`0.0.0.0`, `TCP` defaults), only ports > 0.
     pub host_ports: Vec<(String, String, i32)>,
+    /// The pod's GPUs (whole `nvidia.com/gpu` or shared `alibabacloud.com/gpu-milli`) and, when
+    /// known, the GPU indices it holds; `None` without GPU requests.
+    pub gpu: Option<PodGpu>,
 }
 
 impl PodInfo {
@@ -39,12 +43,14 @@ impl PodInfo {
         let requests = pod_requests(&pod);
         let non_zero = pod_non_zero_requests(&pod);
         let host_ports = pod_host_ports(&pod);
+        let gpu = PodGpu::of(&pod, &requests);
         PodInfo {
             pod,
             requests,
             non_zero_milli_cpu: non_zero.milli_cpu,
             non_zero_memory: non_zero.memory,
             host_ports,
+            gpu,
         }
     }
 
@@ -148,6 +154,48 @@ impl HostPortInfo {
     }
 }
 
+/// True when the pod has pod affinity or pod anti-affinity (upstream `podWithAffinity`).
+pub fn pod_has_affinity(pod: &Pod) -> bool {
+    pod.spec
+        .affinity
+        .as_ref()
+        .is_some_and(|a| a.pod_affinity.is_some() || a.pod_anti_affinity.is_some())
+}
+
+/// True when the pod has required pod anti-affinity terms (upstream
+/// `podWithRequiredAntiAffinity`).
+pub fn pod_has_required_anti_affinity(pod: &Pod) -> bool {
+    pod.spec
+        .affinity
+        .as_ref()
+        .and_then(|a| a.pod_anti_affinity.as_ref())
+        .is_some_and(|pa| {
+            !pa.required_during_scheduling_ignored_during_execution
+                .is_empty()
+        })
+}
+
+/// Image name -> size in bytes for every name of every entry of `node.status.images` (upstream
+/// `NodeInfo.ImageStates` keys, `ContainerImage.Names`/`SizeBytes`). Entries that are not objects
+/// or have no `names` are skipped; a missing or non-integer `sizeBytes` counts 0; a name listed
+/// twice keeps its first size.
+pub fn node_image_sizes(node: &Node) -> BTreeMap<String, i64> {
+    let mut out = BTreeMap::new();
+    for image in &node.status.images {
+        let size = image
+            .get("sizeBytes")
+            .and_then(serde_json::Value::as_i64)
+            .unwrap_or(0);
+        let Some(names) = image.get("names").and_then(serde_json::Value::as_array) else {
+            continue;
+        };
+        for name in names.iter().filter_map(serde_json::Value::as_str) {
+            out.entry(name.to_string()).or_insert(size);
+        }
+    }
+    out
+}
+
 /// The scheduler's view of one node (upstream `NodeInfo`).
 #[derive(Clone, Debug)]
 pub struct NodeInfo {
@@ -157,12 +205,17 @@ pub struct NodeInfo {
     non_zero_requested: Resources,
     allocatable: Resources,
     used_ports: HostPortInfo,
+    pods_with_affinity: usize,
+    pods_with_required_anti_affinity: usize,
+    image_sizes: OnceLock<BTreeMap<String, i64>>,
+    gpus: NodeGpus,
 }
 
 impl NodeInfo {
     /// A NodeInfo for `node` with no pods; `allocatable` comes from `status.allocatable`.
     pub fn new(node: Arc<Node>) -> NodeInfo {
         let allocatable = Resources::from_list(&node.status.allocatable);
+        let gpus = NodeGpus::new(&node);
         NodeInfo {
             node,
             pods: Vec::new(),
@@ -170,6 +223,10 @@ impl NodeInfo {
             non_zero_requested: Resources::default(),
             allocatable,
             used_ports: HostPortInfo::default(),
+            pods_with_affinity: 0,
+            pods_with_required_anti_affinity: 0,
+            image_sizes: OnceLock::new(),
+            gpus,
         }
     }
 
@@ -219,13 +276,46 @@ impl NodeInfo {
         &self.used_ports
     }
 
+    /// Number of assigned pods with pod affinity or anti-affinity (upstream
+    /// `len(PodsWithAffinity)`); InterPodAffinity skips nodes where this is 0.
+    pub fn num_pods_with_affinity(&self) -> usize {
+        self.pods_with_affinity
+    }
+
+    /// Number of assigned pods with required pod anti-affinity (upstream
+    /// `len(PodsWithRequiredAntiAffinity)`).
+    pub fn num_pods_with_required_anti_affinity(&self) -> usize {
+        self.pods_with_required_anti_affinity
+    }
+
+    /// The node's images: name -> size in bytes (see [`node_image_sizes`]), parsed from the Node
+    /// on first use.
+    pub fn image_sizes(&self) -> &BTreeMap<String, i64> {
+        self.image_sizes
+            .get_or_init(|| node_image_sizes(&self.node))
+    }
+
+    /// Per-GPU free milli-GPU and GPU tags of the pods on the node (see [`crate::gpushare`]).
+    pub fn gpus(&self) -> &NodeGpus {
+        &self.gpus
+    }
+
     /// Adds a pod and its requests and ports (upstream `AddPodInfo`).
     pub fn add_pod(&mut self, pi: PodInfo) {
+        if let Some(g) = &pi.gpu {
+            self.gpus.add(g);
+        }
         self.requested.add(&pi.requests);
         self.non_zero_requested.milli_cpu += pi.non_zero_milli_cpu;
         self.non_zero_requested.memory += pi.non_zero_memory;
         for (ip, proto, port) in &pi.host_ports {
             self.used_ports.add(ip, proto, *port);
+        }
+        if pod_has_affinity(&pi.pod) {
+            self.pods_with_affinity += 1;
+        }
+        if pod_has_required_anti_affinity(&pi.pod) {
+            self.pods_with_required_anti_affinity += 1;
         }
         self.pods.push(pi);
     }
@@ -235,11 +325,20 @@ impl NodeInfo {
     pub fn remove_pod(&mut self, pod: &Pod) -> Option<PodInfo> {
         let idx = self.pods.iter().position(|p| p.is_same_pod(pod))?;
         let pi = self.pods.remove(idx);
+        if let Some(g) = &pi.gpu {
+            self.gpus.remove(g);
+        }
         self.requested.sub(&pi.requests);
         self.non_zero_requested.milli_cpu -= pi.non_zero_milli_cpu;
         self.non_zero_requested.memory -= pi.non_zero_memory;
         for (ip, proto, port) in &pi.host_ports {
             self.used_ports.remove(ip, proto, *port);
+        }
+        if pod_has_affinity(&pi.pod) {
+            self.pods_with_affinity -= 1;
+        }
+        if pod_has_required_anti_affinity(&pi.pod) {
+            self.pods_with_required_anti_affinity -= 1;
         }
         Some(pi)
     }
@@ -293,6 +392,45 @@ mod tests {
         assert!(ni.used_ports().is_empty());
         assert_eq!(ni.pod_count(), 1);
         assert_eq!(ni.allocatable().milli_cpu, 4000);
+    }
+
+    #[test]
+    fn affinity_counters_and_image_sizes() {
+        use crate::core::{Affinity, PodAffinity, PodAffinityTerm};
+        let mut node = Node::default();
+        node.metadata.name = "n1".into();
+        node.status.images.push(serde_json::json!({
+            "names": ["gcr.io/40:latest", "gcr.io/40:v1"],
+            "sizeBytes": 41943040
+        }));
+        node.status.images.push(serde_json::json!({"sizeBytes": 1}));
+        let mut ni = NodeInfo::new(Arc::new(node));
+        assert_eq!(ni.image_sizes().get("gcr.io/40:v1"), Some(&41943040));
+        assert_eq!(ni.image_sizes().len(), 2);
+
+        let mut anti = pod("anti", "100m", None);
+        anti.spec.affinity = Some(Affinity {
+            pod_anti_affinity: Some(PodAffinity {
+                required_during_scheduling_ignored_during_execution: vec![
+                    PodAffinityTerm::default(),
+                ],
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+        let mut soft = pod("soft", "100m", None);
+        soft.spec.affinity = Some(Affinity {
+            pod_affinity: Some(PodAffinity::default()),
+            ..Default::default()
+        });
+        ni.add_pod(PodInfo::new(Arc::new(anti.clone())));
+        ni.add_pod(PodInfo::new(Arc::new(soft)));
+        ni.add_pod(PodInfo::new(Arc::new(pod("plain", "100m", None))));
+        assert_eq!(ni.num_pods_with_affinity(), 2);
+        assert_eq!(ni.num_pods_with_required_anti_affinity(), 1);
+        assert!(ni.remove_pod(&anti).is_some());
+        assert_eq!(ni.num_pods_with_affinity(), 1);
+        assert_eq!(ni.num_pods_with_required_anti_affinity(), 0);
     }
 
     #[test]

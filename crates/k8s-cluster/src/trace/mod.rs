@@ -1,0 +1,59 @@
+//! Replaying production GPU cluster traces: Alibaba's `cluster-trace-gpu-v2023` ("openb"),
+//! released with Weng et al., "Beware of Fragmentation: Scheduling GPU-Sharing Workloads with
+//! Fragmentation Gradient Descent", USENIX ATC '23. Cite the paper wherever the data is used.
+//!
+//! - [`openb`]: the node and pod CSVs as [`openb::Trace`], and rows as ordinary Node / Pod manifests.
+//! - [`replay`]: the paper's replay protocol on the scheduler framework (GPU nodes only, pods
+//!   shuffled with a seed, workload inflated to 130 % of GPU capacity, one attempt per pod, no
+//!   departures), one policy at a time.
+//! - [`metrics`]: the paper's discretisation of allocation and fragmentation against arrived
+//!   workload, and summaries over seeds.
+//! - [`policy`]: the policy names and the KubeSchedulerConfiguration each one runs with.
+//!
+//! See `docs/trace-replay.md`.
+
+pub mod metrics;
+pub mod openb;
+pub mod policy;
+pub mod replay;
+
+pub use openb::{Trace, TraceNode, TracePod};
+pub use policy::Policy;
+pub use replay::{replay_paper, PaperOptions, Placement, Prepared, ReplayRun};
+
+/// Why a trace could not be read or replayed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TraceError {
+    /// A file could not be read.
+    #[error("{path}: {message}")]
+    Io {
+        /// The path.
+        path: String,
+        /// The OS error.
+        message: String,
+    },
+    /// A row or header is malformed.
+    #[error("{file}:{line}: {message}")]
+    Parse {
+        /// The file.
+        file: String,
+        /// 1-based line.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// An unknown policy name.
+    #[error("unknown policy {0:?} (known: {known})", known = policy::Policy::NAMES.join(", "))]
+    UnknownPolicy(String),
+    /// The scheduler rejected the policy's configuration.
+    #[error("scheduler configuration for {policy}: {message}")]
+    Config {
+        /// The policy.
+        policy: String,
+        /// The scheduler's error.
+        message: String,
+    },
+    /// The trace has no GPU node.
+    #[error("the node list has no GPU node")]
+    NoGpuNodes,
+}

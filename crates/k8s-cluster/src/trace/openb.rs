@@ -1,0 +1,400 @@
+//! Reading Alibaba's `cluster-trace-gpu-v2023` ("openb") CSVs, released with Weng et al., "Beware
+//! of Fragmentation: Scheduling GPU-Sharing Workloads with Fragmentation Gradient Descent", USENIX
+//! ATC '23, and turning rows into ordinary Kubernetes objects.
+//!
+//! Node CSV `sn,cpu_milli,memory_mib,gpu,model` -> a `v1` Node named `sn` with capacity and
+//! allocatable `cpu: <cpu_milli>m`, `memory: <memory_mib>Mi`, `pods: 1001` (the trace's node YAML),
+//! and, with GPUs, `nvidia.com/gpu: <gpu>` plus `alibabacloud.com/gpu-milli: <gpu * 1000>` and the
+//! label `nvidia.com/gpu.product: <model>`: in a cluster the kubelet then reports both through the
+//! NVIDIA and GPU-share device plugins.
+//!
+//! Pod CSV `name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,
+//! deletion_time,scheduled_time` (the `multigpu*` files have only the first five columns) -> a `v1`
+//! Pod in `default` with one container requesting `cpu`, `memory` and either `nvidia.com/gpu:
+//! <num_gpu>` (whole GPUs, `gpu_milli = 1000`) or `alibabacloud.com/gpu-milli: <gpu_milli>` (a
+//! fraction of one GPU), limits equal to the GPU request; a non-empty `gpu_spec` (`V100M16|V100M32`)
+//! becomes required node affinity `nvidia.com/gpu.product In [...]`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use k8s_types::core::{
+    node_labels, resource_names, Affinity, Container, Node, NodeAffinity, NodeSelector,
+    NodeSelectorRequirement, NodeSelectorTerm, Pod, ResourceList,
+};
+use k8s_types::gpushare::{GpuRequest, GPU_MILLI, MILLI_PER_GPU};
+use k8s_types::{Format, Quantity};
+
+use super::TraceError;
+
+/// Pods per node in the trace's node YAML (`status.capacity.pods`).
+pub const NODE_PODS: i64 = 1001;
+/// Namespace of imported pods.
+pub const NAMESPACE: &str = "default";
+/// Annotation keeping the pod's trace creation time, in seconds (the timeline's arrival).
+pub const CREATION_TIME_ANNOTATION: &str = "trace.k8s-mini.io/creation-time";
+/// Annotation keeping the pod's trace deletion time, in seconds (the timeline's departure).
+pub const DELETION_TIME_ANNOTATION: &str = "trace.k8s-mini.io/deletion-time";
+
+/// One node row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceNode {
+    /// `sn`.
+    pub name: String,
+    /// Milli-CPU.
+    pub milli_cpu: i64,
+    /// MiB.
+    pub memory_mib: i64,
+    /// Physical GPUs.
+    pub gpus: i64,
+    /// GPU model, empty without GPUs.
+    pub model: String,
+}
+
+/// One pod row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TracePod {
+    /// `name`.
+    pub name: String,
+    /// Milli-CPU request.
+    pub milli_cpu: i64,
+    /// Memory request, MiB.
+    pub memory_mib: i64,
+    /// GPUs: `count` GPUs of `milli` milli-GPU each (count 0: none).
+    pub gpu: GpuRequest,
+    /// Allowed GPU models (from `gpu_spec`), duplicates removed, in file order.
+    pub gpu_spec: Vec<String>,
+    /// `qos`, when present.
+    pub qos: Option<String>,
+    /// `creation_time`, seconds.
+    pub creation_time: Option<i64>,
+    /// `deletion_time`, seconds.
+    pub deletion_time: Option<i64>,
+}
+
+/// A parsed trace: nodes and pods in file order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Trace {
+    /// Nodes.
+    pub nodes: Vec<TraceNode>,
+    /// Pods.
+    pub pods: Vec<TracePod>,
+}
+
+impl Trace {
+    /// Reads a node CSV and a pod CSV.
+    ///
+    /// # Errors
+    /// [`TraceError`] with file and line.
+    pub fn load(nodes: &Path, pods: &Path) -> Result<Trace, TraceError> {
+        Ok(Trace {
+            nodes: read_nodes(nodes)?,
+            pods: read_pods(pods)?,
+        })
+    }
+
+    /// The nodes with at least one GPU (the paper's cluster).
+    pub fn gpu_nodes(&self) -> Vec<&TraceNode> {
+        self.nodes.iter().filter(|n| n.gpus > 0).collect()
+    }
+}
+
+fn read(path: &Path) -> Result<String, TraceError> {
+    std::fs::read_to_string(path).map_err(|e| TraceError::Io {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })
+}
+
+struct Table<'a> {
+    file: String,
+    columns: BTreeMap<&'a str, usize>,
+    rows: Vec<(usize, Vec<&'a str>)>,
+}
+
+fn table<'a>(file: &Path, text: &'a str) -> Result<Table<'a>, TraceError> {
+    let file = file.display().to_string();
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
+    let Some((_, header)) = lines.next() else {
+        return Err(TraceError::Parse {
+            file,
+            line: 1,
+            message: "empty file: expected a header row".into(),
+        });
+    };
+    let columns = header
+        .split(',')
+        .enumerate()
+        .map(|(i, c)| (c.trim(), i))
+        .collect();
+    let rows = lines
+        .map(|(i, l)| (i + 1, l.split(',').map(str::trim).collect()))
+        .collect();
+    Ok(Table {
+        file,
+        columns,
+        rows,
+    })
+}
+
+impl Table<'_> {
+    fn need(&self, col: &str) -> Result<usize, TraceError> {
+        self.columns
+            .get(col)
+            .copied()
+            .ok_or_else(|| TraceError::Parse {
+                file: self.file.clone(),
+                line: 1,
+                message: format!("missing column {col:?}"),
+            })
+    }
+
+    fn err(&self, line: usize, message: String) -> TraceError {
+        TraceError::Parse {
+            file: self.file.clone(),
+            line,
+            message,
+        }
+    }
+
+    fn int(&self, line: usize, row: &[&str], col: usize, name: &str) -> Result<i64, TraceError> {
+        let v = row.get(col).copied().unwrap_or("");
+        v.parse::<i64>().ok().filter(|x| *x >= 0).ok_or_else(|| {
+            self.err(
+                line,
+                format!("column {name}: expected a non-negative integer, got {v:?}"),
+            )
+        })
+    }
+
+    fn opt_int(&self, line: usize, row: &[&str], name: &str) -> Result<Option<i64>, TraceError> {
+        match self.columns.get(name) {
+            Some(c) if !row.get(*c).copied().unwrap_or("").is_empty() => {
+                self.int(line, row, *c, name).map(Some)
+            }
+            _ => Ok(None),
+        }
+    }
+
+    fn opt_str(&self, row: &[&str], name: &str) -> Option<String> {
+        let c = self.columns.get(name)?;
+        row.get(*c).map(|s| s.to_string()).filter(|s| !s.is_empty())
+    }
+}
+
+/// Reads a node CSV.
+///
+/// # Errors
+/// [`TraceError`] (missing file, missing column, bad number).
+pub fn read_nodes(path: &Path) -> Result<Vec<TraceNode>, TraceError> {
+    let text = read(path)?;
+    let t = table(path, &text)?;
+    let (sn, cpu, mem, gpu) = (
+        t.need("sn")?,
+        t.need("cpu_milli")?,
+        t.need("memory_mib")?,
+        t.need("gpu")?,
+    );
+    let model = t.columns.get("model").copied();
+    let mut out = Vec::with_capacity(t.rows.len());
+    for (line, row) in &t.rows {
+        let name = row.get(sn).copied().unwrap_or("").to_string();
+        if name.is_empty() {
+            return Err(t.err(*line, "column sn: empty node name".into()));
+        }
+        let gpus = t.int(*line, row, gpu, "gpu")?;
+        let model = model
+            .and_then(|c| row.get(c))
+            .map(|s| s.to_string())
+            .unwrap_or_default();
+        if gpus > 0 && model.is_empty() {
+            return Err(t.err(*line, format!("node {name} has {gpus} GPUs but no model")));
+        }
+        out.push(TraceNode {
+            name,
+            milli_cpu: t.int(*line, row, cpu, "cpu_milli")?,
+            memory_mib: t.int(*line, row, mem, "memory_mib")?,
+            gpus,
+            model,
+        });
+    }
+    Ok(out)
+}
+
+/// Reads a pod CSV.
+///
+/// # Errors
+/// [`TraceError`] (missing file, missing column, bad number, a GPU request that is neither whole
+/// GPUs nor a fraction of one GPU).
+pub fn read_pods(path: &Path) -> Result<Vec<TracePod>, TraceError> {
+    let text = read(path)?;
+    let t = table(path, &text)?;
+    let (name_c, cpu, mem, ngpu, mgpu) = (
+        t.need("name")?,
+        t.need("cpu_milli")?,
+        t.need("memory_mib")?,
+        t.need("num_gpu")?,
+        t.need("gpu_milli")?,
+    );
+    let mut out = Vec::with_capacity(t.rows.len());
+    for (line, row) in &t.rows {
+        let name = row.get(name_c).copied().unwrap_or("").to_string();
+        if name.is_empty() {
+            return Err(t.err(*line, "column name: empty pod name".into()));
+        }
+        let count = t.int(*line, row, ngpu, "num_gpu")?;
+        let milli = t.int(*line, row, mgpu, "gpu_milli")?;
+        let gpu = match (count, milli) {
+            (0, _) => GpuRequest::default(),
+            (_, 0) => {
+                return Err(t.err(*line, format!("pod {name}: num_gpu {count} with gpu_milli 0")))
+            }
+            (1, m) if m <= MILLI_PER_GPU => GpuRequest { count: 1, milli: m },
+            (k, MILLI_PER_GPU) => GpuRequest {
+                count: u32::try_from(k).unwrap_or(u32::MAX),
+                milli: MILLI_PER_GPU,
+            },
+            (k, m) => {
+                return Err(t.err(
+                    *line,
+                    format!("pod {name}: {k} GPUs of {m} milli each: only whole GPUs or a fraction of one GPU are supported"),
+                ))
+            }
+        };
+        let mut gpu_spec: Vec<String> = Vec::new();
+        for m in t
+            .opt_str(row, "gpu_spec")
+            .unwrap_or_default()
+            .split('|')
+            .filter(|m| !m.is_empty())
+        {
+            if !gpu_spec.iter().any(|x| x == m) {
+                gpu_spec.push(m.to_string());
+            }
+        }
+        out.push(TracePod {
+            milli_cpu: t.int(*line, row, cpu, "cpu_milli")?,
+            memory_mib: t.int(*line, row, mem, "memory_mib")?,
+            gpu,
+            gpu_spec,
+            qos: t.opt_str(row, "qos"),
+            creation_time: t.opt_int(*line, row, "creation_time")?,
+            deletion_time: t.opt_int(*line, row, "deletion_time")?,
+            name,
+        });
+    }
+    Ok(out)
+}
+
+fn milli(v: i64) -> Quantity {
+    Quantity::from_milli(v, Format::DecimalSI)
+}
+
+fn count(v: i64) -> Quantity {
+    Quantity::from_value(v, Format::DecimalSI)
+}
+
+fn mib(v: i64) -> Quantity {
+    Quantity::from_value(v.saturating_mul(1024 * 1024), Format::BinarySI)
+}
+
+impl TraceNode {
+    /// The Node manifest (see the module docs).
+    pub fn to_node(&self) -> Node {
+        let mut n = Node {
+            api_version: "v1".into(),
+            kind: "Node".into(),
+            ..Default::default()
+        };
+        n.metadata.name = self.name.clone();
+        n.metadata
+            .labels
+            .insert(node_labels::HOSTNAME.into(), self.name.clone());
+        let mut list = ResourceList::new();
+        list.insert(resource_names::CPU.into(), milli(self.milli_cpu));
+        list.insert(resource_names::MEMORY.into(), mib(self.memory_mib));
+        list.insert(resource_names::PODS.into(), count(NODE_PODS));
+        if self.gpus > 0 {
+            n.metadata
+                .labels
+                .insert(node_labels::NVIDIA_GPU_PRODUCT.into(), self.model.clone());
+            list.insert(resource_names::NVIDIA_GPU.into(), count(self.gpus));
+            list.insert(GPU_MILLI.into(), count(self.gpus * MILLI_PER_GPU));
+        }
+        n.status.capacity = list.clone();
+        n.status.allocatable = list;
+        n
+    }
+}
+
+impl TracePod {
+    /// The Pod manifest (see the module docs).
+    pub fn to_pod(&self) -> Pod {
+        self.to_pod_named(&self.name)
+    }
+
+    /// The Pod manifest under another name (the replay's inflated copies).
+    pub fn to_pod_named(&self, name: &str) -> Pod {
+        let mut p = Pod {
+            api_version: "v1".into(),
+            kind: "Pod".into(),
+            ..Default::default()
+        };
+        p.metadata.name = name.to_string();
+        p.metadata.namespace = Some(NAMESPACE.into());
+        if let Some(t) = self.creation_time {
+            p.metadata
+                .annotations
+                .insert(CREATION_TIME_ANNOTATION.into(), t.to_string());
+        }
+        if let Some(t) = self.deletion_time {
+            p.metadata
+                .annotations
+                .insert(DELETION_TIME_ANNOTATION.into(), t.to_string());
+        }
+        let mut requests = ResourceList::new();
+        let mut limits = ResourceList::new();
+        requests.insert(resource_names::CPU.into(), milli(self.milli_cpu));
+        requests.insert(resource_names::MEMORY.into(), mib(self.memory_mib));
+        if self.gpu.count > 0 {
+            let (res, v) = if self.gpu.is_shared() {
+                (GPU_MILLI, self.gpu.milli)
+            } else {
+                (resource_names::NVIDIA_GPU, i64::from(self.gpu.count))
+            };
+            requests.insert(res.into(), count(v));
+            limits.insert(res.into(), count(v));
+        }
+        let mut c = Container {
+            name: "main".into(),
+            image: "openb-workload".into(),
+            ..Default::default()
+        };
+        c.resources.requests = requests;
+        c.resources.limits = limits;
+        p.spec.containers.push(c);
+        if !self.gpu_spec.is_empty() {
+            p.spec.affinity = Some(Affinity {
+                node_affinity: Some(NodeAffinity {
+                    required_during_scheduling_ignored_during_execution: Some(NodeSelector {
+                        node_selector_terms: vec![NodeSelectorTerm {
+                            match_expressions: vec![NodeSelectorRequirement {
+                                key: node_labels::NVIDIA_GPU_PRODUCT.into(),
+                                operator: "In".into(),
+                                values: self.gpu_spec.clone(),
+                            }],
+                            match_fields: Vec::new(),
+                        }],
+                    }),
+                    preferred_during_scheduling_ignored_during_execution: Vec::new(),
+                }),
+                pod_affinity: None,
+                pod_anti_affinity: None,
+            });
+        }
+        p
+    }
+}

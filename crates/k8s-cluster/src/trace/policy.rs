@@ -1,0 +1,253 @@
+//! The placement policies a replay can run, and the `KubeSchedulerConfiguration` of each: the six
+//! policies of the FGD paper (Weng et al., USENIX ATC '23, §6.1: Random, DotProd, Clustering,
+//! Packing, BestFit, FGD), each a Score plugin of k8s-sched with the GPU selection the paper's
+//! experiment scripts give it (hkust-adsl/kubernetes-scheduler-simulator
+//! `experiments/run_scripts/generate_run_scripts.py`, `scripts/generate_config_and_run.py`), and,
+//! for comparison, the blueprint's `binpack` / `spread` / `balanced` presets and upstream's
+//! `default` profile.
+//!
+//! Every profile filters with GpuShare (per-GPU fit), NodeResourcesFit and NodeAffinity, reserves
+//! GPUs with GpuShare, and scores every feasible node (`percentageOfNodesToScore: 100`, as the
+//! paper's scheduler configuration).
+
+use k8s_sched::config::{KubeSchedulerConfiguration, Plugin, PluginConfig, Plugins};
+use k8s_sched::plugins::gpu::frag::{TypicalPod, TypicalPodArgs};
+use k8s_sched::plugins::gpu::names as gpu;
+use k8s_sched::plugins::names;
+
+use super::TraceError;
+
+/// A placement policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Policy {
+    /// RandomScore, random GPU.
+    Random,
+    /// DotProductScore, best-fit GPU.
+    DotProduct,
+    /// GpuClusteringScore, best-fit GPU.
+    GpuClustering,
+    /// GpuPackingScore, best-fit GPU.
+    GpuPacking,
+    /// BestFitScore, best-fit GPU.
+    BestFit,
+    /// FGDScore, the GPU FGD prefers.
+    Fgd,
+    /// The blueprint's binpack: NodeResourcesFit MostAllocated (cpu, memory).
+    Binpack,
+    /// The blueprint's spread: NodeResourcesFit LeastAllocated (cpu, memory).
+    Spread,
+    /// The blueprint's balanced: NodeResourcesBalancedAllocation only.
+    Balanced,
+    /// Upstream's default profile.
+    Default,
+}
+
+impl Policy {
+    /// Every policy, paper policies first.
+    pub const ALL: [Policy; 10] = [
+        Policy::Random,
+        Policy::DotProduct,
+        Policy::GpuClustering,
+        Policy::GpuPacking,
+        Policy::BestFit,
+        Policy::Fgd,
+        Policy::Binpack,
+        Policy::Spread,
+        Policy::Balanced,
+        Policy::Default,
+    ];
+
+    /// The paper's six policies.
+    pub const PAPER: [Policy; 6] = [
+        Policy::Random,
+        Policy::DotProduct,
+        Policy::GpuClustering,
+        Policy::GpuPacking,
+        Policy::BestFit,
+        Policy::Fgd,
+    ];
+
+    /// CLI names, in [`Policy::ALL`] order.
+    pub const NAMES: [&'static str; 10] = [
+        "random",
+        "dot_product",
+        "gpu_clustering",
+        "gpu_packing",
+        "best_fit",
+        "fgd",
+        "binpack",
+        "spread",
+        "balanced",
+        "default",
+    ];
+
+    /// Parses a CLI name (also the paper's labels, case-insensitive: `DotProd`, `Clustering`,
+    /// `Packing`, `BestFit`, `FGD`).
+    ///
+    /// # Errors
+    /// [`TraceError::UnknownPolicy`].
+    pub fn parse(name: &str) -> Result<Policy, TraceError> {
+        let n = name.to_ascii_lowercase().replace('-', "_");
+        let p = match n.as_str() {
+            "random" => Policy::Random,
+            "dot_product" | "dotprod" | "dotproduct" => Policy::DotProduct,
+            "gpu_clustering" | "clustering" | "gpuclustering" => Policy::GpuClustering,
+            "gpu_packing" | "packing" | "gpupacking" => Policy::GpuPacking,
+            "best_fit" | "bestfit" => Policy::BestFit,
+            "fgd" => Policy::Fgd,
+            "binpack" => Policy::Binpack,
+            "spread" => Policy::Spread,
+            "balanced" => Policy::Balanced,
+            "default" => Policy::Default,
+            _ => return Err(TraceError::UnknownPolicy(name.to_string())),
+        };
+        Ok(p)
+    }
+
+    /// The CLI name.
+    pub fn name(self) -> &'static str {
+        let i = Policy::ALL.iter().position(|p| *p == self).unwrap_or(0);
+        Policy::NAMES[i]
+    }
+
+    /// The label of the paper's result files (`derived_unalloc_gpu_summary.csv` `policy`), or the
+    /// CLI name for the non-paper policies.
+    pub fn paper_label(self) -> &'static str {
+        match self {
+            Policy::Random => "Random",
+            Policy::DotProduct => "DotProd",
+            Policy::GpuClustering => "Clustering",
+            Policy::GpuPacking => "Packing",
+            Policy::BestFit => "BestFit",
+            Policy::Fgd => "FGD",
+            other => other.name(),
+        }
+    }
+
+    /// The Score plugin of a paper policy.
+    pub fn score_plugin(self) -> Option<&'static str> {
+        match self {
+            Policy::Random => Some(gpu::RANDOM_SCORE),
+            Policy::DotProduct => Some(gpu::DOT_PRODUCT_SCORE),
+            Policy::GpuClustering => Some(gpu::GPU_CLUSTERING_SCORE),
+            Policy::GpuPacking => Some(gpu::GPU_PACKING_SCORE),
+            Policy::BestFit => Some(gpu::BEST_FIT_SCORE),
+            Policy::Fgd => Some(gpu::FGD_SCORE),
+            _ => None,
+        }
+    }
+
+    /// GpuShare's `gpuSelMethod` (the paper's `-gpusel`: `random` for Random, FGD's own for FGD,
+    /// best fit otherwise).
+    pub fn gpu_sel_method(self) -> &'static str {
+        match self {
+            Policy::Random => "random",
+            Policy::Fgd => "FGD",
+            _ => "best",
+        }
+    }
+
+    /// The scheduler configuration of this policy (one profile `replay-<name>`), with `seed` for
+    /// the random draws and the target workload `typical` for FGD.
+    ///
+    /// # Errors
+    /// [`TraceError::Config`] when the preset is missing (never for the known policies).
+    pub fn scheduler_config(
+        self,
+        seed: u64,
+        typical: &[TypicalPod],
+    ) -> Result<KubeSchedulerConfiguration, TraceError> {
+        let preset = match self {
+            Policy::Binpack => "binpack",
+            Policy::Spread => "spread",
+            Policy::Balanced => "balanced",
+            _ => "default",
+        };
+        let mut cfg =
+            KubeSchedulerConfiguration::preset(preset).ok_or_else(|| TraceError::Config {
+                policy: self.name().into(),
+                message: format!("no preset {preset:?}"),
+            })?;
+        cfg.percentage_of_nodes_to_score = Some(100);
+        let profile = &mut cfg.profiles[0];
+        profile.scheduler_name = Some(format!("replay-{}", self.name()));
+        let mut plugins = profile.plugins.take().unwrap_or_default();
+        add_gpu_share(&mut plugins);
+        if let Some(score) = self.score_plugin() {
+            // The paper's profile: every default score plugin off, the policy's with weight 1000.
+            plugins.score.disabled = vec![Plugin::named("*")];
+            plugins.score.enabled = vec![Plugin::weighted(score, 1000)];
+            plugins.pre_score.disabled = vec![Plugin::named("*")];
+            plugins.pre_score.enabled = vec![Plugin::named(score)];
+            if self == Policy::Fgd {
+                plugins.pre_filter.enabled.push(Plugin::named(score));
+            }
+        }
+        profile.plugins = Some(plugins);
+        let typical_args: Vec<TypicalPodArgs> = typical.iter().map(TypicalPodArgs::from).collect();
+        profile.plugin_config.push(PluginConfig {
+            name: gpu::GPU_SHARE.into(),
+            args: Some(serde_json::json!({
+                "gpuSelMethod": self.gpu_sel_method(),
+                "seed": seed,
+                "typicalPods": if self == Policy::Fgd { typical_args.clone() } else { Vec::new() },
+            })),
+        });
+        match self {
+            Policy::Random => profile.plugin_config.push(PluginConfig {
+                name: gpu::RANDOM_SCORE.into(),
+                args: Some(serde_json::json!({ "seed": seed })),
+            }),
+            Policy::DotProduct => profile.plugin_config.push(PluginConfig {
+                name: gpu::DOT_PRODUCT_SCORE.into(),
+                args: Some(serde_json::json!({ "dimExtMethod": "merge", "normMethod": "max" })),
+            }),
+            Policy::Fgd => profile.plugin_config.push(PluginConfig {
+                name: gpu::FGD_SCORE.into(),
+                args: Some(serde_json::json!({ "typicalPods": typical_args })),
+            }),
+            _ => {}
+        }
+        Ok(cfg)
+    }
+}
+
+/// Enables GpuShare at PreFilter, Filter (first, the most selective check) and Reserve; keeps
+/// NodeResourcesFit and NodeAffinity as the other filters.
+fn add_gpu_share(plugins: &mut Plugins) {
+    plugins
+        .pre_filter
+        .enabled
+        .push(Plugin::named(gpu::GPU_SHARE));
+    plugins.filter.disabled = vec![Plugin::named("*")];
+    plugins.filter.enabled = vec![
+        Plugin::named(gpu::GPU_SHARE),
+        Plugin::named(names::NODE_RESOURCES_FIT),
+        Plugin::named(names::NODE_AFFINITY),
+    ];
+    plugins.reserve.enabled.push(Plugin::named(gpu::GPU_SHARE));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_paper_labels() {
+        for p in Policy::ALL {
+            assert_eq!(Policy::parse(p.name()), Ok(p));
+        }
+        assert_eq!(Policy::parse("DotProd"), Ok(Policy::DotProduct));
+        assert_eq!(Policy::Fgd.paper_label(), "FGD");
+        assert!(Policy::parse("nope").is_err());
+    }
+
+    #[test]
+    fn every_policy_builds_a_valid_scheduler() {
+        for p in Policy::ALL {
+            let cfg = p.scheduler_config(42, &[]).expect("config");
+            let s = k8s_sched::Scheduler::new(cfg);
+            assert!(s.is_ok(), "{p:?}: {:?}", s.err());
+        }
+    }
+}

@@ -1,0 +1,282 @@
+//! [`DetachedClient`]: what plugins see as the apiserver when the scheduler runs without one
+//! ([`crate::Scheduler::schedule_one`] and the other detached calls). It holds the pods and
+//! PodGroups the caller gave the scheduler, applies the writes plugins make (binding, victim
+//! deletion, status updates) in place, and queues each change so the scheduler applies it to its
+//! cache as if a watch had delivered it. It is not an apiserver: no validation, admission,
+//! resourceVersions or graceful deletion (a deleted pod is gone at once, there is no kubelet to
+//! finish it), events are dropped, and nodes are not stored (they live in the cache only).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use k8s_types::apiserver::{ApiClient, DeleteOptions};
+use k8s_types::core::{Binding, Pod};
+use k8s_types::labels::LabelSelector;
+use k8s_types::object::{Kind, Object};
+use k8s_types::scheduling::PodGroup;
+use k8s_types::status::Status;
+use k8s_types::store::WatchEvent;
+use k8s_types::Tick;
+
+/// A change the scheduler still has to apply to its cache.
+#[derive(Clone, Debug)]
+pub(crate) enum Change {
+    /// A pod was created or changed.
+    Pod(Arc<Pod>),
+    /// A pod was deleted (`namespace/name`).
+    PodDeleted(String),
+    /// A PodGroup was created or changed.
+    PodGroup(Arc<PodGroup>),
+    /// A PodGroup was deleted (`namespace/name`).
+    PodGroupDeleted(String),
+}
+
+/// The in-process stand-in for the apiserver of detached mode.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct DetachedClient {
+    /// The clock, in ticks (set by [`crate::Scheduler::set_now`]).
+    pub now: Tick,
+    revision: i64,
+    pods: BTreeMap<String, Arc<Pod>>,
+    pod_groups: BTreeMap<String, Arc<PodGroup>>,
+    changes: Vec<Change>,
+}
+
+fn key(namespace: &str, name: &str) -> String {
+    let ns = if namespace.is_empty() {
+        "default"
+    } else {
+        namespace
+    };
+    format!("{ns}/{name}")
+}
+
+impl DetachedClient {
+    /// The stored pod by `namespace/name`.
+    pub(crate) fn pod(&self, key: &str) -> Option<&Arc<Pod>> {
+        self.pods.get(key)
+    }
+
+    /// Stores (or replaces) a pod and queues the change.
+    pub(crate) fn put_pod(&mut self, pod: Arc<Pod>) {
+        self.revision += 1;
+        self.pods.insert(pod.key(), Arc::clone(&pod));
+        self.changes.push(Change::Pod(pod));
+    }
+
+    /// Removes a pod and queues the change; false when it was not stored.
+    pub(crate) fn remove_pod(&mut self, key: &str) -> bool {
+        if self.pods.remove(key).is_none() {
+            return false;
+        }
+        self.revision += 1;
+        self.changes.push(Change::PodDeleted(key.to_string()));
+        true
+    }
+
+    /// Stores (or replaces) a PodGroup and queues the change.
+    pub(crate) fn put_pod_group(&mut self, pg: Arc<PodGroup>) {
+        self.revision += 1;
+        let k = key(pg.metadata.namespace(), &pg.metadata.name);
+        self.pod_groups.insert(k, Arc::clone(&pg));
+        self.changes.push(Change::PodGroup(pg));
+    }
+
+    /// Removes a PodGroup and queues the change; false when it was not stored.
+    pub(crate) fn remove_pod_group(&mut self, key: &str) -> bool {
+        if self.pod_groups.remove(key).is_none() {
+            return false;
+        }
+        self.revision += 1;
+        self.changes.push(Change::PodGroupDeleted(key.to_string()));
+        true
+    }
+
+    /// The queued changes, oldest first; the queue is emptied.
+    pub(crate) fn take_changes(&mut self) -> Vec<Change> {
+        std::mem::take(&mut self.changes)
+    }
+
+    /// True when changes are queued.
+    pub(crate) fn has_changes(&self) -> bool {
+        !self.changes.is_empty()
+    }
+}
+
+impl ApiClient for DetachedClient {
+    fn now(&self) -> Tick {
+        self.now
+    }
+
+    fn revision(&self) -> i64 {
+        self.revision
+    }
+
+    fn create(&mut self, obj: Object) -> Result<Object, Status> {
+        match obj {
+            Object::Pod(p) => {
+                let k = p.key();
+                if self.pods.contains_key(&k) {
+                    return Err(Status::already_exists(&Kind::Pod, &p.metadata.name));
+                }
+                let p = Arc::new(p);
+                self.put_pod(Arc::clone(&p));
+                Ok(Object::Pod((*p).clone()))
+            }
+            Object::PodGroup(g) => {
+                let k = key(g.metadata.namespace(), &g.metadata.name);
+                if self.pod_groups.contains_key(&k) {
+                    return Err(Status::already_exists(&Kind::PodGroup, &g.metadata.name));
+                }
+                let g = Arc::new(g);
+                self.put_pod_group(Arc::clone(&g));
+                Ok(Object::PodGroup((*g).clone()))
+            }
+            // Events and other kinds are accepted and dropped.
+            other => Ok(other),
+        }
+    }
+
+    fn get(&self, kind: &Kind, namespace: &str, name: &str) -> Result<Object, Status> {
+        let k = key(namespace, name);
+        match kind {
+            Kind::Pod => self
+                .pods
+                .get(&k)
+                .map(|p| Object::Pod((**p).clone()))
+                .ok_or_else(|| Status::not_found(kind, name)),
+            Kind::PodGroup => self
+                .pod_groups
+                .get(&k)
+                .map(|g| Object::PodGroup((**g).clone()))
+                .ok_or_else(|| Status::not_found(kind, name)),
+            _ => Err(Status::not_found(kind, name)),
+        }
+    }
+
+    fn list(
+        &self,
+        kind: &Kind,
+        namespace: Option<&str>,
+        selector: Option<&LabelSelector>,
+    ) -> Vec<Object> {
+        let ns_ok = |ns: &str| namespace.is_none_or(|n| n.is_empty() || n == ns);
+        let sel_ok = |labels| selector.is_none_or(|s| s.matches(labels));
+        match kind {
+            Kind::Pod => self
+                .pods
+                .values()
+                .filter(|p| ns_ok(p.metadata.namespace()) && sel_ok(&p.metadata.labels))
+                .map(|p| Object::Pod((**p).clone()))
+                .collect(),
+            Kind::PodGroup => self
+                .pod_groups
+                .values()
+                .filter(|g| ns_ok(g.metadata.namespace()) && sel_ok(&g.metadata.labels))
+                .map(|g| Object::PodGroup((**g).clone()))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    fn update(&mut self, obj: Object) -> Result<Object, Status> {
+        match obj {
+            Object::Pod(mut p) => {
+                let k = p.key();
+                let Some(old) = self.pods.get(&k) else {
+                    return Err(Status::not_found(&Kind::Pod, &p.metadata.name));
+                };
+                p.status = old.status.clone();
+                self.put_pod(Arc::new(p.clone()));
+                Ok(Object::Pod(p))
+            }
+            Object::PodGroup(mut g) => {
+                let k = key(g.metadata.namespace(), &g.metadata.name);
+                let Some(old) = self.pod_groups.get(&k) else {
+                    return Err(Status::not_found(&Kind::PodGroup, &g.metadata.name));
+                };
+                g.status = old.status.clone();
+                self.put_pod_group(Arc::new(g.clone()));
+                Ok(Object::PodGroup(g))
+            }
+            other => Ok(other),
+        }
+    }
+
+    fn update_status(&mut self, obj: Object) -> Result<Object, Status> {
+        match obj {
+            Object::Pod(p) => {
+                let k = p.key();
+                let Some(old) = self.pods.get(&k) else {
+                    return Err(Status::not_found(&Kind::Pod, &p.metadata.name));
+                };
+                let mut new = (**old).clone();
+                new.status = p.status;
+                self.put_pod(Arc::new(new.clone()));
+                Ok(Object::Pod(new))
+            }
+            Object::PodGroup(g) => {
+                let k = key(g.metadata.namespace(), &g.metadata.name);
+                let Some(old) = self.pod_groups.get(&k) else {
+                    return Err(Status::not_found(&Kind::PodGroup, &g.metadata.name));
+                };
+                let mut new = (**old).clone();
+                new.status = g.status;
+                self.put_pod_group(Arc::new(new.clone()));
+                Ok(Object::PodGroup(new))
+            }
+            other => Ok(other),
+        }
+    }
+
+    fn delete(
+        &mut self,
+        kind: &Kind,
+        namespace: &str,
+        name: &str,
+        _options: DeleteOptions,
+    ) -> Result<Object, Status> {
+        let k = key(namespace, name);
+        match kind {
+            Kind::Pod => {
+                let old = self
+                    .pods
+                    .get(&k)
+                    .map(|p| (**p).clone())
+                    .ok_or_else(|| Status::not_found(kind, name))?;
+                self.remove_pod(&k);
+                Ok(Object::Pod(old))
+            }
+            Kind::PodGroup => {
+                let old = self
+                    .pod_groups
+                    .get(&k)
+                    .map(|g| (**g).clone())
+                    .ok_or_else(|| Status::not_found(kind, name))?;
+                self.remove_pod_group(&k);
+                Ok(Object::PodGroup(old))
+            }
+            _ => Err(Status::not_found(kind, name)),
+        }
+    }
+
+    fn bind(&mut self, binding: &Binding) -> Result<Pod, Status> {
+        let name = &binding.metadata.name;
+        let k = key(binding.metadata.namespace(), name);
+        let Some(old) = self.pods.get(&k) else {
+            return Err(Status::not_found(&Kind::Pod, name));
+        };
+        if old.node_name().is_some() {
+            return Err(Status::conflict(&Kind::Pod, name));
+        }
+        let mut p = (**old).clone();
+        p.spec.node_name = Some(binding.target.name.clone());
+        let p = Arc::new(p);
+        self.put_pod(Arc::clone(&p));
+        Ok((*p).clone())
+    }
+
+    fn watch(&self, _kind: &Kind, _after_revision: i64) -> Result<Vec<WatchEvent>, Status> {
+        Ok(Vec::new())
+    }
+}

@@ -1,0 +1,214 @@
+//! The scheduler's informers: keep the [`Cache`] in step with the apiserver by watching Nodes,
+//! Pods and PodGroups from the last revision seen, applying each change to the one object it
+//! touches (upstream `pkg/scheduler/eventhandlers.go` `addNodeToCache`, `updatePodInCache`, ...
+//! fed by client-go informers). The first sync, and any watch answered `410 Gone` because the
+//! history was compacted, lists everything instead (upstream's relist).
+//!
+//! Change detection for the queue: a sync reports whether anything that can make a pending pod
+//! schedulable changed between the state at the previous sync and now: a node's identity, labels,
+//! taints, cordon or allocatable; a bound non-terminal pod's identity, node or deletion; a gang
+//! member's group; a PodGroup's minMember or timeout. An object changed and changed back between
+//! two syncs counts as unchanged.
+
+use std::collections::BTreeMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::Arc;
+
+use k8s_types::apiserver::{ApiClient, ApiExt};
+use k8s_types::core::{Node, Pod};
+use k8s_types::object::{Kind, Object};
+use k8s_types::scheduling::PodGroup;
+use k8s_types::store::{WatchEvent, WatchEventType};
+
+use crate::cache::Cache;
+
+/// A fingerprint of the scheduling-relevant fields of a Node. Used only for change detection.
+pub fn node_fingerprint(n: &Node) -> u64 {
+    let mut h = DefaultHasher::new();
+    n.metadata.name.hash(&mut h);
+    n.metadata.labels.hash(&mut h);
+    n.spec.unschedulable.hash(&mut h);
+    for t in &n.spec.taints {
+        (&t.key, &t.value, &t.effect).hash(&mut h);
+    }
+    n.status.allocatable.hash(&mut h);
+    h.finish()
+}
+
+/// A fingerprint of what of a pod matters to other pending pods: a bound non-terminal pod's
+/// identity, node and deletion; an unbound gang member's group; `None` otherwise.
+pub fn pod_fingerprint(p: &Pod) -> Option<u64> {
+    let mut h = DefaultHasher::new();
+    if let Some(node) = p.node_name() {
+        if p.is_terminal() {
+            return None;
+        }
+        (&p.metadata.uid, node, p.is_terminating()).hash(&mut h);
+    } else if let Some(pg) = p.pod_group() {
+        pg.hash(&mut h);
+    } else {
+        return None;
+    }
+    Some(h.finish())
+}
+
+/// A fingerprint of a PodGroup's spec fields the scheduler reads.
+pub fn pod_group_fingerprint(g: &PodGroup) -> u64 {
+    let mut h = DefaultHasher::new();
+    (g.spec.min_member, g.spec.schedule_timeout_seconds).hash(&mut h);
+    h.finish()
+}
+
+/// Which object a change touched, for change detection.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum ObjectKey {
+    Node(String),
+    Pod(String),
+    PodGroup(String),
+}
+
+/// Applies changes to a [`Cache`] and remembers, per touched object, its fingerprint before the
+/// first change, so [`ChangeTracker::changed`] can tell whether the batch changed anything that
+/// matters.
+#[derive(Debug, Default)]
+pub(crate) struct ChangeTracker {
+    before: BTreeMap<ObjectKey, Option<u64>>,
+}
+
+impl ChangeTracker {
+    fn note(&mut self, key: ObjectKey, fingerprint: Option<u64>) {
+        self.before.entry(key).or_insert(fingerprint);
+    }
+
+    /// Adds or replaces a node.
+    pub(crate) fn upsert_node(&mut self, cache: &mut Cache, node: Arc<Node>) {
+        let name = node.metadata.name.clone();
+        let old = cache.upsert_node(node);
+        self.note(ObjectKey::Node(name), old.map(|n| node_fingerprint(&n)));
+    }
+
+    /// Removes a node.
+    pub(crate) fn remove_node(&mut self, cache: &mut Cache, name: &str) {
+        let old = cache.remove_node(name);
+        self.note(
+            ObjectKey::Node(name.to_string()),
+            old.map(|n| node_fingerprint(&n)),
+        );
+    }
+
+    /// Adds or replaces a pod.
+    pub(crate) fn upsert_pod(&mut self, cache: &mut Cache, pod: Arc<Pod>) {
+        let key = pod.key();
+        let old = cache.upsert_pod(pod);
+        self.note(ObjectKey::Pod(key), old.and_then(|p| pod_fingerprint(&p)));
+    }
+
+    /// Removes a pod by `namespace/name`.
+    pub(crate) fn remove_pod(&mut self, cache: &mut Cache, key: &str) {
+        let old = cache.remove_pod(key);
+        self.note(
+            ObjectKey::Pod(key.to_string()),
+            old.and_then(|p| pod_fingerprint(&p)),
+        );
+    }
+
+    /// Adds or replaces a PodGroup.
+    pub(crate) fn upsert_pod_group(&mut self, cache: &mut Cache, pg: Arc<PodGroup>) {
+        let key = format!("{}/{}", pg.metadata.namespace(), pg.metadata.name);
+        let old = cache.upsert_pod_group(pg);
+        self.note(
+            ObjectKey::PodGroup(key),
+            old.map(|g| pod_group_fingerprint(&g)),
+        );
+    }
+
+    /// Removes a PodGroup by `namespace/name`.
+    pub(crate) fn remove_pod_group(&mut self, cache: &mut Cache, key: &str) {
+        let old = cache.remove_pod_group(key);
+        self.note(
+            ObjectKey::PodGroup(key.to_string()),
+            old.map(|g| pod_group_fingerprint(&g)),
+        );
+    }
+
+    /// Applies one watch event of a Node, Pod or PodGroup (other kinds are ignored).
+    pub(crate) fn apply(&mut self, cache: &mut Cache, ev: WatchEvent) {
+        let deleted = ev.type_ == WatchEventType::Deleted;
+        match ev.object {
+            Object::Node(n) if deleted => self.remove_node(cache, &n.metadata.name),
+            Object::Node(n) => self.upsert_node(cache, Arc::new(n)),
+            Object::Pod(p) if deleted => self.remove_pod(cache, &p.key()),
+            Object::Pod(p) => self.upsert_pod(cache, Arc::new(p)),
+            Object::PodGroup(g) if deleted => {
+                let key = format!("{}/{}", g.metadata.namespace(), g.metadata.name);
+                self.remove_pod_group(cache, &key);
+            }
+            Object::PodGroup(g) => self.upsert_pod_group(cache, Arc::new(g)),
+            _ => {}
+        }
+    }
+
+    /// True when some touched object's fingerprint now differs from before the first change.
+    pub(crate) fn changed(&self, cache: &Cache) -> bool {
+        self.before.iter().any(|(k, before)| {
+            let now = match k {
+                ObjectKey::Node(n) => cache.node_info(n).map(|ni| node_fingerprint(ni.node())),
+                ObjectKey::Pod(p) => cache.pod(p).and_then(|p| pod_fingerprint(p)),
+                ObjectKey::PodGroup(g) => cache.pod_group(g).map(|g| pod_group_fingerprint(g)),
+            };
+            now != *before
+        })
+    }
+}
+
+/// The watch position of the scheduler's informers.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Informer {
+    /// The store revision the cache reflects; `None` before the first list.
+    synced: Option<i64>,
+}
+
+/// What a sync did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Synced {
+    /// Everything was listed again; the cache was rebuilt (assumed pods are gone).
+    Relisted,
+    /// Watch events were applied; `true` when something relevant changed.
+    Watched(bool),
+}
+
+impl Informer {
+    /// Brings `cache` up to the apiserver's current revision.
+    pub(crate) fn sync(&mut self, api: &dyn ApiClient, cache: &mut Cache) -> Synced {
+        let revision = api.revision();
+        if let Some(after) = self.synced {
+            let watched = [Kind::Node, Kind::PodGroup, Kind::Pod]
+                .iter()
+                .map(|k| api.watch(k, after))
+                .collect::<Result<Vec<_>, _>>();
+            if let Ok(batches) = watched {
+                let mut tracker = ChangeTracker::default();
+                for ev in batches.into_iter().flatten() {
+                    tracker.apply(cache, ev);
+                }
+                cache.finish_batch();
+                self.synced = Some(revision);
+                return Synced::Watched(tracker.changed(cache));
+            }
+            tracing::info!(
+                revision = after,
+                "watch history compacted; relisting nodes, pods and PodGroups"
+            );
+        }
+        let nodes: Vec<Node> = api.list_typed(None, None);
+        let pods: Vec<Arc<Pod>> = api
+            .list_typed::<Pod>(None, None)
+            .into_iter()
+            .map(Arc::new)
+            .collect();
+        let groups: Vec<PodGroup> = api.list_typed(None, None);
+        cache.rebuild(nodes, pods, groups);
+        self.synced = Some(revision);
+        Synced::Relisted
+    }
+}

@@ -1,0 +1,234 @@
+//! InterPodAffinity's required terms: PreFilter counts, per topology pair, the existing pods whose
+//! required anti-affinity matches the incoming pod, and the existing pods matching the incoming
+//! pod's required affinity and anti-affinity terms ([`PreFilterState`]); Filter checks a node's
+//! pairs against those counts, with the "first pod of a group" exception for affinity;
+//! AddPod/RemovePod update the counts for preemption. Mirrors upstream
+//! `pkg/scheduler/framework/plugins/interpodaffinity/filtering.go`.
+
+use std::sync::Arc;
+
+use k8s_types::apiserver::ApiClient;
+use k8s_types::core::Pod;
+use k8s_types::framework::node_info::pod_has_required_anti_affinity;
+use k8s_types::framework::{CycleState, NodeInfo, PodInfo, Status};
+
+use super::terms::{
+    namespace_labels, pod_matches_all_affinity_terms, required_terms, AffinityTerm,
+    NamespaceLabels, TopologyCounts,
+};
+
+/// CycleState key of the PreFilter state (upstream `"PreFilter" + Name`).
+pub const PRE_FILTER_STATE_KEY: &str = "PreFilterInterPodAffinity";
+/// Upstream `ErrReasonExistingAntiAffinityRulesNotMatch`.
+pub const ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH: &str =
+    "node(s) didn't satisfy existing pods anti-affinity rules";
+/// Upstream `ErrReasonAffinityRulesNotMatch`.
+pub const ERR_REASON_AFFINITY_RULES_NOT_MATCH: &str = "node(s) didn't match pod affinity rules";
+/// Upstream `ErrReasonAntiAffinityRulesNotMatch`.
+pub const ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH: &str =
+    "node(s) didn't match pod anti-affinity rules";
+
+/// What PreFilter computed (upstream `preFilterState`). Cloned per node by preemption; the
+/// incoming pod's terms and namespace labels are shared.
+#[derive(Clone, Debug, Default)]
+pub struct PreFilterState {
+    /// Pairs -> existing pods whose required anti-affinity terms match the incoming pod.
+    pub existing_anti_affinity_counts: TopologyCounts,
+    /// Pairs -> existing pods matching all of the incoming pod's required affinity terms.
+    pub affinity_counts: TopologyCounts,
+    /// Pairs -> existing pods matching one of the incoming pod's required anti-affinity terms.
+    pub anti_affinity_counts: TopologyCounts,
+    /// The incoming pod's required affinity terms (namespace selectors merged).
+    pub affinity_terms: Arc<Vec<AffinityTerm>>,
+    /// The incoming pod's required anti-affinity terms (namespace selectors merged).
+    pub anti_affinity_terms: Arc<Vec<AffinityTerm>>,
+    /// Labels of the incoming pod's namespace.
+    pub namespace_labels: Arc<NamespaceLabels>,
+}
+
+impl PreFilterState {
+    /// Upstream `PreFilter` without the Skip decision: `None` when nothing constrains the pod
+    /// (no required terms and no existing pod's anti-affinity matches it).
+    ///
+    /// `anti_nodes` are the nodes with pods with required anti-affinity when the caller keeps that
+    /// list (upstream `HavePodsWithRequiredAntiAffinityList`); `None` finds them in `all_nodes`.
+    pub fn compute(
+        pod: &Pod,
+        all_nodes: &[NodeInfo],
+        anti_nodes: Option<&[&NodeInfo]>,
+        api: Option<&dyn ApiClient>,
+    ) -> Option<PreFilterState> {
+        let mut affinity_terms = required_terms(pod, false);
+        let mut anti_affinity_terms = required_terms(pod, true);
+        let anti_nodes: Vec<&NodeInfo> = match anti_nodes {
+            Some(list) => list.to_vec(),
+            None => all_nodes
+                .iter()
+                .filter(|n| n.num_pods_with_required_anti_affinity() > 0)
+                .collect(),
+        };
+        let any_existing_anti = !anti_nodes.is_empty();
+        if !any_existing_anti && affinity_terms.is_empty() && anti_affinity_terms.is_empty() {
+            return None;
+        }
+        for t in affinity_terms
+            .iter_mut()
+            .chain(anti_affinity_terms.iter_mut())
+        {
+            t.merge_namespaces(api);
+        }
+        let ns_labels = namespace_labels(pod.metadata.namespace(), api);
+
+        // Existing pods' required anti-affinity (upstream getExistingAntiAffinityCounts over the
+        // nodes that have such pods).
+        let mut existing = TopologyCounts::default();
+        for node in &anti_nodes {
+            for pi in node.pods() {
+                if !pod_has_required_anti_affinity(&pi.pod) {
+                    continue;
+                }
+                let terms = required_terms(&pi.pod, true);
+                existing.update_with_anti_affinity_terms(&terms, pod, &ns_labels, node.node(), 1);
+            }
+        }
+
+        // Existing pods matching the incoming pod's terms (upstream
+        // getIncomingAffinityAntiAffinityCounts over every pod of every node).
+        let mut affinity = TopologyCounts::default();
+        let mut anti = TopologyCounts::default();
+        if !affinity_terms.is_empty() || !anti_affinity_terms.is_empty() {
+            let none = NamespaceLabels::new();
+            for node in all_nodes {
+                for pi in node.pods() {
+                    affinity.update_with_affinity_terms(&affinity_terms, &pi.pod, node.node(), 1);
+                    anti.update_with_anti_affinity_terms(
+                        &anti_affinity_terms,
+                        &pi.pod,
+                        &none,
+                        node.node(),
+                        1,
+                    );
+                }
+            }
+        }
+
+        if existing.is_empty() && affinity_terms.is_empty() && anti_affinity_terms.is_empty() {
+            return None;
+        }
+        Some(PreFilterState {
+            existing_anti_affinity_counts: existing,
+            affinity_counts: affinity,
+            anti_affinity_counts: anti,
+            affinity_terms: Arc::new(affinity_terms),
+            anti_affinity_terms: Arc::new(anti_affinity_terms),
+            namespace_labels: Arc::new(ns_labels),
+        })
+    }
+
+    /// Upstream `updateWithPod`: counts `updated` (+1/-1) as if it ran on `node`.
+    pub fn update_with_pod(&mut self, incoming: &Pod, updated: &Pod, node: &NodeInfo, m: i64) {
+        let n = node.node();
+        let updated_anti = required_terms(updated, true);
+        self.existing_anti_affinity_counts
+            .update_with_anti_affinity_terms(&updated_anti, incoming, &self.namespace_labels, n, m);
+        let terms = Arc::clone(&self.affinity_terms);
+        self.affinity_counts
+            .update_with_affinity_terms(&terms, updated, n, m);
+        // The incoming pod's terms have their namespace selectors merged: no namespace labels.
+        let anti = Arc::clone(&self.anti_affinity_terms);
+        self.anti_affinity_counts.update_with_anti_affinity_terms(
+            &anti,
+            updated,
+            &NamespaceLabels::new(),
+            n,
+            m,
+        );
+    }
+
+    /// Upstream `satisfyExistingPodsAntiAffinity`.
+    fn satisfy_existing_pods_anti_affinity(&self, node: &NodeInfo) -> bool {
+        if self.existing_anti_affinity_counts.is_empty() {
+            return true;
+        }
+        !node
+            .node()
+            .metadata
+            .labels
+            .iter()
+            .any(|(k, v)| self.existing_anti_affinity_counts.get(k, v) > 0)
+    }
+
+    /// Upstream `satisfyPodAntiAffinity`.
+    fn satisfy_pod_anti_affinity(&self, node: &NodeInfo) -> bool {
+        if self.anti_affinity_counts.is_empty() {
+            return true;
+        }
+        let labels = &node.node().metadata.labels;
+        !self.anti_affinity_terms.iter().any(|t| {
+            labels
+                .get(&t.topology_key)
+                .is_some_and(|v| self.anti_affinity_counts.get(&t.topology_key, v) > 0)
+        })
+    }
+
+    /// Upstream `satisfyPodAffinity`: every term's pair on the node has a matching pod; a node
+    /// missing a topology key fails. When no pod anywhere matches, the pod may still go where all
+    /// keys exist if it matches its own terms (the first pod of a group).
+    fn satisfy_pod_affinity(&self, pod: &Pod, node: &NodeInfo) -> bool {
+        let labels = &node.node().metadata.labels;
+        let mut pods_exist = true;
+        for t in self.affinity_terms.iter() {
+            match labels.get(&t.topology_key) {
+                Some(v) => {
+                    if self.affinity_counts.get(&t.topology_key, v) <= 0 {
+                        pods_exist = false;
+                    }
+                }
+                None => return false,
+            }
+        }
+        if !pods_exist {
+            return self.affinity_counts.is_empty()
+                && pod_matches_all_affinity_terms(&self.affinity_terms, pod);
+        }
+        true
+    }
+}
+
+fn missing_state() -> Status {
+    Status::error(format!(
+        "error reading {PRE_FILTER_STATE_KEY:?} from cycleState: not found"
+    ))
+}
+
+/// Upstream `InterPodAffinity.Filter`.
+pub fn filter(state: &CycleState, pod: &Pod, node: &NodeInfo) -> Status {
+    let Some(s) = state.read::<PreFilterState>(PRE_FILTER_STATE_KEY) else {
+        return missing_state();
+    };
+    if !s.satisfy_pod_affinity(pod, node) {
+        return Status::unresolvable(ERR_REASON_AFFINITY_RULES_NOT_MATCH);
+    }
+    if !s.satisfy_pod_anti_affinity(node) {
+        return Status::unschedulable(ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH);
+    }
+    if !s.satisfy_existing_pods_anti_affinity(node) {
+        return Status::unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH);
+    }
+    Status::success()
+}
+
+/// Upstream `AddPod`/`RemovePod` (`m` = +1/-1).
+pub fn update_state(
+    state: &mut CycleState,
+    pod_to_schedule: &Pod,
+    pod: &PodInfo,
+    node: &NodeInfo,
+    m: i64,
+) -> Status {
+    let Some(s) = state.read_mut::<PreFilterState>(PRE_FILTER_STATE_KEY) else {
+        return missing_state();
+    };
+    s.update_with_pod(pod_to_schedule, &pod.pod, node, m);
+    Status::success()
+}

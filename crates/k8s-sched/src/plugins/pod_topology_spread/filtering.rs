@@ -1,0 +1,259 @@
+//! PodTopologySpread's hard constraints (`whenUnsatisfiable: DoNotSchedule`): PreFilter counts
+//! the matching pods per topology domain over every node once per attempt ([`PreFilterState`]
+//! with the two smallest domains per constraint, upstream's "critical paths"); Filter checks
+//! `matching pods in the node's domain + 1 (if the pod matches itself) - global minimum <=
+//! maxSkew`, where the global minimum is 0 while fewer than `minDomains` domains exist;
+//! AddPod/RemovePod update the counts for preemption. Mirrors upstream
+//! `pkg/scheduler/framework/plugins/podtopologyspread/filtering.go`.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use k8s_types::core::Pod;
+use k8s_types::framework::{CycleState, NodeInfo, PodInfo, Status};
+
+use super::common::{
+    count_pods_match_selector, node_labels_match_spread_constraints, TopologySpreadConstraint,
+};
+
+/// CycleState key of the PreFilter state (upstream `"PreFilter" + Name`).
+pub const PRE_FILTER_STATE_KEY: &str = "PreFilterPodTopologySpread";
+/// Upstream `ErrReasonConstraintsNotMatch`.
+pub const ERR_REASON_CONSTRAINTS_NOT_MATCH: &str =
+    "node(s) didn't match pod topology spread constraints";
+/// Upstream `ErrReasonNodeLabelNotMatch`.
+pub const ERR_REASON_NODE_LABEL_NOT_MATCH: &str =
+    "node(s) didn't match pod topology spread constraints (missing required label)";
+
+/// Upstream `math.MaxInt32`, the match number of an empty critical path.
+const EMPTY_PATH_MATCH_NUM: i64 = i32::MAX as i64;
+
+/// One domain and its number of matching pods (upstream `criticalPaths` entry).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CriticalPath {
+    /// The topology value (domain).
+    pub topology_value: String,
+    /// Matching pods in the domain.
+    pub match_num: i64,
+}
+
+/// The two domains with the fewest matching pods of one constraint (upstream `criticalPaths`):
+/// `[0]` always holds the minimum; `[1]` is >= `[0]` but not necessarily the second minimum.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CriticalPaths(pub [CriticalPath; 2]);
+
+impl Default for CriticalPaths {
+    fn default() -> CriticalPaths {
+        let empty = CriticalPath {
+            topology_value: String::new(),
+            match_num: EMPTY_PATH_MATCH_NUM,
+        };
+        CriticalPaths([empty.clone(), empty])
+    }
+}
+
+impl CriticalPaths {
+    /// Upstream `criticalPaths.update`.
+    pub fn update(&mut self, tp_val: &str, num: i64) {
+        let p = &mut self.0;
+        let i = if tp_val == p[0].topology_value {
+            Some(0)
+        } else if tp_val == p[1].topology_value {
+            Some(1)
+        } else {
+            None
+        };
+        match i {
+            Some(i) => {
+                p[i].match_num = num;
+                if p[0].match_num > p[1].match_num {
+                    p.swap(0, 1);
+                }
+            }
+            None => {
+                if num < p[0].match_num {
+                    p[1] = p[0].clone();
+                    p[0] = CriticalPath {
+                        topology_value: tp_val.to_string(),
+                        match_num: num,
+                    };
+                } else if num < p[1].match_num {
+                    p[1] = CriticalPath {
+                        topology_value: tp_val.to_string(),
+                        match_num: num,
+                    };
+                }
+            }
+        }
+    }
+}
+
+/// What PreFilter computed (upstream `preFilterState`). Cloned per node by preemption; the
+/// constraints are shared.
+#[derive(Clone, Debug, Default)]
+pub struct PreFilterState {
+    /// The pod's hard constraints (or the hard default constraints).
+    pub constraints: Arc<Vec<TopologySpreadConstraint>>,
+    /// Per constraint: the two smallest domains.
+    pub critical_paths: Vec<CriticalPaths>,
+    /// Per constraint: domain -> matching pods.
+    pub tp_value_to_match_num: Vec<BTreeMap<String, i64>>,
+}
+
+impl PreFilterState {
+    /// Upstream `calPreFilterState` over `all_nodes` with the given constraints.
+    pub fn compute(
+        pod: &Pod,
+        constraints: Vec<TopologySpreadConstraint>,
+        all_nodes: &[NodeInfo],
+    ) -> PreFilterState {
+        let mut tp: Vec<BTreeMap<String, i64>> = vec![BTreeMap::new(); constraints.len()];
+        let ns = pod.metadata.namespace();
+        for node in all_nodes {
+            let labels = &node.node().metadata.labels;
+            if !node_labels_match_spread_constraints(labels, &constraints) {
+                continue;
+            }
+            for (i, c) in constraints.iter().enumerate() {
+                if !c.match_node_inclusion_policies(pod, node) {
+                    continue;
+                }
+                let value = labels
+                    .get(&c.topology_key)
+                    .map(String::as_str)
+                    .unwrap_or("");
+                let count = count_pods_match_selector(node.pods(), &c.selector, ns);
+                match tp[i].get_mut(value) {
+                    Some(n) => *n += count,
+                    None => {
+                        tp[i].insert(value.to_string(), count);
+                    }
+                }
+            }
+        }
+        let critical_paths = tp
+            .iter()
+            .map(|m| {
+                let mut p = CriticalPaths::default();
+                for (v, n) in m {
+                    p.update(v, *n);
+                }
+                p
+            })
+            .collect();
+        PreFilterState {
+            constraints: Arc::new(constraints),
+            critical_paths,
+            tp_value_to_match_num: tp,
+        }
+    }
+
+    /// Upstream `minMatchNum`: the global minimum for constraint `i`, 0 while fewer than
+    /// `min_domains` domains exist.
+    pub fn min_match_num(&self, i: usize, min_domains: i32) -> i64 {
+        let min = self.critical_paths[i].0[0].match_num;
+        if (self.tp_value_to_match_num[i].len() as i64) < i64::from(min_domains) {
+            return 0;
+        }
+        min
+    }
+
+    /// Upstream `updateWithPod`: counts `updated` (+1 or -1) in its node's domains.
+    pub fn update_with_pod(&mut self, updated: &Pod, preemptor: &Pod, node: &NodeInfo, delta: i64) {
+        if updated.metadata.namespace() != preemptor.metadata.namespace() {
+            return;
+        }
+        let labels = &node.node().metadata.labels;
+        if !node_labels_match_spread_constraints(labels, &self.constraints) {
+            return;
+        }
+        let constraints = Arc::clone(&self.constraints);
+        for (i, c) in constraints.iter().enumerate() {
+            if !c.selector.matches(&updated.metadata.labels) {
+                continue;
+            }
+            if !c.match_node_inclusion_policies(preemptor, node) {
+                continue;
+            }
+            let v = labels
+                .get(&c.topology_key)
+                .map(String::as_str)
+                .unwrap_or("");
+            let n = self.tp_value_to_match_num[i]
+                .entry(v.to_string())
+                .or_insert(0);
+            *n += delta;
+            let n = *n;
+            self.critical_paths[i].update(v, n);
+        }
+    }
+}
+
+/// Status of a missing PreFilter state (upstream `getPreFilterState` error, as a status).
+fn missing_state() -> Status {
+    Status::error(format!(
+        "reading {PRE_FILTER_STATE_KEY:?} from cycleState: not found"
+    ))
+}
+
+/// Upstream `PodTopologySpread.Filter`.
+pub fn filter(state: &CycleState, pod: &Pod, node: &NodeInfo) -> Status {
+    let Some(s) = state.read::<PreFilterState>(PRE_FILTER_STATE_KEY) else {
+        return missing_state();
+    };
+    let labels = &node.node().metadata.labels;
+    for (i, c) in s.constraints.iter().enumerate() {
+        let Some(tp_val) = labels.get(&c.topology_key) else {
+            return Status::unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH);
+        };
+        let min_match_num = s.min_match_num(i, c.min_domains);
+        let self_match_num = i64::from(c.selector.matches(&pod.metadata.labels));
+        let match_num = s.tp_value_to_match_num[i]
+            .get(tp_val.as_str())
+            .copied()
+            .unwrap_or(0);
+        let skew = match_num + self_match_num - min_match_num;
+        if skew > i64::from(c.max_skew) {
+            return Status::unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH);
+        }
+    }
+    Status::success()
+}
+
+/// Upstream `AddPod`/`RemovePod` (delta +1/-1).
+pub fn update_state(
+    state: &mut CycleState,
+    pod_to_schedule: &Pod,
+    pod: &PodInfo,
+    node: &NodeInfo,
+    delta: i64,
+) -> Status {
+    let Some(s) = state.read_mut::<PreFilterState>(PRE_FILTER_STATE_KEY) else {
+        return missing_state();
+    };
+    s.update_with_pod(&pod.pod, pod_to_schedule, node, delta);
+    Status::success()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn critical_paths_keep_the_two_smallest() {
+        // Upstream filtering_test.go TestPreFilterState "normal case with two spreadConstraints":
+        // node counts 2/1/0/4 -> {node-x 0, node-b 1}.
+        let mut p = CriticalPaths::default();
+        for (v, n) in [("node-a", 2), ("node-b", 1), ("node-x", 0), ("node-y", 4)] {
+            p.update(v, n);
+        }
+        assert_eq!(p.0[0].topology_value, "node-x");
+        assert_eq!(p.0[0].match_num, 0);
+        assert_eq!(p.0[1].topology_value, "node-b");
+        assert_eq!(p.0[1].match_num, 1);
+        // An existing path going up swaps the two.
+        p.update("node-x", 3);
+        assert_eq!(p.0[0].topology_value, "node-b");
+        assert_eq!(p.0[1].match_num, 3);
+    }
+}

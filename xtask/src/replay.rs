@@ -1,0 +1,454 @@
+//! `cargo xtask replay`: replays a GPU cluster trace (Alibaba `cluster-trace-gpu-v2023`, released
+//! with Weng et al., "Beware of Fragmentation: Scheduling GPU-Sharing Workloads with Fragmentation
+//! Gradient Descent", USENIX ATC '23) under several policies and seeds with the paper's protocol,
+//! and writes `curves.csv`, `summary.csv`, `summary.md` and `unalloc.svg` into `--out`.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use k8s_cluster::trace::metrics::{discretize, report_points, Summary};
+use k8s_cluster::trace::{replay_paper, PaperOptions, Policy, Prepared, ReplayRun, Trace};
+
+use crate::plot;
+
+/// Arguments of `cargo xtask replay`.
+#[derive(clap::Args)]
+pub struct ReplayArgs {
+    /// Node CSV (`sn,cpu_milli,memory_mib,gpu,model`).
+    #[arg(
+        long,
+        value_name = "CSV",
+        default_value = "data/alibaba-gpu-v2023/openb_node_list_gpu_node.csv"
+    )]
+    nodes: PathBuf,
+    /// Pod CSV (`name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,...`).
+    #[arg(
+        long,
+        value_name = "CSV",
+        default_value = "data/alibaba-gpu-v2023/openb_pod_list_default.csv"
+    )]
+    pods: PathBuf,
+    /// Policies (repeat or comma-separate): random, dot_product, gpu_clustering, gpu_packing,
+    /// best_fit, fgd, binpack, spread, balanced, default, or `paper` for the first six.
+    #[arg(long = "policy", value_delimiter = ',', default_value = "paper")]
+    policies: Vec<String>,
+    /// Seeds: `42..51` (inclusive), `42`, or `1,2,3`.
+    #[arg(long, default_value = "42..51")]
+    seeds: String,
+    /// `paper` (the FGD protocol) or `timeline` (not implemented yet).
+    #[arg(long, default_value = "paper")]
+    mode: String,
+    /// Output directory.
+    #[arg(long, default_value = "target/replay")]
+    out: PathBuf,
+    /// Published results to compare with (`derived_unalloc_gpu_summary.csv`); the row's workload is
+    /// the pod file's name without `.csv`.
+    #[arg(
+        long,
+        value_name = "CSV",
+        default_value = "data/alibaba-gpu-v2023/derived_unalloc_gpu_summary.csv"
+    )]
+    expected: PathBuf,
+    /// Inflate the GPU request to this multiple of the capacity.
+    #[arg(long, default_value_t = 1.3)]
+    inflation: f64,
+    /// Replay only the first N arrivals of each run.
+    #[arg(long)]
+    limit: Option<usize>,
+    /// Worker threads (default: the machine's cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// No progress bar.
+    #[arg(long)]
+    quiet: bool,
+}
+
+fn parse_seeds(s: &str) -> Result<Vec<u64>, String> {
+    let bad = || format!("bad --seeds {s:?}: expected A..B, A or A,B,C");
+    if let Some((a, b)) = s.split_once("..") {
+        let a: u64 = a.trim().parse().map_err(|_| bad())?;
+        let b: u64 = b
+            .trim()
+            .trim_start_matches('=')
+            .parse()
+            .map_err(|_| bad())?;
+        if b < a {
+            return Err(bad());
+        }
+        return Ok((a..=b).collect());
+    }
+    s.split(',')
+        .map(|x| x.trim().parse().map_err(|_| bad()))
+        .collect()
+}
+
+fn parse_policies(names: &[String]) -> Result<Vec<Policy>, String> {
+    let mut out = Vec::new();
+    for n in names {
+        if n == "paper" {
+            out.extend(Policy::PAPER);
+            continue;
+        }
+        out.push(Policy::parse(n).map_err(|e| e.to_string())?);
+    }
+    out.dedup();
+    Ok(out)
+}
+
+/// Published (median, min, max) of the unallocated GPU % per (policy label, arrived %).
+type Expected = BTreeMap<(String, u32), (f64, f64, f64)>;
+
+fn load_expected(path: &Path, workload: &str) -> Option<Expected> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next()?.split(',').collect();
+    let col = |n: &str| header.iter().position(|h| *h == n);
+    let (w, p, a, med, lo, hi) = (
+        col("workload")?,
+        col("policy")?,
+        col("arrived_gpu_pct")?,
+        col("unalloc_gpu_pct_median")?,
+        col("unalloc_gpu_pct_min")?,
+        col("unalloc_gpu_pct_max")?,
+    );
+    let mut out = Expected::new();
+    for l in lines {
+        let f: Vec<&str> = l.split(',').collect();
+        if f.get(w) != Some(&workload) {
+            continue;
+        }
+        let num = |i: usize| f.get(i).and_then(|x| x.parse::<f64>().ok());
+        if let (Some(pol), Some(arr), Some(m), Some(l), Some(h)) =
+            (f.get(p), num(a), num(med), num(lo), num(hi))
+        {
+            out.insert((pol.to_string(), arr as u32), (m, l, h));
+        }
+    }
+    Some(out)
+}
+
+/// One run's curve: per integer percent 0..=130, (unallocated %, fragmented %).
+struct Curve {
+    policy: Policy,
+    seed: u64,
+    points: Vec<Option<(f64, f64)>>,
+    pods_tried: usize,
+    pods_placed: usize,
+    elapsed: Duration,
+}
+
+fn curve(run: &ReplayRun, elapsed: Duration) -> Curve {
+    Curve {
+        policy: run.policy,
+        seed: run.seed,
+        points: discretize(&run.samples, run.capacity_milli, 130)
+            .into_iter()
+            .map(|p| p.map(|(alloc, frag)| (100.0 - alloc, frag)))
+            .collect(),
+        pods_tried: run.pods_tried,
+        pods_placed: run.pods_placed,
+        elapsed,
+    }
+}
+
+fn resolve(p: &Path) -> PathBuf {
+    if p.is_absolute() || p.exists() {
+        return p.to_path_buf();
+    }
+    // Relative paths are taken from the workspace root when not found from the current directory.
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map_or_else(|| p.to_path_buf(), |root| root.join(p))
+}
+
+/// Runs the subcommand.
+pub fn run(args: ReplayArgs) -> ExitCode {
+    match run_inner(args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run_inner(args: ReplayArgs) -> Result<ExitCode, String> {
+    if args.mode != "paper" {
+        return Err(format!(
+            "--mode {:?} is not implemented yet: only `paper` (the FGD paper's protocol) is",
+            args.mode
+        ));
+    }
+    let seeds = parse_seeds(&args.seeds)?;
+    let policies = parse_policies(&args.policies)?;
+    let (nodes, pods) = (resolve(&args.nodes), resolve(&args.pods));
+    for p in [&nodes, &pods] {
+        if !p.exists() {
+            let hint = if p.to_string_lossy().contains("shared") {
+                " (the full trace lives in ../shared/data/alibaba-gpu-v2023/, which is absent here)"
+            } else {
+                ""
+            };
+            return Err(format!("{} does not exist{hint}", p.display()));
+        }
+    }
+    let t0 = Instant::now();
+    let trace = Trace::load(&nodes, &pods).map_err(|e| e.to_string())?;
+    let opts = PaperOptions {
+        inflation: args.inflation,
+        max_arrivals: args.limit,
+        ..PaperOptions::default()
+    };
+    let prep = Prepared::new(&trace, &opts).map_err(|e| e.to_string())?;
+    let load_time = t0.elapsed();
+    let workload = pods
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_string())
+        .unwrap_or_default();
+    println!(
+        "# replay {workload}: {} GPU nodes, {} GPUs, {} pods, {} typical pod shapes; {} policies x {} seeds (loaded in {:.0} ms)",
+        prep.num_nodes(),
+        prep.capacity_milli() / 1000,
+        trace.pods.len(),
+        prep.typical().len(),
+        policies.len(),
+        seeds.len(),
+        load_time.as_secs_f64() * 1000.0
+    );
+    let jobs: Vec<(Policy, u64)> = policies
+        .iter()
+        .flat_map(|p| seeds.iter().map(move |s| (*p, *s)))
+        .collect();
+    let threads = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .clamp(1, jobs.len().max(1));
+    let bar = if args.quiet {
+        indicatif::ProgressBar::hidden()
+    } else {
+        let b = indicatif::ProgressBar::new(jobs.len() as u64);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{bar:40} {pos}/{len} runs, {elapsed_precise} ({msg})",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b
+    };
+    let next = Mutex::new(0usize);
+    let results: Mutex<Vec<Result<Curve, String>>> = Mutex::new(Vec::new());
+    let t1 = Instant::now();
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let i = {
+                    let Ok(mut n) = next.lock() else { return };
+                    let i = *n;
+                    *n += 1;
+                    i
+                };
+                let Some((policy, seed)) = jobs.get(i).copied() else {
+                    return;
+                };
+                let t = Instant::now();
+                let r = replay_paper(&prep, policy, seed, &opts)
+                    .map(|run| curve(&run, t.elapsed()))
+                    .map_err(|e| e.to_string());
+                bar.set_message(format!("{} seed {seed}", policy.name()));
+                bar.inc(1);
+                if let Ok(mut v) = results.lock() {
+                    v.push(r);
+                }
+            });
+        }
+    });
+    bar.finish_and_clear();
+    let wall = t1.elapsed();
+    let mut curves: Vec<Curve> = Vec::new();
+    for r in results.into_inner().unwrap_or_default() {
+        curves.push(r?);
+    }
+    curves.sort_by_key(|c| (c.policy, c.seed));
+    let expected = load_expected(&resolve(&args.expected), &workload);
+    std::fs::create_dir_all(&args.out).map_err(|e| format!("{}: {e}", args.out.display()))?;
+    let write = |name: &str, body: &str| -> Result<(), String> {
+        let p = args.out.join(name);
+        std::fs::write(&p, body).map_err(|e| format!("{}: {e}", p.display()))
+    };
+    write("curves.csv", &curves_csv(&curves))?;
+    let (csv, md, ok) = summary(&policies, &curves, expected.as_ref());
+    write("summary.csv", &csv)?;
+    write("summary.md", &md)?;
+    let svg = plot::unalloc_svg(&policies, &curves_by_policy(&curves), &workload)?;
+    write("unalloc.svg", &svg)?;
+    print!("{md}");
+    let per_run: Vec<f64> = curves.iter().map(|c| c.elapsed.as_secs_f64()).collect();
+    let rs = Summary::of(&per_run);
+    println!(
+        "\n{} runs in {:.2} s wall on {threads} threads; one run: median {:.3} s (min {:.3}, max {:.3}); pods per run {}..{}",
+        curves.len(),
+        wall.as_secs_f64(),
+        rs.median,
+        rs.min,
+        rs.max,
+        curves.iter().map(|c| c.pods_tried).min().unwrap_or(0),
+        curves.iter().map(|c| c.pods_tried).max().unwrap_or(0),
+    );
+    println!(
+        "wrote {}/{{curves.csv,summary.csv,summary.md,unalloc.svg}}",
+        args.out.display()
+    );
+    Ok(match ok {
+        Some(false) => ExitCode::from(1),
+        _ => ExitCode::SUCCESS,
+    })
+}
+
+fn curves_csv(curves: &[Curve]) -> String {
+    let mut s = String::from(
+        "policy,seed,arrived_gpu_pct,unalloc_gpu_pct,frag_gpu_pct,pods_tried,pods_placed\n",
+    );
+    for c in curves {
+        for (k, p) in c.points.iter().enumerate() {
+            if let Some((u, f)) = p {
+                let _ = writeln!(
+                    s,
+                    "{},{},{k},{u:.2},{f:.2},{},{}",
+                    c.policy.name(),
+                    c.seed,
+                    c.pods_tried,
+                    c.pods_placed
+                );
+            }
+        }
+    }
+    s
+}
+
+/// Per policy, per integer percent: the values over seeds.
+pub type ByPolicy = BTreeMap<Policy, Vec<Vec<f64>>>;
+
+fn curves_by_policy(curves: &[Curve]) -> ByPolicy {
+    let mut out: ByPolicy = BTreeMap::new();
+    for c in curves {
+        let e = out.entry(c.policy).or_insert_with(|| vec![Vec::new(); 131]);
+        for (k, p) in c.points.iter().enumerate() {
+            if let Some((u, _)) = p {
+                e[k].push(*u);
+            }
+        }
+    }
+    out
+}
+
+/// summary.csv, summary.md, and whether every policy's median at 100 % lies in the published range
+/// (`None` without published results).
+fn summary(
+    policies: &[Policy],
+    curves: &[Curve],
+    expected: Option<&Expected>,
+) -> (String, String, Option<bool>) {
+    let by = curves_by_policy(curves);
+    let mut csv = String::from(
+        "policy,arrived_gpu_pct,n_seeds,unalloc_median,unalloc_min,unalloc_max,paper_median,paper_min,paper_max,within_paper_range\n",
+    );
+    let mut md = String::new();
+    let _ = writeln!(
+        md,
+        "\n## unallocated GPU % by arrived GPU workload (median over seeds, [min, max]); paper in parentheses\n"
+    );
+    let mut header = String::from("| arrived % |");
+    let mut rule = String::from("|---:|");
+    for p in policies {
+        let _ = write!(header, " {} |", p.paper_label());
+        rule.push_str("---|");
+    }
+    let _ = writeln!(md, "{header}\n{rule}");
+    let mut all_ok = expected.map(|_| true);
+    for k in report_points() {
+        let mut row = format!("| {k} |");
+        for p in policies {
+            let vals = by.get(p).map(|v| v[k as usize].clone()).unwrap_or_default();
+            let s = Summary::of(&vals);
+            let paper = expected.and_then(|e| e.get(&(p.paper_label().to_string(), k)).copied());
+            let within =
+                paper.map(|(_, lo, hi)| s.n > 0 && s.median >= lo - 1e-9 && s.median <= hi + 1e-9);
+            if k == 100 {
+                if let (Some(ok), Some(w)) = (all_ok.as_mut(), within) {
+                    *ok &= w;
+                }
+            }
+            let _ = writeln!(
+                csv,
+                "{},{k},{},{:.3},{:.2},{:.2},{},{},{},{}",
+                p.name(),
+                s.n,
+                s.median,
+                s.min,
+                s.max,
+                paper.map_or(String::new(), |x| format!("{:.3}", x.0)),
+                paper.map_or(String::new(), |x| format!("{:.2}", x.1)),
+                paper.map_or(String::new(), |x| format!("{:.2}", x.2)),
+                within.map_or(String::new(), |w| w.to_string()),
+            );
+            if s.n == 0 {
+                row.push_str(" - |");
+            } else {
+                let _ = write!(row, " {:.2} [{:.2}, {:.2}]", s.median, s.min, s.max);
+                if let Some((m, lo, hi)) = paper {
+                    let mark = if within == Some(true) { "" } else { " ✗" };
+                    let _ = write!(row, " ({m:.2} [{lo:.2}, {hi:.2}]){mark}");
+                }
+                row.push_str(" |");
+            }
+        }
+        let _ = writeln!(md, "{row}");
+    }
+    // Ranking at 100 %.
+    let mut at100: Vec<(f64, Policy)> = policies
+        .iter()
+        .filter_map(|p| {
+            let v = by.get(p)?[100].clone();
+            (!v.is_empty()).then(|| (Summary::of(&v).median, *p))
+        })
+        .collect();
+    at100.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let order: Vec<String> = at100
+        .iter()
+        .map(|(m, p)| format!("{} {m:.2}", p.paper_label()))
+        .collect();
+    let _ = writeln!(
+        md,
+        "\nranking at 100 % (lowest unallocated first): {}",
+        order.join(" < ")
+    );
+    if let Some(ok) = all_ok {
+        let _ = writeln!(
+            md,
+            "every policy's median at 100 % within the published seed range: {}",
+            if ok { "yes" } else { "NO" }
+        );
+    }
+    (csv, md, all_ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeds_and_policies_parse() {
+        assert_eq!(parse_seeds("42..51").map(|v| v.len()), Ok(10));
+        assert_eq!(parse_seeds("1,3"), Ok(vec![1, 3]));
+        assert!(parse_seeds("x").is_err());
+        assert_eq!(parse_policies(&["paper".into()]).map(|v| v.len()), Ok(6));
+        assert_eq!(
+            parse_policies(&["fgd".into(), "binpack".into()]),
+            Ok(vec![Policy::Fgd, Policy::Binpack])
+        );
+    }
+}
