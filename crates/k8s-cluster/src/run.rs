@@ -277,6 +277,7 @@ fn decode_steps(scenario: &Scenario, source: &Source) -> Result<Vec<ReadyStep>, 
             step.cordon.is_some(),
             step.uncordon.is_some(),
             step.device_health.is_some(),
+            step.taint.is_some(),
         ]
         .iter()
         .filter(|b| **b)
@@ -413,6 +414,22 @@ fn run_step(cluster: &mut Cluster, rs: &ReadyStep) -> Result<String, String> {
             "{} {}",
             if cordon { "cordon" } else { "uncordon" },
             c.node
+        ));
+    }
+    if let Some(t) = &step.taint {
+        let now = cluster.now();
+        let api = cluster.api();
+        let mut node: Node = api.get_typed("", &t.node).map_err(|e| e.message)?;
+        node.spec.taints.push(k8s_types::core::Taint {
+            key: t.key.clone(),
+            value: t.value.clone(),
+            effect: t.effect.clone(),
+            time_added: (t.effect == "NoExecute").then(|| k8s_types::meta::tick_timestamp(now)),
+        });
+        api.update_typed(node).map_err(|e| e.message)?;
+        return Ok(format!(
+            "taint node {} {}={}:{}",
+            t.node, t.key, t.value, t.effect
         ));
     }
     if let Some(h) = &step.device_health {

@@ -93,6 +93,9 @@ pub struct Step {
     /// `kubectl uncordon <node>`.
     #[serde(default)]
     pub uncordon: Option<NodeStep>,
+    /// `kubectl taint nodes <node> key=value:effect`.
+    #[serde(default)]
+    pub taint: Option<TaintStep>,
     /// Mark a device of a node's device plugin unhealthy (`healthy: false`) or healthy again.
     #[serde(default)]
     pub device_health: Option<DeviceHealthStep>,
@@ -157,6 +160,21 @@ pub struct SetImageStep {
 pub struct NodeStep {
     /// Node name.
     pub node: String,
+}
+
+/// `taint`: adds a taint to a node (`timeAdded` is set for NoExecute taints, as upstream).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TaintStep {
+    /// Node name.
+    pub node: String,
+    /// Taint key.
+    pub key: String,
+    /// Taint value.
+    #[serde(default)]
+    pub value: String,
+    /// `NoSchedule`, `PreferNoSchedule` or `NoExecute`.
+    pub effect: String,
 }
 
 /// `deviceHealth`.

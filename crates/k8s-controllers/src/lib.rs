@@ -18,13 +18,17 @@ pub mod controller_utils;
 pub mod deployment;
 pub mod garbage_collector;
 pub mod manager;
+pub mod pod_gc;
 pub mod pod_template_hash;
 pub mod replica_set;
+pub mod taint_eviction;
 
 pub use deployment::DeploymentController;
 pub use garbage_collector::GarbageCollector;
 pub use manager::ControllerManager;
+pub use pod_gc::PodGarbageCollector;
 pub use replica_set::ReplicaSetController;
+pub use taint_eviction::TaintEvictionController;
 
 /// Why one object's sync stopped early. Controllers log it and carry on with the next object; the
 /// next tick retries (upstream: the work queue's rate-limited requeue).

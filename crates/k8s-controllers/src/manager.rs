@@ -6,7 +6,9 @@ use k8s_types::controller::Controller;
 
 use crate::deployment::DeploymentController;
 use crate::garbage_collector::GarbageCollector;
+use crate::pod_gc::PodGarbageCollector;
 use crate::replica_set::ReplicaSetController;
+use crate::taint_eviction::TaintEvictionController;
 
 /// Runs its controllers one after the other, each making one pass per tick.
 pub struct ControllerManager {
@@ -28,10 +30,14 @@ impl std::fmt::Debug for ControllerManager {
 }
 
 impl ControllerManager {
-    /// The default set, in tick order: Deployment, ReplicaSet, garbage collector. The Deployment
-    /// controller goes first so a ReplicaSet it scales gets its pods in the same tick.
+    /// The default set, in tick order: taint eviction, pod GC, Deployment, ReplicaSet, garbage
+    /// collector. The evictors go first so a ReplicaSet replaces what they delete in the same tick;
+    /// the Deployment controller goes before the ReplicaSet controller so a ReplicaSet it scales gets
+    /// its pods in the same tick.
     pub fn new() -> Self {
         Self::with_controllers(vec![
+            Box::new(TaintEvictionController::new()),
+            Box::new(PodGarbageCollector::new()),
             Box::new(DeploymentController::new()),
             Box::new(ReplicaSetController::new()),
             Box::new(GarbageCollector::new()),

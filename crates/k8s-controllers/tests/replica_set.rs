@@ -174,6 +174,8 @@ fn manager_runs_controllers_in_order() {
     assert_eq!(
         m.controller_names(),
         [
+            "taint-eviction-controller",
+            "pod-garbage-collector",
             "deployment-controller",
             "replicaset-controller",
             "garbagecollector"

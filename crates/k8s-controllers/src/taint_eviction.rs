@@ -1,0 +1,167 @@
+//! Taint-based eviction, after upstream `pkg/controller/tainteviction/taint_eviction.go`: a pod bound
+//! to a node with `NoExecute` taints it does not tolerate is deleted at once; a pod that tolerates
+//! them all with `tolerationSeconds` is deleted when the smallest of those runs out (counted from the
+//! tick the controller first saw the pod under the taints); a pod tolerating them without
+//! `tolerationSeconds` stays. Before deleting, the pod gets the `DisruptionTarget` condition
+//! (`DeletionByTaintManager`) and a `TaintManagerEviction` event, as upstream.
+
+use std::collections::BTreeMap;
+
+use k8s_types::apiserver::{ApiClient, ApiExt, DeleteOptions};
+use k8s_types::controller::Controller;
+use k8s_types::core::event::{event_types, EventSource};
+use k8s_types::core::taints::{effects, tolerated};
+use k8s_types::core::{condition_status, Node, Pod, PodCondition};
+use k8s_types::meta::tick_timestamp;
+use k8s_types::{events, Kind, Object, Tick};
+
+/// The controller name upstream registers (`taint-eviction-controller`).
+pub const TAINT_EVICTION_NAME: &str = "taint-eviction-controller";
+/// Upstream event reason.
+pub const REASON_TAINT_MANAGER_EVICTION: &str = "TaintManagerEviction";
+/// Upstream condition reason.
+pub const REASON_DELETION_BY_TAINT_MANAGER: &str = "DeletionByTaintManager";
+/// Upstream condition message.
+pub const MESSAGE_NO_EXECUTE: &str = "Taint manager: deleting due to NoExecute taint";
+
+/// kube-controller-manager's taint eviction controller.
+#[derive(Clone, Debug, Default)]
+pub struct TaintEvictionController {
+    /// `namespace/name` -> tick the pod was first seen under NoExecute taints it tolerates for a
+    /// limited time.
+    since: BTreeMap<String, Tick>,
+}
+
+impl TaintEvictionController {
+    /// A controller with no pending evictions.
+    pub fn new() -> Self {
+        TaintEvictionController::default()
+    }
+}
+
+/// When the pod must go: `Some(0)` at once, `Some(n)` after n ticks, `None` never (upstream
+/// `getMinTolerationTime` over the NoExecute taints).
+fn eviction_delay(pod: &Pod, node: &Node) -> Option<Tick> {
+    let no_execute: Vec<_> = node
+        .spec
+        .taints
+        .iter()
+        .filter(|t| t.effect == effects::NO_EXECUTE)
+        .collect();
+    if no_execute.is_empty() {
+        return None;
+    }
+    let mut min: Option<i64> = None;
+    for taint in no_execute {
+        if !tolerated(taint, &pod.spec.tolerations) {
+            return Some(0);
+        }
+        // The tolerations that match this taint; the shortest limit among them counts.
+        for t in pod.spec.tolerations.iter().filter(|t| t.tolerates(taint)) {
+            if let Some(secs) = t.toleration_seconds {
+                min = Some(min.map_or(secs, |m| m.min(secs)));
+            }
+        }
+    }
+    min.map(|s| Tick::try_from(s.max(0)).unwrap_or(0))
+}
+
+impl Controller for TaintEvictionController {
+    fn name(&self) -> &str {
+        TAINT_EVICTION_NAME
+    }
+
+    fn reconcile(&mut self, api: &mut dyn ApiClient) {
+        let now = api.now();
+        let nodes: BTreeMap<String, Node> = api
+            .list_typed::<Node>(None, None)
+            .into_iter()
+            .map(|n| (n.metadata.name.clone(), n))
+            .collect();
+        let mut pending = BTreeMap::new();
+        for pod in api.list_typed::<Pod>(None, None) {
+            if pod.is_terminating() || pod.is_terminal() {
+                continue;
+            }
+            let Some(node) = pod.node_name().and_then(|n| nodes.get(n)) else {
+                continue;
+            };
+            let Some(delay) = eviction_delay(&pod, node) else {
+                continue;
+            };
+            let key = pod.key();
+            let since = *self.since.get(&key).unwrap_or(&now);
+            if now.saturating_sub(since) < delay {
+                pending.insert(key, since);
+                continue;
+            }
+            let (ns, name) = (
+                pod.metadata.namespace().to_string(),
+                pod.metadata.name.clone(),
+            );
+            events::record(
+                api,
+                &Object::Pod(pod.clone()),
+                event_types::NORMAL,
+                REASON_TAINT_MANAGER_EVICTION,
+                format!("Marking for deletion Pod {ns}/{name}"),
+                EventSource {
+                    component: "taint-eviction-controller".to_string(),
+                    host: String::new(),
+                },
+            );
+            let mut marked = pod;
+            marked.set_condition(PodCondition {
+                type_: crate::pod_gc::DISRUPTION_TARGET.to_string(),
+                status: condition_status::TRUE.to_string(),
+                reason: Some(REASON_DELETION_BY_TAINT_MANAGER.to_string()),
+                message: Some(MESSAGE_NO_EXECUTE.to_string()),
+                last_transition_time: Some(tick_timestamp(now)),
+            });
+            let _ = api.update_status_typed(marked);
+            let _ = api.delete(&Kind::Pod, &ns, &name, DeleteOptions::default());
+        }
+        self.since = pending;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_types::core::{Taint, Toleration};
+
+    fn node_with(effect: &str) -> Node {
+        let mut n = Node::default();
+        n.spec.taints.push(Taint {
+            key: "maintenance".into(),
+            value: String::new(),
+            effect: effect.into(),
+            time_added: None,
+        });
+        n
+    }
+
+    fn pod_tolerating(seconds: Option<i64>) -> Pod {
+        let mut p = Pod::default();
+        p.spec.tolerations.push(Toleration {
+            key: "maintenance".into(),
+            operator: "Exists".into(),
+            value: String::new(),
+            effect: "NoExecute".into(),
+            toleration_seconds: seconds,
+        });
+        p
+    }
+
+    #[test]
+    fn eviction_delay_follows_min_toleration_time() {
+        let node = node_with("NoExecute");
+        assert_eq!(eviction_delay(&Pod::default(), &node), Some(0));
+        assert_eq!(eviction_delay(&pod_tolerating(Some(5)), &node), Some(5));
+        assert_eq!(eviction_delay(&pod_tolerating(None), &node), None);
+        assert_eq!(
+            eviction_delay(&Pod::default(), &node_with("NoSchedule")),
+            None
+        );
+    }
+}
