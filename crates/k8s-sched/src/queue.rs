@@ -44,7 +44,8 @@ pub struct QueueEntry {
     uid: String,
     /// Queue timestamp (creation tick, refreshed on each failure).
     pub timestamp: Tick,
-    /// Store revision when the scheduler first saw the pod.
+    /// The pod's resourceVersion when the scheduler first saw it (its creation revision for a pod not
+    /// updated before then).
     pub sequence: i64,
     /// Attempts so far.
     pub attempts: u32,
@@ -81,7 +82,13 @@ impl SchedulingQueue {
                 .as_deref()
                 .and_then(timestamp_tick)
                 .unwrap_or(now),
-            sequence: revision,
+            // The pod's resourceVersion when first seen is its creation revision unless it was
+            // updated before the scheduler saw it: pods created in one tick queue in creation order,
+            // as upstream's informer adds them.
+            sequence: match pod.metadata.resource_version_number() {
+                0 => revision,
+                rv => rv.min(revision),
+            },
             ..Default::default()
         };
         let e = self.entries.entry(key).or_insert_with(&fresh);

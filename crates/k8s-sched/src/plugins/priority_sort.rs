@@ -1,6 +1,7 @@
 //! PrioritySort (QueueSort): higher `spec.priority` first, then the earlier queue timestamp
 //! (upstream `pkg/scheduler/framework/plugins/queuesort/priority_sort.go`). For determinism k8s-mini
-//! breaks remaining ties by the revision the scheduler first saw the pod at, then namespace/name.
+//! breaks remaining ties by the pod's resourceVersion when first seen (creation order), then
+//! namespace/name.
 
 use std::cmp::Ordering;
 use std::sync::Arc;
