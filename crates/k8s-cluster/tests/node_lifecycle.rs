@@ -81,3 +81,24 @@ fn pods_of_a_deleted_node_are_collected_after_quarantine_and_replaced() {
     let pending = pods.iter().filter(|(_, n)| n.is_empty()).count();
     assert_eq!((pods.len(), on_n1, pending), (2, 1, 1), "{pods:?}");
 }
+
+#[test]
+fn cordon_and_uncordon_are_recorded_by_the_kubelet() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cordon-events.yaml");
+    let out = run_file(&path, &RunOptions::default()).unwrap();
+    assert_eq!(out.failures, 0, "{}", out.stdout);
+    let lines: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.contains("Schedulable "))
+        .collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(
+        lines[0].starts_with("2 ")
+            && lines[0].ends_with("Node n1 status is now: NodeNotSchedulable")
+    );
+    assert!(
+        lines[1].starts_with("4 ") && lines[1].ends_with("Node n1 status is now: NodeSchedulable")
+    );
+}

@@ -46,6 +46,11 @@ use crate::pod_ip::PodIpAllocator;
 use crate::runtime::{PodPhase, Runtime, RuntimePod};
 use crate::sync_pod::{self, ContainersState};
 
+/// Event reason when the node is cordoned (upstream `events.NodeNotSchedulable`).
+pub const NODE_NOT_SCHEDULABLE: &str = "NodeNotSchedulable";
+/// Event reason when the node is uncordoned (upstream `events.NodeSchedulable`).
+pub const NODE_SCHEDULABLE: &str = "NodeSchedulable";
+
 /// Kubelet settings.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KubeletConfig {
@@ -78,6 +83,8 @@ pub struct Kubelet {
     addresses: Vec<NodeAddress>,
     registered: bool,
     last_status_report: Option<Tick>,
+    /// `spec.unschedulable` as last seen (upstream kubelet's `lastNodeUnschedulable`).
+    last_unschedulable: Option<bool>,
 }
 
 fn pod_key(pod: &Pod) -> String {
@@ -97,7 +104,7 @@ fn parse_devices_annotation(pod: &Pod) -> BTreeMap<String, Vec<String>> {
                 let ids: Vec<String> = ids
                     .split(',')
                     .filter(|s| !s.is_empty())
-                    .map(str::to_string)
+                    .flat_map(crate::device_manager::expand_ids)
                     .collect();
                 out.insert(res.to_string(), ids);
             }
@@ -128,6 +135,7 @@ impl Kubelet {
             addresses,
             registered: false,
             last_status_report: None,
+            last_unschedulable: None,
         };
         let cidr = kubelet
             .manifest
@@ -376,6 +384,23 @@ impl Kubelet {
 
     /// Node status setters + write when changed or due.
     fn sync_node_status(&mut self, api: &mut dyn ApiClient, stored: Option<Node>, now: Tick) {
+        if let Some(node) = &stored {
+            // Upstream `recordNodeSchedulableEvent`: an event when cordon state changes.
+            let unschedulable = node.spec.unschedulable;
+            if self
+                .last_unschedulable
+                .is_some_and(|prev| prev != unschedulable)
+            {
+                let reason = if unschedulable {
+                    NODE_NOT_SCHEDULABLE
+                } else {
+                    NODE_SCHEDULABLE
+                };
+                let message = node_status::node_status_event_message(&self.name, reason);
+                self.record_node_event(api, reason, message);
+            }
+            self.last_unschedulable = Some(unschedulable);
+        }
         let (cap, alloc) = self.resources();
         let due = self
             .last_status_report
