@@ -120,35 +120,14 @@ fn container_requests(c: &Container) -> Resources {
 /// it)) + overhead`. Only `requests` count: the apiserver's defaulting copies limits into missing
 /// requests beforehand. `pods` is not included (the scheduler adds 1 per pod itself).
 pub fn pod_requests(pod: &Pod) -> Resources {
-    let mut reqs = Resources::default();
-    for c in &pod.spec.containers {
-        reqs.add(&container_requests(c));
-    }
-    let mut restartable = Resources::default();
-    let mut init_max = Resources::default();
-    for ic in &pod.spec.init_containers {
-        let r = container_requests(ic);
-        if ic.restart_policy.as_deref() == Some("Always") {
-            reqs.add(&r);
-            restartable.add(&r);
-            init_max.set_max(&restartable);
-        } else {
-            let mut tmp = r;
-            tmp.add(&restartable);
-            init_max.set_max(&tmp);
-        }
-    }
-    reqs.set_max(&init_max);
-    reqs.add(&Resources::from_list(&pod.spec.overhead));
-    reqs
+    aggregate(pod, container_requests)
 }
 
 /// The pod's request for scoring: like [`pod_requests`] but each regular container without a CPU or
 /// memory request counts [`DEFAULT_MILLI_CPU_REQUEST`] / [`DEFAULT_MEMORY_REQUEST`] (upstream
 /// `schedutil.GetNonzeroRequests`, used by NodeResourcesFit and BalancedAllocation scoring).
 pub fn pod_non_zero_requests(pod: &Pod) -> Resources {
-    let mut reqs = Resources::default();
-    for c in &pod.spec.containers {
+    aggregate(pod, |c| {
         let mut r = container_requests(c);
         if !c.resources.requests.contains_key(rn::CPU) {
             r.milli_cpu = DEFAULT_MILLI_CPU_REQUEST;
@@ -156,7 +135,16 @@ pub fn pod_non_zero_requests(pod: &Pod) -> Resources {
         if !c.resources.requests.contains_key(rn::MEMORY) {
             r.memory = DEFAULT_MEMORY_REQUEST;
         }
-        reqs.add(&r);
+        r
+    })
+}
+
+/// Upstream `PodRequests`' aggregation, with `regular` giving each app container's request (init
+/// containers always count their plain requests).
+fn aggregate(pod: &Pod, regular: impl Fn(&Container) -> Resources) -> Resources {
+    let mut reqs = Resources::default();
+    for c in &pod.spec.containers {
+        reqs.add(&regular(c));
     }
     let mut restartable = Resources::default();
     let mut init_max = Resources::default();
