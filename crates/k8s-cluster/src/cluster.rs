@@ -160,6 +160,12 @@ impl Cluster {
                 .unwrap_or_else(|| "NVIDIA-GPU".to_string());
             plugins.push(Box::new(NvidiaDevicePlugin::with_product(n_gpus, &product)));
         }
+        // Fractional GPUs: `alibabacloud.com/gpu-milli` in the manifest (1000 per GPU) becomes the
+        // GPU-share device plugin over the same GPUs (docs/trace-replay.md).
+        let shared = shared_gpu_count(&node);
+        if shared > 0 {
+            plugins.push(Box::new(k8s_deviceplugin::GpuShareDevicePlugin::new(shared)));
+        }
         let mut kubelet = Kubelet::new(node, plugins, self.kubelet_config.clone());
         kubelet.register(&mut self.api)?;
         self.kubelets.insert(name, kubelet);
@@ -250,6 +256,18 @@ fn gpu_count_errors(node: &Node) -> Vec<FieldError> {
         }
     }
     errs
+}
+
+/// The number of GPUs a node manifest shares through the GPU-share device plugin:
+/// `status.capacity["alibabacloud.com/gpu-milli"]` (else allocatable) divided by 1000.
+pub fn shared_gpu_count(node: &Node) -> usize {
+    let from = |list: &k8s_types::core::ResourceList| {
+        list.get(k8s_types::gpushare::GPU_MILLI).map(|q| q.value())
+    };
+    let milli = from(&node.status.capacity)
+        .or_else(|| from(&node.status.allocatable))
+        .unwrap_or(0);
+    usize::try_from(milli / k8s_types::gpushare::MILLI_PER_GPU).unwrap_or(0)
 }
 
 /// The number of NVIDIA GPUs a node manifest describes: `status.capacity["nvidia.com/gpu"]`, else

@@ -41,12 +41,33 @@ pub struct ScenarioSpec {
     /// Kubelet settings for every node.
     #[serde(default)]
     pub kubelet: KubeletSettings,
+    /// Nodes and pods imported from a GPU cluster trace (Alibaba openb CSVs), created with the
+    /// initial objects.
+    #[serde(default)]
+    pub trace: Option<TraceSpec>,
     /// Timed steps, applied at the start of their tick (before the controllers run).
     #[serde(default)]
     pub steps: Vec<Step>,
     /// Expectations, checked at the end of their tick (or at the end of the run).
     #[serde(default)]
     pub expect: Vec<Expectation>,
+}
+
+/// `spec.trace`: a node CSV and a pod CSV (paths relative to the scenario file), optionally only the
+/// first rows. See `docs/trace-replay.md`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TraceSpec {
+    /// Node CSV (`sn,cpu_milli,memory_mib,gpu,model`).
+    pub nodes: String,
+    /// Pod CSV (`name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,...`).
+    pub pods: String,
+    /// Only the first this many nodes (file order).
+    #[serde(default)]
+    pub node_limit: Option<usize>,
+    /// Only the first this many pods (file order).
+    #[serde(default)]
+    pub limit: Option<usize>,
 }
 
 /// Kubelet settings.

@@ -11,13 +11,18 @@
 //! - `Allocate` says how to expose the chosen GPUs to the container: `NVIDIA_VISIBLE_DEVICES` and
 //!   the device nodes ([`allocate`]).
 //!
+//! [`gpushare::GpuShareDevicePlugin`] serves fractional GPUs (`alibabacloud.com/gpu-milli`, 1000
+//! devices per GPU) on the same GPUs; the scheduler's GpuShare plugin keeps the two consistent.
+//!
 //! Device IDs are GPU indices (`"0"`, `"1"`, ...). The real plugin's default
 //! `--device-id-strategy=uuid` advertises `GPU-<uuid>` IDs instead; `NVIDIA_VISIBLE_DEVICES` accepts
 //! either form, so indices keep the output short without changing behaviour.
 
 pub mod allocate;
+pub mod gpushare;
 pub mod nvidia;
 pub mod preferred_allocation;
 
 pub use allocate::{container_allocate_response, CONTROL_DEVICE_NODES, NVIDIA_VISIBLE_DEVICES};
+pub use gpushare::GpuShareDevicePlugin;
 pub use nvidia::{NvidiaDevicePlugin, RESOURCE_NAME};

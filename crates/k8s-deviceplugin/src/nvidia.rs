@@ -106,6 +106,27 @@ impl DevicePlugin for NvidiaDevicePlugin {
         lowest_index_first(available, must_include, size)
     }
 
+    /// The GPUs the scheduler recorded in `alibabacloud.com/gpu-index` (GPU sharing: the scheduler
+    /// decides which whole GPUs are free of shared pods), when available, then the default rule.
+    fn get_preferred_allocation_for_pod(
+        &self,
+        pod: &k8s_types::core::Pod,
+        available: &[String],
+        must_include: &[String],
+        size: usize,
+    ) -> Vec<String> {
+        let mut must: Vec<String> = must_include.to_vec();
+        if let Some(idx) = k8s_types::gpushare::pod_gpu_indices(pod) {
+            for i in idx {
+                let id = i.to_string();
+                if must.len() < size && available.contains(&id) && !must.contains(&id) {
+                    must.push(id);
+                }
+            }
+        }
+        lowest_index_first(available, &must, size)
+    }
+
     /// Checks every ID (upstream rejects unknown IDs with `invalid allocation request ... unknown
     /// device`; k8s-mini also rejects unhealthy ones, which the kubelet never hands out) and returns
     /// [`container_allocate_response`].

@@ -103,6 +103,50 @@ fn sorted_ids<'a>(ids: impl IntoIterator<Item = &'a String>) -> Vec<String> {
     v
 }
 
+/// Joins device IDs with `,`, writing three or more consecutive GPU-share units
+/// `<gpu>-<k>`, `<gpu>-<k+1>`, ... as `<gpu>-<k>..<gpu>-<last>` (a pod holding 460 milli-GPU holds 460
+/// devices). Plain IDs (GPU indices, UUIDs) are listed as they are.
+pub fn compress_ids(ids: &[String]) -> String {
+    let unit = |id: &str| -> Option<(String, u64)> {
+        let (g, k) = id.rsplit_once('-')?;
+        g.parse::<u64>().ok()?;
+        Some((g.to_string(), k.parse().ok()?))
+    };
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < ids.len() {
+        let mut j = i;
+        if let Some((g, k)) = unit(&ids[i]) {
+            while j + 1 < ids.len()
+                && unit(&ids[j + 1]) == Some((g.clone(), k + (j + 1 - i) as u64))
+            {
+                j += 1;
+            }
+        }
+        if j >= i + 2 {
+            parts.push(format!("{}..{}", ids[i], ids[j]));
+        } else {
+            parts.extend(ids[i..=j].iter().cloned());
+        }
+        i = j + 1;
+    }
+    parts.join(",")
+}
+
+/// The inverse of [`compress_ids`] for one comma-separated item: `3-0..3-2` is `3-0, 3-1, 3-2`.
+pub fn expand_ids(item: &str) -> Vec<String> {
+    if let Some((a, b)) = item.split_once("..") {
+        if let (Some((ga, ka)), Some((gb, kb))) = (a.rsplit_once('-'), b.rsplit_once('-')) {
+            if let (true, Ok(ka), Ok(kb)) = (ga == gb, ka.parse::<u64>(), kb.parse::<u64>()) {
+                if ka <= kb {
+                    return (ka..=kb).map(|k| format!("{ga}-{k}")).collect();
+                }
+            }
+        }
+    }
+    vec![item.to_string()]
+}
+
 impl DeviceManager {
     /// Registers the plugins. When two plugins register the same resource name, the later one
     /// replaces the earlier (upstream: a new registration replaces the endpoint).
@@ -225,7 +269,7 @@ impl DeviceManager {
         }
         Some(
             per.iter()
-                .map(|(r, ids)| format!("{r}={}", ids.join(",")))
+                .map(|(r, ids)| format!("{r}={}", compress_ids(ids)))
                 .collect::<Vec<_>>()
                 .join(";"),
         )
@@ -258,7 +302,7 @@ impl DeviceManager {
             .map(|c| (c, true))
             .chain(pod.spec.containers.iter().map(|c| (c, false)));
         for (c, is_init) in containers {
-            match self.allocate_container(pod_key, c, &mut reusable, &mut prefer) {
+            match self.allocate_container(pod_key, pod, c, &mut reusable, &mut prefer) {
                 Ok(cd) => {
                     let restartable = c.restart_policy.as_deref() == Some("Always");
                     for (res, ids) in &cd.devices {
@@ -291,6 +335,7 @@ impl DeviceManager {
     fn allocate_container(
         &mut self,
         pod_key: &str,
+        pod: &Pod,
         c: &Container,
         reusable: &mut BTreeMap<String, BTreeSet<String>>,
         prefer: &mut BTreeMap<String, Vec<String>>,
@@ -304,7 +349,8 @@ impl DeviceManager {
             let empty = BTreeSet::new();
             let reuse = reusable.get(&resource).unwrap_or(&empty).clone();
             let preferred = prefer.remove(&resource).unwrap_or_default();
-            let ids = self.devices_to_allocate(pod_key, &resource, needed, &reuse, &preferred)?;
+            let ids =
+                self.devices_to_allocate(pod_key, pod, &resource, needed, &reuse, &preferred)?;
             let plugin = self
                 .plugins
                 .get_mut(&resource)
@@ -322,6 +368,7 @@ impl DeviceManager {
     fn devices_to_allocate(
         &mut self,
         pod_key: &str,
+        pod: &Pod,
         resource: &str,
         required: usize,
         reusable: &BTreeSet<String>,
@@ -368,7 +415,11 @@ impl DeviceManager {
             if plugin.options().get_preferred_allocation_available {
                 let mut offered = available.clone();
                 offered.extend(chosen.iter().cloned());
-                candidates.extend(plugin.get_preferred_allocation(&offered, &chosen, required));
+                // The pod-aware form lets a plugin follow the scheduler's recorded device choice
+                // (GPU sharing's `alibabacloud.com/gpu-index`); by default it is the upstream call.
+                candidates.extend(
+                    plugin.get_preferred_allocation_for_pod(pod, &offered, &chosen, required),
+                );
             }
             candidates.extend(available.iter().cloned());
             for id in candidates {
@@ -595,6 +646,19 @@ mod tests {
             err.to_string(),
             "no healthy devices present; cannot allocate unhealthy devices example.com/dev"
         );
+    }
+
+    #[test]
+    fn shared_units_compress_to_ranges_and_back() {
+        let ids: Vec<String> = ["3-0", "3-1", "3-2", "3-7", "4-0", "4-1"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(compress_ids(&ids), "3-0..3-2,3-7,4-0,4-1");
+        assert_eq!(expand_ids("3-0..3-2"), vec!["3-0", "3-1", "3-2"]);
+        assert_eq!(expand_ids("0"), vec!["0"]);
+        let gpus: Vec<String> = ["0", "1", "2"].iter().map(|s| s.to_string()).collect();
+        assert_eq!(compress_ids(&gpus), "0,1,2");
     }
 
     #[test]

@@ -154,6 +154,20 @@ fn full_scan(c: &mut Criterion) {
     g.finish();
 }
 
+/// User + system CPU seconds of this thread (from `/proc/thread-self/stat`, 100 ticks/s), so a
+/// busy machine does not count against the scheduler.
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap_or_default();
+    // Fields after the parenthesized command name; utime and stime are fields 14 and 15.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<u64> = rest
+        .split_whitespace()
+        .map(|x| x.parse().unwrap_or(0))
+        .collect();
+    let ticks = f.get(11).copied().unwrap_or(0) + f.get(12).copied().unwrap_or(0);
+    ticks as f64 / 100.0
+}
+
 /// Resident set size and its peak, in KiB, from `/proc/self/status` (0 where unavailable).
 fn rss_kib() -> (u64, u64) {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
@@ -202,15 +216,19 @@ fn quick(filter: &str) {
     };
     for wl in w::ALL.iter().filter(|wl| wl.name.contains(name)) {
         let (mut s, pods) = w::load(wl, pct).expect("the default profile builds");
+        let cpu0 = cpu_seconds();
         let t = std::time::Instant::now();
         let stats = w::run(&mut s, &pods);
         let secs = t.elapsed().as_secs_f64();
+        let cpu = cpu_seconds() - cpu0;
         eprintln!(
-            "{}: {} pods in {:.3} s = {:.0} pods/s ({:?})",
+            "{}: {} pods in {:.3} s wall ({:.0} pods/s), {:.2} s CPU ({:.0} pods/s per CPU second) {:?}",
             wl.name,
             wl.measure_pods,
             secs,
             wl.measure_pods as f64 / secs,
+            cpu,
+            wl.measure_pods as f64 / cpu.max(0.01),
             stats
         );
     }

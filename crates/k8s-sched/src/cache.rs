@@ -20,7 +20,7 @@
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use k8s_types::core::{Node, Pod};
 use k8s_types::framework::node_info::{node_image_sizes, same_pod};
@@ -46,8 +46,11 @@ pub struct Cache {
     unsorted: bool,
     /// Every known pod by `namespace/name`.
     pods: BTreeMap<String, Arc<Pod>>,
-    /// The same pods as a slice, in key order (for [`Cache::pods`]).
-    pod_list: Vec<Arc<Pod>>,
+    /// The same pods as a slice, in key order (for [`Cache::pods`]), built on first use after a
+    /// change.
+    pod_list: OnceLock<Vec<Arc<Pod>>>,
+    /// `namespace/podgroup` -> keys of the pods labelled with that coscheduling PodGroup.
+    group_members: BTreeMap<String, BTreeSet<String>>,
     /// Pods placed on a node (bound or assumed), by key.
     placed: BTreeMap<String, Placement>,
     /// Pods placed on a node the cache does not have (upstream keeps such NodeInfos without a
@@ -100,9 +103,24 @@ impl Cache {
         self.nodes.len()
     }
 
-    /// Every known pod (pending, bound and terminal), in namespace/name order.
+    /// Every known pod (pending, bound and terminal), in namespace/name order. Built on the
+    /// first call after pods changed (O(pods)); the scheduling cycle itself does not call it.
     pub fn pods(&self) -> &[Arc<Pod>] {
-        &self.pod_list
+        self.pod_list
+            .get_or_init(|| self.pods.values().cloned().collect())
+    }
+
+    /// The known pods labelled with coscheduling PodGroup `pod_group` in `namespace`, in name
+    /// order.
+    pub fn pod_group_pods(&self, namespace: &str, pod_group: &str) -> Vec<Arc<Pod>> {
+        self.group_members
+            .get(&format!("{namespace}/{pod_group}"))
+            .map(|keys| {
+                keys.iter()
+                    .filter_map(|k| self.pods.get(k).cloned())
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// Number of known pods.
@@ -368,17 +386,31 @@ impl Cache {
             .map(|p| Arc::clone(&p.pod))
     }
 
-    fn set_listed(&mut self, key: &str, pod: Option<Arc<Pod>>) {
-        let pos = self
-            .pod_list
-            .binary_search_by(|p| cmp_pod_key(p, key));
-        match (pos, pod) {
-            (Ok(i), Some(p)) => self.pod_list[i] = p,
-            (Err(i), Some(p)) => self.pod_list.insert(i, p),
-            (Ok(i), None) => {
-                self.pod_list.remove(i);
+    /// Keeps the derived pod views (lazy list, PodGroup membership) in step with a change of
+    /// the pod at `key` from `old` to `new`.
+    fn pod_changed(&mut self, key: &str, old: Option<&Pod>, new: Option<&Pod>) {
+        self.pod_list = OnceLock::new();
+        let group = |p: &Pod| {
+            p.pod_group()
+                .map(|g| format!("{}/{}", p.metadata.namespace(), g))
+        };
+        let (before, after) = (old.and_then(group), new.and_then(group));
+        if before == after {
+            return;
+        }
+        if let Some(g) = before {
+            if let Some(m) = self.group_members.get_mut(&g) {
+                m.remove(key);
+                if m.is_empty() {
+                    self.group_members.remove(&g);
+                }
             }
-            (Err(_), None) => {}
+        }
+        if let Some(g) = after {
+            self.group_members
+                .entry(g)
+                .or_default()
+                .insert(key.to_string());
         }
     }
 
@@ -389,7 +421,7 @@ impl Cache {
     pub(crate) fn upsert_pod(&mut self, pod: Arc<Pod>) -> Option<Arc<Pod>> {
         let key = pod.key();
         let old = self.pods.insert(key.clone(), Arc::clone(&pod));
-        self.set_listed(&key, Some(Arc::clone(&pod)));
+        self.pod_changed(&key, old.as_deref(), Some(&pod));
         if pod.node_name().is_none() && !pod.is_terminal() {
             self.unassigned.insert(key.clone(), Arc::clone(&pod));
         } else {
@@ -432,7 +464,7 @@ impl Cache {
     /// the removed object.
     pub(crate) fn remove_pod(&mut self, key: &str) -> Option<Arc<Pod>> {
         let old = self.pods.remove(key);
-        self.set_listed(key, None);
+        self.pod_changed(key, old.as_deref(), None);
         self.unassigned.remove(key);
         if let Some(prev) = self.placed_pod(key) {
             self.unplace(key, &prev);
@@ -490,7 +522,12 @@ mod tests {
 
     fn pods_on(c: &Cache, node: &str) -> Vec<String> {
         c.node_info(node)
-            .map(|n| n.pods().iter().map(|p| p.pod.metadata.name.clone()).collect())
+            .map(|n| {
+                n.pods()
+                    .iter()
+                    .map(|p| p.pod.metadata.name.clone())
+                    .collect()
+            })
             .unwrap_or_default()
     }
 

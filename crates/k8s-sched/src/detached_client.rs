@@ -271,6 +271,10 @@ impl ApiClient for DetachedClient {
         }
         let mut p = (**old).clone();
         p.spec.node_name = Some(binding.target.name.clone());
+        // As the apiserver's pods/binding: the Binding's annotations are copied onto the pod.
+        for (k, v) in &binding.metadata.annotations {
+            p.metadata.annotations.insert(k.clone(), v.clone());
+        }
         let p = Arc::new(p);
         self.put_pod(Arc::clone(&p));
         Ok((*p).clone())

@@ -106,6 +106,7 @@ pub mod registry;
 pub mod runtime;
 pub mod schedule_one;
 pub mod scheduler;
+pub(crate) mod scratch;
 pub mod waiting;
 
 pub use config::KubeSchedulerConfiguration;

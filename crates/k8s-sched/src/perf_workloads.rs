@@ -20,9 +20,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use k8s_types::core::{
-    Affinity, Container, ContainerPort, Node, NodeAffinity, NodeSelector,
-    NodeSelectorRequirement, NodeSelectorTerm, Pod, PodAffinity, PodAffinityTerm,
-    ResourceList, ResourceRequirements, TopologySpreadConstraint, POD_GROUP_LABEL,
+    Affinity, Container, ContainerPort, Node, NodeAffinity, NodeSelector, NodeSelectorRequirement,
+    NodeSelectorTerm, Pod, PodAffinity, PodAffinityTerm, ResourceList, ResourceRequirements,
+    TopologySpreadConstraint, POD_GROUP_LABEL,
 };
 use k8s_types::labels::LabelSelector;
 use k8s_types::scheduling::PodGroup;
@@ -149,7 +149,9 @@ impl Workload {
 
     /// Every measured pod, in creation order.
     pub fn all_measure_pods(&self) -> Vec<Pod> {
-        (0..self.measure_pods).map(|i| self.measure_pod(i)).collect()
+        (0..self.measure_pods)
+            .map(|i| self.measure_pod(i))
+            .collect()
     }
 
     /// The PodGroups the measured pods belong to (gang workloads; empty otherwise).

@@ -29,6 +29,7 @@ use crate::queue::SchedulingQueue;
 use crate::runtime::batch::{FilterScratch, ScoreScratch};
 use crate::runtime::handle::CycleHandle;
 use crate::runtime::{Framework, PermitOutcome};
+use crate::scratch;
 use crate::waiting::WaitingPods;
 
 /// Event reason of a successful binding.
@@ -203,6 +204,17 @@ pub(crate) fn schedule_one(
         handle_failure(ctx, fwk, &pod, Failure::on_node(&host, s));
         return;
     }
+    // Annotations a Reserve plugin asked for at binding (e.g. the GPU index GpuShare chose): the
+    // assumed pod carries them from now on, so later pods of this tick see the decision.
+    let pod = match crate::binding_annotations::annotated(&state, &pod) {
+        Some(annotated) => {
+            ctx.cache.forget(&pod, &host);
+            ctx.cache
+                .assume(PodInfo::new(Arc::clone(&annotated)), &host);
+            annotated
+        }
+        None => pod,
+    };
     let outcome = {
         let mut h = ctx.handle(fwk);
         fwk.run_permit(&mut state, &pod, &host, &mut h)
@@ -338,7 +350,8 @@ fn schedule_pod(
     if feasible.len() == 1 {
         return Ok(nodes[feasible[0]].name().to_string());
     }
-    let refs: Vec<&NodeInfo> = feasible.iter().map(|i| &nodes[*i]).collect();
+    let mut refs: Vec<&NodeInfo> = scratch::take();
+    refs.extend(feasible.iter().map(|i| &nodes[*i]));
     // The handle borrows the context field by field so `refs` can keep borrowing the cache.
     let handle = CycleHandle {
         fwk,
@@ -352,7 +365,7 @@ fn schedule_pod(
     if !s.is_success() {
         return Err(Failure::error(s.message()));
     }
-    let mut scores = ScoreScratch::default();
+    let mut scores = ScoreScratch::pooled();
     fwk.score_batch(state, pod, &refs, &mut scores)
         .map_err(|s| Failure::error(s.message()))?;
     // select_host by index: the cache's node list is in name order, so among equal totals the
@@ -362,6 +375,9 @@ fn schedule_pod(
         .zip(&scores.totals)
         .max_by_key(|(idx, total)| (**total, **idx))
         .map_or(feasible[0], |(idx, _)| *idx);
+    scores.release();
+    scratch::give(refs);
+    scratch::give(feasible);
     Ok(nodes[best].name().to_string())
 }
 
@@ -431,8 +447,9 @@ fn find_nodes_that_fit(
             diagnosis.node_to_status.set(nom, st);
         }
     }
-    let candidates: Vec<usize> = match &pre_res.node_names {
-        None => (0..cache.num_nodes()).collect(),
+    // `None`: every node, without listing them (position k of the candidates is node k).
+    let candidates: Option<Vec<usize>> = match &pre_res.node_names {
+        None => None,
         Some(set) => {
             diagnosis
                 .node_to_status
@@ -442,10 +459,10 @@ fn find_nodes_that_fit(
                 )));
             let mut v: Vec<usize> = set.iter().filter_map(|n| cache.node_index(n)).collect();
             v.sort_unstable();
-            v
+            Some(v)
         }
     };
-    let n = candidates.len();
+    let n = candidates.as_ref().map_or(cache.num_nodes(), Vec::len);
     if n == 0 {
         return Ok((Vec::new(), diagnosis));
     }
@@ -454,16 +471,16 @@ fn find_nodes_that_fit(
         .unwrap_or(ctx.global_percentage);
     let want = num_feasible_nodes_to_find(pct, n);
     let start = *ctx.next_start_node_index % n;
-    let mut feasible = Vec::with_capacity(want);
+    let mut feasible: Vec<usize> = scratch::take();
     let mut processed = 0;
     let nodes = cache.node_infos();
     // Nodes are filtered in chunks, plugin by plugin (Framework::filter_chunk); the chunk is as
     // large as the number of feasible nodes still wanted, so nothing past the node where
     // upstream's sequential search stops is looked at more than once per chunk, and the outcome
     // (feasible nodes, statuses, next start index) is the node-by-node one.
-    let mut scratch = FilterScratch::default();
-    let mut chunk: Vec<&NodeInfo> = Vec::with_capacity(want.min(n));
-    let mut chunk_idx: Vec<usize> = Vec::with_capacity(want.min(n));
+    let mut buffers = FilterScratch::pooled();
+    let mut chunk: Vec<&NodeInfo> = scratch::take();
+    let mut chunk_idx: Vec<usize> = scratch::take();
     let mut failed: Vec<(usize, Status)> = Vec::new();
     let mut i = 0;
     'chunks: while i < n {
@@ -472,12 +489,13 @@ fn find_nodes_that_fit(
         chunk_idx.clear();
         failed.clear();
         for k in i..i + size {
-            let idx = candidates[(start + k) % n];
+            let pos = (start + k) % n;
+            let idx = candidates.as_ref().map_or(pos, |c| c[pos]);
             chunk_idx.push(idx);
             chunk.push(&nodes[idx]);
         }
         if ctx.nominator.is_empty() {
-            fwk.filter_chunk(state, pod, &chunk, &skips, &mut scratch, &mut failed);
+            fwk.filter_chunk(state, pod, &chunk, &skips, &mut buffers, &mut failed);
         } else {
             for (pos, node) in chunk.iter().enumerate() {
                 let st = fwk.run_filter_with_nominated(
@@ -511,6 +529,9 @@ fn find_nodes_that_fit(
         }
         i += size;
     }
+    buffers.release();
+    scratch::give(chunk);
+    scratch::give(chunk_idx);
     *ctx.next_start_node_index = (start + processed) % n;
     Ok((feasible, diagnosis))
 }

@@ -74,11 +74,13 @@ fn node_affinity_pods_land_only_in_allowed_zones() {
     let wl = w::SCHEDULING_NODE_AFFINITY_5000.scaled(4, 4, 8);
     let (s, pods, stats) = run(&wl);
     assert_eq!(stats.bound, 8);
-    assert!(s
-        .cache()
-        .node_infos()
-        .iter()
-        .all(|n| n.node().metadata.labels.get(LABEL_ZONE).map(String::as_str) == Some("zone1")));
+    assert!(s.cache().node_infos().iter().all(|n| n
+        .node()
+        .metadata
+        .labels
+        .get(LABEL_ZONE)
+        .map(String::as_str)
+        == Some("zone1")));
     // A node outside zone1/zone2 is never chosen.
     let mut s = s;
     let mut other = wl.node(99);

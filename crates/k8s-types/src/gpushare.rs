@@ -250,22 +250,23 @@ impl NodeGpus {
             return true;
         }
         let reserved = usize::try_from(self.unassigned_whole.max(0)).unwrap_or(usize::MAX);
+        // Whole GPUs must also leave the fully free GPUs promised to pods of unknown index.
+        let need = if req.milli >= MILLI_PER_GPU {
+            (req.count as usize).saturating_add(reserved)
+        } else {
+            req.count as usize
+        };
+        let min = req.milli.min(MILLI_PER_GPU);
         let mut n = 0usize;
-        let mut full = 0usize;
         for l in &self.left {
-            if *l >= req.milli {
+            if *l >= min {
                 n += 1;
-                if *l >= MILLI_PER_GPU {
-                    full += 1;
+                if n >= need {
+                    return true;
                 }
             }
         }
-        let usable = if req.milli >= MILLI_PER_GPU {
-            full.saturating_sub(reserved)
-        } else {
-            n
-        };
-        usable >= req.count as usize
+        false
     }
 
     /// Adds a pod's GPUs.

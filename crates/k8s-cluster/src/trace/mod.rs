@@ -18,6 +18,46 @@ pub mod policy;
 pub mod replay;
 
 pub use openb::{Trace, TraceNode, TracePod};
+
+use std::path::Path;
+
+use k8s_types::object::Object;
+
+use crate::manifest::{ManifestError, Source};
+use crate::scenario::TraceSpec;
+
+/// The Node and Pod objects of a scenario's `spec.trace` (paths relative to the scenario file).
+///
+/// # Errors
+/// A [`ManifestError`] at `spec.trace` when a file is missing or malformed.
+pub fn scenario_objects(
+    spec: &TraceSpec,
+    scenario_file: &Path,
+    source: &Source,
+) -> Result<Vec<(Object, Source)>, ManifestError> {
+    let base = scenario_file.parent().unwrap_or_else(|| Path::new("."));
+    let err = |field: &str, message: String| ManifestError {
+        source_loc: source.clone(),
+        path: format!("spec.trace.{field}"),
+        message,
+    };
+    let nodes_path = base.join(&spec.nodes);
+    let pods_path = base.join(&spec.pods);
+    let nodes = openb::read_nodes(&nodes_path).map_err(|e| err("nodes", e.to_string()))?;
+    let pods = openb::read_pods(&pods_path).map_err(|e| err("pods", e.to_string()))?;
+    let at = |p: &Path| Source {
+        file: p.display().to_string(),
+        line: 0,
+    };
+    let mut out = Vec::new();
+    for n in nodes.iter().take(spec.node_limit.unwrap_or(usize::MAX)) {
+        out.push((Object::Node(n.to_node()), at(&nodes_path)));
+    }
+    for p in pods.iter().take(spec.limit.unwrap_or(usize::MAX)) {
+        out.push((Object::Pod(p.to_pod()), at(&pods_path)));
+    }
+    Ok(out)
+}
 pub use policy::Policy;
 pub use replay::{replay_paper, PaperOptions, Placement, Prepared, ReplayRun};
 

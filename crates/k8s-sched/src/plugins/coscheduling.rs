@@ -25,6 +25,7 @@ use std::sync::{Arc, Mutex};
 
 use k8s_types::apiserver::ApiExt;
 use k8s_types::core::Pod;
+use k8s_types::framework::node_info::same_pod;
 use k8s_types::framework::{
     CycleState, Handle, NodeToStatus, PermitDecision, PermitPlugin, Plugin, PostFilterPlugin,
     PostFilterResult, PreFilterPlugin, PreFilterResult, ReservePlugin, Status,
@@ -102,27 +103,23 @@ fn get_pod_group(handle: &dyn Handle, pod: &Pod, name: &str) -> Option<PodGroup>
 
 /// Members of the group that are assigned to a node in the snapshot (bound, assumed or waiting),
 /// not counting `pod` itself (upstream `CalculateAssignedPods`, whose snapshot predates the
-/// current pod's assumption).
+/// current pod's assumption). Upstream scans every pod of every node; k8s-mini asks the
+/// scheduler's PodGroup index for the members and the cache for where each one is.
 fn assigned_pods(handle: &dyn Handle, pod: &Pod, pg: &str) -> usize {
-    let ns = pod.metadata.namespace();
     handle
-        .node_infos()
+        .pod_group_pods(pod.metadata.namespace(), pg)
         .iter()
-        .flat_map(|n| n.pods())
-        .filter(|p| {
-            p.pod.metadata.namespace() == ns && p.pod.pod_group() == Some(pg) && !p.is_same_pod(pod)
-        })
+        .filter(|p| !same_pod(p, pod) && handle.assigned_node(p).is_some())
         .count()
 }
 
 /// Every non-terminal pod of the group (upstream lists pods by label with an informer that
 /// excludes Succeeded/Failed pods).
 fn group_pod_count(handle: &dyn Handle, pod: &Pod, pg: &str) -> usize {
-    let ns = pod.metadata.namespace();
     handle
-        .pods()
+        .pod_group_pods(pod.metadata.namespace(), pg)
         .iter()
-        .filter(|p| p.metadata.namespace() == ns && p.pod_group() == Some(pg) && !p.is_terminal())
+        .filter(|p| !p.is_terminal())
         .count()
 }
 

@@ -36,13 +36,18 @@ impl Plugin for DefaultBinder {
 impl BindPlugin for DefaultBinder {
     fn bind(
         &self,
-        _state: &mut CycleState,
+        state: &mut CycleState,
         pod: &Pod,
         node_name: &str,
         handle: &mut dyn Handle,
     ) -> Status {
         let mut binding = Binding::new(pod.metadata.namespace(), &pod.metadata.name, node_name);
         binding.metadata.uid = pod.metadata.uid.clone();
+        // Annotations Reserve plugins asked for (k8s-mini: see `crate::binding_annotations`); the
+        // apiserver copies a Binding's annotations onto the pod.
+        if let Some(ann) = crate::binding_annotations::get(state) {
+            binding.metadata.annotations = ann.clone();
+        }
         match handle.client_mut().bind(&binding) {
             Ok(_) => Status::success(),
             Err(e) => Status::error(e.message),

@@ -206,6 +206,30 @@ impl ScorePlugin for ImageLocality {
         }
         Ok(calculate_priority(sum, num_containers))
     }
+
+    fn score_nodes(
+        &self,
+        state: &CycleState,
+        pod: &Pod,
+        nodes: &[&NodeInfo],
+        scores: &mut [i64],
+    ) -> Result<(), Status> {
+        let Some(s) = state.read::<PreScoreState>(PRE_SCORE_STATE_KEY) else {
+            return Err(Status::error(format!(
+                "reading {PRE_SCORE_STATE_KEY:?} from cycleState: not found"
+            )));
+        };
+        if s.images.is_empty() {
+            // No node has any of the pod's images: every node scores what an empty sum gives.
+            let num_containers = pod.spec.init_containers.len() + pod.spec.containers.len();
+            scores.fill(calculate_priority(0, num_containers));
+            return Ok(());
+        }
+        for (node, out) in nodes.iter().zip(scores.iter_mut()) {
+            *out = self.score(state, pod, node)?;
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -216,20 +216,30 @@ impl NodeResourcesFit {
 
     /// True when nothing is insufficient; allocation-free (the Filter's fast path).
     fn fits(&self, req: &Resources, node: &NodeInfo) -> bool {
-        let alloc = node.allocatable();
-        let used = node.requested();
-        if node.pod_count() as i64 + 1 > alloc.pods {
+        // Pods, cpu and memory from the node's compact summary (same values as its Resources).
+        let s = node.summary();
+        if s.pod_count + 1 > s.allocatable_pods {
             return false;
         }
         let ok = |r: i64, u: i64, a: i64| !(r > 0 && r > a - u);
-        if !ok(req.milli_cpu, used.milli_cpu, alloc.milli_cpu)
-            || !ok(req.memory, used.memory, alloc.memory)
-            || !ok(
-                req.ephemeral_storage,
-                used.ephemeral_storage,
-                alloc.ephemeral_storage,
-            )
+        if !ok(
+            req.milli_cpu,
+            s.requested_milli_cpu,
+            s.allocatable_milli_cpu,
+        ) || !ok(req.memory, s.requested_memory, s.allocatable_memory)
         {
+            return false;
+        }
+        if req.ephemeral_storage == 0 && req.scalar.is_empty() {
+            return true;
+        }
+        let alloc = node.allocatable();
+        let used = node.requested();
+        if !ok(
+            req.ephemeral_storage,
+            used.ephemeral_storage,
+            alloc.ephemeral_storage,
+        ) {
             return false;
         }
         req.scalar.iter().all(|(name, q)| {

@@ -65,7 +65,7 @@ impl FilterPlugin for NodeUnschedulable {
         failed: &mut Vec<(usize, Status)>,
     ) {
         for (i, node) in nodes.iter().enumerate() {
-            if node.node().spec.unschedulable {
+            if node.is_unschedulable() {
                 let s = self.filter(state, pod, node);
                 if !s.is_success() {
                     failed.push((i, s));

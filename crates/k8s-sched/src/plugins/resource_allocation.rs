@@ -80,21 +80,31 @@ impl ResourceAllocationScorer {
         kind: &ResourceKind<'_>,
         pod_request: i64,
     ) -> (i64, i64) {
-        let alloc = node.allocatable();
-        let requested = if self.use_requested {
-            node.requested()
-        } else {
-            node.non_zero_requested()
-        };
+        // cpu and memory from the node's compact summary (same values as its Resources).
+        let s = node.summary();
         match kind {
-            ResourceKind::Cpu => (alloc.milli_cpu, requested.milli_cpu + pod_request),
-            ResourceKind::Memory => (alloc.memory, requested.memory + pod_request),
+            ResourceKind::Cpu => {
+                let requested = if self.use_requested {
+                    s.requested_milli_cpu
+                } else {
+                    s.non_zero_milli_cpu
+                };
+                (s.allocatable_milli_cpu, requested + pod_request)
+            }
+            ResourceKind::Memory => {
+                let requested = if self.use_requested {
+                    s.requested_memory
+                } else {
+                    s.non_zero_memory
+                };
+                (s.allocatable_memory, requested + pod_request)
+            }
             ResourceKind::EphemeralStorage => (
-                alloc.ephemeral_storage,
+                node.allocatable().ephemeral_storage,
                 node.requested().ephemeral_storage + pod_request,
             ),
             ResourceKind::Other { scalar: true, .. } if pod_request == 0 => (0, 0),
-            ResourceKind::Other { name, .. } => match alloc.scalar.get(*name) {
+            ResourceKind::Other { name, .. } => match node.allocatable().scalar.get(*name) {
                 Some(a) => (
                     *a,
                     node.requested().scalar.get(*name).copied().unwrap_or(0) + pod_request,
@@ -108,8 +118,112 @@ impl ResourceAllocationScorer {
     /// resource names once.
     pub fn score_nodes(&self, nodes: &[&NodeInfo], pod_requests: &[i64], out: &mut [i64]) {
         let kinds = self.kinds();
+        let native = kinds.len() == pod_requests.len()
+            && kinds
+                .iter()
+                .all(|k| !matches!(k, ResourceKind::Other { .. }));
+        if native {
+            match self.scorer {
+                Scorer::LeastAllocated => {
+                    return self.score_native(nodes, &kinds, pod_requests, out, true);
+                }
+                Scorer::MostAllocated => {
+                    return self.score_native(nodes, &kinds, pod_requests, out, false);
+                }
+                Scorer::Balanced if kinds.len() == 2 => {
+                    return self.score_balanced_pair(nodes, &kinds, pod_requests, out);
+                }
+                _ => {}
+            }
+        }
         for (n, o) in nodes.iter().zip(out.iter_mut()) {
             *o = self.score_kinds(n, &kinds, pod_requests);
+        }
+    }
+
+    /// LeastAllocated / MostAllocated over cpu, memory and ephemeral-storage only: the same
+    /// arithmetic as [`ResourceAllocationScorer::score`], with the scorer and resource kinds
+    /// decided once.
+    fn score_native(
+        &self,
+        nodes: &[&NodeInfo],
+        kinds: &[ResourceKind<'_>],
+        pod_requests: &[i64],
+        out: &mut [i64],
+        least: bool,
+    ) {
+        if let ([ResourceKind::Cpu, ResourceKind::Memory], [r0, r1], [p0, p1]) =
+            (kinds, self.resources.as_slice(), pod_requests)
+        {
+            // The default resources: straight-line code for cpu and memory.
+            let (w0, w1) = (i128::from(r0.weight), i128::from(r1.weight));
+            let part = |req: i64, alloc: i64| {
+                if least {
+                    least_requested_score(req, alloc)
+                } else {
+                    most_requested_score(req, alloc)
+                }
+            };
+            for (n, o) in nodes.iter().zip(out.iter_mut()) {
+                let s = n.summary();
+                let (req_cpu, req_mem) = if self.use_requested {
+                    (s.requested_milli_cpu, s.requested_memory)
+                } else {
+                    (s.non_zero_milli_cpu, s.non_zero_memory)
+                };
+                let (mut node_score, mut weight_sum) = (0i128, 0i128);
+                if s.allocatable_milli_cpu != 0 {
+                    node_score += i128::from(part(req_cpu + p0, s.allocatable_milli_cpu)) * w0;
+                    weight_sum += w0;
+                }
+                if s.allocatable_memory != 0 {
+                    node_score += i128::from(part(req_mem + p1, s.allocatable_memory)) * w1;
+                    weight_sum += w1;
+                }
+                *o = weighted_mean(node_score, weight_sum);
+            }
+            return;
+        }
+        for (n, o) in nodes.iter().zip(out.iter_mut()) {
+            let (mut node_score, mut weight_sum) = (0i128, 0i128);
+            for ((r, kind), pr) in self.resources.iter().zip(kinds).zip(pod_requests) {
+                let (alloc, req) = self.allocatable_requested_of(n, kind, *pr);
+                if alloc == 0 {
+                    continue;
+                }
+                let s = if least {
+                    least_requested_score(req, alloc)
+                } else {
+                    most_requested_score(req, alloc)
+                };
+                let w = i128::from(r.weight);
+                node_score += i128::from(s) * w;
+                weight_sum += w;
+            }
+            *o = weighted_mean(node_score, weight_sum);
+        }
+    }
+
+    /// BalancedAllocation over two of cpu, memory and ephemeral-storage: `(1 - |f0 - f1| / 2) *
+    /// 100` truncated, as [`ResourceAllocationScorer::score`] computes for two fractions.
+    fn score_balanced_pair(
+        &self,
+        nodes: &[&NodeInfo],
+        kinds: &[ResourceKind<'_>],
+        pod_requests: &[i64],
+        out: &mut [i64],
+    ) {
+        let (k0, k1) = (&kinds[0], &kinds[1]);
+        let (p0, p1) = (pod_requests[0], pod_requests[1]);
+        for (n, o) in nodes.iter().zip(out.iter_mut()) {
+            let (a0, r0) = self.allocatable_requested_of(n, k0, p0);
+            let (a1, r1) = self.allocatable_requested_of(n, k1, p1);
+            let std = if a0 != 0 && a1 != 0 {
+                ((fraction(r0, a0) - fraction(r1, a1)) / 2.0).abs()
+            } else {
+                0.0
+            };
+            *o = ((1.0 - std) * MAX_NODE_SCORE as f64) as i64;
         }
     }
 
@@ -231,7 +345,10 @@ enum ResourceKind<'a> {
     EphemeralStorage,
     /// Any other name; `scalar` per upstream `IsScalarResourceName` (left out of the score when
     /// the pod does not request it).
-    Other { name: &'a str, scalar: bool },
+    Other {
+        name: &'a str,
+        scalar: bool,
+    },
 }
 
 impl<'a> ResourceKind<'a> {
@@ -263,6 +380,10 @@ fn weighted_mean(node_score: i128, weight_sum: i128) -> i64 {
         return 0;
     }
     if let (Ok(a), Ok(b)) = (i64::try_from(node_score), i64::try_from(weight_sum)) {
+        // The default weights (cpu 1, memory 1) sum to 2: a constant divisor is a shift.
+        if b == 2 {
+            return a / 2;
+        }
         if let Some(v) = a.checked_div(b) {
             return v;
         }

@@ -81,7 +81,7 @@ impl FilterPlugin for TaintToleration {
     ) {
         for (i, node) in nodes.iter().enumerate() {
             // Untainted nodes (the common case) need no toleration check.
-            if node.node().spec.taints.is_empty() {
+            if !node.has_taints() {
                 continue;
             }
             let s = self.filter(state, pod, node);
@@ -147,7 +147,7 @@ impl ScorePlugin for TaintToleration {
             }
         };
         for (node, out) in nodes.iter().zip(scores.iter_mut()) {
-            *out = if node.node().spec.taints.is_empty() {
+            *out = if !node.has_taints() {
                 0
             } else {
                 count_intolerable(node, tolerations)

@@ -88,8 +88,14 @@ pub fn score_all(plugin: &dyn Plugin, pod: &Pod, nodes: &[NodeInfo]) -> Vec<i64>
         assert!(s.is_success(), "PreScore: {s:?}");
     }
     let sp = plugin.as_score().expect("a Score plugin");
-    nodes
+    let one_by_one: Vec<i64> = nodes
         .iter()
         .map(|n| sp.score(&state, pod, n).expect("score"))
-        .collect()
+        .collect();
+    // The batch path the scheduler uses must give the same raw scores.
+    let mut batch = vec![0; nodes.len()];
+    sp.score_nodes(&state, pod, &refs, &mut batch)
+        .expect("score_nodes");
+    assert_eq!(batch, one_by_one, "score_nodes differs from score");
+    one_by_one
 }

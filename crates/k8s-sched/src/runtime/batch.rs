@@ -15,6 +15,7 @@ use k8s_types::framework::{
 };
 
 use super::Framework;
+use crate::scratch;
 
 /// Reusable buffers of [`Framework::filter_chunk`].
 #[derive(Debug, Default)]
@@ -31,6 +32,41 @@ pub struct ScoreScratch<'a> {
     normalized: Vec<NodeScore<'a>>,
     /// The weighted total per node after [`Framework::score_batch`].
     pub totals: Vec<i64>,
+}
+
+impl<'a> FilterScratch<'a> {
+    /// Buffers taken from the per-thread pool (see [`crate::scratch`]).
+    pub fn pooled() -> FilterScratch<'a> {
+        FilterScratch {
+            alive: scratch::take(),
+            alive_pos: scratch::take(),
+            failed: Vec::new(),
+        }
+    }
+
+    /// Hands the buffers back to the per-thread pool.
+    pub fn release(self) {
+        scratch::give(self.alive);
+        scratch::give(self.alive_pos);
+    }
+}
+
+impl<'a> ScoreScratch<'a> {
+    /// Buffers taken from the per-thread pool (see [`crate::scratch`]).
+    pub fn pooled() -> ScoreScratch<'a> {
+        ScoreScratch {
+            raw: scratch::take(),
+            normalized: scratch::take(),
+            totals: scratch::take(),
+        }
+    }
+
+    /// Hands the buffers back to the per-thread pool.
+    pub fn release(self) {
+        scratch::give(self.raw);
+        scratch::give(self.normalized);
+        scratch::give(self.totals);
+    }
 }
 
 impl Framework {
@@ -161,5 +197,152 @@ impl Framework {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use k8s_types::core::{ContainerPort, Taint, Toleration};
+    use k8s_types::framework::CycleState;
+
+    use crate::cache::Cache;
+    use crate::detached_client::DetachedClient;
+    use crate::nominator::Nominator;
+    use crate::perf_workloads::{make_node, make_pod, PodTemplate};
+    use crate::runtime::handle::CycleHandle;
+    use crate::waiting::WaitingPods;
+    use crate::{KubeSchedulerConfiguration, Scheduler};
+
+    use super::*;
+
+    fn taint(key: &str, effect: &str) -> Taint {
+        Taint {
+            key: key.into(),
+            value: "x".into(),
+            effect: effect.into(),
+            time_added: None,
+        }
+    }
+
+    /// A mixed cluster: plain, cordoned, tainted, full, PreferNoSchedule, zone-less, busy nodes.
+    fn cluster() -> Cache {
+        let mut c = Cache::default();
+        for i in 0..8 {
+            let mut n = make_node(
+                &format!("n{i}"),
+                Some(if i == 5 { "zone9" } else { "zone1" }),
+            );
+            match i {
+                1 => n.spec.unschedulable = true,
+                2 => n.spec.taints.push(taint("dedicated", "NoSchedule")),
+                4 => n.spec.taints.push(taint("spot", "PreferNoSchedule")),
+                _ => {}
+            }
+            c.upsert_node(Arc::new(n));
+        }
+        c.finish_batch();
+        // n3 is full (40 x 100m), n6 holds a pod using hostPort 8080, n7 is half full.
+        for (node, count) in [("n3", 40), ("n7", 20)] {
+            for k in 0..count {
+                let mut p = make_pod(PodTemplate::Default, "default", node, k);
+                p.spec.node_name = Some(node.into());
+                c.upsert_pod(Arc::new(p));
+            }
+        }
+        let mut hp = make_pod(PodTemplate::Default, "default", "hp-", 0);
+        hp.spec.containers[0].ports = vec![ContainerPort {
+            container_port: 80,
+            host_port: Some(8080),
+            ..Default::default()
+        }];
+        hp.spec.node_name = Some("n6".into());
+        c.upsert_pod(Arc::new(hp));
+        c
+    }
+
+    fn pods() -> Vec<k8s_types::core::Pod> {
+        let mut out = vec![
+            make_pod(PodTemplate::Default, "default", "", 1),
+            make_pod(PodTemplate::NodeAffinity, "default", "", 2),
+            make_pod(PodTemplate::HighPriority, "default", "", 3),
+        ];
+        let mut tolerant = make_pod(PodTemplate::Default, "default", "tol-", 4);
+        tolerant.spec.tolerations.push(Toleration {
+            key: "dedicated".into(),
+            operator: "Exists".into(),
+            ..Default::default()
+        });
+        out.push(tolerant);
+        let mut ported = make_pod(PodTemplate::Default, "default", "port-", 5);
+        ported.spec.containers[0].ports[0].host_port = Some(8080);
+        out.push(ported);
+        let mut named = make_pod(PodTemplate::Default, "default", "named-", 6);
+        named.spec.node_name = Some("n7".into());
+        out.push(named);
+        out
+    }
+
+    #[test]
+    fn batch_filter_and_score_equal_the_node_by_node_ones() {
+        let scheduler = Scheduler::new(KubeSchedulerConfiguration::default()).expect("default");
+        let fwk = &scheduler.profiles()[0];
+        let cache = cluster();
+        let nodes: Vec<&NodeInfo> = cache.node_infos().iter().collect();
+        let mut api = DetachedClient::default();
+        let mut waiting = WaitingPods::default();
+        let nominator = Nominator::default();
+        let mut rejected_somewhere = 0;
+        for pod in pods() {
+            let pod = Arc::new(pod);
+            let mut state = CycleState::new();
+            let handle = CycleHandle {
+                fwk,
+                api: &mut api,
+                cache: &cache,
+                waiting: &mut waiting,
+                nominator: &nominator,
+                now: 0,
+            };
+            let (_, s, _) = fwk.run_pre_filter(&mut state, &pod, &handle);
+            assert!(s.is_success(), "{s:?}");
+            let skips = fwk.filter_skips(&state);
+            let one_by_one: Vec<(usize, Status)> = nodes
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (i, fwk.run_filter(&state, &pod, n, &skips)))
+                .filter(|(_, s)| !s.is_success())
+                .collect();
+            let mut batch = Vec::new();
+            fwk.filter_chunk(
+                &state,
+                &pod,
+                &nodes,
+                &skips,
+                &mut FilterScratch::default(),
+                &mut batch,
+            );
+            assert_eq!(batch, one_by_one, "pod {}", pod.metadata.name);
+            rejected_somewhere += batch.len();
+
+            let feasible: Vec<&NodeInfo> = nodes
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !batch.iter().any(|(j, _)| j == i))
+                .map(|(_, n)| *n)
+                .collect();
+            let s = fwk.run_pre_score(&mut state, &pod, &feasible, &handle);
+            assert!(s.is_success(), "{s:?}");
+            let totals = fwk.run_score(&state, &pod, &feasible).expect("score");
+            let mut scratch = ScoreScratch::default();
+            fwk.score_batch(&state, &pod, &feasible, &mut scratch)
+                .expect("score batch");
+            assert_eq!(scratch.totals, totals, "pod {}", pod.metadata.name);
+        }
+        // Rejections by hand: default 3 (cordon n1, taint n2, cpu n3); node affinity 4 (+ zone9
+        // n5); 3000m 4 (+ n7 with 2000m free); tolerant 2 (n1, n3); host port 4 (+ n6); nodeName
+        // n7: the 7 other nodes.
+        assert_eq!(rejected_somewhere, 3 + 4 + 4 + 2 + 4 + 7);
     }
 }

@@ -62,6 +62,14 @@ impl Handle for CycleHandle<'_> {
         self.cache.image_summary(image)
     }
 
+    fn pod_group_pods(&self, namespace: &str, pod_group: &str) -> Vec<Arc<Pod>> {
+        self.cache.pod_group_pods(namespace, pod_group)
+    }
+
+    fn assigned_node(&self, pod: &Pod) -> Option<&str> {
+        self.cache.placement(&pod.key())
+    }
+
     fn pods(&self) -> &[Arc<Pod>] {
         self.cache.pods()
     }

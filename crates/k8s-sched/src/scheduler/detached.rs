@@ -191,16 +191,15 @@ impl Scheduler {
                 others.push((p.key(), d));
             }
         }
-        let decision = decision.unwrap_or_else(|| {
-            match self.waiting.get(&crate::waiting::pod_key(&pod)) {
+        let decision =
+            decision.unwrap_or_else(|| match self.waiting.get(&crate::waiting::pod_key(&pod)) {
                 Some(w) => Decision::Waiting {
                     node: w.node.clone(),
                 },
                 None => Decision::Error {
                     message: "the attempt ended without a decision".to_string(),
                 },
-            }
-        });
+            });
         ScheduleResult {
             pod: key,
             decision,

@@ -449,6 +449,27 @@ pub trait Handle {
     /// Every pod the scheduler listed at the start of the tick, in namespace/name order.
     fn pods(&self) -> &[Arc<Pod>];
 
+    /// The known pods (any phase) labelled `scheduling.x-k8s.io/pod-group: <pod_group>` in
+    /// `namespace`, in name order (upstream coscheduling lists them with a label selector on the
+    /// pod informer). Default: filters [`Handle::pods`]; the scheduler keeps an index instead.
+    fn pod_group_pods(&self, namespace: &str, pod_group: &str) -> Vec<Arc<Pod>> {
+        self.pods()
+            .iter()
+            .filter(|p| p.metadata.namespace() == namespace && p.pod_group() == Some(pod_group))
+            .cloned()
+            .collect()
+    }
+
+    /// The node `pod` occupies in the snapshot, bound, assumed or held at Permit (upstream: the
+    /// scheduler cache's copy of the pod, whose `spec.nodeName` is set on assume). Default: scans
+    /// [`Handle::node_infos`].
+    fn assigned_node(&self, pod: &Pod) -> Option<&str> {
+        self.node_infos()
+            .iter()
+            .find(|n| n.pods().iter().any(|p| p.is_same_pod(pod)))
+            .map(|n| n.name())
+    }
+
     /// The apiserver, read-only.
     fn client(&self) -> &dyn ApiClient;
 

@@ -94,6 +94,27 @@ impl PreScorePlugin for DotProductScore {
 }
 
 impl ScorePlugin for DotProductScore {
+    fn score_nodes(
+        &self,
+        state: &CycleState,
+        pod: &Pod,
+        nodes: &[&NodeInfo],
+        scores: &mut [i64],
+    ) -> Result<(), Status> {
+        let owned;
+        let shape = match state.read::<PodShape>(PRE_SCORE_STATE_KEY) {
+            Some(s) => s,
+            None => {
+                owned = PodShape::of(pod);
+                &owned
+            }
+        };
+        for (n, out) in nodes.iter().zip(scores.iter_mut()) {
+            *out = dot_product_score(&NodeView::of(n), shape);
+        }
+        Ok(())
+    }
+
     fn score(&self, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Result<i64, Status> {
         let view = NodeView::of(node);
         Ok(match state.read::<PodShape>(PRE_SCORE_STATE_KEY) {

@@ -28,8 +28,8 @@ use k8s_types::framework::{
 use serde::Deserialize;
 
 use super::frag::{node_frag, sigmoid, typical_pods, TypicalPod, TypicalPodArgs};
-use super::shape::{pack_indices, NodeView, PodShape};
 use super::names;
+use super::shape::{pack_indices, NodeView, PodShape};
 use crate::error::ConfigError;
 use crate::registry::PluginArgs;
 
@@ -66,19 +66,66 @@ struct Key {
     pod_models: u16,
 }
 
+/// A fast multiply-rotate hasher for the memo keys (FxHash's constant; lookups only, the map is
+/// never iterated, so the hash cannot reach output).
+#[derive(Clone, Copy, Debug, Default)]
+struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(u64::from(*b));
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_u128(&mut self, x: u128) {
+        self.write_u64(x as u64);
+        self.write_u64((x >> 64) as u64);
+    }
+    fn write_i64(&mut self, x: i64) {
+        self.write_u64(x as u64);
+    }
+    fn write_u32(&mut self, x: u32) {
+        self.write_u64(u64::from(x));
+    }
+    fn write_u16(&mut self, x: u16) {
+        self.write_u64(u64::from(x));
+    }
+    fn write_u8(&mut self, x: u8) {
+        self.write_u64(u64::from(x));
+    }
+}
+
+type KeyHash = std::hash::BuildHasherDefault<KeyHasher>;
+
 #[derive(Debug, Default)]
 struct Memo {
-    scores: HashMap<Key, i64>,
+    scores: HashMap<Key, i64, KeyHash>,
     names: Vec<String>,
+    last: Option<(String, u16)>,
 }
 
 impl Memo {
     fn intern(&mut self, s: &str) -> u16 {
-        if let Some(i) = self.names.iter().position(|n| n == s) {
-            return i as u16;
+        if let Some((l, i)) = &self.last {
+            if l == s {
+                return *i;
+            }
         }
-        self.names.push(s.to_string());
-        (self.names.len() - 1) as u16
+        let i = match self.names.iter().position(|n| n == s) {
+            Some(i) => i as u16,
+            None => {
+                self.names.push(s.to_string());
+                (self.names.len() - 1) as u16
+            }
+        };
+        self.last = Some((s.to_string(), i));
+        i
     }
 }
 
@@ -118,6 +165,24 @@ impl Fgd {
     }
 
     fn cached(&self, view: &NodeView<'_>, shape: &PodShape, typical: &[TypicalPod]) -> i64 {
+        match self.memo.lock() {
+            Ok(mut memo) => {
+                let pm = memo.intern(&shape.models);
+                memo.last = None;
+                self.cached_in(&mut memo, pm, view, shape, typical)
+            }
+            Err(_) => fgd_score(view, shape, typical).0,
+        }
+    }
+
+    fn cached_in(
+        &self,
+        memo: &mut Memo,
+        pod_models: u16,
+        view: &NodeView<'_>,
+        shape: &PodShape,
+        typical: &[TypicalPod],
+    ) -> i64 {
         let n = view.gpu_left.len();
         if n > 11 || self.typical.is_none() {
             return fgd_score(view, shape, typical).0;
@@ -129,9 +194,6 @@ impl Fgd {
         for l in &sorted[..n] {
             lefts = (lefts << 11) | (l.clamp(&0, &2047).unsigned_abs() as u128);
         }
-        let Ok(mut memo) = self.memo.lock() else {
-            return fgd_score(view, shape, typical).0;
-        };
         let key = Key {
             cpu_left: view.cpu_left,
             lefts,
@@ -140,7 +202,7 @@ impl Fgd {
             pod_cpu: shape.milli_cpu,
             count: shape.gpu.count,
             milli: shape.gpu.milli,
-            pod_models: memo.intern(&shape.models),
+            pod_models,
         };
         if let Some(s) = memo.scores.get(&key) {
             return *s;
@@ -166,9 +228,8 @@ pub fn fgd_score(
     }
     let before = node_frag(view.cpu_left, view.gpu_left, view.model, typical);
     let cpu_after = view.cpu_left - shape.milli_cpu;
-    let score_of = |after: f64| -> i64 {
-        (sigmoid((before - after) / 1000.0) * MAX_NODE_SCORE as f64) as i64
-    };
+    let score_of =
+        |after: f64| -> i64 { (sigmoid((before - after) / 1000.0) * MAX_NODE_SCORE as f64) as i64 };
     let mut left: Vec<i64> = view.gpu_left.to_vec();
     if shape.gpu.is_shared() {
         let mut best: Option<(i64, usize)> = None;
@@ -271,6 +332,47 @@ impl ScorePlugin for Fgd {
         }
         Ok(self.cached(&view, shape, typical))
     }
+
+    fn score_nodes(
+        &self,
+        state: &CycleState,
+        pod: &Pod,
+        nodes: &[&NodeInfo],
+        scores: &mut [i64],
+    ) -> Result<(), Status> {
+        let owned;
+        let shape = match state.read::<PodShape>(PRE_SCORE_STATE_KEY) {
+            Some(s) => s,
+            None => {
+                owned = PodShape::of(pod);
+                &owned
+            }
+        };
+        let typical: &[TypicalPod] = match &self.typical {
+            Some(t) => t,
+            None => match state.read::<TypicalState>(PRE_FILTER_STATE_KEY) {
+                Some(t) => &t.0,
+                None => &[],
+            },
+        };
+        let Ok(mut memo) = self.memo.lock() else {
+            return Err(Status::error("FGDScore memo lock poisoned"));
+        };
+        let pm = memo.intern(&shape.models);
+        memo.last = None;
+        for (n, out) in nodes.iter().zip(scores.iter_mut()) {
+            let view = NodeView::of(n);
+            if !shape.accepts_model(view.model) && shape.wants_gpu() {
+                return Err(Status::error(format!(
+                    "node {} does not match the GPU model request of pod {}",
+                    n.name(),
+                    pod.metadata.name
+                )));
+            }
+            *out = self.cached_in(&mut memo, pm, &view, shape, typical);
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -303,15 +405,27 @@ mod tests {
         // Before: the 0.5-GPU typical pod fits; no GPU has < 500 free: F = 0.
         // A 0.3-GPU pod on GPU 0 leaves [700, 700]: F = 0 -> sigmoid(0) = 0.5 -> 50.
         // On GPU 1 it leaves [1000, 400]: F = 400 -> sigmoid(-0.4) = 0.4013 -> 40.
-        assert_eq!(fgd_score(&view, &shape(1000, 1, 300), &typical), (50, Some(0)));
+        assert_eq!(
+            fgd_score(&view, &shape(1000, 1, 300), &typical),
+            (50, Some(0))
+        );
         // A whole GPU takes GPU 0, leaving [0, 700]: F = 0 -> 50.
-        assert_eq!(fgd_score(&view, &shape(1000, 1, 1000), &typical), (50, None));
+        assert_eq!(
+            fgd_score(&view, &shape(1000, 1, 1000), &typical),
+            (50, None)
+        );
         // A 0.7-GPU pod: on GPU 0 -> [300, 700]: F = 300 -> sigmoid(-0.3) -> 42;
         // on GPU 1 -> [1000, 0]: F = 0 -> 50. GPU 1 wins.
-        assert_eq!(fgd_score(&view, &shape(1000, 1, 700), &typical), (50, Some(1)));
+        assert_eq!(
+            fgd_score(&view, &shape(1000, 1, 700), &typical),
+            (50, Some(1))
+        );
         // Taking all CPU makes the typical pod lack CPU: F(after) = all free milli (1000 - 0 + 700 - 300...).
         // [700, 700] with 0 CPU left: F = 1400 -> sigmoid(-1.4) = 0.1978 -> 19.
-        assert_eq!(fgd_score(&view, &shape(8000, 1, 300), &typical), (19, Some(0)));
+        assert_eq!(
+            fgd_score(&view, &shape(8000, 1, 300), &typical),
+            (19, Some(0))
+        );
     }
 
     #[test]

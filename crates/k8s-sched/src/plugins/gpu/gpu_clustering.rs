@@ -94,6 +94,28 @@ impl PreScorePlugin for GpuClusteringScore {
 }
 
 impl ScorePlugin for GpuClusteringScore {
+    fn score_nodes(
+        &self,
+        state: &CycleState,
+        pod: &Pod,
+        nodes: &[&NodeInfo],
+        scores: &mut [i64],
+    ) -> Result<(), Status> {
+        let owned;
+        let shape = match state.read::<PodShape>(PRE_SCORE_STATE_KEY) {
+            Some(s) => s,
+            None => {
+                owned = PodShape::of(pod);
+                &owned
+            }
+        };
+        for (n, out) in nodes.iter().zip(scores.iter_mut()) {
+            let g = n.gpus();
+            *out = clustering_score(&shape.gpu, g.total_left(), g.tags());
+        }
+        Ok(())
+    }
+
     fn score(&self, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Result<i64, Status> {
         let owned;
         let shape = match state.read::<PodShape>(PRE_SCORE_STATE_KEY) {

@@ -130,10 +130,16 @@ mod tests {
     /// `TestGpuPackingScorePlugin_Score`).
     #[test]
     fn simulator_test_values() {
-        assert_eq!(packing_score(&[200, 1000, 1000, 500], &shape(2, 1000)), Some(48));
+        assert_eq!(
+            packing_score(&[200, 1000, 1000, 500], &shape(2, 1000)),
+            Some(48)
+        );
         assert_eq!(packing_score(&[1000; 4], &shape(2, 1000)), Some(29));
         assert_eq!(packing_score(&[1000; 8], &shape(2, 1000)), Some(25));
-        assert_eq!(packing_score(&[200, 1000, 1000, 500], &shape(2, 200)), Some(93));
+        assert_eq!(
+            packing_score(&[200, 1000, 1000, 500], &shape(2, 200)),
+            Some(93)
+        );
         assert_eq!(packing_score(&[200, 300], &shape(1, 1000)), None);
         assert_eq!(packing_score(&[200, 300], &shape(0, 0)), Some(0));
     }

@@ -45,7 +45,10 @@ pub fn registry_entries() -> Vec<(&'static str, PluginFactory)> {
             names::GPU_PACKING_SCORE,
             Box::new(gpu_packing::GpuPackingScore::factory),
         ),
-        (names::BEST_FIT_SCORE, Box::new(best_fit::BestFitScore::factory)),
+        (
+            names::BEST_FIT_SCORE,
+            Box::new(best_fit::BestFitScore::factory),
+        ),
         (names::FGD_SCORE, Box::new(fgd::Fgd::factory)),
     ]
 }

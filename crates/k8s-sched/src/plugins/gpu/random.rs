@@ -28,9 +28,9 @@ pub struct RandomScoreArgs {
     pub seed: u64,
 }
 
-/// The node drawn for this attempt.
+/// The node drawn for this attempt: its name, and its position among the PreScore nodes.
 #[derive(Clone, Debug)]
-pub struct Drawn(pub String);
+pub struct Drawn(pub String, pub usize, pub usize);
 
 /// The RandomScore plugin.
 #[derive(Debug)]
@@ -77,12 +77,43 @@ impl PreScorePlugin for RandomScore {
             Ok(mut r) => r.below(nodes.len()),
             Err(_) => 0,
         };
-        state.write(PRE_SCORE_STATE_KEY, Drawn(nodes[i].name().to_string()));
+        state.write(
+            PRE_SCORE_STATE_KEY,
+            Drawn(nodes[i].name().to_string(), i, nodes.len()),
+        );
         Status::success()
     }
 }
 
 impl ScorePlugin for RandomScore {
+    fn score_nodes(
+        &self,
+        state: &CycleState,
+        _pod: &Pod,
+        nodes: &[&NodeInfo],
+        scores: &mut [i64],
+    ) -> Result<(), Status> {
+        let Some(d) = state.read::<Drawn>(PRE_SCORE_STATE_KEY) else {
+            return Err(Status::error(format!(
+                "reading {PRE_SCORE_STATE_KEY:?} from cycleState: not found"
+            )));
+        };
+        // The same node list as PreScore (the scheduler passes it): one name check.
+        if nodes.len() == d.2 && nodes.get(d.1).is_some_and(|n| n.name() == d.0) {
+            scores.fill(MIN_NODE_SCORE);
+            scores[d.1] = MAX_NODE_SCORE;
+            return Ok(());
+        }
+        for (n, out) in nodes.iter().zip(scores.iter_mut()) {
+            *out = if d.0 == n.name() {
+                MAX_NODE_SCORE
+            } else {
+                MIN_NODE_SCORE
+            };
+        }
+        Ok(())
+    }
+
     fn score(&self, state: &CycleState, _pod: &Pod, node: &NodeInfo) -> Result<i64, Status> {
         match state.read::<Drawn>(PRE_SCORE_STATE_KEY) {
             Some(d) if d.0 == node.name() => Ok(MAX_NODE_SCORE),
@@ -124,7 +155,10 @@ mod tests {
         for d in drawn {
             let mut st = CycleState::new();
             q.pre_score(&mut st, &pod, &refs);
-            let s: Vec<i64> = refs.iter().map(|n| q.score(&st, &pod, n).unwrap_or(0)).collect();
+            let s: Vec<i64> = refs
+                .iter()
+                .map(|n| q.score(&st, &pod, n).unwrap_or(0))
+                .collect();
             assert_eq!(s.iter().position(|x| *x == 100), d);
         }
     }

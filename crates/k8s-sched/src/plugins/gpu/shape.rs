@@ -57,6 +57,9 @@ impl PodShape {
 
 /// See [`PodShape::accepts_model`]; `models` is `|`-separated.
 pub fn models_accept(models: &str, node_model: Option<&str>) -> bool {
+    if models.is_empty() {
+        return true;
+    }
     let mut named = 0;
     for m in models.split('|').filter(|m| !m.is_empty()) {
         named += 1;
@@ -78,7 +81,10 @@ pub fn required_gpu_models(pod: &Pod) -> Vec<String> {
         .affinity
         .as_ref()
         .and_then(|a| a.node_affinity.as_ref())
-        .and_then(|na| na.required_during_scheduling_ignored_during_execution.as_ref())
+        .and_then(|na| {
+            na.required_during_scheduling_ignored_during_execution
+                .as_ref()
+        })
     else {
         return Vec::new();
     };
@@ -123,7 +129,10 @@ impl<'a> NodeView<'a> {
 
     /// GPUs with all 1000 milli free.
     pub fn fully_free(&self) -> usize {
-        self.gpu_left.iter().filter(|l| **l >= MILLI_PER_GPU).count()
+        self.gpu_left
+            .iter()
+            .filter(|l| **l >= MILLI_PER_GPU)
+            .count()
     }
 }
 

@@ -37,7 +37,8 @@ use crate::registry::PluginArgs;
 pub const PRE_FILTER_STATE_KEY: &str = "PreFilterGpuShare";
 /// Reason for a sharing pod that fits on no single GPU of the node (k8s-mini's text; the
 /// simulator's filter reports only the node name).
-pub const REASON_NO_GPU_WITH_ROOM: &str = "node(s) had no GPU with enough free alibabacloud.com/gpu-milli";
+pub const REASON_NO_GPU_WITH_ROOM: &str =
+    "node(s) had no GPU with enough free alibabacloud.com/gpu-milli";
 /// Reason for a whole-GPU pod without enough fully free GPUs.
 pub const REASON_NOT_ENOUGH_FREE_GPUS: &str = "node(s) had not enough fully free GPUs";
 /// Reason for a node whose GPU model the pod does not accept.
@@ -239,6 +240,30 @@ impl FilterPlugin for GpuShare {
             None => gpu_fits(&PodShape::of(pod), node),
         }
     }
+
+    fn filter_nodes(
+        &self,
+        state: &CycleState,
+        pod: &Pod,
+        nodes: &[&NodeInfo],
+        failed: &mut Vec<(usize, Status)>,
+    ) {
+        let owned;
+        let shape = match state.read::<PodShape>(PRE_FILTER_STATE_KEY) {
+            Some(s) => s,
+            None => {
+                owned = PodShape::of(pod);
+                &owned
+            }
+        };
+        for (i, n) in nodes.iter().enumerate() {
+            let g = n.gpus();
+            if shape.accepts_model(g.model()) && g.fits(&shape.gpu) {
+                continue;
+            }
+            failed.push((i, gpu_fits(shape, n)));
+        }
+    }
 }
 
 impl ReservePlugin for GpuShare {
@@ -265,13 +290,13 @@ impl ReservePlugin for GpuShare {
             view.cpu_left += shape.milli_cpu;
         }
         let derived;
-        let typical: &[TypicalPod] =
-            if self.method == GpuSelMethod::Fgd && self.typical.is_empty() {
-                derived = typical_pods_of_listed(&*handle, self.threshold);
-                &derived
-            } else {
-                &self.typical
-            };
+        let typical: &[TypicalPod] = if self.method == GpuSelMethod::Fgd && self.typical.is_empty()
+        {
+            derived = typical_pods_of_listed(&*handle, self.threshold);
+            &derived
+        } else {
+            &self.typical
+        };
         match self.select(&view, &shape, typical) {
             Some(idx) => {
                 binding_annotations::add(state, GPU_INDEX_ANNOTATION, format_gpu_indices(&idx));
