@@ -164,7 +164,9 @@ impl Cluster {
         // GPU-share device plugin over the same GPUs (docs/trace-replay.md).
         let shared = shared_gpu_count(&node);
         if shared > 0 {
-            plugins.push(Box::new(k8s_deviceplugin::GpuShareDevicePlugin::new(shared)));
+            plugins.push(Box::new(k8s_deviceplugin::GpuShareDevicePlugin::new(
+                shared,
+            )));
         }
         let mut kubelet = Kubelet::new(node, plugins, self.kubelet_config.clone());
         kubelet.register(&mut self.api)?;

@@ -71,7 +71,11 @@
 //! - [`plugins`]: the in-tree plugins, one per file (the plugin traits themselves live in
 //!   `k8s_types::framework` so plugins can be written in other crates);
 //! - [`cache`], [`queue`], [`nominator`], [`waiting`]: the scheduler's state between ticks;
-//! - [`schedule_one`]: one pod's scheduling and binding cycle; [`scheduler`]: the tick.
+//!   [`informer`]: keeps the cache in step with the apiserver through watch events;
+//! - [`schedule_one`]: one pod's scheduling and binding cycle; [`scheduler`]: the tick, and
+//!   [`scheduler::detached`]: scheduling without an apiserver ([`Scheduler::schedule_one`]);
+//! - [`perf_workloads`]: kube-scheduler's scheduler_perf shapes as data, for the benches
+//!   (`docs/benchmarks.md`) and their tiny-size tests.
 //! - [`explain`]: the optional per-pod record of Filter verdicts and scores (`--explain`).
 //!
 //! Rules worth knowing (the deviations from upstream are deliberate and listed here):

@@ -205,16 +205,12 @@ pub(crate) fn schedule_one(
         return;
     }
     // Annotations a Reserve plugin asked for at binding (e.g. the GPU index GpuShare chose): the
-    // assumed pod carries them from now on, so later pods of this tick see the decision.
-    let pod = match crate::binding_annotations::annotated(&state, &pod) {
-        Some(annotated) => {
-            ctx.cache.forget(&pod, &host);
-            ctx.cache
-                .assume(PodInfo::new(Arc::clone(&annotated)), &host);
-            annotated
-        }
-        None => pod,
-    };
+    // assumed copy in the cache carries them from now on, so later pods of this tick see the
+    // decision (the Binding sends them to the apiserver).
+    if let Some(annotated) = crate::binding_annotations::annotated(&state, &pod) {
+        ctx.cache.forget(&pod, &host);
+        ctx.cache.assume(PodInfo::new(annotated), &host);
+    }
     let outcome = {
         let mut h = ctx.handle(fwk);
         fwk.run_permit(&mut state, &pod, &host, &mut h)

@@ -35,7 +35,7 @@ pub struct ScoreScratch<'a> {
 }
 
 impl<'a> FilterScratch<'a> {
-    /// Buffers taken from the per-thread pool (see [`crate::scratch`]).
+    /// Buffers taken from the per-thread pool (`scratch.rs`), reused across pods.
     pub fn pooled() -> FilterScratch<'a> {
         FilterScratch {
             alive: scratch::take(),
@@ -52,7 +52,7 @@ impl<'a> FilterScratch<'a> {
 }
 
 impl<'a> ScoreScratch<'a> {
-    /// Buffers taken from the per-thread pool (see [`crate::scratch`]).
+    /// Buffers taken from the per-thread pool (`scratch.rs`), reused across pods.
     pub fn pooled() -> ScoreScratch<'a> {
         ScoreScratch {
             raw: scratch::take(),

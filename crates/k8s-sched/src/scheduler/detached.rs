@@ -4,7 +4,7 @@
 //! [`Scheduler::schedule_one`], which runs upstream's scheduling and binding cycle (`scheduleOne`)
 //! with the same plugins, against the same incrementally updated cache and snapshot as
 //! [`Scheduler::schedule`]. Writes plugins make (binding, preemption victims) go to an in-process
-//! [`DetachedClient`] and come back into the cache as change events. No events or pod status
+//! `DetachedClient` (`detached_client.rs`) and come back into the cache as change events. No events or pod status
 //! conditions are written; the result carries what a `FailedScheduling` event would say.
 //!
 //! Do not mix modes on one scheduler: the first [`Scheduler::schedule`] relists from its

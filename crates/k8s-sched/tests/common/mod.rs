@@ -24,6 +24,8 @@ pub struct FakeApi {
     objects: BTreeMap<String, Object>,
     /// Every change, for watch: (key, event).
     history: Vec<(String, WatchEvent)>,
+    /// Watches from before this revision answer `410 Gone`.
+    compacted: i64,
 }
 
 fn q(s: &str) -> Quantity {
@@ -111,6 +113,12 @@ impl FakeApi {
     fn bump(&mut self, obj: &mut Object) {
         self.rev += 1;
         obj.meta_mut().resource_version = Some(self.rev.to_string());
+    }
+
+    /// Drops the watch history up to now (etcd compaction): older watches get `410 Gone`.
+    pub fn compact(&mut self) {
+        self.history.clear();
+        self.compacted = self.rev;
     }
 
     /// Stores an object at the current revision and records the watch event.
@@ -281,6 +289,9 @@ impl ApiClient for FakeApi {
     }
 
     fn watch(&self, kind: &Kind, after: i64) -> Result<Vec<WatchEvent>, Status> {
+        if after < self.compacted {
+            return Err(Status::gone(after, self.compacted));
+        }
         let prefix = kind.key_prefix();
         Ok(self
             .history

@@ -500,6 +500,41 @@ mod tests {
     }
 
     #[test]
+    fn summary_follows_requests_pods_and_node_spec() {
+        let mut node = Node::default();
+        node.metadata.name = "n1".into();
+        node.spec.unschedulable = true;
+        node.status
+            .allocatable
+            .insert("cpu".into(), Quantity::parse("4").unwrap());
+        node.status
+            .allocatable
+            .insert("pods".into(), Quantity::parse("110").unwrap());
+        let mut ni = NodeInfo::new(Arc::new(node));
+        let a = pod("a", "500m", None);
+        ni.add_pod(PodInfo::new(Arc::new(a.clone())));
+        ni.add_pod(PodInfo::new(Arc::new(pod("b", "1", None))));
+        let s = ni.summary();
+        assert_eq!(
+            (s.allocatable_milli_cpu, s.allocatable_pods, s.pod_count),
+            (4000, 110, 2)
+        );
+        assert_eq!((s.requested_milli_cpu, s.non_zero_milli_cpu), (1500, 1500));
+        // No memory requests: 200 MiB each for scoring only.
+        assert_eq!(
+            (s.requested_memory, s.non_zero_memory),
+            (0, 2 * 200 * 1024 * 1024)
+        );
+        assert!(ni.is_unschedulable() && !ni.has_taints());
+        assert_eq!(ni.name(), "n1");
+        ni.remove_pod(&a);
+        assert_eq!(
+            (ni.summary().requested_milli_cpu, ni.summary().pod_count),
+            (1000, 1)
+        );
+    }
+
+    #[test]
     fn specific_ip_conflicts_only_with_itself_and_wildcard() {
         let mut h = HostPortInfo::default();
         h.add("10.0.0.1", "TCP", 80);
