@@ -52,6 +52,8 @@ pub struct Cluster {
     kubelet_config: KubeletConfig,
     tick: Tick,
     n_nodes_added: u32,
+    /// Store revision when the previous tick started (the compaction point of this tick).
+    previous_tick_start: i64,
 }
 
 impl Cluster {
@@ -81,6 +83,7 @@ impl Cluster {
             kubelet_config: config.kubelet,
             tick: 0,
             n_nodes_added: 0,
+            previous_tick_start: 0,
         })
     }
 
@@ -177,6 +180,14 @@ impl Cluster {
     /// Runs one tick: controllers, then the scheduler, then every kubelet in node-name order.
     pub fn tick(&mut self) {
         self.api.set_tick(self.tick);
+        // etcd-style compaction, one tick behind: every watcher (the scheduler's informer, the
+        // runner's event collector) has read at least up to the start of the previous tick, so the
+        // history before it is never asked for again and need not be kept.
+        let start = self.api.revision();
+        if self.previous_tick_start > 0 {
+            self.api.store_mut().compact(self.previous_tick_start);
+        }
+        self.previous_tick_start = start;
         self.controllers.reconcile(&mut self.api);
         self.scheduler.schedule(&mut self.api);
         for kubelet in self.kubelets.values_mut() {
