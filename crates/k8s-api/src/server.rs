@@ -104,6 +104,19 @@ impl ApiClient for ApiServer {
         self.update_object(obj)
     }
 
+    fn list_pods_on_node(&self, node_name: &str) -> Vec<Pod> {
+        // The `spec.nodeName` field selector, matched on the stored objects so that only the
+        // node's own pods are copied.
+        self.store()
+            .list(&Kind::Pod.key_prefix())
+            .into_iter()
+            .filter_map(|o| match o {
+                Object::Pod(p) if p.node_name() == Some(node_name) => Some(p.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
     fn update_status(&mut self, obj: Object) -> Result<Object, Status> {
         self.update_object_status(obj)
     }

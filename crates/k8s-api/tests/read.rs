@@ -4,7 +4,7 @@ mod common;
 
 use common::{meta, node, pod, server};
 use k8s_types::apiserver::ApiClient;
-use k8s_types::core::Namespace;
+use k8s_types::core::{Binding, Namespace, Pod};
 use k8s_types::labels::LabelSelector;
 use k8s_types::object::Kind;
 use k8s_types::store::WatchEventType;
@@ -81,4 +81,20 @@ fn watch_serves_changes_of_one_kind_and_gone_after_compaction() {
         format!("too old resource version: {start} ({now})")
     );
     assert!(api.watch(&Kind::Pod, now).unwrap().is_empty());
+}
+
+#[test]
+fn list_pods_on_node_is_the_spec_node_name_field_selector() {
+    let mut api = server();
+    for name in ["a", "b", "c"] {
+        api.create(Object::Pod(pod(name))).unwrap();
+    }
+    api.bind(&Binding::new("default", "a", "n1")).unwrap();
+    api.bind(&Binding::new("default", "c", "n1")).unwrap();
+    api.bind(&Binding::new("default", "b", "n2")).unwrap();
+    let names =
+        |pods: Vec<Pod>| -> Vec<String> { pods.into_iter().map(|p| p.metadata.name).collect() };
+    assert_eq!(names(api.list_pods_on_node("n1")), ["a", "c"]);
+    assert_eq!(names(api.list_pods_on_node("n2")), ["b"]);
+    assert!(api.list_pods_on_node("n3").is_empty());
 }

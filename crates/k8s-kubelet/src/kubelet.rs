@@ -339,9 +339,8 @@ impl Kubelet {
             });
 
         let pods: BTreeMap<String, Pod> = api
-            .list_typed::<Pod>(None, None)
+            .list_pods_on_node(&self.name)
             .into_iter()
-            .filter(|p| p.node_name() == Some(self.name.as_str()))
             .map(|p| (pod_key(&p), p))
             .collect();
 

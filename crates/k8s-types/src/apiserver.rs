@@ -82,6 +82,17 @@ pub trait ApiClient {
     /// # Errors
     /// `Gone` when the revision was compacted.
     fn watch(&self, kind: &Kind, after_revision: i64) -> Result<Vec<WatchEvent>, Status>;
+
+    /// Pods bound to `node_name`, in key order: the kubelet's list with the field selector
+    /// `spec.nodeName=<node>`. The default lists every pod and filters; an apiserver overrides it to
+    /// avoid copying the pods of other nodes.
+    fn list_pods_on_node(&self, node_name: &str) -> Vec<Pod> {
+        self.list(&Kind::Pod, None, None)
+            .into_iter()
+            .filter_map(Pod::from_object)
+            .filter(|p| p.node_name() == Some(node_name))
+            .collect()
+    }
 }
 
 /// Typed helpers over any [`ApiClient`] (including `dyn ApiClient`).
