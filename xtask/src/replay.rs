@@ -67,6 +67,9 @@ pub struct ReplayArgs {
     quiet: bool,
 }
 
+/// The most seeds one replay command runs.
+const MAX_SEEDS: u64 = 10_000;
+
 fn parse_seeds(s: &str) -> Result<Vec<u64>, String> {
     let bad = || format!("bad --seeds {s:?}: expected A..B, A or A,B,C");
     if let Some((a, b)) = s.split_once("..") {
@@ -78,6 +81,9 @@ fn parse_seeds(s: &str) -> Result<Vec<u64>, String> {
             .map_err(|_| bad())?;
         if b < a {
             return Err(bad());
+        }
+        if b - a >= MAX_SEEDS {
+            return Err(format!("bad --seeds {s:?}: at most {MAX_SEEDS} seeds"));
         }
         return Ok((a..=b).collect());
     }
@@ -195,6 +201,12 @@ fn run_inner(args: ReplayArgs) -> Result<ExitCode, String> {
             };
             return Err(format!("{} does not exist{hint}", p.display()));
         }
+    }
+    if !args.inflation.is_finite() || args.inflation <= 0.0 || args.inflation > 100.0 {
+        return Err(format!(
+            "bad --inflation {}: must be a number greater than 0 and at most 100",
+            args.inflation
+        ));
     }
     let t0 = Instant::now();
     let trace = Trace::load(&nodes, &pods).map_err(|e| e.to_string())?;
@@ -448,6 +460,10 @@ mod tests {
         assert_eq!(parse_seeds("42..51").map(|v| v.len()), Ok(10));
         assert_eq!(parse_seeds("1,3"), Ok(vec![1, 3]));
         assert!(parse_seeds("x").is_err());
+        assert_eq!(
+            parse_seeds("0..18446744073709551615"),
+            Err("bad --seeds \"0..18446744073709551615\": at most 10000 seeds".to_string())
+        );
         assert_eq!(parse_policies(&["paper".into()]).map(|v| v.len()), Ok(6));
         assert_eq!(
             parse_policies(&["fgd".into(), "binpack".into()]),

@@ -144,3 +144,27 @@ const EXPECTED_FIRST: [&str; 6] = [
     "openb-pod-0285 openb-node-0043 ",
 ];
 const EXPECTED_COUNTS: (usize, usize) = (452, 342);
+
+/// A workload with no GPU request cannot be inflated to a GPU target: the replay runs the pods as
+/// given instead of sampling forever.
+#[test]
+fn cpu_only_workload_is_not_inflated() {
+    let dir = std::env::temp_dir().join(format!("k8s-mini-trace-cpu-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let nodes = write(
+        &dir,
+        "nodes.csv",
+        "sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,2,P100\n",
+    );
+    let pods = write(
+        &dir,
+        "pods.csv",
+        "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1000,1024,0,0\np1,2000,1024,0,0\n",
+    );
+    let trace = Trace::load(&nodes, &pods).expect("valid CSVs");
+    let opts = PaperOptions::default();
+    let prep = Prepared::new(&trace, &opts).expect("GPU nodes");
+    let run = replay_paper(&prep, Policy::Random, 42, &opts).expect("replay");
+    assert_eq!(run.pods_tried, 2);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -154,7 +154,8 @@ impl Prepared {
         self.nodes.len()
     }
 
-    /// The arrival sequence of a seed: shuffled workload, then inflation copies.
+    /// The arrival sequence of a seed: shuffled workload, then inflation copies (at most
+    /// [`MAX_ARRIVALS`] pods in all).
     pub fn arrivals(&self, rng: &mut SplitMix64, inflation: f64) -> Vec<Arc<Pod>> {
         let n = self.workload.len();
         let mut order: Vec<usize> = (0..n).collect();
@@ -165,12 +166,14 @@ impl Prepared {
             .collect();
         let mut total: i64 = self.workload.iter().map(|(p, _)| p.gpu.total_milli()).sum();
         let target = inflation * self.capacity_milli as f64;
-        if n == 0 || inflation <= 0.0 {
+        // No inflation without a positive finite factor, or when no pod asks for a GPU (sampling
+        // would never reach a GPU target).
+        if n == 0 || !inflation.is_finite() || inflation <= 0.0 || total == 0 {
             return out;
         }
         if (total as f64) < target {
             let mut i = 0usize;
-            loop {
+            while out.len() < MAX_ARRIVALS {
                 let (tp, _) = &self.workload[rng.below(n)];
                 let per_gpu = if tp.gpu.count > 0 { tp.gpu.milli } else { 0 };
                 if (total + per_gpu) as f64 > target {
@@ -194,6 +197,10 @@ impl Prepared {
         out
     }
 }
+
+/// The most arrivals one replay builds (a guard against an inflation target the workload cannot
+/// reach in reasonable time; the paper's default trace needs about 11,000).
+pub const MAX_ARRIVALS: usize = 10_000_000;
 
 /// The [`Handle`] of a replay: the snapshot, and an empty apiserver the plugins never need.
 struct ReplayHandle<'a> {
