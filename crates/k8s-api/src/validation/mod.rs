@@ -12,6 +12,7 @@
 //! [`resources`], [`pod_spec`], [`pod`], [`template`], [`deployment`], [`replica_set`],
 //! [`namespace`], [`node`], [`priority_class`], [`pod_group`], [`event`], [`other`].
 
+pub mod affinity;
 pub mod deployment;
 pub mod event;
 pub mod gofmt;

@@ -81,6 +81,12 @@ pub fn validate_pod_spec(spec: &PodSpec, path: &str) -> ErrorList {
         &spec.topology_spread_constraints,
         &child(path, "topologySpreadConstraints"),
     ));
+    if let Some(affinity) = &spec.affinity {
+        errs.extend(super::affinity::validate_affinity(
+            affinity,
+            &child(path, "affinity"),
+        ));
+    }
     if let Some(sa) = spec
         .service_account_name
         .as_deref()
