@@ -188,3 +188,20 @@ fn unknown_pods_and_bad_keys() {
     let e = run_file(&fixture(), &opts).unwrap_err().to_string();
     assert!(e.starts_with("--explain: invalid pod \"a/b/c\""), "{e}");
 }
+
+#[test]
+fn names_the_post_filter_plugin_that_made_room() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/explain-preemption.yaml");
+    let opts = RunOptions {
+        explain: Some("default/high".to_string()),
+        ..Default::default()
+    };
+    let out = run_file(&path, &opts).expect("runs");
+    assert_eq!(out.failures, 0, "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains("PostFilter: DefaultPreemption: Success; nominatedNodeName: n1"),
+        "{}",
+        out.stdout
+    );
+}

@@ -635,7 +635,9 @@ impl Framework {
             };
             let (r, s) = pf.post_filter(state, pod, statuses, handle);
             if s.is_success() {
-                return (r, s);
+                // Upstream's RunPostFilterPlugins returns the successful plugin's status; keep its
+                // name so explanations can say which plugin made room.
+                return (r, s.with_plugin(p.name()));
             }
             if s.code() == Code::UnschedulableAndUnresolvable {
                 return (r, s.with_plugin(p.name()));
