@@ -112,8 +112,20 @@ struct Table<'a> {
     rows: Vec<(usize, Vec<&'a str>)>,
 }
 
+/// Splits a trace CSV: plain comma-separated fields as the openb files are written (a UTF-8 byte
+/// order mark is skipped; quoted fields are not supported and are reported as such).
 fn table<'a>(file: &Path, text: &'a str) -> Result<Table<'a>, TraceError> {
     let file = file.display().to_string();
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if let Some((i, _)) = text.lines().enumerate().find(|(_, l)| l.contains('"')) {
+        return Err(TraceError::Parse {
+            file,
+            line: i + 1,
+            message:
+                "quoted CSV fields are not supported: trace files are plain comma-separated values"
+                    .into(),
+        });
+    }
     let mut lines = text
         .lines()
         .enumerate()
@@ -396,5 +408,25 @@ impl TracePod {
             });
         }
         p
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bom_is_skipped_and_quotes_are_reported() {
+        let path = Path::new("pods.csv");
+        let t = table(path, "\u{feff}name,cpu_milli\np0,1000\n").unwrap();
+        assert_eq!(t.columns.get("name"), Some(&0));
+        assert_eq!(t.rows, vec![(2, vec!["p0", "1000"])]);
+        let e = table(path, "name,cpu_milli\n\"p0,x\",1000\n")
+            .err()
+            .unwrap();
+        assert_eq!(
+            e.to_string(),
+            "pods.csv:2: quoted CSV fields are not supported: trace files are plain comma-separated values"
+        );
     }
 }
