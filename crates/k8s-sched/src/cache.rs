@@ -27,6 +27,14 @@ use k8s_types::framework::node_info::{node_image_sizes, same_pod};
 use k8s_types::framework::{NodeInfo, PodInfo};
 use k8s_types::scheduling::PodGroup;
 
+use crate::runtime::node_arrays::NodeArrays;
+
+/// A hash map with a fixed (unseeded) hasher, for maps that are looked up but never iterated in
+/// an order that could reach output: deterministic, and cheaper than `BTreeMap`'s string
+/// comparisons.
+type FixedHashMap<K, V> =
+    std::collections::HashMap<K, V, std::hash::BuildHasherDefault<std::hash::DefaultHasher>>;
+
 /// Where a pod's [`PodInfo`] lives.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Placement {
@@ -41,7 +49,7 @@ pub struct Cache {
     /// Every node, in name order once [`Cache::finish_batch`] ran (the snapshot plugins see).
     nodes: Vec<NodeInfo>,
     /// Node name -> position in `nodes`.
-    index: BTreeMap<String, usize>,
+    index: FixedHashMap<String, usize>,
     /// Nodes were appended out of name order since the last `finish_batch`.
     unsorted: bool,
     /// Every known pod by `namespace/name`.
@@ -52,7 +60,7 @@ pub struct Cache {
     /// `namespace/podgroup` -> keys of the pods labelled with that coscheduling PodGroup.
     group_members: BTreeMap<String, BTreeSet<String>>,
     /// Pods placed on a node (bound or assumed), by key.
-    placed: BTreeMap<String, Placement>,
+    placed: FixedHashMap<String, Placement>,
     /// Pods placed on a node the cache does not have (upstream keeps such NodeInfos without a
     /// Node); they move onto the node when it appears.
     orphans: BTreeMap<String, Vec<PodInfo>>,
@@ -68,6 +76,8 @@ pub struct Cache {
     with_required_anti_affinity: BTreeSet<usize>,
     /// Normalized image name -> node name -> size in bytes (upstream `imageStates`).
     images: BTreeMap<String, BTreeMap<String, i64>>,
+    /// The per-node numbers of the fused node pass, in `nodes` order (`runtime/node_arrays.rs`).
+    arrays: NodeArrays,
 }
 
 /// Orders a pod against a `namespace/name` key as the key strings would order, without building
@@ -91,6 +101,11 @@ impl Cache {
     /// One node by name.
     pub fn node_info(&self, name: &str) -> Option<&NodeInfo> {
         self.index.get(name).map(|i| &self.nodes[*i])
+    }
+
+    /// The per-node numbers of the fused node pass, indexed like [`Cache::node_infos`].
+    pub fn node_arrays(&self) -> &NodeArrays {
+        &self.arrays
     }
 
     /// The position of a node in [`Cache::node_infos`].
@@ -181,6 +196,7 @@ impl Cache {
         let Some(n) = self.nodes.get(i) else {
             return;
         };
+        self.arrays.set(i, n);
         let (aff, anti) = (
             n.num_pods_with_affinity() > 0,
             n.num_pods_with_required_anti_affinity() > 0,
@@ -201,6 +217,7 @@ impl Cache {
     fn rebuild_flags(&mut self) {
         self.with_affinity.clear();
         self.with_required_anti_affinity.clear();
+        self.arrays = NodeArrays::default();
         for i in 0..self.nodes.len() {
             self.refresh_flags(i);
         }
@@ -432,16 +449,16 @@ impl Cache {
         } else {
             pod.node_name()
         };
-        let current = self.placed.get(&key).cloned();
+        let current = self.placed.get(&key).map(|pl| pl.assumed);
         match (current, want) {
             (None, None) => {}
             (None, Some(node)) => {
                 let node = node.to_string();
                 self.place(key, PodInfo::new(pod), &node, false);
             }
-            (Some(pl), None) => {
+            (Some(assumed), None) => {
                 // An assumed pod stays assumed until bound (or forgotten); anything else leaves.
-                if !pl.assumed || pod.is_terminal() {
+                if !assumed || pod.is_terminal() {
                     if let Some(prev) = self.placed_pod(&key) {
                         self.unplace(&key, &prev);
                     }

@@ -40,6 +40,8 @@ pub(crate) struct DetachedClient {
     pods: BTreeMap<String, Arc<Pod>>,
     pod_groups: BTreeMap<String, Arc<PodGroup>>,
     changes: Vec<Change>,
+    /// A reused buffer for `namespace/name` lookups (no allocation per binding).
+    key_buf: String,
 }
 
 fn key(namespace: &str, name: &str) -> String {
@@ -262,21 +264,29 @@ impl ApiClient for DetachedClient {
 
     fn bind(&mut self, binding: &Binding) -> Result<Pod, Status> {
         let name = &binding.metadata.name;
-        let k = key(binding.metadata.namespace(), name);
-        let Some(old) = self.pods.get(&k) else {
+        let ns = binding.metadata.namespace();
+        self.key_buf.clear();
+        self.key_buf
+            .push_str(if ns.is_empty() { "default" } else { ns });
+        self.key_buf.push('/');
+        self.key_buf.push_str(name);
+        // Replaced in place: no key string is built for the map.
+        let Some(slot) = self.pods.get_mut(self.key_buf.as_str()) else {
             return Err(Status::not_found(&Kind::Pod, name));
         };
-        if old.node_name().is_some() {
+        if slot.node_name().is_some() {
             return Err(Status::conflict(&Kind::Pod, name));
         }
-        let mut p = (**old).clone();
+        let mut p = (**slot).clone();
         p.spec.node_name = Some(binding.target.name.clone());
         // As the apiserver's pods/binding: the Binding's annotations are copied onto the pod.
         for (k, v) in &binding.metadata.annotations {
             p.metadata.annotations.insert(k.clone(), v.clone());
         }
         let p = Arc::new(p);
-        self.put_pod(Arc::clone(&p));
+        *slot = Arc::clone(&p);
+        self.revision += 1;
+        self.changes.push(Change::Pod(Arc::clone(&p)));
         Ok((*p).clone())
     }
 

@@ -9,6 +9,11 @@
 //! taints, cordon or allocatable; a bound non-terminal pod's identity, node or deletion; a gang
 //! member's group; a PodGroup's minMember or timeout. An object changed and changed back between
 //! two syncs counts as unchanged.
+//!
+//! Cluster events for the queue's queueing hints: the same tracker keeps each touched object as it
+//! was before the first change, and [`ChangeTracker::events`] turns (before, now) into upstream's
+//! cluster events (`crate::queueing_hints`), in object order (Nodes, Pods, PodGroups, each by
+//! name). A relist gives one wildcard event instead.
 
 use std::collections::BTreeMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -21,6 +26,7 @@ use k8s_types::scheduling::PodGroup;
 use k8s_types::store::{WatchEvent, WatchEventType};
 
 use crate::cache::Cache;
+use crate::queueing_hints::{node_events, pod_events, pod_group_events, ObservedEvent};
 
 /// A fingerprint of the scheduling-relevant fields of a Node. Used only for change detection.
 pub fn node_fingerprint(n: &Node) -> u64 {
@@ -67,12 +73,21 @@ enum ObjectKey {
     PodGroup(String),
 }
 
-/// Applies changes to a [`Cache`] and remembers, per touched object, its fingerprint before the
-/// first change, so [`ChangeTracker::changed`] can tell whether the batch changed anything that
-/// matters.
+/// A touched object as it was before the first change of a batch.
+#[derive(Clone, Debug)]
+enum OldObject {
+    Node(Option<Arc<Node>>),
+    Pod(Option<Arc<Pod>>),
+    PodGroup(Option<Arc<PodGroup>>),
+}
+
+/// Applies changes to a [`Cache`] and remembers, per touched object, its fingerprint (and the
+/// object) before the first change, so [`ChangeTracker::changed`] can tell whether the batch
+/// changed anything that matters and [`ChangeTracker::events`] which cluster events it made.
 #[derive(Debug, Default)]
 pub(crate) struct ChangeTracker {
     before: BTreeMap<ObjectKey, Option<u64>>,
+    old: BTreeMap<ObjectKey, OldObject>,
 }
 
 impl ChangeTracker {
@@ -80,16 +95,47 @@ impl ChangeTracker {
         self.before.entry(key).or_insert(fingerprint);
     }
 
+    fn note_old(&mut self, key: ObjectKey, old: OldObject) {
+        self.old.entry(key).or_insert(old);
+    }
+
+    /// The cluster events of the batch: each touched object's state before the first change
+    /// against its state in `cache` now, in object order.
+    pub(crate) fn events(&self, cache: &Cache) -> Vec<ObservedEvent> {
+        let mut out = Vec::new();
+        for (k, old) in &self.old {
+            match (k, old) {
+                (ObjectKey::Node(n), OldObject::Node(o)) => {
+                    let now = cache.node_info(n).map(|ni| ni.node_arc());
+                    out.extend(node_events(o.as_ref(), now));
+                }
+                (ObjectKey::Pod(p), OldObject::Pod(o)) => {
+                    out.extend(pod_events(o.as_ref(), cache.pod(p)));
+                }
+                (ObjectKey::PodGroup(g), OldObject::PodGroup(o)) => {
+                    out.extend(pod_group_events(o.as_ref(), cache.pod_group(g)));
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
     /// Adds or replaces a node.
     pub(crate) fn upsert_node(&mut self, cache: &mut Cache, node: Arc<Node>) {
         let name = node.metadata.name.clone();
         let old = cache.upsert_node(node);
+        self.note_old(ObjectKey::Node(name.clone()), OldObject::Node(old.clone()));
         self.note(ObjectKey::Node(name), old.map(|n| node_fingerprint(&n)));
     }
 
     /// Removes a node.
     pub(crate) fn remove_node(&mut self, cache: &mut Cache, name: &str) {
         let old = cache.remove_node(name);
+        self.note_old(
+            ObjectKey::Node(name.to_string()),
+            OldObject::Node(old.clone()),
+        );
         self.note(
             ObjectKey::Node(name.to_string()),
             old.map(|n| node_fingerprint(&n)),
@@ -100,12 +146,14 @@ impl ChangeTracker {
     pub(crate) fn upsert_pod(&mut self, cache: &mut Cache, pod: Arc<Pod>) {
         let key = pod.key();
         let old = cache.upsert_pod(pod);
+        self.note_old(ObjectKey::Pod(key.clone()), OldObject::Pod(old.clone()));
         self.note(ObjectKey::Pod(key), old.and_then(|p| pod_fingerprint(&p)));
     }
 
     /// Removes a pod by `namespace/name`.
     pub(crate) fn remove_pod(&mut self, cache: &mut Cache, key: &str) {
         let old = cache.remove_pod(key);
+        self.note_old(ObjectKey::Pod(key.to_string()), OldObject::Pod(old.clone()));
         self.note(
             ObjectKey::Pod(key.to_string()),
             old.and_then(|p| pod_fingerprint(&p)),
@@ -116,6 +164,10 @@ impl ChangeTracker {
     pub(crate) fn upsert_pod_group(&mut self, cache: &mut Cache, pg: Arc<PodGroup>) {
         let key = format!("{}/{}", pg.metadata.namespace(), pg.metadata.name);
         let old = cache.upsert_pod_group(pg);
+        self.note_old(
+            ObjectKey::PodGroup(key.clone()),
+            OldObject::PodGroup(old.clone()),
+        );
         self.note(
             ObjectKey::PodGroup(key),
             old.map(|g| pod_group_fingerprint(&g)),
@@ -125,6 +177,10 @@ impl ChangeTracker {
     /// Removes a PodGroup by `namespace/name`.
     pub(crate) fn remove_pod_group(&mut self, cache: &mut Cache, key: &str) {
         let old = cache.remove_pod_group(key);
+        self.note_old(
+            ObjectKey::PodGroup(key.to_string()),
+            OldObject::PodGroup(old.clone()),
+        );
         self.note(
             ObjectKey::PodGroup(key.to_string()),
             old.map(|g| pod_group_fingerprint(&g)),
@@ -178,8 +234,15 @@ pub(crate) enum Synced {
 }
 
 impl Informer {
-    /// Brings `cache` up to the apiserver's current revision.
-    pub(crate) fn sync(&mut self, api: &dyn ApiClient, cache: &mut Cache) -> Synced {
+    /// Brings `cache` up to the apiserver's current revision and appends the cluster events of
+    /// the watched changes to `events` (nothing after a relist: the caller treats it as a
+    /// wildcard event).
+    pub(crate) fn sync(
+        &mut self,
+        api: &dyn ApiClient,
+        cache: &mut Cache,
+        events: &mut Vec<ObservedEvent>,
+    ) -> Synced {
         let revision = api.revision();
         if let Some(after) = self.synced {
             let watched = [Kind::Node, Kind::PodGroup, Kind::Pod]
@@ -192,6 +255,7 @@ impl Informer {
                     tracker.apply(cache, ev);
                 }
                 cache.finish_batch();
+                events.extend(tracker.events(cache));
                 self.synced = Some(revision);
                 return Synced::Watched(tracker.changed(cache));
             }

@@ -84,7 +84,8 @@
 //!   (upstream: random), reproducing the blueprint's `max(key=(score, name))`.
 //! - Each pending pod gets at most one attempt per tick, in PrioritySort order (priority, then
 //!   queue timestamp, then first-seen revision, then namespace/name). Failed pods are retried after
-//!   upstream's backoff (1, 2, 4, 8, 10 ticks) once the cluster changed, or after 5 minutes.
+//!   upstream's backoff (1, 2, 4, 8, 10 ticks) once a cluster event that one of the plugins that
+//!   rejected them registered says so (queueing hints, [`queueing_hints`]), or after 5 minutes.
 //! - A FailedScheduling event is written when the message differs from the last one written for
 //!   the pod (upstream writes one per attempt and the event recorder aggregates them); the
 //!   `PodScheduled` condition is updated whenever it changes, as upstream.
@@ -106,11 +107,13 @@ pub mod perf_workloads;
 pub mod plugins;
 pub mod podgroup_status;
 pub mod queue;
+pub mod queueing_hints;
 pub mod registry;
 pub mod runtime;
 pub mod schedule_one;
 pub mod scheduler;
 pub(crate) mod scratch;
+pub mod topology_counts;
 pub mod waiting;
 
 pub use config::KubeSchedulerConfiguration;

@@ -1,12 +1,26 @@
 //! The scheduling queue, simplified to one pass per tick ([`SchedulingQueue`]): every pending pod
-//! is attempted at most once per tick, in QueueSort order. A pod whose attempt failed is retried
-//! only when (a) its backoff has elapsed — upstream's 1 s doubling to 10 s
-//! (`podInitialBackoffDuration`, `podMaxBackoffDuration`), here in ticks — and (b) the cluster
-//! changed since the failure (a node, an assigned pod, a PodGroup or the set of gang members
-//! changed), or it has waited 5 minutes (upstream `podMaxInUnschedulablePodsDuration`). Pods that
-//! failed with an internal error are retried after backoff alone. Mirrors the intent of upstream
-//! `pkg/scheduler/backend/queue/scheduling_queue.go` (activeQ, backoffQ, unschedulablePods) without
-//! per-plugin queueing hints: any relevant change wakes every unschedulable pod.
+//! is attempted at most once per tick, in QueueSort order. Mirrors upstream
+//! `pkg/scheduler/backend/queue/scheduling_queue.go` (activeQ, backoffQ, unschedulablePods) with
+//! queueing hints (KEP-4247, the `SchedulerQueueingHints` behaviour):
+//!
+//! - A failed pod remembers the plugins that rejected it (upstream `UnschedulablePlugins` and
+//!   `PendingPlugins`). A pod without rejector plugins (an internal error) goes straight to the
+//!   backoff queue: it is retried once its backoff has elapsed (upstream's 1 s doubling to 10 s,
+//!   `podInitialBackoffDuration`, `podMaxBackoffDuration`, in ticks).
+//! - Otherwise it is unschedulable until a cluster event moves it ([`SchedulingQueue::
+//!   move_on_event`]): only events that one of its rejector plugins registered and whose hint
+//!   says Queue ([`crate::queueing_hints::is_pod_worth_requeuing`]). A moved pod is attempted once
+//!   its backoff has elapsed (upstream: backoffQ if still backing off, else activeQ); Queue from a
+//!   Pending plugin skips the backoff. Plugins without `EnqueueExtensions` are registered for
+//!   every event, so pods they rejected move on any event, as before queueing hints.
+//! - A pod unschedulable for 5 minutes is retried anyway (upstream
+//!   `podMaxInUnschedulablePodsDuration`, the `UnschedulableTimeout` flush).
+//! - In-flight pods (attempted and not yet failed or bound, i.e. held at Permit) do not move;
+//!   events that happen meanwhile are recorded and replayed against the rejector plugins when
+//!   the pod fails (upstream `inFlightEvents`, `determineSchedulingHintForInFlightPod`).
+//!
+//! Order (determinism): an event visits the unschedulable pods in `namespace/name` order; the
+//! outcome does not depend on it because a move only marks the pod.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -15,6 +29,10 @@ use k8s_types::core::Pod;
 use k8s_types::framework::QueuedPodInfo;
 use k8s_types::meta::timestamp_tick;
 use k8s_types::Tick;
+
+use crate::queueing_hints::{
+    is_pod_worth_requeuing, EventScope, ObservedEvent, QueueingHintMap, QueueingStrategy,
+};
 
 /// Upstream `DefaultPodInitialBackoffDuration` (1 s), in ticks.
 pub const POD_INITIAL_BACKOFF: Tick = 1;
@@ -42,6 +60,8 @@ pub fn backoff_duration(attempts: u32) -> Tick {
 #[derive(Clone, Debug, Default)]
 pub struct QueueEntry {
     uid: String,
+    /// The pod as last observed.
+    pod: Option<Arc<Pod>>,
     /// Queue timestamp (creation tick, refreshed on each failure).
     pub timestamp: Tick,
     /// The pod's resourceVersion when the scheduler first saw it (its creation revision for a pod not
@@ -55,18 +75,37 @@ pub struct QueueEntry {
     pub last_failure: Option<Tick>,
     /// No retry before this tick.
     pub backoff_until: Tick,
-    /// Cluster generation when the last attempt failed.
-    pub generation_at_failure: u64,
-    /// The last failure was an internal error (retry after backoff alone).
-    pub error_failure: bool,
+    /// Plugins that rejected the pod in its last attempt (upstream `UnschedulablePlugins`).
+    pub unschedulable_plugins: BTreeSet<String>,
+    /// Plugins that returned Pending in its last attempt (upstream `PendingPlugins`).
+    pub pending_plugins: BTreeSet<String>,
+    /// Since the last failure: `Skip` while unschedulable, otherwise moved by an event (or, for
+    /// a failure without rejector plugins, straight to the backoff queue).
+    pub requeue: QueueingStrategy,
+    /// The sequence number of the first cluster event recorded while the pod is in flight.
+    in_flight_since: Option<u64>,
     /// The last FailedScheduling message recorded as an event.
     pub last_message: Option<String>,
+}
+
+/// Why an attempt failed, for the queue.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Rejection {
+    /// Plugins that returned Unschedulable or UnschedulableAndUnresolvable.
+    pub unschedulable_plugins: BTreeSet<String>,
+    /// Plugins that returned Pending.
+    pub pending_plugins: BTreeSet<String>,
 }
 
 /// Pending pods the scheduler knows, by `namespace/name`.
 #[derive(Clone, Debug, Default)]
 pub struct SchedulingQueue {
     entries: BTreeMap<String, QueueEntry>,
+    /// Cluster events seen while some pod was in flight, with their sequence numbers (upstream
+    /// `inFlightEvents`).
+    in_flight_events: Vec<(u64, ObservedEvent)>,
+    /// The sequence number of the next cluster event.
+    next_event: u64,
 }
 
 impl SchedulingQueue {
@@ -95,6 +134,7 @@ impl SchedulingQueue {
         if e.uid != uid {
             *e = fresh();
         }
+        e.pod = Some(Arc::clone(pod));
         QueuedPodInfo {
             pod: Arc::clone(pod),
             timestamp: e.timestamp,
@@ -107,40 +147,151 @@ impl SchedulingQueue {
     /// Forgets pods that are no longer pending.
     pub(crate) fn retain(&mut self, pending: &BTreeSet<String>) {
         self.entries.retain(|k, _| pending.contains(k));
+        self.prune_in_flight_events();
     }
 
     /// Whether the pod may be attempted this tick (see the module docs).
-    pub fn should_attempt(&self, key: &str, now: Tick, generation: u64) -> bool {
+    pub fn should_attempt(&self, key: &str, now: Tick) -> bool {
         let Some(e) = self.entries.get(key) else {
             return true;
         };
         let Some(failed_at) = e.last_failure else {
             return true;
         };
+        if e.requeue == QueueingStrategy::Immediately {
+            return true;
+        }
         if now < e.backoff_until {
             return false;
         }
-        e.error_failure
-            || generation != e.generation_at_failure
+        e.requeue == QueueingStrategy::AfterBackoff
             || now.saturating_sub(failed_at) >= POD_MAX_IN_UNSCHEDULABLE
     }
 
-    /// Counts an attempt.
+    /// Counts an attempt; the pod is in flight until it fails or is removed.
     pub(crate) fn record_attempt(&mut self, key: &str, now: Tick) {
+        let next = self.next_event;
         if let Some(e) = self.entries.get_mut(key) {
             e.attempts += 1;
             e.initial_attempt.get_or_insert(now);
+            e.in_flight_since = Some(next);
         }
     }
 
-    /// Records a failed attempt: backoff, generation and a refreshed queue timestamp.
-    pub(crate) fn record_failure(&mut self, key: &str, now: Tick, generation: u64, error: bool) {
-        if let Some(e) = self.entries.get_mut(key) {
-            e.last_failure = Some(now);
-            e.backoff_until = now + backoff_duration(e.attempts);
-            e.generation_at_failure = generation;
-            e.error_failure = error;
-            e.timestamp = now;
+    /// Records a failed attempt: backoff, refreshed queue timestamp, the rejector plugins, and
+    /// where the pod goes (upstream `AddUnschedulableIfNotPresent`): straight to backoff without
+    /// rejector plugins, else unschedulable unless an event recorded while it was in flight is
+    /// worth requeuing it (checked with `hints`, the pod's profile's registrations).
+    pub(crate) fn record_failure(
+        &mut self,
+        key: &str,
+        now: Tick,
+        rejection: Rejection,
+        hints: &QueueingHintMap,
+    ) {
+        let Some(e) = self.entries.get_mut(key) else {
+            return;
+        };
+        e.last_failure = Some(now);
+        e.backoff_until = now + backoff_duration(e.attempts);
+        e.timestamp = now;
+        e.unschedulable_plugins = rejection.unschedulable_plugins;
+        e.pending_plugins = rejection.pending_plugins;
+        let since = e.in_flight_since.take();
+        e.requeue = if e.unschedulable_plugins.is_empty() && e.pending_plugins.is_empty() {
+            QueueingStrategy::AfterBackoff
+        } else {
+            let mut strategy = QueueingStrategy::Skip;
+            if let (Some(since), Some(pod)) = (since, e.pod.as_deref()) {
+                for (_, ev) in self.in_flight_events.iter().filter(|(s, _)| *s >= since) {
+                    if !applies_to(ev, key) {
+                        continue;
+                    }
+                    let s = is_pod_worth_requeuing(
+                        hints,
+                        &e.unschedulable_plugins,
+                        &e.pending_plugins,
+                        &ev.event,
+                        pod,
+                        ev.old.as_ref().map(|o| o.as_event_object()),
+                        ev.new.as_ref().map(|o| o.as_event_object()),
+                    );
+                    strategy = strategy.max(s);
+                    if strategy == QueueingStrategy::Immediately {
+                        break;
+                    }
+                }
+            }
+            strategy
+        };
+        self.prune_in_flight_events();
+    }
+
+    /// Offers a cluster event to the unschedulable pods (upstream
+    /// `MoveAllToActiveOrBackoffQueue` / `movePodsToActiveOrBackoffQueue`), in `namespace/name`
+    /// order: each pod in the event's scope whose rejector plugins find it worth requeuing is
+    /// moved. `hints` gives a pod's profile's registrations (`None`: not scheduled by this
+    /// scheduler); `cross_topology` decides pods for [`EventScope::CrossTopology`] events. Pods
+    /// in flight do not move; the event is kept for them. Returns the number of pods moved.
+    pub(crate) fn move_on_event<'h>(
+        &mut self,
+        ev: &ObservedEvent,
+        hints: impl Fn(&Pod) -> Option<&'h QueueingHintMap>,
+        cross_topology: impl Fn(&Pod, &QueueEntry) -> bool,
+    ) -> usize {
+        let mut moved = 0;
+        let mut any_in_flight = false;
+        for (key, e) in &mut self.entries {
+            if e.in_flight_since.is_some() {
+                any_in_flight = true;
+                continue;
+            }
+            if e.last_failure.is_none() || e.requeue != QueueingStrategy::Skip {
+                continue;
+            }
+            if !applies_to(ev, key) {
+                continue;
+            }
+            let Some(pod) = e.pod.clone() else {
+                continue;
+            };
+            if ev.scope == EventScope::CrossTopology && !cross_topology(&pod, e) {
+                continue;
+            }
+            let Some(map) = hints(&pod) else {
+                continue;
+            };
+            let s = is_pod_worth_requeuing(
+                map,
+                &e.unschedulable_plugins,
+                &e.pending_plugins,
+                &ev.event,
+                &pod,
+                ev.old.as_ref().map(|o| o.as_event_object()),
+                ev.new.as_ref().map(|o| o.as_event_object()),
+            );
+            if s != QueueingStrategy::Skip {
+                e.requeue = s;
+                moved += 1;
+            }
+        }
+        if any_in_flight {
+            self.in_flight_events.push((self.next_event, ev.clone()));
+        }
+        self.next_event += 1;
+        moved
+    }
+
+    /// Drops recorded events no in-flight pod needs any more.
+    fn prune_in_flight_events(&mut self) {
+        match self
+            .entries
+            .values()
+            .filter_map(|e| e.in_flight_since)
+            .min()
+        {
+            None => self.in_flight_events.clear(),
+            Some(oldest) => self.in_flight_events.retain(|(s, _)| *s >= oldest),
         }
     }
 
@@ -161,6 +312,7 @@ impl SchedulingQueue {
     /// Forgets a pod (bound).
     pub(crate) fn remove(&mut self, key: &str) {
         self.entries.remove(key);
+        self.prune_in_flight_events();
     }
 
     /// The entry of a pod.
@@ -169,9 +321,70 @@ impl SchedulingQueue {
     }
 }
 
+/// Whether `ev` may move the pod `key` (an update of an unscheduled pod concerns only itself).
+fn applies_to(ev: &ObservedEvent, key: &str) -> bool {
+    match &ev.scope {
+        EventScope::Only(k) => k == key,
+        _ => true,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::args::NodeResourcesFitArgs;
+    use crate::plugins::names;
+    use crate::plugins::node_resources_fit::NodeResourcesFit;
+    use crate::queueing_hints::{node_events, pod_events};
+    use k8s_types::core::{Container, Node, ResourceRequirements};
+    use k8s_types::framework::Plugin;
+    use k8s_types::Quantity;
+
+    fn pod(name: &str, cpu: &str, node: Option<&str>) -> Arc<Pod> {
+        let mut p = Pod::default();
+        p.metadata.name = name.into();
+        p.metadata.namespace = Some("default".into());
+        p.metadata.uid = Some(format!("uid-{name}"));
+        p.spec.node_name = node.map(str::to_string);
+        let mut c = Container {
+            resources: ResourceRequirements::default(),
+            ..Default::default()
+        };
+        c.resources
+            .requests
+            .insert("cpu".into(), Quantity::parse(cpu).unwrap());
+        p.spec.containers.push(c);
+        Arc::new(p)
+    }
+
+    fn node(name: &str, labels: &[(&str, &str)]) -> Arc<Node> {
+        let mut n = Node::default();
+        n.metadata.name = name.into();
+        for (k, v) in labels {
+            n.metadata.labels.insert((*k).into(), (*v).into());
+        }
+        for (r, q) in [("cpu", "4"), ("memory", "8Gi"), ("pods", "110")] {
+            n.status
+                .allocatable
+                .insert(r.into(), Quantity::parse(q).unwrap());
+        }
+        Arc::new(n)
+    }
+
+    fn fit_hints() -> QueueingHintMap {
+        let mut m: BTreeMap<String, Arc<dyn k8s_types::framework::Plugin>> = BTreeMap::new();
+        let fit: Arc<dyn Plugin> =
+            Arc::new(NodeResourcesFit::new(&NodeResourcesFitArgs::default()));
+        m.insert(names::NODE_RESOURCES_FIT.into(), fit);
+        QueueingHintMap::build(&m)
+    }
+
+    fn rejected_by(plugin: &str) -> Rejection {
+        Rejection {
+            unschedulable_plugins: [plugin.to_string()].into(),
+            pending_plugins: BTreeSet::new(),
+        }
+    }
 
     #[test]
     fn backoff_doubles_to_ten() {
@@ -180,21 +393,98 @@ mod tests {
     }
 
     #[test]
-    fn retry_needs_backoff_and_a_change() {
+    fn error_failures_retry_after_backoff_alone() {
         let mut q = SchedulingQueue::default();
-        let mut p = Pod::default();
-        p.metadata.name = "a".into();
-        p.metadata.namespace = Some("default".into());
-        let p = Arc::new(p);
-        q.observe(&p, 10, 5);
-        assert!(q.should_attempt("default/a", 10, 0));
+        q.observe(&pod("a", "1", None), 10, 5);
         q.record_attempt("default/a", 10);
         q.record_attempt("default/a", 10);
-        q.record_failure("default/a", 10, 7, false);
-        // Attempt 2 -> 2 ticks backoff.
-        assert!(!q.should_attempt("default/a", 11, 8));
-        assert!(!q.should_attempt("default/a", 12, 7));
-        assert!(q.should_attempt("default/a", 12, 8));
-        assert!(q.should_attempt("default/a", 10 + POD_MAX_IN_UNSCHEDULABLE, 7));
+        q.record_failure("default/a", 10, Rejection::default(), &fit_hints());
+        // Attempt 2 -> 2 ticks backoff, then retried without any event.
+        assert!(!q.should_attempt("default/a", 11));
+        assert!(q.should_attempt("default/a", 12));
+    }
+
+    /// A pod rejected with `Insufficient cpu` (NodeResourcesFit) ignores a node label change
+    /// (NodeResourcesFit registers Node Add|UpdateNodeAllocatable only) and moves when a pod
+    /// assigned to a node is deleted (upstream `isSchedulableAfterPodEvent`: Queue).
+    #[test]
+    fn insufficient_cpu_moves_on_pod_delete_not_on_label_change() {
+        let hints = fit_hints();
+        let mut q = SchedulingQueue::default();
+        let web = pod("web", "2", None);
+        q.observe(&web, 10, 5);
+        q.record_attempt("default/web", 10);
+        q.record_failure(
+            "default/web",
+            10,
+            rejected_by(names::NODE_RESOURCES_FIT),
+            &hints,
+        );
+        assert_eq!(
+            q.entry("default/web").map(|e| e.requeue),
+            Some(QueueingStrategy::Skip)
+        );
+        assert!(!q.should_attempt("default/web", 11));
+
+        let (before, after) = (node("n1", &[]), node("n1", &[("disk", "ssd")]));
+        for ev in node_events(Some(&before), Some(&after)) {
+            assert_eq!(q.move_on_event(&ev, |_| Some(&hints), |_, _| true), 0);
+        }
+        assert!(!q.should_attempt("default/web", 12));
+
+        // An unscheduled pod's deletion frees nothing either (upstream: QueueSkip).
+        for ev in pod_events(Some(&pod("other", "3", None)), None) {
+            assert_eq!(q.move_on_event(&ev, |_| Some(&hints), |_, _| true), 0);
+        }
+        let big = pod("big", "3", Some("n1"));
+        let evs = pod_events(Some(&big), None);
+        assert_eq!(evs.len(), 1);
+        assert_eq!(evs[0].event.label(), "AssignedPodDelete");
+        assert_eq!(q.move_on_event(&evs[0], |_| Some(&hints), |_, _| true), 1);
+        assert_eq!(
+            q.entry("default/web").map(|e| e.requeue),
+            Some(QueueingStrategy::AfterBackoff)
+        );
+        // Backoff (1 tick after attempt 1) has elapsed at tick 11.
+        assert!(q.should_attempt("default/web", 11));
+    }
+
+    #[test]
+    fn five_minutes_unschedulable_flushes() {
+        let hints = fit_hints();
+        let mut q = SchedulingQueue::default();
+        q.observe(&pod("web", "2", None), 10, 5);
+        q.record_attempt("default/web", 10);
+        q.record_failure(
+            "default/web",
+            10,
+            rejected_by(names::NODE_RESOURCES_FIT),
+            &hints,
+        );
+        assert!(!q.should_attempt("default/web", 10 + POD_MAX_IN_UNSCHEDULABLE - 1));
+        assert!(q.should_attempt("default/web", 10 + POD_MAX_IN_UNSCHEDULABLE));
+    }
+
+    /// Events seen while a pod is in flight (e.g. held at Permit) are replayed when it fails
+    /// (upstream `determineSchedulingHintForInFlightPod`).
+    #[test]
+    fn in_flight_events_are_replayed_on_failure() {
+        let hints = fit_hints();
+        let mut q = SchedulingQueue::default();
+        q.observe(&pod("web", "2", None), 10, 5);
+        q.record_attempt("default/web", 10);
+        let evs = pod_events(Some(&pod("big", "3", Some("n1"))), None);
+        assert_eq!(q.move_on_event(&evs[0], |_| Some(&hints), |_, _| true), 0);
+        q.record_failure(
+            "default/web",
+            12,
+            rejected_by(names::NODE_RESOURCES_FIT),
+            &hints,
+        );
+        assert_eq!(
+            q.entry("default/web").map(|e| e.requeue),
+            Some(QueueingStrategy::AfterBackoff)
+        );
+        assert!(q.in_flight_events.is_empty());
     }
 }

@@ -1,16 +1,19 @@
 //! The plugin [`Registry`]: plugin name -> factory that builds the plugin from its args (upstream
 //! `pkg/scheduler/framework/runtime/registry.go`, `pkg/scheduler/framework/plugins/registry.go`).
 //! Out-of-tree plugins are registered the same way and merged with the in-tree registry
-//! (upstream `WithFrameworkOutOfTreeRegistry`).
+//! (upstream `WithFrameworkOutOfTreeRegistry`). [`Registry::describe`] shows what a registered
+//! plugin implements: its extension points (including PreBind and PostBind) and the cluster
+//! events it registers for queueing hints.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 
-use k8s_types::framework::Plugin;
+use k8s_types::framework::{ClusterEventWithHint, Plugin};
 
 use crate::error::ConfigError;
+use crate::runtime::ExtensionPoint;
 
 /// What a factory receives: the plugin name, its args from `pluginConfig` (if any) and the field
 /// path of those args for error messages (`profiles[0].pluginConfig[1].args`).
@@ -128,6 +131,33 @@ impl Registry {
     /// The registered names, sorted.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.factories.keys().map(String::as_str)
+    }
+
+    /// The extension points plugin `name` implements, in upstream order (PreEnqueue ...
+    /// PreBind, Bind, PostBind), and the cluster events it registers for queueing hints
+    /// (every resource without hints when it does not implement `EnqueueExtensions`). The plugin
+    /// is built with default args.
+    ///
+    /// # Errors
+    /// As [`Registry::build`].
+    pub fn describe(
+        &self,
+        name: &str,
+    ) -> Result<(Vec<ExtensionPoint>, Vec<ClusterEventWithHint>), ConfigError> {
+        let plugin = self.build(&PluginArgs {
+            name,
+            args: None,
+            path: String::new(),
+        })?;
+        let points = ExtensionPoint::ALL
+            .into_iter()
+            .filter(|e| e.implemented_by(plugin.as_ref()))
+            .collect();
+        let events = match plugin.as_enqueue_extensions() {
+            Some(ext) => ext.events_to_register(),
+            None => ClusterEventWithHint::unroll_wildcard_resource(),
+        };
+        Ok((points, events))
     }
 
     /// Builds the plugin `name`.

@@ -1,7 +1,11 @@
 //! One scheduling attempt of one pod (upstream `pkg/scheduler/schedule_one.go`: `scheduleOne`,
 //! `schedulingCycle`, `bindingCycle`, `schedulePod`, `findNodesThatFitPod`,
 //! `findNodesThatPassFilters`, `numFeasibleNodesToFind`, `prioritizeNodes`, `selectHost`,
-//! `handleSchedulingFailure`), run synchronously within the tick.
+//! `handleSchedulingFailure`), run synchronously within the tick. The binding cycle runs upstream's
+//! steps in order (`bindingCycle`): Permit wait (across ticks, see [`process_waiting`]), PreBind,
+//! Bind, PostBind; a PreBind or Bind failure (or a rejection while waiting) unreserves in reverse
+//! order, forgets the assumed pod, reports the failure and offers the forget to the queue as an
+//! `AssignedPodDelete` event (upstream `handleBindingCycleError`).
 //!
 //! Host selection tie-break (documented rule): among nodes with the highest total score the node
 //! whose name sorts last wins (upstream picks uniformly at random among ties). This reproduces
@@ -25,7 +29,8 @@ use crate::cache::Cache;
 use crate::explain::attempt as explain;
 use crate::explain::{Explainer, Outcome};
 use crate::nominator::Nominator;
-use crate::queue::SchedulingQueue;
+use crate::queue::{Rejection, SchedulingQueue};
+use crate::queueing_hints::{EventObj, EventScope, ObservedEvent};
 use crate::runtime::batch::{FilterScratch, ScoreScratch};
 use crate::runtime::handle::CycleHandle;
 use crate::runtime::{Framework, PermitOutcome};
@@ -59,7 +64,6 @@ pub(crate) struct Ctx<'a> {
     pub next_start_node_index: &'a mut usize,
     pub global_percentage: i32,
     pub now: Tick,
-    pub generation: u64,
     /// The `--explain` recorder, when a pod is explained.
     pub explain: Option<&'a mut Explainer>,
     /// Detached mode (no apiserver, see `Scheduler::schedule_one`): outcomes are logged here
@@ -91,7 +95,10 @@ pub(crate) struct Failure {
     message: String,
     nominating: Option<NominatingInfo>,
     /// The PostFilter status, when Filter found no node (kept for `--explain`).
-    post_filter: Option<Status>,
+    post_filter: Option<Box<Status>>,
+    /// The plugins that rejected the pod, for the queue's queueing hints (boxed: keeps the
+    /// `Result` small).
+    rejection: Box<Rejection>,
 }
 
 impl Failure {
@@ -101,6 +108,7 @@ impl Failure {
             message,
             nominating: None,
             post_filter: None,
+            rejection: Box::default(),
         }
     }
 
@@ -112,14 +120,20 @@ impl Failure {
                 message: status.message(),
                 nominating: Some(clear_nomination()),
                 post_filter: None,
+                rejection: Box::default(),
             };
         }
         let code = status.code();
         let mut diagnosis = Diagnosis::default();
         diagnosis.add_plugin_status(&status);
         diagnosis.node_to_status.set(node, status);
+        let rejection = Box::new(Rejection {
+            unschedulable_plugins: diagnosis.unschedulable_plugins.clone(),
+            pending_plugins: diagnosis.pending_plugins.clone(),
+        });
         Failure {
             code,
+            rejection,
             message: FitError {
                 num_all_nodes: 1,
                 diagnosis,
@@ -233,7 +247,7 @@ pub(crate) fn schedule_one(
         PermitOutcome::Allow => {
             // Siblings this Permit allowed bind first, in the order they started waiting.
             process_waiting(ctx, profiles);
-            bind(ctx, fwk, &pod, &host, state);
+            binding_cycle(ctx, profiles, fwk, &pod, &host, state);
         }
     }
 }
@@ -247,22 +261,40 @@ fn rollback(ctx: &mut Ctx<'_>, fwk: &Framework, state: &mut CycleState, pod: &Po
     ctx.cache.forget(pod, host);
 }
 
-/// Binds an assumed pod (upstream `bindingCycle` after WaitOnPermit).
-fn bind(ctx: &mut Ctx<'_>, fwk: &Framework, pod: &Arc<Pod>, host: &str, mut state: CycleState) {
+/// Upstream `bindingCycle` after WaitOnPermit: PreBind, Bind, then PostBind; a failure goes to
+/// [`binding_cycle_error`].
+fn binding_cycle(
+    ctx: &mut Ctx<'_>,
+    profiles: &[Framework],
+    fwk: &Framework,
+    pod: &Arc<Pod>,
+    host: &str,
+    mut state: CycleState,
+) {
+    let s = {
+        let mut h = ctx.handle(fwk);
+        fwk.run_pre_bind(&mut state, pod, host, &mut h)
+    };
+    if !s.is_success() {
+        binding_cycle_error(ctx, profiles, fwk, &mut state, pod, host, s);
+        return;
+    }
     let s = {
         let mut h = ctx.handle(fwk);
         fwk.run_bind(&mut state, pod, host, &mut h)
     };
-    if s.is_success() {
-        ctx.queue.remove(&pod.key());
-        ctx.nominator.remove(pod);
-        explain::note(ctx, pod, || Outcome::Bound {
-            node: host.to_string(),
-        });
-        if let Some(log) = ctx.detached.as_deref_mut() {
-            log.push((Arc::clone(pod), Ok(host.to_string())));
-            return;
-        }
+    if !s.is_success() {
+        binding_cycle_error(ctx, profiles, fwk, &mut state, pod, host, s);
+        return;
+    }
+    ctx.queue.remove(&pod.key());
+    ctx.nominator.remove(pod);
+    explain::note(ctx, pod, || Outcome::Bound {
+        node: host.to_string(),
+    });
+    if let Some(log) = ctx.detached.as_deref_mut() {
+        log.push((Arc::clone(pod), Ok(host.to_string())));
+    } else {
         record(
             &mut *ctx.api,
             &Object::Pod((**pod).clone()),
@@ -279,15 +311,52 @@ fn bind(ctx: &mut Ctx<'_>, fwk: &Framework, pod: &Arc<Pod>, host: &str, mut stat
                 host: String::new(),
             },
         );
-        return;
     }
-    rollback(ctx, fwk, &mut state, pod, host);
-    let f = if s.is_skip() {
+    let mut h = ctx.handle(fwk);
+    fwk.run_post_bind(&mut state, pod, host, &mut h);
+}
+
+/// Upstream `handleBindingCycleError`: Unreserve in reverse order, forget the assumed pod, report
+/// the failure, then offer the forget to the other unschedulable pods as an `AssignedPodDelete`
+/// event (the assumed pod held resources on `host`).
+fn binding_cycle_error(
+    ctx: &mut Ctx<'_>,
+    profiles: &[Framework],
+    fwk: &Framework,
+    state: &mut CycleState,
+    pod: &Arc<Pod>,
+    host: &str,
+    status: Status,
+) {
+    rollback(ctx, fwk, state, pod, host);
+    let f = if status.is_skip() {
         Failure::error(format!("no bind plugin bound pod {:?}", pod.metadata.name))
     } else {
-        Failure::on_node(host, s)
+        Failure::on_node(host, status)
     };
     handle_failure(ctx, fwk, pod, f);
+    let mut assumed = (**pod).clone();
+    assumed.spec.node_name = Some(host.to_string());
+    let ev = ObservedEvent {
+        event: k8s_types::framework::events::EVENT_ASSIGNED_POD_DELETE,
+        old: Some(EventObj::Pod(Arc::new(assumed))),
+        new: None,
+        scope: EventScope::All,
+    };
+    let own = pod.key();
+    ctx.queue.move_on_event(
+        &ev,
+        |p| {
+            if p.key() == own {
+                return None;
+            }
+            profiles
+                .iter()
+                .find(|f| f.scheduler_name() == p.scheduler_name())
+                .map(Framework::queueing_hints)
+        },
+        |_, _| true,
+    );
 }
 
 /// Resolves pods held at Permit that were allowed or rejected: binds the allowed ones, rolls back
@@ -300,11 +369,10 @@ pub(crate) fn process_waiting(ctx: &mut Ctx<'_>, profiles: &[Framework]) {
         };
         let decision = wp.decision.clone().unwrap_or_default();
         if decision.is_success() {
-            bind(ctx, fwk, &wp.pod, &wp.node, wp.state);
+            binding_cycle(ctx, profiles, fwk, &wp.pod, &wp.node, wp.state);
         } else {
             let mut state = wp.state;
-            rollback(ctx, fwk, &mut state, &wp.pod, &wp.node);
-            handle_failure(ctx, fwk, &wp.pod, Failure::on_node(&wp.node, decision));
+            binding_cycle_error(ctx, profiles, fwk, &mut state, &wp.pod, &wp.node, decision);
         }
     }
 }
@@ -335,11 +403,16 @@ fn schedule_pod(
             tracing::error!(pod = %pod.key(), status = %status, "PostFilter plugins failed");
         }
         fit.diagnosis.post_filter_msg = status.message();
+        let rejection = Box::new(Rejection {
+            unschedulable_plugins: fit.diagnosis.unschedulable_plugins.clone(),
+            pending_plugins: fit.diagnosis.pending_plugins.clone(),
+        });
         return Err(Failure {
+            rejection,
             code: Code::Unschedulable,
             message: fit.to_string(),
             nominating: result.and_then(|r| r.nominating_info),
-            post_filter: Some(status),
+            post_filter: Some(Box::new(status)),
         });
     }
     let nodes = ctx.cache.node_infos();
@@ -361,17 +434,26 @@ fn schedule_pod(
     if !s.is_success() {
         return Err(Failure::error(s.message()));
     }
-    let mut scores = ScoreScratch::pooled();
-    fwk.score_batch(state, pod, &refs, &mut scores)
-        .map_err(|s| Failure::error(s.message()))?;
     // select_host by index: the cache's node list is in name order, so among equal totals the
     // highest index is the name sorting last.
-    let best = feasible
-        .iter()
-        .zip(&scores.totals)
-        .max_by_key(|(idx, total)| (**total, **idx))
-        .map_or(feasible[0], |(idx, _)| *idx);
-    scores.release();
+    let best = match fwk.fused_score(state, pod) {
+        // The fused node pass (runtime/fused.rs): same totals and choice.
+        Some(plan) => fwk
+            .select_host_fused(&plan, state, pod, ctx.cache.node_arrays(), &refs, &feasible)
+            .map_err(|s| Failure::error(s.message()))?,
+        None => {
+            let mut scores = ScoreScratch::pooled();
+            fwk.score_batch(state, pod, &refs, &mut scores)
+                .map_err(|s| Failure::error(s.message()))?;
+            let best = feasible
+                .iter()
+                .zip(&scores.totals)
+                .max_by_key(|(idx, total)| (**total, **idx))
+                .map_or(feasible[0], |(idx, _)| *idx);
+            scores.release();
+            best
+        }
+    };
     scratch::give(refs);
     scratch::give(feasible);
     Ok(nodes[best].name().to_string())
@@ -470,6 +552,35 @@ fn find_nodes_that_fit(
     let mut feasible: Vec<usize> = scratch::take();
     let mut processed = 0;
     let nodes = cache.node_infos();
+    // The fused node pass (runtime/fused.rs) when plugins offer kernels and no pod is nominated:
+    // the same feasible nodes, statuses and next start index.
+    if ctx.nominator.is_empty() {
+        if let Some(plan) = fwk.fused_filter(state, pod, &skips) {
+            let mut rejected: Vec<(usize, Status)> = Vec::new();
+            let search = fwk.find_feasible_fused(
+                &plan,
+                state,
+                pod,
+                &skips,
+                cache.node_arrays(),
+                nodes,
+                candidates.as_deref(),
+                start,
+                want,
+                &mut feasible,
+                &mut rejected,
+            );
+            for (k, (idx, st)) in rejected.into_iter().enumerate() {
+                if search.error == Some(k) {
+                    return Err(Failure::error(st.message()));
+                }
+                diagnosis.add_plugin_status(&st);
+                diagnosis.node_to_status.set(nodes[idx].name(), st);
+            }
+            *ctx.next_start_node_index = (start + search.processed) % n;
+            return Ok((feasible, diagnosis));
+        }
+    }
     // Nodes are filtered in chunks, plugin by plugin (Framework::filter_chunk); the chunk is as
     // large as the number of feasible nodes still wanted, so nothing past the node where
     // upstream's sequential search stops is looked at more than once per chunk, and the outcome
@@ -544,8 +655,14 @@ fn handle_failure(ctx: &mut Ctx<'_>, fwk: &Framework, pod: &Arc<Pod>, f: Failure
         f.code,
         Code::Unschedulable | Code::UnschedulableAndUnresolvable | Code::Pending
     );
+    // Upstream keeps the rejector plugins only for a FitError; an error goes to backoff.
+    let rejection = if rejected {
+        (*f.rejection).clone()
+    } else {
+        Rejection::default()
+    };
     ctx.queue
-        .record_failure(&key, ctx.now, ctx.generation, !rejected);
+        .record_failure(&key, ctx.now, rejection, fwk.queueing_hints());
     explain::note(ctx, pod, || {
         let reason = if rejected {
             REASON_UNSCHEDULABLE
@@ -555,7 +672,7 @@ fn handle_failure(ctx: &mut Ctx<'_>, fwk: &Framework, pod: &Arc<Pod>, f: Failure
         Outcome::failed(
             reason,
             &f.message,
-            f.post_filter.as_ref(),
+            f.post_filter.as_deref(),
             f.nominating.as_ref(),
         )
     });

@@ -1,8 +1,9 @@
 //! [`Scheduler`]: kube-scheduler as one call per tick ([`Scheduler::schedule`]). Builds the
 //! profiles from a `KubeSchedulerConfiguration`, then each tick brings the cache up to date from
 //! watch events (a full list only the first time or after the watch history was compacted),
-//! resolves pods waiting at Permit, and attempts every eligible pending pod once in QueueSort
-//! order (upstream `pkg/scheduler/scheduler.go`, `schedule_one.go`). Without an apiserver, the
+//! offers the resulting cluster events to the queue (queueing hints; a relist is a wildcard
+//! event), resolves pods waiting at Permit, and attempts every eligible pending pod once in
+//! QueueSort order (upstream `pkg/scheduler/scheduler.go`, `schedule_one.go`). Without an apiserver, the
 //! detached calls of [`detached`] schedule one pod at a time against the same cache.
 
 pub mod detached;
@@ -12,6 +13,7 @@ use std::sync::Arc;
 
 use k8s_types::apiserver::ApiClient;
 use k8s_types::core::Pod;
+use k8s_types::framework::events::EVENT_FORCE_ACTIVATE;
 use k8s_types::framework::node_info::same_pod;
 use k8s_types::framework::{PodInfo, QueuedPodInfo, WaitingPodInfo};
 
@@ -23,8 +25,10 @@ use crate::error::ConfigError;
 use crate::explain::{Explainer, Explanation, PodKey};
 use crate::informer::{Informer, Synced};
 use crate::nominator::Nominator;
+use crate::plugins::inter_pod_affinity::terms::namespace_labels;
 use crate::podgroup_status::update_pod_groups;
 use crate::queue::SchedulingQueue;
+use crate::queueing_hints::{has_cross_topology_term, EventScope, ObservedEvent};
 use crate::registry::Registry;
 use crate::runtime::Framework;
 use crate::schedule_one::{process_waiting, schedule_one, Ctx};
@@ -42,7 +46,6 @@ pub struct Scheduler {
     nominator: Nominator,
     next_start_node_index: usize,
     informer: Informer,
-    generation: u64,
     detached: DetachedClient,
     explain: Option<Explainer>,
 }
@@ -86,7 +89,6 @@ impl Scheduler {
             nominator: Nominator::default(),
             next_start_node_index: 0,
             informer: Informer::default(),
-            generation: 0,
             detached: DetachedClient::default(),
             explain: None,
         })
@@ -137,9 +139,16 @@ impl Scheduler {
     pub fn schedule(&mut self, api: &mut dyn ApiClient) {
         let now = api.now();
         let revision = api.revision();
-        let synced = self.informer.sync(&*api, &mut self.cache);
-        if synced != Synced::Watched(false) {
-            self.generation += 1;
+        let mut events: Vec<ObservedEvent> = Vec::new();
+        let synced = self.informer.sync(&*api, &mut self.cache, &mut events);
+        if synced == Synced::Relisted {
+            // The per-object changes are unknown: move every unschedulable pod.
+            events = vec![ObservedEvent {
+                event: EVENT_FORCE_ACTIVATE,
+                old: None,
+                new: None,
+                scope: EventScope::All,
+            }];
         }
         self.check_waiting(synced == Synced::Relisted);
         self.waiting.expire(now);
@@ -162,6 +171,7 @@ impl Scheduler {
             .chain(self.waiting.iter().map(|w| w.pod.key()))
             .collect();
         self.queue.retain(&keys);
+        self.offer_events(&*api, &events);
 
         let Scheduler {
             profiles,
@@ -172,7 +182,6 @@ impl Scheduler {
             waiting,
             nominator,
             next_start_node_index,
-            generation,
             explain,
             ..
         } = self;
@@ -185,7 +194,6 @@ impl Scheduler {
             next_start_node_index,
             global_percentage: *percentage_of_nodes_to_score,
             now,
-            generation: *generation,
             explain: explain.as_mut(),
             detached: None,
         };
@@ -213,13 +221,50 @@ impl Scheduler {
             }
         });
         for (pi, q) in queued {
-            if !ctx.queue.should_attempt(&q.pod.key(), now, ctx.generation) {
+            if !ctx.queue.should_attempt(&q.pod.key(), now) {
                 continue;
             }
             schedule_one(&mut ctx, profiles, pi, q.pod);
             process_waiting(&mut ctx, profiles);
         }
         update_pod_groups(&mut *ctx.api);
+    }
+
+    /// Offers the tick's cluster events to the queue, in order (upstream
+    /// `MoveAllToActiveOrBackoffQueue` per informer event): each moves the unschedulable pods whose
+    /// rejector plugins registered it and whose hints say Queue. `AssignedPod` add/update events
+    /// only reach pods with a cross-topology term (see [`EventScope::CrossTopology`]).
+    fn offer_events(&mut self, api: &dyn ApiClient, events: &[ObservedEvent]) {
+        let Scheduler {
+            profiles,
+            by_name,
+            queue,
+            ..
+        } = self;
+        for ev in events {
+            let ns_labels = match (&ev.scope, ev.pod()) {
+                (EventScope::CrossTopology, Some(p)) => {
+                    namespace_labels(p.metadata.namespace(), Some(api))
+                }
+                _ => Default::default(),
+            };
+            let moved = queue.move_on_event(
+                ev,
+                |p| {
+                    by_name
+                        .get(p.scheduler_name())
+                        .map(|i| profiles[*i].queueing_hints())
+                },
+                |p, e| {
+                    ev.pod().is_some_and(|evp| {
+                        has_cross_topology_term(p, &e.unschedulable_plugins, evp, &ns_labels)
+                    })
+                },
+            );
+            if moved > 0 {
+                tracing::debug!(event = %ev.event, moved, "cluster event moved unschedulable pods");
+            }
+        }
     }
 
     /// Checks the pods held at Permit against the updated cache: drops those bound elsewhere (the

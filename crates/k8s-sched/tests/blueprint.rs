@@ -167,7 +167,11 @@ fn gang_that_cannot_reach_quorum_binds_nothing_and_releases_the_node() {
         Some("Scheduling")
     );
     assert_eq!(api.pod_group("gang-fail").status.scheduled, 0);
-    // Nothing changed: the next tick neither binds nor repeats the events.
+    // The next tick binds nothing and repeats no event. Forgetting the two members held at
+    // Permit was an `AssignedPodDelete` event (upstream `handleBindingCycleError`), and
+    // NodeResourcesFit's hint queues gang-fail-2 for it: after its 1-tick backoff it now fits and
+    // waits at Permit (as upstream); the rejected siblings (Coscheduling registers Pod Add and
+    // PodGroup Add/Update only) stay unschedulable.
     api.now += 1;
     s.schedule(&mut api);
     assert_eq!(
@@ -175,9 +179,18 @@ fn gang_that_cannot_reach_quorum_binds_nothing_and_releases_the_node() {
         1
     );
     assert_eq!(
-        s.cache().node_info("node-1").unwrap().requested().milli_cpu,
-        0
+        api.event_messages("gang-fail-2", "FailedScheduling").len(),
+        1
     );
+    let waiting: Vec<String> = s.waiting_pods().iter().map(|w| w.pod.key()).collect();
+    assert_eq!(waiting, vec!["default/gang-fail-2"]);
+    assert_eq!(
+        s.cache().node_info("node-1").unwrap().requested().milli_cpu,
+        1000
+    );
+    for i in 0..3 {
+        assert_eq!(api.pod(&format!("gang-fail-{i}")).node_name(), None);
+    }
 }
 
 #[test]

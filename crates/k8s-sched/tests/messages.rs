@@ -5,7 +5,10 @@ mod common;
 
 use common::{gang_pod, node, pod, pod_group, FakeApi};
 use k8s_sched::{KubeSchedulerConfiguration, Scheduler};
+use k8s_types::apiserver::ApiClient;
 use k8s_types::core::{PodSchedulingGate, Taint};
+use k8s_types::object::{Kind, Object};
+use k8s_types::Quantity;
 
 fn scheduler() -> Scheduler {
     Scheduler::new(KubeSchedulerConfiguration::default()).unwrap()
@@ -104,10 +107,28 @@ fn preemption_evicts_the_lower_priority_pod_and_nominates_the_node() {
         vec!["0/1 nodes are available: 1 Insufficient cpu."]
     );
 
-    // While the victim terminates, the preemptor does not preempt again.
+    // The victim's graceful deletion (an assigned-pod update) and an unrelated new pod do not
+    // requeue the preemptor: NodeResourcesFit, which rejected it, registers Pod Delete and Node
+    // Add/UpdateNodeAllocatable only (upstream queueing hints).
     api.now += 1;
     api.add(pod("unrelated", "10m", "1Mi", &[]));
     s.schedule(&mut api);
+    assert_eq!(s.queue().entry("default/high").map(|e| e.attempts), Some(1));
+    assert_eq!(api.event_messages("high", "FailedScheduling").len(), 1);
+
+    // A node allocatable increase is worth a retry (upstream `isSchedulableAfterNodeChange`);
+    // while the victim terminates, the preemptor does not preempt again.
+    let mut only = match api.get(&Kind::Node, "", "only") {
+        Ok(Object::Node(n)) => n,
+        other => panic!("node: {other:?}"),
+    };
+    only.status
+        .allocatable
+        .insert("cpu".into(), Quantity::parse("2200m").unwrap());
+    api.update(Object::Node(only)).unwrap();
+    api.now += 1;
+    s.schedule(&mut api);
+    assert_eq!(s.queue().entry("default/high").map(|e| e.attempts), Some(2));
     assert_eq!(api.pod("high").node_name(), None);
     assert_eq!(
         api.event_messages("high", "FailedScheduling").last().map(String::as_str),

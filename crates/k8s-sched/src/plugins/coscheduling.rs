@@ -137,6 +137,9 @@ fn reject_waiting_siblings(handle: &mut dyn Handle, pod: &Pod, pg: &str, msg: &s
 }
 
 impl Plugin for Coscheduling {
+    fn as_enqueue_extensions(&self) -> Option<&dyn k8s_types::framework::EnqueueExtensions> {
+        Some(self)
+    }
     fn name(&self) -> &str {
         names::COSCHEDULING
     }
@@ -306,5 +309,26 @@ impl PermitPlugin for Coscheduling {
             _ => self.permit_waiting_time,
         };
         PermitDecision::Wait(wait)
+    }
+}
+
+/// Queueing hints (scheduler-plugins `coscheduling/coscheduling.go` `EventsToRegister`): Pod Add
+/// and PodGroup Add|Update, without hints.
+mod queueing_hints {
+    use super::*;
+    use k8s_types::framework::{
+        ActionType, ClusterEventWithHint, EnqueueExtensions, EventResource,
+    };
+
+    impl EnqueueExtensions for Coscheduling {
+        fn events_to_register(&self) -> Vec<ClusterEventWithHint> {
+            vec![
+                ClusterEventWithHint::without_hint(EventResource::Pod, ActionType::ADD),
+                ClusterEventWithHint::without_hint(
+                    EventResource::PodGroup,
+                    ActionType::ADD | ActionType::UPDATE,
+                ),
+            ]
+        }
     }
 }

@@ -17,7 +17,8 @@ use std::sync::Arc;
 
 use k8s_types::core::Pod;
 use k8s_types::framework::{
-    CycleState, Handle, NodeInfo, Plugin, PreScorePlugin, ScorePlugin, Status, MAX_NODE_SCORE,
+    CycleState, Handle, NodeInfo, NodeScoreKernel, Plugin, PreScorePlugin, ScorePlugin, Status,
+    MAX_NODE_SCORE,
 };
 
 use super::names;
@@ -205,6 +206,20 @@ impl ScorePlugin for ImageLocality {
             }
         }
         Ok(calculate_priority(sum, num_containers))
+    }
+
+    /// When no node has any of the pod's images, every node scores what an empty sum gives (no
+    /// NormalizeScore).
+    fn score_kernel(&self, state: &CycleState, pod: &Pod) -> Option<NodeScoreKernel> {
+        let s = state.read::<PreScoreState>(PRE_SCORE_STATE_KEY)?;
+        if !s.images.is_empty() {
+            return None;
+        }
+        let num_containers = pod.spec.init_containers.len() + pod.spec.containers.len();
+        Some(NodeScoreKernel::Constant {
+            score: calculate_priority(0, num_containers),
+            unless_flags: 0,
+        })
     }
 
     fn score_nodes(

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use k8s_types::core::Pod;
-use k8s_types::framework::{CycleState, FilterPlugin, NodeInfo, Plugin, Status};
+use k8s_types::framework::{CycleState, FilterPlugin, NodeFilterKernel, NodeInfo, Plugin, Status};
 
 use super::names;
 use crate::error::ConfigError;
@@ -28,6 +28,9 @@ impl NodeName {
 }
 
 impl Plugin for NodeName {
+    fn as_enqueue_extensions(&self) -> Option<&dyn k8s_types::framework::EnqueueExtensions> {
+        Some(self)
+    }
     fn name(&self) -> &str {
         names::NODE_NAME
     }
@@ -59,6 +62,54 @@ impl FilterPlugin for NodeName {
             if node.name() != wanted {
                 failed.push((i, Status::unresolvable(ERR_REASON)));
             }
+        }
+    }
+
+    /// A pod without `spec.nodeName` fits every node.
+    fn filter_kernel(&self, _state: &CycleState, pod: &Pod) -> Option<NodeFilterKernel> {
+        pod.node_name().is_none().then_some(NodeFilterKernel::PASS)
+    }
+}
+
+/// Queueing hints (upstream `nodename/node_name.go` `EventsToRegister`,
+/// `isSchedulableAfterNodeAdd`).
+mod queueing_hints {
+    use super::*;
+    use k8s_types::framework::events::as_nodes;
+    use k8s_types::framework::{
+        ActionType, ClusterEvent, ClusterEventWithHint, EnqueueExtensions, EventObject,
+        EventResource, QueueingHint,
+    };
+
+    impl EnqueueExtensions for NodeName {
+        /// Node Add with a hint.
+        fn events_to_register(&self) -> Vec<ClusterEventWithHint> {
+            vec![ClusterEventWithHint::with_hint(
+                EventResource::Node,
+                ActionType::ADD,
+            )]
+        }
+
+        fn queueing_hint(
+            &self,
+            _registered: &ClusterEvent,
+            pod: &Pod,
+            old: Option<EventObject<'_>>,
+            new: Option<EventObject<'_>>,
+        ) -> Result<QueueingHint, String> {
+            let (_, added) = as_nodes(old, new)?;
+            let added = added.ok_or("a node add needs the new node")?;
+            // Upstream `Fits`: no spec.nodeName, or the added node is the one named.
+            let fits = pod
+                .spec
+                .node_name
+                .as_deref()
+                .is_none_or(|n| n.is_empty() || n == added.metadata.name);
+            Ok(if fits {
+                QueueingHint::Queue
+            } else {
+                QueueingHint::QueueSkip
+            })
         }
     }
 }

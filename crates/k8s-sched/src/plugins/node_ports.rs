@@ -5,9 +5,11 @@
 use std::sync::Arc;
 
 use k8s_types::core::Pod;
+use k8s_types::framework::kernel::NODE_FLAG_HOST_PORTS;
 use k8s_types::framework::node_info::pod_host_ports;
 use k8s_types::framework::{
-    CycleState, FilterPlugin, Handle, NodeInfo, Plugin, PreFilterPlugin, PreFilterResult, Status,
+    CycleState, FilterPlugin, Handle, NodeFilterKernel, NodeInfo, Plugin, PreFilterPlugin,
+    PreFilterResult, Status,
 };
 
 use super::names;
@@ -38,6 +40,9 @@ impl NodePorts {
 }
 
 impl Plugin for NodePorts {
+    fn as_enqueue_extensions(&self) -> Option<&dyn k8s_types::framework::EnqueueExtensions> {
+        Some(self)
+    }
     fn name(&self) -> &str {
         names::NODE_PORTS
     }
@@ -83,6 +88,72 @@ impl FilterPlugin for NodePorts {
             return Status::unschedulable(ERR_REASON);
         }
         Status::success()
+    }
+
+    /// Nodes without host ports in use pass (nothing can conflict).
+    fn filter_kernel(&self, _state: &CycleState, _pod: &Pod) -> Option<NodeFilterKernel> {
+        Some(NodeFilterKernel::unless_flags(NODE_FLAG_HOST_PORTS))
+    }
+}
+
+/// Queueing hints (upstream `nodeports/node_ports.go` `EventsToRegister`,
+/// `isSchedulableAfterPodDeleted`).
+mod queueing_hints {
+    use super::*;
+    use k8s_types::framework::events::as_pods;
+    use k8s_types::framework::HostPortInfo;
+    use k8s_types::framework::{
+        ActionType, ClusterEvent, ClusterEventWithHint, EnqueueExtensions, EventObject,
+        EventResource, QueueingHint,
+    };
+
+    impl EnqueueExtensions for NodePorts {
+        /// Pod Delete with a hint (host ports are immutable, so pod updates cannot help) and Node
+        /// Add without one.
+        fn events_to_register(&self) -> Vec<ClusterEventWithHint> {
+            vec![
+                ClusterEventWithHint::with_hint(EventResource::Pod, ActionType::DELETE),
+                ClusterEventWithHint::without_hint(EventResource::Node, ActionType::ADD),
+            ]
+        }
+
+        fn queueing_hint(
+            &self,
+            _registered: &ClusterEvent,
+            pod: &Pod,
+            old: Option<EventObject<'_>>,
+            new: Option<EventObject<'_>>,
+        ) -> Result<QueueingHint, String> {
+            let (deleted, _) = as_pods(old, new)?;
+            let deleted = deleted.ok_or("a pod deletion needs the deleted pod")?;
+            // An unscheduled, unnominated pod held no ports.
+            if deleted.node_name().is_none()
+                && deleted
+                    .status
+                    .nominated_node_name
+                    .as_deref()
+                    .is_none_or(str::is_empty)
+            {
+                return Ok(QueueingHint::QueueSkip);
+            }
+            let ports = pod_host_ports(deleted);
+            if ports.is_empty() {
+                return Ok(QueueingHint::QueueSkip);
+            }
+            let mut in_use = HostPortInfo::default();
+            for (ip, proto, port) in &ports {
+                in_use.add(ip, proto, *port);
+            }
+            // No common port: deleting it cannot make room for the pod.
+            let conflict = pod_host_ports(pod)
+                .iter()
+                .any(|(ip, proto, port)| in_use.check_conflict(ip, proto, *port));
+            Ok(if conflict {
+                QueueingHint::Queue
+            } else {
+                QueueingHint::QueueSkip
+            })
+        }
     }
 }
 

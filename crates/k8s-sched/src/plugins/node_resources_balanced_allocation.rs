@@ -7,7 +7,9 @@
 use std::sync::Arc;
 
 use k8s_types::core::Pod;
-use k8s_types::framework::{CycleState, NodeInfo, Plugin, PreScorePlugin, ScorePlugin, Status};
+use k8s_types::framework::{
+    CycleState, NodeInfo, NodeScoreKernel, Plugin, PreScorePlugin, ScorePlugin, Status,
+};
 
 use super::names;
 use super::resource_allocation::{ResourceAllocationScorer, Scorer};
@@ -101,6 +103,31 @@ impl ScorePlugin for NodeResourcesBalancedAllocation {
         };
         self.scorer.score_nodes(nodes, reqs, scores);
         Ok(())
+    }
+
+    /// Exactly cpu and memory (the default resources).
+    fn score_kernel(&self, state: &CycleState, pod: &Pod) -> Option<NodeScoreKernel> {
+        let [cpu, memory] = self.scorer.resources.as_slice() else {
+            return None;
+        };
+        if cpu.name != "cpu" || memory.name != "memory" || !self.scorer.use_requested {
+            return None;
+        }
+        let computed;
+        let reqs = match state.read::<PreScoreState>(PRE_SCORE_STATE_KEY) {
+            Some(s) => &s.0,
+            None => {
+                computed = self.scorer.pod_requests(pod);
+                &computed
+            }
+        };
+        let [milli_cpu, mem] = reqs.as_slice() else {
+            return None;
+        };
+        Some(NodeScoreKernel::BalancedCpuMemory {
+            milli_cpu: *milli_cpu,
+            memory: *mem,
+        })
     }
 }
 

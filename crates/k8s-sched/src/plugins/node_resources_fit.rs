@@ -12,8 +12,8 @@ use std::sync::Arc;
 
 use k8s_types::core::Pod;
 use k8s_types::framework::{
-    Code, CycleState, FilterPlugin, Handle, NodeInfo, Plugin, PreFilterPlugin, PreFilterResult,
-    PreScorePlugin, ScorePlugin, Status,
+    AllocationStrategy, Code, CycleState, FilterPlugin, Handle, NodeFilterKernel, NodeInfo,
+    NodeScoreKernel, Plugin, PreFilterPlugin, PreFilterResult, PreScorePlugin, ScorePlugin, Status,
 };
 use k8s_types::resources::{pod_requests, Resources};
 
@@ -253,6 +253,9 @@ impl NodeResourcesFit {
 }
 
 impl Plugin for NodeResourcesFit {
+    fn as_enqueue_extensions(&self) -> Option<&dyn k8s_types::framework::EnqueueExtensions> {
+        Some(self)
+    }
     fn name(&self) -> &str {
         names::NODE_RESOURCES_FIT
     }
@@ -332,6 +335,35 @@ impl FilterPlugin for NodeResourcesFit {
             }
         }
     }
+
+    /// Pods that request only cpu and memory (no ephemeral storage, no counted extended
+    /// resource): the node passes when it takes one more pod and has the requested cpu and
+    /// memory free (`fits`, upstream `fitsRequest`).
+    fn filter_kernel(&self, state: &CycleState, pod: &Pod) -> Option<NodeFilterKernel> {
+        let computed;
+        let req = match state.read::<PreFilterState>(PRE_FILTER_STATE_KEY) {
+            Some(s) => &s.0,
+            None => {
+                computed = pod_requests(pod);
+                &computed
+            }
+        };
+        if req.ephemeral_storage != 0
+            || req
+                .scalar
+                .iter()
+                .any(|(name, q)| *q != 0 && !self.ignored(name))
+        {
+            return None;
+        }
+        let need = |r: i64| if r > 0 { r } else { i64::MIN };
+        Some(NodeFilterKernel {
+            slow_flags: 0,
+            min_free_pods: 1,
+            min_free_milli_cpu: need(req.milli_cpu),
+            min_free_memory: need(req.memory),
+        })
+    }
 }
 
 impl PreScorePlugin for NodeResourcesFit {
@@ -375,6 +407,167 @@ impl ScorePlugin for NodeResourcesFit {
         };
         self.scorer.score_nodes(nodes, reqs, scores);
         Ok(())
+    }
+
+    /// LeastAllocated and MostAllocated on exactly cpu and memory (the default resources).
+    fn score_kernel(&self, state: &CycleState, pod: &Pod) -> Option<NodeScoreKernel> {
+        let strategy = match self.scorer.scorer {
+            Scorer::LeastAllocated => AllocationStrategy::LeastAllocated,
+            Scorer::MostAllocated => AllocationStrategy::MostAllocated,
+            _ => return None,
+        };
+        let [cpu, memory] = self.scorer.resources.as_slice() else {
+            return None;
+        };
+        if cpu.name != "cpu" || memory.name != "memory" {
+            return None;
+        }
+        let computed;
+        let reqs = match state.read::<PreScoreState>(PRE_SCORE_STATE_KEY) {
+            Some(s) => &s.0,
+            None => {
+                computed = self.scorer.pod_requests(pod);
+                &computed
+            }
+        };
+        let [milli_cpu, mem] = reqs.as_slice() else {
+            return None;
+        };
+        Some(NodeScoreKernel::ResourceAllocation {
+            strategy,
+            milli_cpu: *milli_cpu,
+            memory: *mem,
+            cpu_weight: cpu.weight,
+            memory_weight: memory.weight,
+            use_requested: self.scorer.use_requested,
+        })
+    }
+}
+
+/// Queueing hints (upstream `noderesources/fit.go` `EventsToRegister`,
+/// `isSchedulableAfterPodEvent`, `isSchedulableAfterPodScaleDown`,
+/// `isSchedulableAfterNodeChange`, `haveAnyRequestedResourcesIncreased`, `isFit`).
+mod queueing_hints {
+    use super::*;
+    use k8s_types::core::Node;
+    use k8s_types::framework::events::{as_nodes, as_pods};
+    use k8s_types::framework::{
+        ActionType, ClusterEvent, ClusterEventWithHint, EnqueueExtensions, EventObject,
+        EventResource, QueueingHint,
+    };
+
+    use super::super::helper::is_scalar_resource_name;
+
+    impl EnqueueExtensions for NodeResourcesFit {
+        /// Upstream with queueing hints and InPlacePodVerticalScaling (both on by default):
+        /// Pod Delete|UpdatePodScaleDown and Node Add|UpdateNodeAllocatable, each with a hint.
+        fn events_to_register(&self) -> Vec<ClusterEventWithHint> {
+            vec![
+                ClusterEventWithHint::with_hint(
+                    EventResource::Pod,
+                    ActionType::DELETE | ActionType::UPDATE_POD_SCALE_DOWN,
+                ),
+                ClusterEventWithHint::with_hint(
+                    EventResource::Node,
+                    ActionType::ADD | ActionType::UPDATE_NODE_ALLOCATABLE,
+                ),
+            ]
+        }
+
+        fn queueing_hint(
+            &self,
+            registered: &ClusterEvent,
+            pod: &Pod,
+            old: Option<EventObject<'_>>,
+            new: Option<EventObject<'_>>,
+        ) -> Result<QueueingHint, String> {
+            if registered.resource == EventResource::Node {
+                let (original, modified) = as_nodes(old, new)?;
+                return Ok(after_node_change(pod, original, modified));
+            }
+            let (original, modified) = as_pods(old, new)?;
+            match (original, modified) {
+                // Deleted: only a scheduled pod frees resources.
+                (Some(o), None) if o.node_name().is_none() => Ok(QueueingHint::QueueSkip),
+                (Some(_), None) => Ok(QueueingHint::Queue),
+                (Some(o), Some(m)) if scaled_down_for(pod, o, m) => Ok(QueueingHint::Queue),
+                (Some(_), Some(_)) => Ok(QueueingHint::QueueSkip),
+                _ => Err("a pod event needs the old pod".to_string()),
+            }
+        }
+    }
+
+    /// Upstream `isSchedulableAfterPodScaleDown`: the pod itself was scaled down, or a scheduled
+    /// pod's request of a resource `target` requests went down.
+    fn scaled_down_for(target: &Pod, original: &Pod, modified: &Pod) -> bool {
+        if modified.metadata.uid == target.metadata.uid {
+            return true;
+        }
+        if modified.node_name().is_none() {
+            return false;
+        }
+        let (o, m, t) = (
+            pod_requests(original),
+            pod_requests(modified),
+            pod_requests(target),
+        );
+        (t.milli_cpu != 0 && o.milli_cpu > m.milli_cpu)
+            || (t.memory != 0 && o.memory > m.memory)
+            || (t.ephemeral_storage != 0 && o.ephemeral_storage > m.ephemeral_storage)
+            || t.scalar.iter().any(|(name, v)| {
+                *v != 0 && is_scalar_resource_name(name) && o.get(name) > m.get(name)
+            })
+    }
+
+    /// Upstream `isFit`: the pod fits the node alone (no other pods, nothing ignored).
+    fn is_fit(pod: &Pod, node: Option<&Node>) -> bool {
+        let Some(node) = node else {
+            return false;
+        };
+        let ni = NodeInfo::new(Arc::new(node.clone()));
+        NodeResourcesFit::new(&NodeResourcesFitArgs::default())
+            .fits_request(&pod_requests(pod), &ni)
+            .is_empty()
+    }
+
+    /// Upstream `isSchedulableAfterNodeChange`.
+    pub(super) fn after_node_change(
+        pod: &Pod,
+        original: Option<&Node>,
+        modified: Option<&Node>,
+    ) -> QueueingHint {
+        if !is_fit(pod, modified) {
+            return QueueingHint::QueueSkip;
+        }
+        match (original, modified) {
+            (None, _) => QueueingHint::Queue,
+            (Some(o), Some(m)) if requested_resources_increased(pod, o, m) => QueueingHint::Queue,
+            _ => QueueingHint::QueueSkip,
+        }
+    }
+
+    /// Upstream `haveAnyRequestedResourcesIncreased`: the allowed pod number, or the allocatable
+    /// of a resource the pod requests, grew.
+    pub(super) fn requested_resources_increased(
+        pod: &Pod,
+        original: &Node,
+        modified: &Node,
+    ) -> bool {
+        let req = pod_requests(pod);
+        let (o, m) = (
+            Resources::from_list(&original.status.allocatable),
+            Resources::from_list(&modified.status.allocatable),
+        );
+        if m.pods > o.pods {
+            return true;
+        }
+        (req.milli_cpu > 0 && m.milli_cpu > o.milli_cpu)
+            || (req.memory > 0 && m.memory > o.memory)
+            || (req.ephemeral_storage > 0 && m.ephemeral_storage > o.ephemeral_storage)
+            || req
+                .scalar
+                .iter()
+                .any(|(name, q)| *q != 0 && m.get(name) > o.get(name))
     }
 }
 

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use k8s_types::core::taints::{effects, tolerated};
 use k8s_types::core::{Pod, Taint};
-use k8s_types::framework::{CycleState, FilterPlugin, NodeInfo, Plugin, Status};
+use k8s_types::framework::kernel::NODE_FLAG_UNSCHEDULABLE;
+use k8s_types::framework::{CycleState, FilterPlugin, NodeFilterKernel, NodeInfo, Plugin, Status};
 
 use super::names;
 use crate::error::ConfigError;
@@ -32,6 +33,9 @@ impl NodeUnschedulable {
 }
 
 impl Plugin for NodeUnschedulable {
+    fn as_enqueue_extensions(&self) -> Option<&dyn k8s_types::framework::EnqueueExtensions> {
+        Some(self)
+    }
     fn name(&self) -> &str {
         names::NODE_UNSCHEDULABLE
     }
@@ -71,6 +75,83 @@ impl FilterPlugin for NodeUnschedulable {
                     failed.push((i, s));
                 }
             }
+        }
+    }
+
+    /// Schedulable nodes pass (cordoned ones go through `filter`: the pod may tolerate it).
+    fn filter_kernel(&self, _state: &CycleState, _pod: &Pod) -> Option<NodeFilterKernel> {
+        Some(NodeFilterKernel::unless_flags(NODE_FLAG_UNSCHEDULABLE))
+    }
+}
+
+/// Queueing hints (upstream `nodeunschedulable/node_unschedulable.go` `EventsToRegister`,
+/// `isSchedulableAfterNodeChange`, `isSchedulableAfterPodTolerationChange`).
+mod queueing_hints {
+    use super::*;
+    use k8s_types::framework::events::{as_nodes, as_pods};
+    use k8s_types::framework::{
+        ActionType, ClusterEvent, ClusterEventWithHint, EnqueueExtensions, EventObject,
+        EventResource, QueueingHint,
+    };
+
+    fn unschedulable_taint() -> Taint {
+        Taint {
+            key: TAINT_NODE_UNSCHEDULABLE.to_string(),
+            value: String::new(),
+            effect: effects::NO_SCHEDULE.to_string(),
+            time_added: None,
+        }
+    }
+
+    impl EnqueueExtensions for NodeUnschedulable {
+        /// Node Add|UpdateNodeTaint (uncordoning is reported as a taint update) and Pod
+        /// UpdatePodToleration, each with a hint.
+        fn events_to_register(&self) -> Vec<ClusterEventWithHint> {
+            vec![
+                ClusterEventWithHint::with_hint(
+                    EventResource::Node,
+                    ActionType::ADD | ActionType::UPDATE_NODE_TAINT,
+                ),
+                ClusterEventWithHint::with_hint(
+                    EventResource::Pod,
+                    ActionType::UPDATE_POD_TOLERATION,
+                ),
+            ]
+        }
+
+        fn queueing_hint(
+            &self,
+            registered: &ClusterEvent,
+            pod: &Pod,
+            old: Option<EventObject<'_>>,
+            new: Option<EventObject<'_>>,
+        ) -> Result<QueueingHint, String> {
+            if registered.resource == EventResource::Node {
+                let (original, modified) = as_nodes(old, new)?;
+                let modified = modified.ok_or("a node event needs the new node")?;
+                // Queue when the node became schedulable, or was added schedulable.
+                let queue = match original {
+                    Some(o) => o.spec.unschedulable && !modified.spec.unschedulable,
+                    None => !modified.spec.unschedulable,
+                };
+                return Ok(if queue {
+                    QueueingHint::Queue
+                } else {
+                    QueueingHint::QueueSkip
+                });
+            }
+            let (original, modified) = as_pods(old, new)?;
+            let (Some(original), Some(modified)) = (original, modified) else {
+                return Err("a pod update needs both pods".to_string());
+            };
+            let taint = unschedulable_taint();
+            if modified.metadata.uid == pod.metadata.uid
+                && !tolerated(&taint, &original.spec.tolerations)
+                && tolerated(&taint, &modified.spec.tolerations)
+            {
+                return Ok(QueueingHint::Queue);
+            }
+            Ok(QueueingHint::QueueSkip)
         }
     }
 }

@@ -26,6 +26,9 @@ impl SchedulingGates {
 }
 
 impl Plugin for SchedulingGates {
+    fn as_enqueue_extensions(&self) -> Option<&dyn k8s_types::framework::EnqueueExtensions> {
+        Some(self)
+    }
     fn name(&self) -> &str {
         names::SCHEDULING_GATES
     }
@@ -50,6 +53,44 @@ impl PreEnqueuePlugin for SchedulingGates {
             "waiting for scheduling gates: [{}]",
             gates.join(" ")
         ))
+    }
+}
+
+/// Queueing hints (upstream `schedulinggates/scheduling_gates.go` `EventsToRegister`,
+/// `isSchedulableAfterUpdatePodSchedulingGatesEliminated`).
+mod queueing_hints {
+    use super::*;
+    use k8s_types::framework::events::as_pods;
+    use k8s_types::framework::{
+        ActionType, ClusterEvent, ClusterEventWithHint, EnqueueExtensions, EventObject,
+        EventResource, QueueingHint,
+    };
+
+    impl EnqueueExtensions for SchedulingGates {
+        /// Pod UpdatePodSchedulingGatesEliminated with a hint.
+        fn events_to_register(&self) -> Vec<ClusterEventWithHint> {
+            vec![ClusterEventWithHint::with_hint(
+                EventResource::Pod,
+                ActionType::UPDATE_POD_SCHEDULING_GATES_ELIMINATED,
+            )]
+        }
+
+        fn queueing_hint(
+            &self,
+            _registered: &ClusterEvent,
+            pod: &Pod,
+            old: Option<EventObject<'_>>,
+            new: Option<EventObject<'_>>,
+        ) -> Result<QueueingHint, String> {
+            let (_, modified) = as_pods(old, new)?;
+            let modified = modified.ok_or("a pod update needs the new pod")?;
+            // Only the gated pod's own update can make it schedulable.
+            Ok(if modified.metadata.uid == pod.metadata.uid {
+                QueueingHint::Queue
+            } else {
+                QueueingHint::QueueSkip
+            })
+        }
     }
 }
 

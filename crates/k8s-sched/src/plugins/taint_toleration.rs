@@ -10,9 +10,10 @@ use std::sync::Arc;
 
 use k8s_types::core::taints::{effects, find_untolerated, tolerated};
 use k8s_types::core::{Pod, Toleration};
+use k8s_types::framework::kernel::NODE_FLAG_TAINTED;
 use k8s_types::framework::{
-    CycleState, FilterPlugin, NodeInfo, NodeScore, Plugin, PreScorePlugin, ScorePlugin, Status,
-    MAX_NODE_SCORE,
+    CycleState, FilterPlugin, NodeFilterKernel, NodeInfo, NodeScore, NodeScoreKernel, Plugin,
+    PreScorePlugin, ScorePlugin, Status, MAX_NODE_SCORE,
 };
 
 use super::helper::default_normalize_score;
@@ -44,6 +45,9 @@ impl TaintToleration {
 }
 
 impl Plugin for TaintToleration {
+    fn as_enqueue_extensions(&self) -> Option<&dyn k8s_types::framework::EnqueueExtensions> {
+        Some(self)
+    }
     fn name(&self) -> &str {
         names::TAINT_TOLERATION
     }
@@ -89,6 +93,11 @@ impl FilterPlugin for TaintToleration {
                 failed.push((i, s));
             }
         }
+    }
+
+    /// Untainted nodes pass.
+    fn filter_kernel(&self, _state: &CycleState, _pod: &Pod) -> Option<NodeFilterKernel> {
+        Some(NodeFilterKernel::unless_flags(NODE_FLAG_TAINTED))
     }
 }
 
@@ -156,6 +165,15 @@ impl ScorePlugin for TaintToleration {
         Ok(())
     }
 
+    /// Untainted nodes count 0 intolerable taints; when every scored node is untainted, all raw
+    /// scores are 0 and upstream's `DefaultNormalizeScore` (reverse) makes each of them 100.
+    fn score_kernel(&self, _state: &CycleState, _pod: &Pod) -> Option<NodeScoreKernel> {
+        Some(NodeScoreKernel::Constant {
+            score: MAX_NODE_SCORE,
+            unless_flags: NODE_FLAG_TAINTED,
+        })
+    }
+
     fn normalize_score(
         &self,
         _state: &CycleState,
@@ -164,6 +182,62 @@ impl ScorePlugin for TaintToleration {
     ) -> Status {
         default_normalize_score(MAX_NODE_SCORE, true, scores);
         Status::success()
+    }
+}
+
+/// Queueing hints (upstream `tainttoleration/taint_toleration.go` `EventsToRegister`,
+/// `isSchedulableAfterNodeChange`, `isSchedulableAfterPodTolerationChange`).
+mod queueing_hints {
+    use super::*;
+    use k8s_types::framework::events::{as_nodes, as_pods};
+    use k8s_types::framework::{
+        ActionType, ClusterEvent, ClusterEventWithHint, EnqueueExtensions, EventObject,
+        EventResource, QueueingHint,
+    };
+
+    impl EnqueueExtensions for TaintToleration {
+        /// Node Add|UpdateNodeTaint and Pod UpdatePodToleration, each with a hint.
+        fn events_to_register(&self) -> Vec<ClusterEventWithHint> {
+            vec![
+                ClusterEventWithHint::with_hint(
+                    EventResource::Node,
+                    ActionType::ADD | ActionType::UPDATE_NODE_TAINT,
+                ),
+                ClusterEventWithHint::with_hint(
+                    EventResource::Pod,
+                    ActionType::UPDATE_POD_TOLERATION,
+                ),
+            ]
+        }
+
+        fn queueing_hint(
+            &self,
+            registered: &ClusterEvent,
+            pod: &Pod,
+            old: Option<EventObject<'_>>,
+            new: Option<EventObject<'_>>,
+        ) -> Result<QueueingHint, String> {
+            if registered.resource == EventResource::Node {
+                let (original, modified) = as_nodes(old, new)?;
+                let modified = modified.ok_or("a node event needs the new node")?;
+                let filter = [effects::NO_SCHEDULE, effects::NO_EXECUTE];
+                let untolerated = |n: &k8s_types::core::Node| {
+                    find_untolerated(&n.spec.taints, &pod.spec.tolerations, &filter).is_some()
+                };
+                let was_untolerated = original.is_none_or(untolerated);
+                if was_untolerated && !untolerated(modified) {
+                    return Ok(QueueingHint::Queue);
+                }
+                return Ok(QueueingHint::QueueSkip);
+            }
+            let (_, modified) = as_pods(old, new)?;
+            let modified = modified.ok_or("a pod update needs the new pod")?;
+            Ok(if modified.metadata.uid == pod.metadata.uid {
+                QueueingHint::Queue
+            } else {
+                QueueingHint::QueueSkip
+            })
+        }
     }
 }
 

@@ -143,6 +143,22 @@ impl Framework {
         nodes: &[&'a NodeInfo],
         scratch: &mut ScoreScratch<'a>,
     ) -> Result<(), Status> {
+        self.score_batch_masked(state, pod, nodes, scratch, None)
+    }
+
+    /// [`Framework::score_batch`] leaving out the Score plugins `i` with `left_out[i]` (in the
+    /// order of the profile's Score plugins); the fused pass adds their scores itself.
+    ///
+    /// # Errors
+    /// The statuses [`Framework::run_score`] returns for the plugins that run.
+    pub(crate) fn score_batch_masked<'a>(
+        &self,
+        state: &CycleState,
+        pod: &Pod,
+        nodes: &[&'a NodeInfo],
+        scratch: &mut ScoreScratch<'a>,
+        left_out: Option<&[bool]>,
+    ) -> Result<(), Status> {
         let n = nodes.len();
         scratch.totals.clear();
         scratch.totals.resize(n, 0);
@@ -150,7 +166,10 @@ impl Framework {
         scratch.raw.resize(n, 0);
         scratch.normalized.clear();
         let skip = state.skip_score_plugins();
-        for (p, weight) in &self.score {
+        for (i, (p, weight)) in self.score.iter().enumerate() {
+            if left_out.is_some_and(|m| m.get(i).copied().unwrap_or(false)) {
+                continue;
+            }
             if !skip.is_empty() && skip.contains(p.name()) {
                 continue;
             }

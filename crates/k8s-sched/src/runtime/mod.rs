@@ -5,7 +5,10 @@
 //! `RunScorePlugins`, `RunReservePlugins*`, `RunPermitPlugins`, `RunBindPlugins`).
 
 pub mod batch;
+pub mod binding_cycle;
+pub mod fused;
 pub mod handle;
+pub mod node_arrays;
 pub mod score_explain;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -47,11 +50,11 @@ pub enum ExtensionPoint {
     Reserve,
     /// Permit.
     Permit,
-    /// PreBind (no in-tree plugin implements it yet).
+    /// PreBind.
     PreBind,
     /// Bind.
     Bind,
-    /// PostBind (no in-tree plugin implements it yet).
+    /// PostBind.
     PostBind,
 }
 
@@ -139,7 +142,8 @@ impl ExtensionPoint {
             ExtensionPoint::Reserve => plugin.as_reserve().is_some(),
             ExtensionPoint::Permit => plugin.as_permit().is_some(),
             ExtensionPoint::Bind => plugin.as_bind().is_some(),
-            ExtensionPoint::PreBind | ExtensionPoint::PostBind => false,
+            ExtensionPoint::PreBind => plugin.as_pre_bind().is_some(),
+            ExtensionPoint::PostBind => plugin.as_post_bind().is_some(),
         }
     }
 }
@@ -169,6 +173,13 @@ pub struct Framework {
     reserve: Vec<Arc<dyn Plugin>>,
     permit: Vec<Arc<dyn Plugin>>,
     bind: Vec<Arc<dyn Plugin>>,
+    /// Run Filter and Score through the fused node pass where plugins offer kernels
+    /// (`runtime/fused.rs`).
+    fused: bool,
+    pre_bind: Vec<Arc<dyn Plugin>>,
+    post_bind: Vec<Arc<dyn Plugin>>,
+    /// The events each plugin of the profile registered (queueing hints).
+    queueing_hints: crate::queueing_hints::QueueingHintMap,
 }
 
 impl std::fmt::Debug for Framework {
@@ -304,6 +315,8 @@ impl Framework {
         let reserve = take(ExtensionPoint::Reserve);
         let permit = take(ExtensionPoint::Permit);
         let bind = take(ExtensionPoint::Bind);
+        let pre_bind = take(ExtensionPoint::PreBind);
+        let post_bind = take(ExtensionPoint::PostBind);
 
         if queue_sort.len() != 1 {
             return Err(framework_err(
@@ -356,6 +369,10 @@ impl Framework {
             reserve,
             permit,
             bind,
+            fused: true,
+            pre_bind,
+            post_bind,
+            queueing_hints: crate::queueing_hints::QueueingHintMap::build(&instances),
         })
     }
 
@@ -387,7 +404,8 @@ impl Framework {
             ExtensionPoint::Reserve => names(&self.reserve),
             ExtensionPoint::Permit => names(&self.permit),
             ExtensionPoint::Bind => names(&self.bind),
-            ExtensionPoint::PreBind | ExtensionPoint::PostBind => Vec::new(),
+            ExtensionPoint::PreBind => names(&self.pre_bind),
+            ExtensionPoint::PostBind => names(&self.post_bind),
         }
     }
 

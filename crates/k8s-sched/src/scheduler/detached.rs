@@ -116,6 +116,15 @@ impl Scheduler {
         self.detached.now = now;
     }
 
+    /// Turns the fused node pass of every profile on or off (on by default; see
+    /// [`Framework::set_fused_node_pass`](crate::runtime::Framework::set_fused_node_pass)).
+    /// Results are the same either way; off, every plugin runs through the generic path.
+    pub fn set_fused_node_pass(&mut self, on: bool) {
+        for p in &mut self.profiles {
+            p.set_fused_node_pass(on);
+        }
+    }
+
     /// The node `pod` is nominated to after a preemption (upstream `status.nominatedNodeName`,
     /// which detached mode does not write into the pod).
     pub fn nominated_node(&self, pod: &Pod) -> Option<&str> {
@@ -216,7 +225,6 @@ impl Scheduler {
             waiting,
             nominator,
             next_start_node_index,
-            generation,
             detached,
             explain,
             ..
@@ -232,7 +240,6 @@ impl Scheduler {
             next_start_node_index,
             global_percentage: *percentage_of_nodes_to_score,
             now,
-            generation: *generation,
             explain: explain.as_mut(),
             detached: Some(log),
         };

@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use super::cycle_state::CycleState;
 use super::diagnosis::NodeToStatus;
+use super::kernel::{NodeFilterKernel, NodeScoreKernel};
 use super::node_info::{NodeInfo, PodInfo};
 use super::status::Status;
 use crate::apiserver::ApiClient;
@@ -65,6 +66,18 @@ pub trait Plugin: Send + Sync {
     }
     /// Bind, if implemented.
     fn as_bind(&self) -> Option<&dyn BindPlugin> {
+        None
+    }
+    /// PreBind, if implemented.
+    fn as_pre_bind(&self) -> Option<&dyn super::binding_cycle::PreBindPlugin> {
+        None
+    }
+    /// PostBind, if implemented.
+    fn as_post_bind(&self) -> Option<&dyn super::binding_cycle::PostBindPlugin> {
+        None
+    }
+    /// EnqueueExtensions (queueing hints), if implemented.
+    fn as_enqueue_extensions(&self) -> Option<&dyn super::events::EnqueueExtensions> {
         None
     }
 }
@@ -190,6 +203,14 @@ pub trait FilterPlugin: Plugin {
             }
         }
     }
+
+    /// A sufficient condition for [`FilterPlugin::filter`] to succeed on a node this attempt
+    /// (read after PreFilter), for the scheduler's fused node pass (see [`super::kernel`]).
+    /// Nodes that do not satisfy it still go through `filter`. Default: none (the plugin runs
+    /// through `filter_nodes`).
+    fn filter_kernel(&self, _state: &CycleState, _pod: &Pod) -> Option<NodeFilterKernel> {
+        None
+    }
 }
 
 /// How a PostFilter result changes the pod's `status.nominatedNodeName` (upstream
@@ -310,6 +331,14 @@ pub trait ScorePlugin: Plugin {
             *out = self.score(state, pod, n)?;
         }
         Ok(())
+    }
+
+    /// This attempt's scores after NormalizeScore as a per-node kernel (read after PreScore), for
+    /// the scheduler's fused node pass (see [`super::kernel`]). It must give exactly what
+    /// `score_nodes` followed by `normalize_score` give. Default: none (the plugin runs through
+    /// `score_nodes` and `normalize_score`).
+    fn score_kernel(&self, _state: &CycleState, _pod: &Pod) -> Option<NodeScoreKernel> {
+        None
     }
 
     /// Rescales all nodes' raw scores into `[0, 100]` (upstream `NormalizeScore`). Default: no-op.

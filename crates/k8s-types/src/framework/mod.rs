@@ -15,21 +15,33 @@
 //! - [`diagnosis`]: [`NodeToStatus`], [`Diagnosis`] and [`FitError`] (the `0/3 nodes are available`
 //!   message).
 //! - [`interface`]: the plugin traits and the [`Handle`] plugins use to reach the framework.
+//! - [`kernel`]: optional per-node kernels plugins offer for the scheduler's fused node pass.
+//! - [`binding_cycle`]: the PreBind and PostBind extension points.
+//! - [`events`]: cluster events and queueing hints ([`EnqueueExtensions`]).
 
+pub mod binding_cycle;
 pub mod cycle_state;
 pub mod diagnosis;
+pub mod events;
 pub mod interface;
+pub mod kernel;
 pub mod node_info;
 pub mod status;
 
+pub use binding_cycle::{PostBindPlugin, PreBindPlugin};
 pub use cycle_state::{CycleState, StateData};
 pub use diagnosis::{Diagnosis, FitError, NodeToStatus};
+pub use events::{
+    ActionType, ClusterEvent, ClusterEventWithHint, EnqueueExtensions, EventObject, EventResource,
+    QueueingHint,
+};
 pub use interface::{
     BindPlugin, FilterPlugin, Handle, NodeScore, NominatingInfo, NominatingMode, PermitDecision,
     PermitPlugin, Plugin, PostFilterPlugin, PostFilterResult, PreEnqueuePlugin, PreFilterPlugin,
     PreFilterResult, PreScorePlugin, QueueSortPlugin, QueuedPodInfo, ReservePlugin, ScorePlugin,
     WaitingPodInfo,
 };
+pub use kernel::{AllocationStrategy, NodeFilterKernel, NodeScoreKernel};
 pub use node_info::{HostPortInfo, NodeInfo, PodInfo};
 pub use status::{Code, Status};
 

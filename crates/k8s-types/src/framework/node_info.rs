@@ -4,6 +4,7 @@
 //! (`NodeInfo`, `PodInfo`, `PodResource`, `HostPortInfo`).
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use crate::core::{Node, Pod};
@@ -227,9 +228,88 @@ pub struct NodeSummary {
     pub has_taints: bool,
 }
 
+/// A 64-bit FxHash-style hash of a label key or value (the same in every process), for
+/// [`LabelIndex`] lookups with a key hashed once per scheduling attempt.
+pub fn label_hash(s: &str) -> u64 {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    let mix = |h: u64, w: u64| (h.rotate_left(5) ^ w).wrapping_mul(K);
+    let bytes = s.as_bytes();
+    let mut h = 0u64;
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        h = mix(h, u64::from_le_bytes(w));
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let mut w = [0u8; 8];
+        w[..rest.len()].copy_from_slice(rest);
+        h = mix(h, u64::from_le_bytes(w));
+    }
+    mix(h, bytes.len() as u64)
+}
+
+/// A node's labels in two contiguous blocks (hashed keys, then the text), so that the per-node
+/// Filter loops of NodeAffinity, PodTopologySpread and InterPodAffinity find a label in one or
+/// two cache lines instead of walking the Node's `BTreeMap<String, String>` and its separately
+/// allocated strings. Built once per [`NodeInfo::new`] (the Node's labels never change within a
+/// NodeInfo). No upstream counterpart; lookups give exactly `labels.get(key)`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LabelIndex {
+    /// Per label, in key order: key hash, key start, key end (= value start), value end.
+    entries: Box<[(u64, u32, u32, u32)]>,
+    /// Keys and values, concatenated.
+    text: Box<str>,
+}
+
+impl LabelIndex {
+    /// The index of `labels`.
+    pub fn new(labels: &BTreeMap<String, String>) -> LabelIndex {
+        let mut text = String::new();
+        let mut entries = Vec::with_capacity(labels.len());
+        for (k, v) in labels {
+            let start = text.len() as u32;
+            text.push_str(k);
+            let key_end = text.len() as u32;
+            text.push_str(v);
+            entries.push((label_hash(k), start, key_end, text.len() as u32));
+        }
+        LabelIndex {
+            entries: entries.into_boxed_slice(),
+            text: text.into_boxed_str(),
+        }
+    }
+
+    /// The value of label `key`, whose [`label_hash`] is `key_hash`.
+    pub fn get_hashed(&self, key: &str, key_hash: u64) -> Option<&str> {
+        for &(h, start, key_end, end) in self.entries.iter() {
+            if h == key_hash && self.text.get(start as usize..key_end as usize) == Some(key) {
+                return self.text.get(key_end as usize..end as usize);
+            }
+        }
+        None
+    }
+
+    /// The value of label `key`.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.get_hashed(key, label_hash(key))
+    }
+}
+
+/// Source of [`NodeInfo::generation`] values (upstream `generation` / `nextGeneration` in
+/// `pkg/scheduler/framework/types.go`): process-wide, so no two NodeInfo states share one.
+static NEXT_GENERATION: AtomicU64 = AtomicU64::new(1);
+
+fn next_generation() -> u64 {
+    NEXT_GENERATION.fetch_add(1, Ordering::Relaxed)
+}
+
 /// The scheduler's view of one node (upstream `NodeInfo`).
 #[derive(Clone, Debug)]
 pub struct NodeInfo {
+    generation: u64,
+    label_index: LabelIndex,
     summary: NodeSummary,
     node: Arc<Node>,
     pods: Vec<PodInfo>,
@@ -249,6 +329,8 @@ impl NodeInfo {
         let allocatable = Resources::from_list(&node.status.allocatable);
         let gpus = NodeGpus::new(&node);
         NodeInfo {
+            generation: next_generation(),
+            label_index: LabelIndex::new(&node.metadata.labels),
             summary: NodeSummary {
                 allocatable_milli_cpu: allocatable.milli_cpu,
                 allocatable_memory: allocatable.memory,
@@ -269,6 +351,18 @@ impl NodeInfo {
             image_sizes: OnceLock::new(),
             gpus,
         }
+    }
+
+    /// Upstream `NodeInfo.Generation`: a process-wide unique number, renewed by [`NodeInfo::new`],
+    /// [`NodeInfo::add_pod`] and [`NodeInfo::remove_pod`]. Equal generations mean equal contents
+    /// (a clone keeps it), so a derived index can tell which nodes changed since it last looked.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// The Node's labels, indexed for fast lookups (see [`LabelIndex`]).
+    pub fn label_index(&self) -> &LabelIndex {
+        &self.label_index
     }
 
     /// The Node object.
@@ -383,6 +477,7 @@ impl NodeInfo {
         }
         self.pods.push(pi);
         self.refresh_summary();
+        self.generation = next_generation();
     }
 
     /// Removes a pod (matched by UID, else namespace/name) and subtracts its requests and ports;
@@ -406,6 +501,7 @@ impl NodeInfo {
             self.pods_with_required_anti_affinity -= 1;
         }
         self.refresh_summary();
+        self.generation = next_generation();
         Some(pi)
     }
 }
@@ -532,6 +628,28 @@ mod tests {
             (ni.summary().requested_milli_cpu, ni.summary().pod_count),
             (1000, 1)
         );
+    }
+
+    #[test]
+    fn label_index_finds_exactly_the_labels() {
+        let mut node = Node::default();
+        node.metadata.labels.insert("zone".into(), "z1".into());
+        node.metadata
+            .labels
+            .insert("kubernetes.io/hostname".into(), "n1".into());
+        node.metadata.labels.insert("empty".into(), String::new());
+        let ni = NodeInfo::new(Arc::new(node));
+        let l = ni.label_index();
+        assert_eq!(l.get("zone"), Some("z1"));
+        assert_eq!(l.get("kubernetes.io/hostname"), Some("n1"));
+        assert_eq!(l.get("empty"), Some(""));
+        assert_eq!(l.get("zon"), None);
+        assert_eq!(l.get("zone1"), None);
+        // A wrong hash never finds the key; the right one does.
+        assert_eq!(l.get_hashed("zone", label_hash("zone") ^ 1), None);
+        assert_eq!(l.get_hashed("zone", label_hash("zone")), Some("z1"));
+        assert_ne!(label_hash("ab"), label_hash("ba"));
+        assert_ne!(label_hash("a"), label_hash("a\0"));
     }
 
     #[test]

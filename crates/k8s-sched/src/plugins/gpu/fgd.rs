@@ -14,7 +14,7 @@
 //! typical pods are derived at PreFilter from every pod the scheduler listed
 //! (`podPopularityThreshold`, default 95 %).
 //!
-//! Scores are memoised by (node state, pod shape) when the typical pods come from the args: the
+//! Scores are memoised by (pod shape, node state) when the typical pods come from the args: the
 //! same free CPU, the same multiset of free milli-GPU and the same model give the same score.
 
 use std::collections::HashMap;
@@ -54,16 +54,23 @@ pub struct FgdArgs {
 #[derive(Clone, Debug)]
 pub struct TypicalState(pub Arc<Vec<TypicalPod>>);
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-struct Key {
+/// The pod half of a memo key: the shape's fields (models interned).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct PodKey {
+    cpu: i64,
+    count: u32,
+    milli: i64,
+    models: u16,
+}
+
+/// The node half of a memo key: free CPU, the sorted free milli-GPU packed 11 bits per GPU, the
+/// GPU count and the model ([`model_key`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct NodeKey {
     cpu_left: i64,
     lefts: u128,
     n: u8,
-    model: u16,
-    pod_cpu: i64,
-    count: u32,
-    milli: i64,
-    pod_models: u16,
+    model: u64,
 }
 
 /// A fast multiply-rotate hasher for the memo keys (FxHash's constant; lookups only, the map is
@@ -103,29 +110,47 @@ impl std::hash::Hasher for KeyHasher {
 
 type KeyHash = std::hash::BuildHasherDefault<KeyHasher>;
 
+/// Memoised scores: per pod shape, per node state (two levels, so one attempt looks its shape up
+/// once and then hashes only the node half).
 #[derive(Debug, Default)]
 struct Memo {
-    scores: HashMap<Key, i64, KeyHash>,
-    names: Vec<String>,
-    last: Option<(String, u16)>,
+    scores: HashMap<PodKey, HashMap<NodeKey, i64, KeyHash>, KeyHash>,
+    len: usize,
+    names: Names,
 }
 
-impl Memo {
+/// Interned strings (pod models, and node models longer than 7 bytes).
+#[derive(Debug, Default)]
+struct Names {
+    names: Vec<String>,
+}
+
+impl Names {
     fn intern(&mut self, s: &str) -> u16 {
-        if let Some((l, i)) = &self.last {
-            if l == s {
-                return *i;
-            }
-        }
-        let i = match self.names.iter().position(|n| n == s) {
+        match self.names.iter().position(|n| n == s) {
             Some(i) => i as u16,
             None => {
                 self.names.push(s.to_string());
                 (self.names.len() - 1) as u16
             }
-        };
-        self.last = Some((s.to_string(), i));
-        i
+        }
+    }
+}
+
+/// A node's GPU model as a memo key: up to 7 bytes are packed with the length in the top byte
+/// (every model of the openb trace: `G2`, `T4`, `P100`, `V100M32`, ...), longer names are
+/// interned and marked with a top byte of 0xFF. No model and the empty model are the same key, as
+/// they are for the fragmentation (both accept only pods that name no model).
+fn model_key(names: &mut Names, model: &str) -> u64 {
+    let b = model.as_bytes();
+    if b.len() <= 7 {
+        let mut k = (b.len() as u64) << 56;
+        for (i, c) in b.iter().enumerate() {
+            k |= u64::from(*c) << (8 * i);
+        }
+        k
+    } else {
+        (0xFF << 56) | u64::from(names.intern(model))
     }
 }
 
@@ -167,26 +192,56 @@ impl Fgd {
     fn cached(&self, view: &NodeView<'_>, shape: &PodShape, typical: &[TypicalPod]) -> i64 {
         match self.memo.lock() {
             Ok(mut memo) => {
-                let pm = memo.intern(&shape.models);
-                memo.last = None;
-                self.cached_in(&mut memo, pm, view, shape, typical)
+                let pod = Self::pod_key(&mut memo, shape);
+                let mut scores = self.take_scores(&mut memo, pod);
+                let s = Self::cached_in(&mut memo.names, &mut scores, view, shape, typical);
+                Self::put_scores(&mut memo, pod, scores);
+                s
             }
             Err(_) => fgd_score(view, shape, typical).0,
         }
     }
 
+    fn pod_key(memo: &mut Memo, shape: &PodShape) -> PodKey {
+        PodKey {
+            cpu: shape.milli_cpu,
+            count: shape.gpu.count,
+            milli: shape.gpu.milli,
+            models: memo.names.intern(&shape.models),
+        }
+    }
+
+    /// The memo of one pod shape, taken out of the map while one attempt fills it (`None` when
+    /// the typical pods are derived per cycle: nothing is memoised then).
+    fn take_scores(&self, memo: &mut Memo, pod: PodKey) -> Option<HashMap<NodeKey, i64, KeyHash>> {
+        self.typical.as_ref()?;
+        if memo.len >= MEMO_LIMIT {
+            memo.scores.clear();
+            memo.len = 0;
+        }
+        let m = memo.scores.remove(&pod).unwrap_or_default();
+        memo.len -= m.len();
+        Some(m)
+    }
+
+    fn put_scores(memo: &mut Memo, pod: PodKey, scores: Option<HashMap<NodeKey, i64, KeyHash>>) {
+        if let Some(m) = scores {
+            memo.len += m.len();
+            memo.scores.insert(pod, m);
+        }
+    }
+
     fn cached_in(
-        &self,
-        memo: &mut Memo,
-        pod_models: u16,
+        names: &mut Names,
+        scores: &mut Option<HashMap<NodeKey, i64, KeyHash>>,
         view: &NodeView<'_>,
         shape: &PodShape,
         typical: &[TypicalPod],
     ) -> i64 {
         let n = view.gpu_left.len();
-        if n > 11 || self.typical.is_none() {
+        let Some(scores) = scores.as_mut().filter(|_| n <= 11) else {
             return fgd_score(view, shape, typical).0;
-        }
+        };
         let mut sorted = [0i64; 11];
         sorted[..n].copy_from_slice(view.gpu_left);
         sorted[..n].sort_unstable();
@@ -194,25 +249,15 @@ impl Fgd {
         for l in &sorted[..n] {
             lefts = (lefts << 11) | (l.clamp(&0, &2047).unsigned_abs() as u128);
         }
-        let key = Key {
+        let key = NodeKey {
             cpu_left: view.cpu_left,
             lefts,
             n: n as u8,
-            model: memo.intern(view.model.unwrap_or("")),
-            pod_cpu: shape.milli_cpu,
-            count: shape.gpu.count,
-            milli: shape.gpu.milli,
-            pod_models,
+            model: model_key(names, view.model.unwrap_or("")),
         };
-        if let Some(s) = memo.scores.get(&key) {
-            return *s;
-        }
-        let s = fgd_score(view, shape, typical).0;
-        if memo.scores.len() >= MEMO_LIMIT {
-            memo.scores.clear();
-        }
-        memo.scores.insert(key, s);
-        s
+        *scores
+            .entry(key)
+            .or_insert_with(|| fgd_score(view, shape, typical).0)
     }
 }
 
@@ -358,20 +403,23 @@ impl ScorePlugin for Fgd {
         let Ok(mut memo) = self.memo.lock() else {
             return Err(Status::error("FGDScore memo lock poisoned"));
         };
-        let pm = memo.intern(&shape.models);
-        memo.last = None;
+        let pod_key = Self::pod_key(&mut memo, shape);
+        let mut memo_scores = self.take_scores(&mut memo, pod_key);
+        let mut result = Ok(());
         for (n, out) in nodes.iter().zip(scores.iter_mut()) {
             let view = NodeView::of(n);
             if !shape.accepts_model(view.model) && shape.wants_gpu() {
-                return Err(Status::error(format!(
+                result = Err(Status::error(format!(
                     "node {} does not match the GPU model request of pod {}",
                     n.name(),
                     pod.metadata.name
                 )));
+                break;
             }
-            *out = self.cached_in(&mut memo, pm, &view, shape, typical);
+            *out = Self::cached_in(&mut memo.names, &mut memo_scores, &view, shape, typical);
         }
-        Ok(())
+        Self::put_scores(&mut memo, pod_key, memo_scores);
+        result
     }
 }
 
@@ -452,6 +500,13 @@ mod tests {
         let fresh = fgd_score(&view, &s, &typical).0;
         assert_eq!(p.cached(&view, &s, &typical), fresh);
         assert_eq!(p.cached(&view, &s, &typical), fresh);
+        // Model keys: short names packed with their length, long ones interned.
+        let mut names = Names::default();
+        assert_eq!(model_key(&mut names, ""), 0);
+        assert_eq!(model_key(&mut names, "T4"), (2 << 56) | 0x3454);
+        assert_eq!(model_key(&mut names, "A100-SXM4-80GB"), 0xFF << 56);
+        assert_eq!(model_key(&mut names, "H100-SXM5-80GB"), (0xFF << 56) | 1);
+        assert_eq!(model_key(&mut names, "A100-SXM4-80GB"), 0xFF << 56);
         // GPU order does not matter.
         let left2 = [600, 1000, 200, 1000];
         let view2 = NodeView {

@@ -1,6 +1,8 @@
 //! InterPodAffinity's required terms: PreFilter counts, per topology pair, the existing pods whose
 //! required anti-affinity matches the incoming pod, and the existing pods matching the incoming
-//! pod's required affinity and anti-affinity terms ([`PreFilterState`]); Filter checks a node's
+//! pod's required affinity and anti-affinity terms ([`PreFilterState`]; with a
+//! [`TopologyIndex`] the counts come from its per-term and per-selector tables instead of
+//! visiting every pod, [`PreFilterState::compute_indexed`]); Filter checks a node's
 //! pairs against those counts, with the "first pod of a group" exception for affinity;
 //! AddPod/RemovePod update the counts for preemption. Mirrors upstream
 //! `pkg/scheduler/framework/plugins/interpodaffinity/filtering.go`.
@@ -9,13 +11,14 @@ use std::sync::Arc;
 
 use k8s_types::apiserver::ApiClient;
 use k8s_types::core::Pod;
-use k8s_types::framework::node_info::pod_has_required_anti_affinity;
+use k8s_types::framework::node_info::{label_hash, pod_has_required_anti_affinity};
 use k8s_types::framework::{CycleState, NodeInfo, PodInfo, Status};
 
 use super::terms::{
-    namespace_labels, pod_matches_all_affinity_terms, required_terms, AffinityTerm,
+    namespace_labels, pod_matches_all_affinity_terms, required_terms, AffinityTerm, CountsView,
     NamespaceLabels, TopologyCounts,
 };
+use crate::topology_counts::{PodMatcher, TopologyIndex};
 
 /// CycleState key of the PreFilter state (upstream `"PreFilter" + Name`).
 pub const PRE_FILTER_STATE_KEY: &str = "PreFilterInterPodAffinity";
@@ -33,17 +36,22 @@ pub const ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH: &str =
 #[derive(Clone, Debug, Default)]
 pub struct PreFilterState {
     /// Pairs -> existing pods whose required anti-affinity terms match the incoming pod.
-    pub existing_anti_affinity_counts: TopologyCounts,
+    pub existing_anti_affinity_counts: CountsView,
     /// Pairs -> existing pods matching all of the incoming pod's required affinity terms.
-    pub affinity_counts: TopologyCounts,
+    pub affinity_counts: CountsView,
     /// Pairs -> existing pods matching one of the incoming pod's required anti-affinity terms.
-    pub anti_affinity_counts: TopologyCounts,
+    pub anti_affinity_counts: CountsView,
     /// The incoming pod's required affinity terms (namespace selectors merged).
     pub affinity_terms: Arc<Vec<AffinityTerm>>,
     /// The incoming pod's required anti-affinity terms (namespace selectors merged).
     pub anti_affinity_terms: Arc<Vec<AffinityTerm>>,
+    /// [`label_hash`] of each anti-affinity term's topology key, in term order.
+    pub anti_affinity_key_hashes: Arc<Vec<u64>>,
     /// Labels of the incoming pod's namespace.
     pub namespace_labels: Arc<NamespaceLabels>,
+    /// Placed pods with required pod affinity or preferred (anti-)affinity terms, the ones
+    /// PreScore reads, when the index counted them (`None` otherwise).
+    pub pods_with_scoring_terms: Option<usize>,
 }
 
 impl PreFilterState {
@@ -116,12 +124,89 @@ impl PreFilterState {
             return None;
         }
         Some(PreFilterState {
-            existing_anti_affinity_counts: existing,
-            affinity_counts: affinity,
-            anti_affinity_counts: anti,
+            existing_anti_affinity_counts: existing.into(),
+            affinity_counts: affinity.into(),
+            anti_affinity_counts: anti.into(),
             affinity_terms: Arc::new(affinity_terms),
+            anti_affinity_key_hashes: Arc::new(
+                anti_affinity_terms
+                    .iter()
+                    .map(|t| label_hash(&t.topology_key))
+                    .collect(),
+            ),
             anti_affinity_terms: Arc::new(anti_affinity_terms),
             namespace_labels: Arc::new(ns_labels),
+            pods_with_scoring_terms: None,
+        })
+    }
+
+    /// [`PreFilterState::compute`] from `index` (synced to `all_nodes` here): the existing pods'
+    /// anti-affinity counts are the tables of the distinct placed terms that match the incoming
+    /// pod, and the incoming pod's terms read one counter per term (pods matching all affinity
+    /// terms, or one anti-affinity term, per the term's topology key). The same counts, without
+    /// visiting pods. `any_existing_anti` tells whether some node has pods with required
+    /// anti-affinity (upstream `HavePodsWithRequiredAntiAffinityList`); it is only read when the
+    /// pod has no required terms (true is always safe: the counts decide).
+    pub fn compute_indexed(
+        pod: &Pod,
+        all_nodes: &[NodeInfo],
+        any_existing_anti: bool,
+        api: Option<&dyn ApiClient>,
+        index: &mut TopologyIndex,
+    ) -> Option<PreFilterState> {
+        let mut affinity_terms = required_terms(pod, false);
+        let mut anti_affinity_terms = required_terms(pod, true);
+        if !any_existing_anti && affinity_terms.is_empty() && anti_affinity_terms.is_empty() {
+            return None;
+        }
+        for t in affinity_terms
+            .iter_mut()
+            .chain(anti_affinity_terms.iter_mut())
+        {
+            t.merge_namespaces(api);
+        }
+        let ns_labels = namespace_labels(pod.metadata.namespace(), api);
+        index.sync_with_terms(all_nodes);
+
+        let existing = CountsView::new(
+            index
+                .existing_anti_affinity_terms()
+                .filter(|(t, _)| t.matches(pod, &ns_labels))
+                .map(|(t, m)| (t.topology_key.clone(), Arc::clone(m)))
+                .collect(),
+        );
+        let mut affinity_parts = Vec::with_capacity(affinity_terms.len());
+        if !affinity_terms.is_empty() {
+            let matcher = PodMatcher::all_terms(&affinity_terms);
+            for t in &affinity_terms {
+                let id = index.counter(all_nodes, &matcher, &t.topology_key);
+                affinity_parts.push((t.topology_key.clone(), Arc::clone(index.totals(id))));
+            }
+        }
+        let mut anti_parts = Vec::with_capacity(anti_affinity_terms.len());
+        for t in &anti_affinity_terms {
+            let matcher = PodMatcher::all_terms(std::slice::from_ref(t));
+            let id = index.counter(all_nodes, &matcher, &t.topology_key);
+            anti_parts.push((t.topology_key.clone(), Arc::clone(index.totals(id))));
+        }
+
+        if existing.is_empty() && affinity_terms.is_empty() && anti_affinity_terms.is_empty() {
+            return None;
+        }
+        Some(PreFilterState {
+            existing_anti_affinity_counts: existing,
+            affinity_counts: CountsView::new(affinity_parts),
+            anti_affinity_counts: CountsView::new(anti_parts),
+            affinity_terms: Arc::new(affinity_terms),
+            anti_affinity_key_hashes: Arc::new(
+                anti_affinity_terms
+                    .iter()
+                    .map(|t| label_hash(&t.topology_key))
+                    .collect(),
+            ),
+            anti_affinity_terms: Arc::new(anti_affinity_terms),
+            namespace_labels: Arc::new(ns_labels),
+            pods_with_scoring_terms: Some(index.pods_with_scoring_terms()),
         })
     }
 
@@ -150,12 +235,9 @@ impl PreFilterState {
         if self.existing_anti_affinity_counts.is_empty() {
             return true;
         }
-        !node
-            .node()
-            .metadata
-            .labels
-            .iter()
-            .any(|(k, v)| self.existing_anti_affinity_counts.get(k, v) > 0)
+        !self
+            .existing_anti_affinity_counts
+            .any_label_positive(node.label_index())
     }
 
     /// Upstream `satisfyPodAntiAffinity`.
@@ -163,11 +245,16 @@ impl PreFilterState {
         if self.anti_affinity_counts.is_empty() {
             return true;
         }
-        let labels = &node.node().metadata.labels;
-        !self.anti_affinity_terms.iter().any(|t| {
+        let labels = node.label_index();
+        let hashes = &self.anti_affinity_key_hashes;
+        !self.anti_affinity_terms.iter().enumerate().any(|(i, t)| {
+            let h = hashes
+                .get(i)
+                .copied()
+                .unwrap_or_else(|| label_hash(&t.topology_key));
             labels
-                .get(&t.topology_key)
-                .is_some_and(|v| self.anti_affinity_counts.get(&t.topology_key, v) > 0)
+                .get_hashed(&t.topology_key, h)
+                .is_some_and(|v| self.anti_affinity_counts.get_hashed(&t.topology_key, h, v) > 0)
         })
     }
 
@@ -175,7 +262,7 @@ impl PreFilterState {
     /// missing a topology key fails. When no pod anywhere matches, the pod may still go where all
     /// keys exist if it matches its own terms (the first pod of a group).
     fn satisfy_pod_affinity(&self, pod: &Pod, node: &NodeInfo) -> bool {
-        let labels = &node.node().metadata.labels;
+        let labels = node.label_index();
         let mut pods_exist = true;
         for t in self.affinity_terms.iter() {
             match labels.get(&t.topology_key) {
@@ -203,9 +290,32 @@ fn missing_state() -> Status {
 
 /// Upstream `InterPodAffinity.Filter`.
 pub fn filter(state: &CycleState, pod: &Pod, node: &NodeInfo) -> Status {
+    match state.read::<PreFilterState>(PRE_FILTER_STATE_KEY) {
+        Some(s) => filter_with(s, pod, node),
+        None => missing_state(),
+    }
+}
+
+/// [`filter`] over many nodes, reading the state once (`FilterPlugin::filter_nodes`).
+pub fn filter_nodes(
+    state: &CycleState,
+    pod: &Pod,
+    nodes: &[&NodeInfo],
+    failed: &mut Vec<(usize, Status)>,
+) {
     let Some(s) = state.read::<PreFilterState>(PRE_FILTER_STATE_KEY) else {
-        return missing_state();
+        failed.extend((0..nodes.len()).map(|i| (i, missing_state())));
+        return;
     };
+    for (i, node) in nodes.iter().enumerate() {
+        let status = filter_with(s, pod, node);
+        if !status.is_success() {
+            failed.push((i, status));
+        }
+    }
+}
+
+fn filter_with(s: &PreFilterState, pod: &Pod, node: &NodeInfo) -> Status {
     if !s.satisfy_pod_affinity(pod, node) {
         return Status::unresolvable(ERR_REASON_AFFINITY_RULES_NOT_MATCH);
     }

@@ -11,7 +11,7 @@ pub mod filtering;
 pub mod scoring;
 pub mod terms;
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use k8s_types::core::Pod;
 use k8s_types::framework::{
@@ -24,6 +24,7 @@ use super::names;
 use crate::config::inter_pod_affinity_args::InterPodAffinityArgs;
 use crate::error::ConfigError;
 use crate::registry::PluginArgs;
+use crate::topology_counts::TopologyIndex;
 
 pub use self::filtering::{
     ERR_REASON_AFFINITY_RULES_NOT_MATCH, ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
@@ -35,6 +36,9 @@ pub use self::filtering::{
 pub struct InterPodAffinity {
     hard_pod_affinity_weight: i32,
     ignore_preferred_terms_of_existing_pods: bool,
+    /// Per-term and per-selector topology counts of the placed pods (PreFilter reads them
+    /// instead of visiting every pod; see [`crate::topology_counts`]).
+    index: Mutex<TopologyIndex>,
 }
 
 impl InterPodAffinity {
@@ -43,6 +47,7 @@ impl InterPodAffinity {
         InterPodAffinity {
             hard_pod_affinity_weight: args.hard_pod_affinity_weight(),
             ignore_preferred_terms_of_existing_pods: args.ignore_preferred_terms_of_existing_pods,
+            index: Mutex::default(),
         }
     }
 
@@ -60,6 +65,9 @@ impl InterPodAffinity {
 }
 
 impl Plugin for InterPodAffinity {
+    fn as_enqueue_extensions(&self) -> Option<&dyn k8s_types::framework::EnqueueExtensions> {
+        Some(self)
+    }
     fn name(&self) -> &str {
         names::INTER_POD_AFFINITY
     }
@@ -84,13 +92,32 @@ impl PreFilterPlugin for InterPodAffinity {
         pod: &Pod,
         handle: &dyn Handle,
     ) -> (Option<PreFilterResult>, Status) {
-        let anti_nodes = handle.node_infos_with_required_anti_affinity();
-        match PreFilterState::compute(
-            pod,
-            handle.node_infos(),
-            Some(&anti_nodes),
-            Some(handle.client()),
-        ) {
+        let computed = match self.index.lock() {
+            Ok(mut index) => {
+                // Only a pod without required terms needs to know whether some placed pod has
+                // required anti-affinity before counting (PreFilter's Skip).
+                let any_existing_anti = terms::has_required_terms(pod)
+                    || !handle.node_infos_with_required_anti_affinity().is_empty();
+                PreFilterState::compute_indexed(
+                    pod,
+                    handle.node_infos(),
+                    any_existing_anti,
+                    Some(handle.client()),
+                    &mut index,
+                )
+            }
+            // A panic elsewhere poisoned the index: count from scratch.
+            Err(_) => {
+                let anti_nodes = handle.node_infos_with_required_anti_affinity();
+                PreFilterState::compute(
+                    pod,
+                    handle.node_infos(),
+                    Some(&anti_nodes),
+                    Some(handle.client()),
+                )
+            }
+        };
+        match computed {
             None => (None, Status::skip()),
             Some(s) => {
                 state.write(PRE_FILTER_STATE_KEY, s);
@@ -124,6 +151,16 @@ impl FilterPlugin for InterPodAffinity {
     fn filter(&self, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Status {
         filtering::filter(state, pod, node)
     }
+
+    fn filter_nodes(
+        &self,
+        state: &CycleState,
+        pod: &Pod,
+        nodes: &[&NodeInfo],
+        failed: &mut Vec<(usize, Status)>,
+    ) {
+        filtering::filter_nodes(state, pod, nodes, failed);
+    }
 }
 
 impl PreScorePlugin for InterPodAffinity {
@@ -149,6 +186,15 @@ impl PreScorePlugin for InterPodAffinity {
         _nodes: &[&NodeInfo],
         handle: &dyn Handle,
     ) -> Status {
+        // No preferred terms of its own and no placed pod with terms PreScore reads (counted by
+        // PreFilter's index on the same snapshot): no pair can be scored, upstream's Skip.
+        if !terms::has_preferred_terms(pod, false) && !terms::has_preferred_terms(pod, true) {
+            if let Some(s) = state.read::<PreFilterState>(PRE_FILTER_STATE_KEY) {
+                if s.pods_with_scoring_terms == Some(0) {
+                    return Status::skip();
+                }
+            }
+        }
         let affinity_nodes = handle.node_infos_with_pod_affinity();
         scoring::pre_score(
             state,
@@ -182,6 +228,81 @@ impl ScorePlugin for InterPodAffinity {
                 Status::success()
             }
             None => scoring::missing_state(),
+        }
+    }
+}
+
+/// Queueing hints (upstream `interpodaffinity/plugin.go` `EventsToRegister`,
+/// `isSchedulableAfterPodChange`, `isSchedulableAfterNodeChange`).
+mod queueing_hints {
+    use super::*;
+    use k8s_types::framework::events::{as_nodes, as_pods};
+    use k8s_types::framework::{
+        ActionType, ClusterEvent, ClusterEventWithHint, EnqueueExtensions, EventObject,
+        EventResource, QueueingHint,
+    };
+
+    use super::terms::{pod_matches_all_affinity_terms, required_terms};
+
+    fn hint(queue: bool) -> QueueingHint {
+        if queue {
+            QueueingHint::Queue
+        } else {
+            QueueingHint::QueueSkip
+        }
+    }
+
+    impl EnqueueExtensions for InterPodAffinity {
+        /// Pod Add|UpdatePodLabel|Delete and Node Add|UpdateNodeLabel, each with a hint.
+        fn events_to_register(&self) -> Vec<ClusterEventWithHint> {
+            vec![
+                ClusterEventWithHint::with_hint(
+                    EventResource::Pod,
+                    ActionType::ADD | ActionType::UPDATE_POD_LABEL | ActionType::DELETE,
+                ),
+                ClusterEventWithHint::with_hint(
+                    EventResource::Node,
+                    ActionType::ADD | ActionType::UPDATE_NODE_LABEL,
+                ),
+            ]
+        }
+
+        fn queueing_hint(
+            &self,
+            registered: &ClusterEvent,
+            pod: &Pod,
+            old: Option<EventObject<'_>>,
+            new: Option<EventObject<'_>>,
+        ) -> Result<QueueingHint, String> {
+            let terms = required_terms(pod, false);
+            let anti_terms = required_terms(pod, true);
+            if registered.resource == EventResource::Node {
+                let (_, modified) = as_nodes(old, new)?;
+                let modified = modified.ok_or("a node event needs the new node")?;
+                // A node with one of the (anti-)affinity topology keys may make room.
+                let has_key = terms
+                    .iter()
+                    .chain(anti_terms.iter())
+                    .any(|t| modified.metadata.labels.contains_key(&t.topology_key));
+                return Ok(hint(has_key));
+            }
+            let (original, modified) = as_pods(old, new)?;
+            if modified.is_some_and(|m| m.node_name().is_none())
+                || original.is_some_and(|o| o.node_name().is_none())
+            {
+                return Ok(QueueingHint::QueueSkip);
+            }
+            match (original, modified) {
+                (Some(o), Some(m)) => Ok(hint(
+                    (!pod_matches_all_affinity_terms(&terms, o)
+                        && pod_matches_all_affinity_terms(&terms, m))
+                        || (pod_matches_all_affinity_terms(&anti_terms, o)
+                            && !pod_matches_all_affinity_terms(&anti_terms, m)),
+                )),
+                (None, Some(m)) => Ok(hint(pod_matches_all_affinity_terms(&terms, m))),
+                (Some(o), None) => Ok(hint(pod_matches_all_affinity_terms(&anti_terms, o))),
+                (None, None) => Err("a pod event needs a pod".to_string()),
+            }
         }
     }
 }

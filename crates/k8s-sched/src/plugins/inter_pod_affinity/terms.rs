@@ -3,14 +3,18 @@
 //! `pkg/scheduler/framework/types.go`), the namespace helpers of upstream
 //! `pkg/scheduler/framework/plugins/interpodaffinity/plugin.go`
 //! (`mergeAffinityTermNamespacesIfNotEmpty`, `GetNamespaceLabelsSnapshot`) and the
-//! topology-pair counters of `filtering.go` (`topologyToMatchedTermCount`).
+//! topology-pair counters of `filtering.go` (`topologyToMatchedTermCount`), also as a
+//! [`CountsView`] over the shared tables of [`crate::topology_counts`].
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use k8s_types::apiserver::{ApiClient, ApiExt};
 use k8s_types::core::{Namespace, Node, Pod, PodAffinityTerm, WeightedPodAffinityTerm};
+use k8s_types::framework::node_info::{label_hash, LabelIndex};
 
 use crate::plugins::selector::Selector;
+use crate::topology_counts::DomainCounts;
 
 /// Labels of a namespace.
 pub type NamespaceLabels = BTreeMap<String, String>;
@@ -121,6 +125,27 @@ pub fn preferred_terms(pod: &Pod, anti: bool) -> Vec<WeightedAffinityTerm> {
         .unwrap_or_default()
 }
 
+/// True when the pod has required pod affinity or anti-affinity terms.
+pub fn has_required_terms(pod: &Pod) -> bool {
+    [false, true].into_iter().any(|anti| {
+        pod_affinity(pod, anti).is_some_and(|pa| {
+            !pa.required_during_scheduling_ignored_during_execution
+                .is_empty()
+        })
+    })
+}
+
+/// True when the pod has required pod affinity terms, or preferred pod affinity or
+/// anti-affinity terms: the terms of an existing pod that InterPodAffinity's PreScore reads.
+pub fn has_scoring_terms(pod: &Pod) -> bool {
+    has_preferred_terms(pod, false)
+        || has_preferred_terms(pod, true)
+        || pod_affinity(pod, false).is_some_and(|pa| {
+            !pa.required_during_scheduling_ignored_during_execution
+                .is_empty()
+        })
+}
+
 /// True when the pod has preferred affinity (`anti = false`) or anti-affinity terms.
 pub fn has_preferred_terms(pod: &Pod, anti: bool) -> bool {
     pod_affinity(pod, anti).is_some_and(|pa| {
@@ -213,6 +238,143 @@ impl TopologyCounts {
             if t.matches(pod, ns_labels) {
                 self.update(node, &t.topology_key, value);
             }
+        }
+    }
+}
+
+/// Topology pair counts read from shared per-key tables plus a private overlay: what
+/// [`TopologyCounts`] holds, without copying the index's tables into every cycle state. `get`
+/// sums the tables of the key and the overlay; AddPod/RemovePod (preemption, nominated pods)
+/// change only the overlay.
+#[derive(Clone, Debug, Default)]
+pub struct CountsView {
+    /// Per topology key (with its [`label_hash`]): value -> count tables, summed.
+    groups: Vec<(String, u64, Vec<Arc<DomainCounts>>)>,
+    /// Changes made after PreFilter.
+    delta: TopologyCounts,
+}
+
+impl CountsView {
+    /// A view summing `parts` ((topology key, table); a key may appear more than once).
+    pub fn new(parts: Vec<(String, Arc<DomainCounts>)>) -> CountsView {
+        let mut groups: Vec<(String, u64, Vec<Arc<DomainCounts>>)> = Vec::new();
+        for (k, m) in parts {
+            match groups.iter_mut().find(|g| g.0 == k) {
+                Some(g) => g.2.push(m),
+                None => {
+                    let h = label_hash(&k);
+                    groups.push((k, h, vec![m]));
+                }
+            }
+        }
+        CountsView {
+            groups,
+            delta: TopologyCounts::default(),
+        }
+    }
+
+    /// The count of (key, value), 0 when absent.
+    pub fn get(&self, key: &str, value: &str) -> i64 {
+        self.get_hashed(key, label_hash(key), value)
+    }
+
+    /// [`CountsView::get`] with the key's [`label_hash`] known.
+    pub fn get_hashed(&self, key: &str, key_hash: u64, value: &str) -> i64 {
+        let base: i64 = self
+            .groups
+            .iter()
+            .filter(|g| g.1 == key_hash && g.0 == key)
+            .flat_map(|g| g.2.iter())
+            .filter_map(|m| m.get(value))
+            .sum();
+        if self.delta.is_empty() {
+            base
+        } else {
+            base + self.delta.get(key, value)
+        }
+    }
+
+    fn pairs(&self) -> impl Iterator<Item = (&str, &str)> {
+        let base = self.groups.iter().flat_map(|(k, _, ms)| {
+            ms.iter()
+                .flat_map(move |m| m.keys().map(move |v| (k.as_str(), v.as_str())))
+        });
+        let delta = self
+            .delta
+            .0
+            .iter()
+            .flat_map(|(k, m)| m.keys().map(move |v| (k.as_str(), v.as_str())));
+        base.chain(delta)
+    }
+
+    /// True when no pair has a non-zero count (upstream: the map is empty, pairs reaching 0
+    /// being removed).
+    pub fn is_empty(&self) -> bool {
+        if self.delta.is_empty() {
+            return self.groups.iter().all(|g| g.2.iter().all(|m| m.is_empty()));
+        }
+        self.pairs().all(|(k, v)| self.get(k, v) == 0)
+    }
+
+    /// True when one of a node's labels is a pair with a count > 0.
+    pub fn any_label_positive(&self, labels: &LabelIndex) -> bool {
+        self.groups.iter().any(|(k, h, _)| {
+            labels
+                .get_hashed(k, *h)
+                .is_some_and(|v| self.get_hashed(k, *h, v) > 0)
+        }) || self
+            .delta
+            .0
+            .keys()
+            .any(|k| labels.get(k).is_some_and(|v| self.get(k, v) > 0))
+    }
+
+    /// Every pair with a non-zero count, as [`TopologyCounts`].
+    pub fn to_counts(&self) -> TopologyCounts {
+        let mut out = TopologyCounts::default();
+        for (k, v) in self.pairs() {
+            let n = self.get(k, v);
+            if n != 0 {
+                out.0
+                    .entry(k.to_string())
+                    .or_default()
+                    .insert(v.to_string(), n);
+            }
+        }
+        out
+    }
+
+    /// [`TopologyCounts::update_with_affinity_terms`] on the overlay.
+    pub fn update_with_affinity_terms(
+        &mut self,
+        terms: &[AffinityTerm],
+        pod: &Pod,
+        node: &Node,
+        value: i64,
+    ) {
+        self.delta
+            .update_with_affinity_terms(terms, pod, node, value);
+    }
+
+    /// [`TopologyCounts::update_with_anti_affinity_terms`] on the overlay.
+    pub fn update_with_anti_affinity_terms(
+        &mut self,
+        terms: &[AffinityTerm],
+        pod: &Pod,
+        ns_labels: &NamespaceLabels,
+        node: &Node,
+        value: i64,
+    ) {
+        self.delta
+            .update_with_anti_affinity_terms(terms, pod, ns_labels, node, value);
+    }
+}
+
+impl From<TopologyCounts> for CountsView {
+    fn from(c: TopologyCounts) -> CountsView {
+        CountsView {
+            groups: Vec::new(),
+            delta: c,
         }
     }
 }

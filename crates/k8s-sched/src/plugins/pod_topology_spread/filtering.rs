@@ -1,6 +1,9 @@
 //! PodTopologySpread's hard constraints (`whenUnsatisfiable: DoNotSchedule`): PreFilter counts
 //! the matching pods per topology domain over every node once per attempt ([`PreFilterState`]
-//! with the two smallest domains per constraint, upstream's "critical paths"); Filter checks
+//! with the two smallest domains per constraint, upstream's "critical paths"), reading the
+//! per-selector counters of [`crate::topology_counts`] instead of every pod
+//! ([`PreFilterState::compute_indexed`]; [`PreFilterState::compute`] is upstream's count over
+//! every pod, the reference it must equal); Filter checks
 //! `matching pods in the node's domain + 1 (if the pod matches itself) - global minimum <=
 //! maxSkew`, where the global minimum is 0 while fewer than `minDomains` domains exist;
 //! AddPod/RemovePod update the counts for preemption. Mirrors upstream
@@ -10,11 +13,14 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use k8s_types::core::Pod;
+use k8s_types::framework::node_info::label_hash;
 use k8s_types::framework::{CycleState, NodeInfo, PodInfo, Status};
 
 use super::common::{
     count_pods_match_selector, node_labels_match_spread_constraints, TopologySpreadConstraint,
 };
+use crate::plugins::node_affinity::has_required_node_affinity;
+use crate::topology_counts::{PodMatcher, TopologyIndex, MAX_COUNTERS};
 
 /// CycleState key of the PreFilter state (upstream `"PreFilter" + Name`).
 pub const PRE_FILTER_STATE_KEY: &str = "PreFilterPodTopologySpread";
@@ -131,6 +137,14 @@ impl PreFilterState {
                 }
             }
         }
+        PreFilterState::from_counts(constraints, tp)
+    }
+
+    /// The state for per-constraint domain counts `tp` (the critical paths follow from them).
+    fn from_counts(
+        constraints: Vec<TopologySpreadConstraint>,
+        tp: Vec<BTreeMap<String, i64>>,
+    ) -> PreFilterState {
         let critical_paths = tp
             .iter()
             .map(|m| {
@@ -146,6 +160,65 @@ impl PreFilterState {
             critical_paths,
             tp_value_to_match_num: tp,
         }
+    }
+
+    /// [`PreFilterState::compute`] from the counters of `index` (synced to `all_nodes` here):
+    /// the same state, without visiting pods. When every node has every constraint's key and
+    /// no node inclusion policy can exclude a node (the pod has no nodeSelector or required node
+    /// affinity under `nodeAffinityPolicy: Honor`, and no node is tainted under
+    /// `nodeTaintsPolicy: Honor`), the counts are the counters' per-domain totals; otherwise the
+    /// per-node counts are summed over the nodes the policies include.
+    pub fn compute_indexed(
+        pod: &Pod,
+        constraints: Vec<TopologySpreadConstraint>,
+        all_nodes: &[NodeInfo],
+        index: &mut TopologyIndex,
+    ) -> PreFilterState {
+        if constraints.len() > MAX_COUNTERS / 2 {
+            return PreFilterState::compute(pod, constraints, all_nodes);
+        }
+        index.sync(all_nodes);
+        let ns = pod.metadata.namespace();
+        let ids: Vec<_> = constraints
+            .iter()
+            .map(|c| {
+                index.counter(
+                    all_nodes,
+                    &PodMatcher::spread(ns, &c.selector),
+                    &c.topology_key,
+                )
+            })
+            .collect();
+        let has_node_affinity = has_required_node_affinity(pod);
+        let every_node_counts = constraints.iter().all(|c| {
+            index.all_nodes_have_key(&c.topology_key)
+                && !(c.honor_node_affinity && has_node_affinity)
+                && !(c.honor_node_taints && index.tainted_nodes() > 0)
+        });
+        if every_node_counts {
+            let tp = ids.iter().map(|&id| index.domain_counts(id)).collect();
+            return PreFilterState::from_counts(constraints, tp);
+        }
+        let mut tp: Vec<BTreeMap<String, i64>> = vec![BTreeMap::new(); constraints.len()];
+        for (pos, node) in all_nodes.iter().enumerate() {
+            if ids.iter().any(|&id| index.domain_at(id, pos).is_none()) {
+                continue;
+            }
+            for (i, c) in constraints.iter().enumerate() {
+                if !c.match_node_inclusion_policies(pod, node) {
+                    continue;
+                }
+                let value = index.domain_at(ids[i], pos).unwrap_or("");
+                let count = index.count_on_node(ids[i], pos);
+                match tp[i].get_mut(value) {
+                    Some(n) => *n += count,
+                    None => {
+                        tp[i].insert(value.to_string(), count);
+                    }
+                }
+            }
+        }
+        PreFilterState::from_counts(constraints, tp)
     }
 
     /// Upstream `minMatchNum`: the global minimum for constraint `i`, 0 while fewer than
@@ -201,18 +274,63 @@ pub fn filter(state: &CycleState, pod: &Pod, node: &NodeInfo) -> Status {
     let Some(s) = state.read::<PreFilterState>(PRE_FILTER_STATE_KEY) else {
         return missing_state();
     };
-    let labels = &node.node().metadata.labels;
+    filter_with(s, &PodConstants::new(s, pod), node)
+}
+
+/// [`filter`] over many nodes, reading the state and the pod's own values once
+/// (`FilterPlugin::filter_nodes`).
+pub fn filter_nodes(
+    state: &CycleState,
+    pod: &Pod,
+    nodes: &[&NodeInfo],
+    failed: &mut Vec<(usize, Status)>,
+) {
+    let Some(s) = state.read::<PreFilterState>(PRE_FILTER_STATE_KEY) else {
+        failed.extend((0..nodes.len()).map(|i| (i, missing_state())));
+        return;
+    };
+    let k = PodConstants::new(s, pod);
+    for (i, node) in nodes.iter().enumerate() {
+        let status = filter_with(s, &k, node);
+        if !status.is_success() {
+            failed.push((i, status));
+        }
+    }
+}
+
+/// Per constraint, what Filter reads that does not depend on the node: the hash of the topology
+/// key and whether the pod matches its own selector (`selfMatchNum`).
+struct PodConstants {
+    key_hashes: Vec<u64>,
+    self_match: Vec<i64>,
+}
+
+impl PodConstants {
+    fn new(s: &PreFilterState, pod: &Pod) -> PodConstants {
+        PodConstants {
+            key_hashes: s
+                .constraints
+                .iter()
+                .map(|c| label_hash(&c.topology_key))
+                .collect(),
+            self_match: s
+                .constraints
+                .iter()
+                .map(|c| i64::from(c.selector.matches(&pod.metadata.labels)))
+                .collect(),
+        }
+    }
+}
+
+fn filter_with(s: &PreFilterState, k: &PodConstants, node: &NodeInfo) -> Status {
+    let labels = node.label_index();
     for (i, c) in s.constraints.iter().enumerate() {
-        let Some(tp_val) = labels.get(&c.topology_key) else {
+        let Some(tp_val) = labels.get_hashed(&c.topology_key, k.key_hashes[i]) else {
             return Status::unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH);
         };
         let min_match_num = s.min_match_num(i, c.min_domains);
-        let self_match_num = i64::from(c.selector.matches(&pod.metadata.labels));
-        let match_num = s.tp_value_to_match_num[i]
-            .get(tp_val.as_str())
-            .copied()
-            .unwrap_or(0);
-        let skew = match_num + self_match_num - min_match_num;
+        let match_num = s.tp_value_to_match_num[i].get(tp_val).copied().unwrap_or(0);
+        let skew = match_num + k.self_match[i] - min_match_num;
         if skew > i64::from(c.max_skew) {
             return Status::unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH);
         }

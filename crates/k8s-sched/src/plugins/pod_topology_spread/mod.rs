@@ -16,7 +16,7 @@ pub mod default_selector;
 pub mod filtering;
 pub mod scoring;
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use k8s_types::apiserver::ApiClient;
 use k8s_types::core::node::node_labels;
@@ -35,6 +35,7 @@ use crate::config::pod_topology_spread_args::{
 };
 use crate::error::ConfigError;
 use crate::registry::PluginArgs;
+use crate::topology_counts::TopologyIndex;
 
 pub use self::filtering::{ERR_REASON_CONSTRAINTS_NOT_MATCH, ERR_REASON_NODE_LABEL_NOT_MATCH};
 
@@ -61,6 +62,9 @@ pub fn system_default_constraints() -> Vec<ApiConstraint> {
 pub struct PodTopologySpread {
     default_constraints: Vec<ApiConstraint>,
     system_defaulted: bool,
+    /// Matching pods per node and domain for the selectors pods used (PreFilter reads it instead
+    /// of visiting every pod; see [`crate::topology_counts`]).
+    index: Mutex<TopologyIndex>,
 }
 
 impl PodTopologySpread {
@@ -72,11 +76,13 @@ impl PodTopologySpread {
             PodTopologySpread {
                 default_constraints: system_default_constraints(),
                 system_defaulted: true,
+                index: Mutex::default(),
             }
         } else {
             PodTopologySpread {
                 default_constraints: args.constraints(),
                 system_defaulted: false,
+                index: Mutex::default(),
             }
         }
     }
@@ -149,6 +155,9 @@ impl PodTopologySpread {
 }
 
 impl Plugin for PodTopologySpread {
+    fn as_enqueue_extensions(&self) -> Option<&dyn k8s_types::framework::EnqueueExtensions> {
+        Some(self)
+    }
     fn name(&self) -> &str {
         names::POD_TOPOLOGY_SPREAD
     }
@@ -177,7 +186,13 @@ impl PreFilterPlugin for PodTopologySpread {
         if constraints.is_empty() {
             return (None, Status::skip());
         }
-        let s = PreFilterState::compute(pod, constraints, handle.node_infos());
+        let s = match self.index.lock() {
+            Ok(mut index) => {
+                PreFilterState::compute_indexed(pod, constraints, handle.node_infos(), &mut index)
+            }
+            // A panic elsewhere poisoned the index: count from scratch.
+            Err(_) => PreFilterState::compute(pod, constraints, handle.node_infos()),
+        };
         state.write(PRE_FILTER_STATE_KEY, s);
         (None, Status::success())
     }
@@ -206,6 +221,16 @@ impl PreFilterPlugin for PodTopologySpread {
 impl FilterPlugin for PodTopologySpread {
     fn filter(&self, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Status {
         filtering::filter(state, pod, node)
+    }
+
+    fn filter_nodes(
+        &self,
+        state: &CycleState,
+        pod: &Pod,
+        nodes: &[&NodeInfo],
+        failed: &mut Vec<(usize, Status)>,
+    ) {
+        filtering::filter_nodes(state, pod, nodes, failed);
     }
 }
 
@@ -254,6 +279,160 @@ impl ScorePlugin for PodTopologySpread {
                 Status::success()
             }
             None => scoring::missing_state(),
+        }
+    }
+}
+
+/// Queueing hints (upstream `podtopologyspread/plugin.go` `EventsToRegister`,
+/// `isSchedulableAfterPodChange`, `isSchedulableAfterNodeChange`, `involvedInTopologySpreading`,
+/// `podLabelsMatchSpreadConstraints`, `checkTopologyKeyLabelsChanged`).
+mod queueing_hints {
+    use super::*;
+    use k8s_types::core::Node;
+    use k8s_types::framework::events::{as_nodes, as_pods};
+    use k8s_types::framework::{
+        ActionType, ClusterEvent, ClusterEventWithHint, EnqueueExtensions, EventObject,
+        EventResource, QueueingHint,
+    };
+
+    use super::common::node_labels_match_spread_constraints;
+
+    impl PodTopologySpread {
+        /// Upstream `getConstraints`: the pod's hard constraints, or the default ones.
+        ///
+        /// # Errors
+        /// Hard default constraints, whose selector needs the apiserver (the pod is queued).
+        fn hard_constraints(&self, pod: &Pod) -> Result<Vec<TopologySpreadConstraint>, String> {
+            if pod.spec.topology_spread_constraints.is_empty()
+                && !filter_constraints(
+                    &self.default_constraints,
+                    &pod.metadata.labels,
+                    DO_NOT_SCHEDULE,
+                )
+                .is_empty()
+            {
+                return Err("default constraints need the pod's services and owners".to_string());
+            }
+            Ok(self.constraints(pod, DO_NOT_SCHEDULE, None))
+        }
+    }
+
+    /// Upstream `involvedInTopologySpreading`: the pod itself, or a scheduled pod in its
+    /// namespace.
+    fn involved(incoming: &Pod, pod: &Pod) -> bool {
+        incoming.metadata.uid == pod.metadata.uid
+            || (incoming.node_name().is_some()
+                && incoming.metadata.namespace() == pod.metadata.namespace())
+    }
+
+    fn any_selector_matches(
+        constraints: &[TopologySpreadConstraint],
+        labels: &std::collections::BTreeMap<String, String>,
+    ) -> bool {
+        constraints.iter().any(|c| c.selector.matches(labels))
+    }
+
+    fn hint(queue: bool) -> QueueingHint {
+        if queue {
+            QueueingHint::Queue
+        } else {
+            QueueingHint::QueueSkip
+        }
+    }
+
+    impl EnqueueExtensions for PodTopologySpread {
+        /// Pod Add|UpdatePodLabel|UpdatePodToleration|Delete and Node
+        /// Add|Delete|UpdateNodeLabel|UpdateNodeTaint, each with a hint.
+        fn events_to_register(&self) -> Vec<ClusterEventWithHint> {
+            vec![
+                ClusterEventWithHint::with_hint(
+                    EventResource::Pod,
+                    ActionType::ADD
+                        | ActionType::UPDATE_POD_LABEL
+                        | ActionType::UPDATE_POD_TOLERATION
+                        | ActionType::DELETE,
+                ),
+                ClusterEventWithHint::with_hint(
+                    EventResource::Node,
+                    ActionType::ADD
+                        | ActionType::DELETE
+                        | ActionType::UPDATE_NODE_LABEL
+                        | ActionType::UPDATE_NODE_TAINT,
+                ),
+            ]
+        }
+
+        fn queueing_hint(
+            &self,
+            registered: &ClusterEvent,
+            pod: &Pod,
+            old: Option<EventObject<'_>>,
+            new: Option<EventObject<'_>>,
+        ) -> Result<QueueingHint, String> {
+            if registered.resource == EventResource::Node {
+                let (original, modified) = as_nodes(old, new)?;
+                return Ok(hint(self.after_node_change(pod, original, modified)?));
+            }
+            let (original, modified) = as_pods(old, new)?;
+            if modified.is_some_and(|m| !involved(m, pod))
+                || original.is_some_and(|o| !involved(o, pod))
+            {
+                return Ok(QueueingHint::QueueSkip);
+            }
+            let constraints = self.hard_constraints(pod)?;
+            match (original, modified) {
+                (Some(o), Some(m)) => {
+                    if m.metadata.uid == pod.metadata.uid
+                        && m.spec.tolerations != o.spec.tolerations
+                        && constraints.iter().any(|c| c.honor_node_taints)
+                    {
+                        return Ok(QueueingHint::Queue);
+                    }
+                    if m.metadata.labels == o.metadata.labels {
+                        return Ok(QueueingHint::QueueSkip);
+                    }
+                    Ok(hint(constraints.iter().any(|c| {
+                        c.selector.matches(&o.metadata.labels)
+                            != c.selector.matches(&m.metadata.labels)
+                    })))
+                }
+                (None, Some(m)) => Ok(hint(any_selector_matches(&constraints, &m.metadata.labels))),
+                (Some(o), None) => Ok(hint(any_selector_matches(&constraints, &o.metadata.labels))),
+                (None, None) => Err("a pod event needs a pod".to_string()),
+            }
+        }
+    }
+
+    impl PodTopologySpread {
+        /// Upstream `isSchedulableAfterNodeChange` (true = Queue).
+        fn after_node_change(
+            &self,
+            pod: &Pod,
+            original: Option<&Node>,
+            modified: Option<&Node>,
+        ) -> Result<bool, String> {
+            let constraints = self.hard_constraints(pod)?;
+            let matching = |n: Option<&Node>| {
+                n.is_some_and(|n| {
+                    node_labels_match_spread_constraints(&n.metadata.labels, &constraints)
+                })
+            };
+            let (was, is) = (matching(original), matching(modified));
+            Ok(match (original, modified) {
+                (Some(o), Some(m)) => {
+                    if was != is {
+                        return Ok(true);
+                    }
+                    let key_changed = constraints.iter().any(|c| {
+                        o.metadata.labels.get(&c.topology_key)
+                            != m.metadata.labels.get(&c.topology_key)
+                    });
+                    is && (key_changed || o.spec.taints != m.spec.taints)
+                }
+                (None, Some(_)) => is,
+                (Some(_), None) => was,
+                (None, None) => false,
+            })
         }
     }
 }

@@ -1,0 +1,230 @@
+//! [`NodeArrays`]: the per-node numbers the fused node pass reads (`runtime/fused.rs`), as one
+//! contiguous array per field (struct of arrays), indexed like the cache's node list. The cache
+//! keeps it in step with its [`NodeInfo`]s (`Cache::refresh_flags`, `Cache::rebuild_flags`). No
+//! upstream counterpart: upstream's plugins read each `NodeInfo` (`pkg/scheduler/framework/
+//! types.go`); these are copies of the same values (CPU in milli-CPU, memory in bytes).
+
+use std::cell::RefCell;
+
+use k8s_types::framework::kernel::node_flags;
+use k8s_types::framework::NodeInfo;
+
+/// Allocatable values at or below this use the exact floating-point division of
+/// [`div_exact`] (the numerator `100 * allocatable` stays below 2^53).
+pub const FAST_DIV_LIMIT: i64 = 1 << 46;
+
+/// The per-node numbers of the fused pass, one array per field.
+#[derive(Clone, Debug, Default)]
+pub struct NodeArrays {
+    /// [`node_flags`] of each node.
+    pub flags: Vec<u32>,
+    /// `allocatable.pods - pod count`.
+    pub free_pods: Vec<i64>,
+    /// `allocatable.milli_cpu - requested.milli_cpu`.
+    pub free_cpu: Vec<i64>,
+    /// `allocatable.memory - requested.memory`.
+    pub free_mem: Vec<i64>,
+    /// `allocatable.milli_cpu`.
+    pub alloc_cpu: Vec<i64>,
+    /// `allocatable.memory`.
+    pub alloc_mem: Vec<i64>,
+    /// `requested.milli_cpu`.
+    pub req_cpu: Vec<i64>,
+    /// `requested.memory`.
+    pub req_mem: Vec<i64>,
+    /// `non_zero_requested.milli_cpu`.
+    pub nz_cpu: Vec<i64>,
+    /// `non_zero_requested.memory`.
+    pub nz_mem: Vec<i64>,
+    /// `1 / allocatable.milli_cpu` (0 when 0), for [`div_exact`].
+    pub inv_cpu: Vec<f64>,
+    /// `1 / allocatable.memory` (0 when 0), for [`div_exact`].
+    pub inv_mem: Vec<f64>,
+    /// Number of nodes with each flag bit set.
+    flagged: [u32; 32],
+    /// Kernel scores kept from earlier attempts (see [`ScoreMemo`]).
+    memo: RefCell<ScoreMemo>,
+}
+
+/// The fused pass's per-node sum of the resource kernels' weighted scores, kept across attempts
+/// with the same kernel parameters (consecutive pods of one shape): `total[i]` is valid while
+/// `stamp[i] == epoch`. [`NodeArrays::set`] invalidates the node it refreshes, so a value is
+/// only reused while the node's numbers are the ones it was computed from.
+#[derive(Clone, Debug, Default)]
+pub struct ScoreMemo {
+    /// The kernel parameters the values belong to.
+    key: Option<[i64; MEMO_KEY_LEN]>,
+    epoch: u32,
+    stamp: Vec<u32>,
+    total: Vec<i64>,
+}
+
+/// Length of a [`ScoreMemo`] key.
+pub const MEMO_KEY_LEN: usize = 12;
+
+impl ScoreMemo {
+    /// Makes the memo hold values for `key` over `len` nodes (forgetting others' values).
+    pub fn prepare(&mut self, key: [i64; MEMO_KEY_LEN], len: usize) {
+        if self.stamp.len() != len {
+            self.stamp.clear();
+            self.stamp.resize(len, 0);
+            self.total.resize(len, 0);
+        }
+        if self.key != Some(key) {
+            self.key = Some(key);
+            self.epoch = self.epoch.wrapping_add(1);
+            if self.epoch == 0 {
+                self.stamp.fill(0);
+                self.epoch = 1;
+            }
+        }
+    }
+
+    /// The value of node `i`, if valid.
+    #[inline(always)]
+    pub fn get(&self, i: usize) -> Option<i64> {
+        (self.stamp[i] == self.epoch).then(|| self.total[i])
+    }
+
+    /// Stores the value of node `i`.
+    #[inline(always)]
+    pub fn put(&mut self, i: usize, v: i64) {
+        self.stamp[i] = self.epoch;
+        self.total[i] = v;
+    }
+}
+
+impl NodeArrays {
+    /// Number of nodes.
+    pub fn len(&self) -> usize {
+        self.flags.len()
+    }
+
+    /// True without nodes.
+    pub fn is_empty(&self) -> bool {
+        self.flags.is_empty()
+    }
+
+    /// True when some node has a flag of `mask`.
+    pub fn any_flagged(&self, mask: u32) -> bool {
+        (0..self.flagged.len()).any(|b| mask & (1 << b) != 0 && self.flagged[b] > 0)
+    }
+
+    fn count_flags(&mut self, flags: u32, add: bool) {
+        for b in 0..self.flagged.len() {
+            if flags & (1 << b) != 0 {
+                if add {
+                    self.flagged[b] += 1;
+                } else {
+                    self.flagged[b] -= 1;
+                }
+            }
+        }
+    }
+
+    /// The memo of kernel scores (borrowed by one fused pass at a time).
+    pub fn memo(&self) -> std::cell::RefMut<'_, ScoreMemo> {
+        self.memo.borrow_mut()
+    }
+
+    /// Copies node `i`'s numbers (growing the arrays when `i` is the next position).
+    pub fn set(&mut self, i: usize, n: &NodeInfo) {
+        if let Some(stamp) = self.memo.get_mut().stamp.get_mut(i) {
+            *stamp = 0;
+        }
+        if i >= self.len() {
+            let len = i + 1;
+            self.flags.resize(len, 0);
+            for v in [
+                &mut self.free_pods,
+                &mut self.free_cpu,
+                &mut self.free_mem,
+                &mut self.alloc_cpu,
+                &mut self.alloc_mem,
+                &mut self.req_cpu,
+                &mut self.req_mem,
+                &mut self.nz_cpu,
+                &mut self.nz_mem,
+            ] {
+                v.resize(len, 0);
+            }
+            self.inv_cpu.resize(len, 0.0);
+            self.inv_mem.resize(len, 0.0);
+        }
+        let s = n.summary();
+        let flags = node_flags(n);
+        self.count_flags(self.flags[i], false);
+        self.count_flags(flags, true);
+        self.flags[i] = flags;
+        self.free_pods[i] = s.allocatable_pods - s.pod_count;
+        self.free_cpu[i] = s.allocatable_milli_cpu - s.requested_milli_cpu;
+        self.free_mem[i] = s.allocatable_memory - s.requested_memory;
+        self.alloc_cpu[i] = s.allocatable_milli_cpu;
+        self.alloc_mem[i] = s.allocatable_memory;
+        self.req_cpu[i] = s.requested_milli_cpu;
+        self.req_mem[i] = s.requested_memory;
+        self.nz_cpu[i] = s.non_zero_milli_cpu;
+        self.nz_mem[i] = s.non_zero_memory;
+        self.inv_cpu[i] = inverse(s.allocatable_milli_cpu);
+        self.inv_mem[i] = inverse(s.allocatable_memory);
+    }
+
+    /// Rebuilds every entry from `nodes` (after positions changed).
+    pub fn rebuild(&mut self, nodes: &[NodeInfo]) {
+        *self = NodeArrays::default();
+        for (i, n) in nodes.iter().enumerate() {
+            self.set(i, n);
+        }
+    }
+}
+
+fn inverse(d: i64) -> f64 {
+    if d > 0 {
+        1.0 / d as f64
+    } else {
+        0.0
+    }
+}
+
+/// `n / d` truncated, for `0 <= n < 2^53` and `0 < d`, with `inv` = `1.0 / d as f64`: a
+/// floating-point estimate (off by at most one) corrected with integer arithmetic, so the result
+/// is exactly integer division's.
+#[inline(always)]
+pub fn div_exact(n: i64, d: i64, inv: f64) -> i64 {
+    let mut q = (n as f64 * inv) as i64;
+    let r = n - q * d;
+    q += i64::from(r >= d);
+    q -= i64::from(r < 0);
+    q
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn div_exact_equals_integer_division() {
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for d in [1i64, 2, 3, 7, 100, 4000, 32 << 30, (1 << 46) - 1, 1 << 46] {
+            let inv = 1.0 / d as f64;
+            for k in 0..=100i64 {
+                // Exact multiples and their neighbours (where rounding could go wrong).
+                for n in [k * d - 1, k * d, k * d + 1] {
+                    if (0..=100 * d).contains(&n) {
+                        assert_eq!(div_exact(n, d, inv), n / d, "{n} / {d}");
+                    }
+                }
+            }
+            for _ in 0..10_000 {
+                let n = (next() % (100 * d as u64 + 1)) as i64;
+                assert_eq!(div_exact(n, d, inv), n / d, "{n} / {d}");
+            }
+        }
+    }
+}

@@ -1,0 +1,641 @@
+//! [`TopologyIndex`]: per-selector topology counters kept incrementally from the scheduler's
+//! node snapshot, so that PodTopologySpread's and InterPodAffinity's PreFilter cost follows the
+//! number of nodes and topology domains, not the number of pods in the cluster.
+//!
+//! Upstream (`pkg/scheduler/framework/plugins/podtopologyspread/filtering.go`
+//! `calPreFilterState`, `interpodaffinity/filtering.go` `getExistingAntiAffinityCounts` and
+//! `getIncomingAffinityAntiAffinityCounts`) visits every pod of every node on every attempt. The
+//! index gives the same numbers from counters:
+//! - a **counter** is registered the first time a pod needs it: a [`PodMatcher`] (namespaces and
+//!   label selectors that a pod must all satisfy) with a topology key; it keeps the number of
+//!   matching pods per node and per topology domain (the node's value of the key);
+//! - the **existing anti-affinity terms** table keeps, per distinct required anti-affinity term of
+//!   the placed pods (upstream `PodInfo.RequiredAntiAffinityTerms`), how many placed pods carry
+//!   it per domain.
+//!
+//! The index follows the snapshot through [`NodeInfo::generation`] (upstream's `Generation`,
+//! renewed by every pod added or removed and by every Node change): [`TopologyIndex::sync`]
+//! compares each node's generation with the one it saw last and recounts only the nodes that
+//! changed, so assumed, forgotten, added, removed and relabelled pods and relabelled nodes are all
+//! counted exactly. The cost of a sync is one generation comparison per node plus the recount of
+//! the changed nodes' pods.
+//!
+//! Counters not used for [`MAX_COUNTERS`] registrations are dropped (least recently used first);
+//! results never depend on which counters exist.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
+
+use k8s_types::core::Pod;
+use k8s_types::framework::node_info::pod_has_required_anti_affinity;
+use k8s_types::framework::NodeInfo;
+
+use crate::plugins::inter_pod_affinity::terms::{
+    has_scoring_terms, required_terms, AffinityTerm, NamespaceLabels,
+};
+use crate::plugins::selector::Selector;
+
+/// Most counters kept at once; the least recently used one goes first.
+pub const MAX_COUNTERS: usize = 64;
+
+/// Topology value -> number of pods, only non-zero entries (upstream removes a pair whose count
+/// reaches 0). A hash map: Filter looks up one value per node, and nothing iterates it in an
+/// order that reaches output.
+pub type DomainCounts = HashMap<DomainKey, i64, BuildHasherDefault<FxHasher>>;
+
+/// Bytes a [`DomainKey`] keeps inline.
+const INLINE_KEY: usize = 30;
+
+/// A topology value as a hash-map key: values of up to 30 bytes (hostnames, zones) are stored
+/// inline, so comparing the key found in the table needs no pointer chase; longer ones on the
+/// heap. Hashes and compares as the `str` it holds.
+#[derive(Clone, Debug)]
+pub enum DomainKey {
+    /// The value's bytes and length.
+    Inline([u8; INLINE_KEY], u8),
+    /// A longer value.
+    Heap(Box<str>),
+}
+
+impl DomainKey {
+    /// The value.
+    pub fn as_str(&self) -> &str {
+        match self {
+            DomainKey::Inline(b, n) => std::str::from_utf8(&b[..usize::from(*n)]).unwrap_or(""),
+            DomainKey::Heap(s) => s,
+        }
+    }
+}
+
+impl From<&str> for DomainKey {
+    fn from(s: &str) -> DomainKey {
+        if s.len() <= INLINE_KEY {
+            let mut b = [0u8; INLINE_KEY];
+            b[..s.len()].copy_from_slice(s.as_bytes());
+            DomainKey::Inline(b, s.len() as u8)
+        } else {
+            DomainKey::Heap(s.into())
+        }
+    }
+}
+
+impl std::borrow::Borrow<str> for DomainKey {
+    fn borrow(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl PartialEq for DomainKey {
+    fn eq(&self, other: &DomainKey) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for DomainKey {}
+
+impl std::hash::Hash for DomainKey {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
+    }
+}
+
+/// A fixed (unseeded, deterministic) FxHash-style hasher for short strings.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FxHasher(u64);
+
+impl Hasher for FxHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x517c_c1b7_2722_0a95;
+        let mut h = self.0;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            h = (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
+        }
+        for &b in chunks.remainder() {
+            h = (h.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
+        }
+        self.0 = h;
+    }
+}
+
+/// One condition of a [`PodMatcher`]: the pod's namespace is listed (or the namespace selector
+/// matches an empty label set, i.e. it is `{}`) and its labels match `selector`. This is upstream
+/// `AffinityTerm.Matches` with no namespace labels, which is how the incoming pod's terms (their
+/// namespace selectors already merged) and PodTopologySpread's namespace check behave.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Clause {
+    /// Namespaces a pod may be in.
+    pub namespaces: BTreeSet<String>,
+    /// A pod in any namespace qualifies when this matches the empty label set.
+    pub namespace_selector: Selector,
+    /// The pod's labels must match.
+    pub selector: Selector,
+}
+
+impl Clause {
+    /// True when `pod` satisfies the clause.
+    pub fn matches(&self, pod: &Pod) -> bool {
+        (self.namespaces.contains(pod.metadata.namespace())
+            || self.namespace_selector.matches(&NamespaceLabels::new()))
+            && self.selector.matches(&pod.metadata.labels)
+    }
+}
+
+/// Which pods a counter counts: every clause must hold.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PodMatcher {
+    /// Pods with a `deletionTimestamp` are not counted (PodTopologySpread's
+    /// `countPodsMatchSelector`); InterPodAffinity counts them.
+    pub skip_terminating: bool,
+    /// The conditions, ANDed; no clause matches no pod (upstream `podMatchesAllAffinityTerms`
+    /// is false for no terms).
+    pub clauses: Vec<Clause>,
+}
+
+impl PodMatcher {
+    /// PodTopologySpread's `countPodsMatchSelector`: pods in `namespace`, not being deleted,
+    /// matching `selector`.
+    pub fn spread(namespace: &str, selector: &Selector) -> PodMatcher {
+        PodMatcher {
+            skip_terminating: true,
+            clauses: vec![Clause {
+                namespaces: BTreeSet::from([namespace.to_string()]),
+                namespace_selector: Selector::Nothing,
+                selector: selector.clone(),
+            }],
+        }
+    }
+
+    /// Pods matching every one of `terms` (incoming-pod terms, namespace selectors merged).
+    pub fn all_terms(terms: &[AffinityTerm]) -> PodMatcher {
+        PodMatcher {
+            skip_terminating: false,
+            clauses: terms
+                .iter()
+                .map(|t| Clause {
+                    namespaces: t.namespaces.clone(),
+                    namespace_selector: t.namespace_selector.clone(),
+                    selector: t.selector.clone(),
+                })
+                .collect(),
+        }
+    }
+
+    /// True when `pod` is counted.
+    pub fn matches(&self, pod: &Pod) -> bool {
+        if self.skip_terminating && pod.metadata.deletion_timestamp.is_some() {
+            return false;
+        }
+        !self.clauses.is_empty() && self.clauses.iter().all(|c| c.matches(pod))
+    }
+
+    fn count(&self, node: &NodeInfo) -> u32 {
+        node.pods().iter().filter(|p| self.matches(&p.pod)).count() as u32
+    }
+}
+
+/// No domain: the node lacks the key.
+const NO_DOMAIN: u32 = u32::MAX;
+
+/// The domains of one topology key.
+#[derive(Clone, Debug, Default)]
+struct KeyIndex {
+    key: String,
+    /// Per node position: domain id, or [`NO_DOMAIN`].
+    per_node: Vec<u32>,
+    /// Domain id -> value.
+    values: Vec<String>,
+    /// Value -> domain id.
+    ids: BTreeMap<String, u32>,
+    /// Domain id -> number of nodes in it.
+    nodes: Vec<u32>,
+    /// Nodes that have the key.
+    nodes_with_key: usize,
+}
+
+impl KeyIndex {
+    fn domain_of(&mut self, node: &NodeInfo) -> u32 {
+        let Some(v) = node.node().metadata.labels.get(&self.key) else {
+            return NO_DOMAIN;
+        };
+        if let Some(&id) = self.ids.get(v) {
+            return id;
+        }
+        let id = self.values.len() as u32;
+        self.values.push(v.clone());
+        self.nodes.push(0);
+        self.ids.insert(v.clone(), id);
+        id
+    }
+
+    fn set(&mut self, pos: usize, dom: u32) {
+        let old = self.per_node[pos];
+        if old == dom {
+            return;
+        }
+        if old != NO_DOMAIN {
+            self.nodes[old as usize] -= 1;
+            self.nodes_with_key -= 1;
+        }
+        if dom != NO_DOMAIN {
+            self.nodes[dom as usize] += 1;
+            self.nodes_with_key += 1;
+        }
+        self.per_node[pos] = dom;
+    }
+}
+
+/// Adds `delta` to `value`'s entry, dropping it at 0.
+fn add_to(map: &mut Arc<DomainCounts>, value: &str, delta: i64) {
+    if delta == 0 {
+        return;
+    }
+    let m = Arc::make_mut(map);
+    match m.get_mut(value) {
+        Some(n) => {
+            *n += delta;
+            if *n == 0 {
+                m.remove(value);
+            }
+        }
+        None => {
+            m.insert(DomainKey::from(value), delta);
+        }
+    }
+}
+
+/// Matching pods per node and per domain for one (matcher, key).
+#[derive(Clone, Debug)]
+struct Counter {
+    matcher: PodMatcher,
+    key: usize,
+    per_node: Vec<u32>,
+    totals: Arc<DomainCounts>,
+    last_used: u64,
+}
+
+/// One distinct required anti-affinity term of placed pods.
+#[derive(Clone, Debug)]
+struct TermEntry {
+    term: AffinityTerm,
+    key: usize,
+    totals: Arc<DomainCounts>,
+}
+
+/// Per node position: what the index last saw.
+#[derive(Clone, Debug, Default)]
+struct Slot {
+    has_taints: bool,
+    /// (term id, number of the node's pods carrying it), for the existing anti-affinity terms.
+    terms: Vec<(u32, u32)>,
+    /// The node's pods with terms InterPodAffinity's PreScore reads (with the terms table).
+    scoring_pods: u32,
+}
+
+/// Counters over one node snapshot (see the module doc). Not shared between threads by itself;
+/// plugins keep it behind a mutex.
+#[derive(Clone, Debug, Default)]
+pub struct TopologyIndex {
+    /// Per node position: the generation last counted (0: none), dense for the sync scan.
+    gens: Vec<u64>,
+    slots: Vec<Slot>,
+    tainted: usize,
+    keys: Vec<KeyIndex>,
+    counters: Vec<Counter>,
+    /// The existing anti-affinity terms are tracked (switched on by the first use).
+    track_terms: bool,
+    terms: Vec<TermEntry>,
+    /// Sum of the slots' `scoring_pods`.
+    scoring_pods: usize,
+    clock: u64,
+}
+
+/// A registered counter (valid until the next [`TopologyIndex::counter`] call may evict it; use
+/// it right after registering).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CounterId(usize);
+
+impl TopologyIndex {
+    /// Brings every counter up to date with `nodes` (the snapshot, in its order). Nodes whose
+    /// generation is unchanged since the last sync at the same position are not looked at again.
+    pub fn sync(&mut self, nodes: &[NodeInfo]) {
+        if self.slots.len() > nodes.len() {
+            for pos in nodes.len()..self.slots.len() {
+                self.clear_position(pos);
+            }
+            self.slots.truncate(nodes.len());
+            self.gens.truncate(nodes.len());
+            for k in &mut self.keys {
+                k.per_node.truncate(nodes.len());
+            }
+            for c in &mut self.counters {
+                c.per_node.truncate(nodes.len());
+            }
+        }
+        while self.slots.len() < nodes.len() {
+            self.slots.push(Slot::default());
+            self.gens.push(0);
+            for k in &mut self.keys {
+                k.per_node.push(NO_DOMAIN);
+            }
+            for c in &mut self.counters {
+                c.per_node.push(0);
+            }
+        }
+        for (pos, node) in nodes.iter().enumerate() {
+            if self.gens[pos] != node.generation() {
+                self.refresh_position(pos, node);
+            }
+        }
+    }
+
+    /// Removes everything position `pos` contributes (its node left the snapshot).
+    fn clear_position(&mut self, pos: usize) {
+        self.gens[pos] = 0;
+        let slot = std::mem::take(&mut self.slots[pos]);
+        if slot.has_taints {
+            self.tainted -= 1;
+        }
+        self.scoring_pods -= slot.scoring_pods as usize;
+        for (t, n) in slot.terms {
+            let e = &mut self.terms[t as usize];
+            let dom = self.keys[e.key].per_node[pos];
+            if dom != NO_DOMAIN {
+                add_to(
+                    &mut e.totals,
+                    &self.keys[e.key].values[dom as usize],
+                    -i64::from(n),
+                );
+            }
+        }
+        for c in &mut self.counters {
+            let dom = self.keys[c.key].per_node[pos];
+            if dom != NO_DOMAIN {
+                let v = &self.keys[c.key].values[dom as usize];
+                add_to(&mut c.totals, v, -i64::from(c.per_node[pos]));
+            }
+            c.per_node[pos] = 0;
+        }
+        for k in &mut self.keys {
+            k.set(pos, NO_DOMAIN);
+        }
+    }
+
+    /// Recounts position `pos`, now holding `node`.
+    fn refresh_position(&mut self, pos: usize, node: &NodeInfo) {
+        self.clear_position(pos);
+        self.gens[pos] = node.generation();
+        let slot = &mut self.slots[pos];
+        slot.has_taints = node.has_taints();
+        if slot.has_taints {
+            self.tainted += 1;
+        }
+        for k in &mut self.keys {
+            let dom = k.domain_of(node);
+            k.set(pos, dom);
+        }
+        for c in &mut self.counters {
+            let n = c.matcher.count(node);
+            c.per_node[pos] = n;
+            let dom = self.keys[c.key].per_node[pos];
+            if dom != NO_DOMAIN {
+                add_to(
+                    &mut c.totals,
+                    &self.keys[c.key].values[dom as usize],
+                    i64::from(n),
+                );
+            }
+        }
+        if self.track_terms {
+            self.count_terms(pos, node);
+        }
+    }
+
+    /// Counts the required anti-affinity terms of `node`'s pods at `pos` (cleared before).
+    fn count_terms(&mut self, pos: usize, node: &NodeInfo) {
+        let mut found: BTreeMap<u32, u32> = BTreeMap::new();
+        let scoring = node
+            .pods()
+            .iter()
+            .filter(|p| has_scoring_terms(&p.pod))
+            .count() as u32;
+        self.slots[pos].scoring_pods = scoring;
+        self.scoring_pods += scoring as usize;
+        for pi in node.pods() {
+            if !pod_has_required_anti_affinity(&pi.pod) {
+                continue;
+            }
+            for t in required_terms(&pi.pod, true) {
+                let id = self.term_id(t);
+                *found.entry(id).or_insert(0) += 1;
+            }
+        }
+        for (&t, &n) in &found {
+            let e = &mut self.terms[t as usize];
+            let dom = self.keys[e.key].per_node[pos];
+            if dom != NO_DOMAIN {
+                add_to(
+                    &mut e.totals,
+                    &self.keys[e.key].values[dom as usize],
+                    i64::from(n),
+                );
+            }
+        }
+        self.slots[pos].terms = found.into_iter().collect();
+    }
+
+    fn term_id(&mut self, term: AffinityTerm) -> u32 {
+        if let Some(i) = self.terms.iter().position(|e| e.term == term) {
+            return i as u32;
+        }
+        let key = self.key_id(&term.topology_key);
+        self.terms.push(TermEntry {
+            term,
+            key,
+            totals: Arc::default(),
+        });
+        (self.terms.len() - 1) as u32
+    }
+
+    /// The index of topology key `key`, registering it (and reading every node's value of it
+    /// from the synced positions' last seen nodes) when new. Needs the nodes only when new, so
+    /// it is called with them by [`TopologyIndex::counter`]; for terms found during a sync the
+    /// nodes are the ones being synced.
+    fn key_id(&mut self, key: &str) -> usize {
+        if let Some(i) = self.keys.iter().position(|k| k.key == key) {
+            return i;
+        }
+        self.keys.push(KeyIndex {
+            key: key.to_string(),
+            per_node: vec![NO_DOMAIN; self.slots.len()],
+            ..KeyIndex::default()
+        });
+        self.keys.len() - 1
+    }
+
+    /// Fills a new key's domains from `nodes` (the synced snapshot).
+    fn fill_key(&mut self, k: usize, nodes: &[NodeInfo]) {
+        for (pos, node) in nodes.iter().enumerate() {
+            let dom = self.keys[k].domain_of(node);
+            self.keys[k].set(pos, dom);
+        }
+    }
+
+    /// Switches on the existing anti-affinity terms table and syncs: every node is counted once
+    /// the first time, then only changed nodes.
+    pub fn sync_with_terms(&mut self, nodes: &[NodeInfo]) {
+        if !self.track_terms {
+            self.track_terms = true;
+            // Recount everything so the terms of unchanged nodes are found.
+            self.gens.iter_mut().for_each(|g| *g = 0);
+        }
+        let before = self.keys.len();
+        self.sync(nodes);
+        // Keys first seen in this sync got their domains only at the positions counted after
+        // they appeared: recount once more with every position's domain known.
+        if self.keys.len() > before {
+            for k in before..self.keys.len() {
+                self.fill_key(k, nodes);
+            }
+            self.gens.iter_mut().for_each(|g| *g = 0);
+            for e in &mut self.terms {
+                e.totals = Arc::default();
+            }
+            for s in &mut self.slots {
+                s.terms.clear();
+                s.scoring_pods = 0;
+            }
+            self.scoring_pods = 0;
+            self.sync(nodes);
+        }
+    }
+
+    /// The counter of `matcher` over topology key `key`, registered (and counted over `nodes`,
+    /// which must be the snapshot just synced) when new.
+    pub fn counter(&mut self, nodes: &[NodeInfo], matcher: &PodMatcher, key: &str) -> CounterId {
+        self.clock += 1;
+        let k = match self.keys.iter().position(|x| x.key == key) {
+            Some(k) => k,
+            None => {
+                let k = self.key_id(key);
+                self.fill_key(k, nodes);
+                k
+            }
+        };
+        if let Some(i) = self
+            .counters
+            .iter()
+            .position(|c| c.key == k && c.matcher == *matcher)
+        {
+            self.counters[i].last_used = self.clock;
+            return CounterId(i);
+        }
+        let mut c = Counter {
+            matcher: matcher.clone(),
+            key: k,
+            per_node: vec![0; nodes.len()],
+            totals: Arc::default(),
+            last_used: self.clock,
+        };
+        for (pos, node) in nodes.iter().enumerate() {
+            let n = c.matcher.count(node);
+            c.per_node[pos] = n;
+            let dom = self.keys[k].per_node[pos];
+            if dom != NO_DOMAIN {
+                add_to(
+                    &mut c.totals,
+                    &self.keys[k].values[dom as usize],
+                    i64::from(n),
+                );
+            }
+        }
+        if self.counters.len() >= MAX_COUNTERS {
+            // Replace the least recently used counter in place: the ids handed out since it was
+            // last used stay valid.
+            if let Some(lru) = self
+                .counters
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, c)| c.last_used)
+                .map(|(i, _)| i)
+            {
+                self.counters[lru] = c;
+                return CounterId(lru);
+            }
+        }
+        self.counters.push(c);
+        CounterId(self.counters.len() - 1)
+    }
+
+    /// Matching pods per domain of counter `id` (non-zero domains only).
+    pub fn totals(&self, id: CounterId) -> &Arc<DomainCounts> {
+        &self.counters[id.0].totals
+    }
+
+    /// Matching pods on the node at position `pos`.
+    pub fn count_on_node(&self, id: CounterId, pos: usize) -> i64 {
+        i64::from(self.counters[id.0].per_node[pos])
+    }
+
+    /// Every domain of the counter's key that has at least one node, with its matching pods
+    /// (zero included), in value order.
+    pub fn domain_counts(&self, id: CounterId) -> BTreeMap<String, i64> {
+        let c = &self.counters[id.0];
+        let k = &self.keys[c.key];
+        k.ids
+            .iter()
+            .filter(|(_, &d)| k.nodes[d as usize] > 0)
+            .map(|(v, _)| (v.clone(), c.totals.get(v.as_str()).copied().unwrap_or(0)))
+            .collect()
+    }
+
+    /// The node at `pos`'s value of the counter's key (`None` when it lacks the key).
+    pub fn domain_at(&self, id: CounterId, pos: usize) -> Option<&str> {
+        let k = &self.keys[self.counters[id.0].key];
+        match k.per_node.get(pos) {
+            Some(&d) if d != NO_DOMAIN => Some(k.values[d as usize].as_str()),
+            _ => None,
+        }
+    }
+
+    /// True when every node of the synced snapshot has label `key` (false for an unknown key).
+    pub fn all_nodes_have_key(&self, key: &str) -> bool {
+        self.keys
+            .iter()
+            .find(|k| k.key == key)
+            .is_some_and(|k| k.nodes_with_key == self.slots.len())
+    }
+
+    /// Placed pods with required pod affinity or preferred (anti-)affinity terms (needs
+    /// [`TopologyIndex::sync_with_terms`]).
+    pub fn pods_with_scoring_terms(&self) -> usize {
+        self.scoring_pods
+    }
+
+    /// Number of nodes with at least one taint.
+    pub fn tainted_nodes(&self) -> usize {
+        self.tainted
+    }
+
+    /// Per distinct required anti-affinity term of the placed pods with at least one counted pod:
+    /// the term and the pods carrying it per domain of its topology key. Needs
+    /// [`TopologyIndex::sync_with_terms`].
+    pub fn existing_anti_affinity_terms(
+        &self,
+    ) -> impl Iterator<Item = (&AffinityTerm, &Arc<DomainCounts>)> {
+        self.terms
+            .iter()
+            .filter(|e| !e.totals.is_empty())
+            .map(|e| (&e.term, &e.totals))
+    }
+}
+
+#[cfg(test)]
+mod tests;

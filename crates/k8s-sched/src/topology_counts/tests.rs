@@ -1,0 +1,508 @@
+//! A randomized cluster (fixed seed) driven through the scheduler [`Cache`]: nodes and pods are
+//! added, removed, relabelled, assumed, forgotten and marked terminating; after every step the
+//! PreFilter states PodTopologySpread and InterPodAffinity build from their incremental
+//! [`TopologyIndex`] must equal upstream's count over every pod (`PreFilterState::compute`), as
+//! must every node's Filter verdict, also after preemption-style AddPod/RemovePod on the state.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use k8s_types::core::{Node, Pod, PodAffinityTerm};
+use k8s_types::framework::{CycleState, FilterPlugin, NodeInfo, PodInfo, PreFilterPlugin};
+
+use crate::cache::Cache;
+use crate::config::inter_pod_affinity_args::InterPodAffinityArgs;
+use crate::config::pod_topology_spread_args::{PodTopologySpreadArgs, DO_NOT_SCHEDULE};
+use crate::plugins::fixtures::{
+    req_selector, FakeApi, FakeHandle, NodeBuilder, PodBuilder, TermKind,
+};
+use crate::plugins::inter_pod_affinity::filtering::{
+    PreFilterState as IpaState, PRE_FILTER_STATE_KEY as IPA_KEY,
+};
+use crate::plugins::inter_pod_affinity::terms::has_scoring_terms;
+use crate::plugins::inter_pod_affinity::InterPodAffinity;
+use crate::plugins::pod_topology_spread::common::filter_constraints;
+use crate::plugins::pod_topology_spread::filtering::{
+    PreFilterState as PtsState, PRE_FILTER_STATE_KEY as PTS_KEY,
+};
+use crate::plugins::pod_topology_spread::PodTopologySpread;
+
+const ZONE: &str = "zone";
+const HOST: &str = "kubernetes.io/hostname";
+const DNS: &str = DO_NOT_SCHEDULE;
+
+/// xorshift64*: a fixed-seed generator (no external crate, same sequence everywhere).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[self.below(items.len())]
+    }
+}
+
+fn random_node(rng: &mut Rng, name: &str) -> Node {
+    let mut b = NodeBuilder::new(name).label(HOST, name);
+    // Most nodes have a zone; some lack it (they do not count for zone constraints).
+    if rng.below(6) != 0 {
+        b = b.label(ZONE, rng.pick(&["z0", "z1", "z2"]));
+    }
+    if rng.below(2) == 0 {
+        b = b.label("disk", rng.pick(&["ssd", "hdd"]));
+    }
+    if rng.below(8) == 0 {
+        b = b.taint("dedicated", "NoSchedule");
+    }
+    b.obj()
+}
+
+fn term(key: &str, values: &[&str], topology_key: &str, namespaces: &[&str]) -> PodAffinityTerm {
+    PodAffinityTerm {
+        label_selector: Some(req_selector(key, "In", values)),
+        topology_key: topology_key.into(),
+        namespaces: namespaces.iter().map(|s| s.to_string()).collect(),
+        ..Default::default()
+    }
+}
+
+fn random_pod(rng: &mut Rng, name: &str) -> Pod {
+    let mut b = PodBuilder::new(name)
+        .namespace(rng.pick(&["ns-a", "ns-b"]))
+        .label("app", rng.pick(&["web", "db", "cache"]));
+    if rng.below(2) == 0 {
+        b = b.label("tier", rng.pick(&["fe", "be"]));
+    }
+    match rng.below(7) {
+        0 => {
+            let tk = rng.pick(&[ZONE, HOST]);
+            b = b.pod_affinity_term(true, TermKind::Required, term("app", &["web"], tk, &[]));
+        }
+        1 => {
+            b = b.pod_affinity_term(
+                true,
+                TermKind::Required,
+                term("tier", &["fe"], ZONE, &["ns-a", "ns-b"]),
+            );
+        }
+        2 => {
+            b = b.pod_affinity_term(
+                false,
+                TermKind::Preferred(5),
+                term("app", &["db"], ZONE, &[]),
+            );
+        }
+        // A topology key no incoming pod uses: the index meets it first in a placed pod's term.
+        3 => {
+            b = b.pod_affinity_term(true, TermKind::Required, term("app", &["db"], "disk", &[]));
+        }
+        _ => {}
+    }
+    let mut p = b.obj();
+    p.metadata.uid = Some(format!("uid-{name}"));
+    p
+}
+
+/// The incoming pods whose PreFilter states are compared after every step.
+fn probes() -> Vec<Pod> {
+    let sel = || req_selector("app", "In", &["web"]);
+    vec![
+        // PodTopologySpread: one zone constraint (the counters' totals).
+        PodBuilder::new("spread-zone")
+            .namespace("ns-a")
+            .label("app", "web")
+            .simple_spread(1, ZONE, DNS, sel())
+            .obj(),
+        // Zone and hostname, minDomains, matchLabelKeys.
+        PodBuilder::new("spread-two")
+            .namespace("ns-b")
+            .label("app", "web")
+            .label("tier", "fe")
+            .spread(2, ZONE, DNS, Some(sel()), Some(4), None, None, &["tier"])
+            .simple_spread(1, HOST, DNS, sel())
+            .obj(),
+        // nodeAffinityPolicy Honor with node affinity; nodeTaintsPolicy Honor.
+        PodBuilder::new("spread-policies")
+            .namespace("ns-a")
+            .label("app", "db")
+            .node_affinity("disk", "In", &["ssd"])
+            .spread(1, ZONE, DNS, Some(sel()), None, None, Some("Honor"), &[])
+            .obj(),
+        // nodeAffinityPolicy Ignore.
+        PodBuilder::new("spread-ignore")
+            .namespace("ns-b")
+            .node_selector(&[("disk", "hdd")])
+            .spread(1, ZONE, DNS, Some(sel()), None, Some("Ignore"), None, &[])
+            .obj(),
+        // InterPodAffinity: anti-affinity on zone and affinity on hostname + zone.
+        PodBuilder::new("ipa-anti")
+            .namespace("ns-a")
+            .label("app", "web")
+            .label("tier", "fe")
+            .pod_affinity_term(true, TermKind::Required, term("app", &["web"], ZONE, &[]))
+            .obj(),
+        PodBuilder::new("ipa-affinity")
+            .namespace("ns-b")
+            .label("app", "cache")
+            .pod_affinity_term(false, TermKind::Required, term("app", &["db"], HOST, &[]))
+            .pod_affinity_term(
+                false,
+                TermKind::Required,
+                term("tier", &["be"], ZONE, &["ns-a", "ns-b"]),
+            )
+            .obj(),
+        // Only the existing pods' anti-affinity applies to it.
+        PodBuilder::new("ipa-plain")
+            .namespace("ns-a")
+            .label("app", "web")
+            .obj(),
+    ]
+}
+
+fn handle(cache: &Cache) -> FakeHandle {
+    FakeHandle {
+        nodes: cache.node_infos().to_vec(),
+        api: FakeApi::default(),
+    }
+}
+
+fn assert_pts_equal(a: &PtsState, b: &PtsState, what: &str) {
+    assert_eq!(a.constraints, b.constraints, "{what}: constraints");
+    assert_eq!(
+        a.tp_value_to_match_num, b.tp_value_to_match_num,
+        "{what}: counts"
+    );
+    assert_eq!(a.critical_paths, b.critical_paths, "{what}: critical paths");
+}
+
+fn assert_ipa_equal(a: &IpaState, b: &IpaState, what: &str) {
+    assert_eq!(
+        a.existing_anti_affinity_counts.to_counts(),
+        b.existing_anti_affinity_counts.to_counts(),
+        "{what}: existing anti-affinity counts"
+    );
+    assert_eq!(
+        a.affinity_counts.to_counts(),
+        b.affinity_counts.to_counts(),
+        "{what}: affinity counts"
+    );
+    assert_eq!(
+        a.anti_affinity_counts.to_counts(),
+        b.anti_affinity_counts.to_counts(),
+        "{what}: anti-affinity counts"
+    );
+    for (x, y) in [
+        (
+            &a.existing_anti_affinity_counts,
+            &b.existing_anti_affinity_counts,
+        ),
+        (&a.affinity_counts, &b.affinity_counts),
+        (&a.anti_affinity_counts, &b.anti_affinity_counts),
+    ] {
+        assert_eq!(x.is_empty(), y.is_empty(), "{what}: emptiness");
+    }
+}
+
+fn assert_filters_equal(
+    plugin: &dyn FilterPlugin,
+    indexed: &CycleState,
+    scratch: &CycleState,
+    pod: &Pod,
+    nodes: &[NodeInfo],
+    what: &str,
+) {
+    for n in nodes {
+        let a = plugin.filter(indexed, pod, n);
+        let b = plugin.filter(scratch, pod, n);
+        assert_eq!(
+            (a.code(), a.message()),
+            (b.code(), b.message()),
+            "{what}: Filter on {}",
+            n.name()
+        );
+    }
+}
+
+/// Compares both plugins' indexed PreFilter states with from-scratch ones for every probe, then
+/// adds and removes `extra` on `node` (preemption's dry run) and compares again.
+/// How often the compared states held something (so the test does not pass on empty counts).
+#[derive(Debug, Default)]
+struct Seen {
+    spread_nonzero: usize,
+    existing_anti: usize,
+    incoming_terms: usize,
+}
+
+fn check(
+    step: usize,
+    pts: &PodTopologySpread,
+    ipa: &InterPodAffinity,
+    cache: &Cache,
+    extra: Option<(&PodInfo, &NodeInfo)>,
+    seen: &mut Seen,
+) {
+    let h = handle(cache);
+    let nodes = &h.nodes;
+    let scoring = nodes
+        .iter()
+        .flat_map(|n| n.pods())
+        .filter(|p| has_scoring_terms(&p.pod))
+        .count();
+    for pod in probes() {
+        let what = format!("step {step}, pod {}", pod.metadata.name);
+        // PodTopologySpread.
+        let constraints = filter_constraints(
+            &pod.spec.topology_spread_constraints,
+            &pod.metadata.labels,
+            DNS,
+        );
+        let mut indexed = CycleState::new();
+        let (_, s) = pts.pre_filter(&mut indexed, &pod, &h);
+        if constraints.is_empty() {
+            assert!(s.is_skip(), "{what}: {s:?}");
+        } else {
+            let mut scratch = CycleState::new();
+            scratch.write(PTS_KEY, PtsState::compute(&pod, constraints, nodes));
+            let got = indexed.read::<PtsState>(PTS_KEY).expect("indexed state");
+            let want = scratch.read::<PtsState>(PTS_KEY).expect("scratch state");
+            assert_pts_equal(got, want, &what);
+            if want
+                .tp_value_to_match_num
+                .iter()
+                .any(|m| m.values().any(|&n| n > 0))
+            {
+                seen.spread_nonzero += 1;
+            }
+            assert_filters_equal(pts, &indexed, &scratch, &pod, nodes, &what);
+            if let Some((pi, node)) = extra {
+                for delta in [1, -1] {
+                    let (a, b) = if delta == 1 {
+                        (
+                            pts.add_pod(&mut indexed, &pod, pi, node),
+                            pts.add_pod(&mut scratch, &pod, pi, node),
+                        )
+                    } else {
+                        (
+                            pts.remove_pod(&mut indexed, &pod, pi, node),
+                            pts.remove_pod(&mut scratch, &pod, pi, node),
+                        )
+                    };
+                    assert!(a.is_success() && b.is_success());
+                    let got = indexed.read::<PtsState>(PTS_KEY).expect("indexed state");
+                    let want = scratch.read::<PtsState>(PTS_KEY).expect("scratch state");
+                    assert_pts_equal(got, want, &format!("{what}, AddPod/RemovePod {delta}"));
+                    assert_filters_equal(pts, &indexed, &scratch, &pod, nodes, &what);
+                }
+            }
+        }
+        // InterPodAffinity.
+        let mut indexed = CycleState::new();
+        let (_, s) = ipa.pre_filter(&mut indexed, &pod, &h);
+        let want = IpaState::compute(&pod, nodes, None, Some(&h.api));
+        match want {
+            None => assert!(s.is_skip(), "{what}: IPA {s:?}"),
+            Some(want) => {
+                assert!(s.is_success(), "{what}: IPA {s:?}");
+                let mut scratch = CycleState::new();
+                scratch.write(IPA_KEY, want);
+                let got = indexed.read::<IpaState>(IPA_KEY).expect("indexed state");
+                let want = scratch.read::<IpaState>(IPA_KEY).expect("scratch state");
+                assert_ipa_equal(got, want, &what);
+                seen.existing_anti += usize::from(!want.existing_anti_affinity_counts.is_empty());
+                seen.incoming_terms += usize::from(
+                    !want.affinity_counts.is_empty() || !want.anti_affinity_counts.is_empty(),
+                );
+                assert_eq!(got.pods_with_scoring_terms, Some(scoring), "{what}");
+                assert_filters_equal(ipa, &indexed, &scratch, &pod, nodes, &what);
+                if let Some((pi, node)) = extra {
+                    assert!(ipa.add_pod(&mut indexed, &pod, pi, node).is_success());
+                    assert!(ipa.add_pod(&mut scratch, &pod, pi, node).is_success());
+                    let got = indexed.read::<IpaState>(IPA_KEY).expect("indexed state");
+                    let want = scratch.read::<IpaState>(IPA_KEY).expect("scratch state");
+                    assert_ipa_equal(got, want, &format!("{what}, AddPod"));
+                    assert_filters_equal(ipa, &indexed, &scratch, &pod, nodes, &what);
+                    assert!(ipa.remove_pod(&mut indexed, &pod, pi, node).is_success());
+                    assert!(ipa.remove_pod(&mut scratch, &pod, pi, node).is_success());
+                    let got = indexed.read::<IpaState>(IPA_KEY).expect("indexed state");
+                    let want = scratch.read::<IpaState>(IPA_KEY).expect("scratch state");
+                    assert_ipa_equal(got, want, &format!("{what}, RemovePod"));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn counters_equal_a_recount_after_every_cluster_change() {
+    let mut rng = Rng(0x5eed_1234_abcd_0001);
+    let pts = PodTopologySpread::new(&PodTopologySpreadArgs::default());
+    let ipa = InterPodAffinity::new(&InterPodAffinityArgs::default().defaulted());
+    let mut cache = Cache::default();
+    let mut node_names: Vec<String> = Vec::new();
+    for i in 0..8 {
+        let name = format!("node-{i:02}");
+        cache.upsert_node(Arc::new(random_node(&mut rng, &name)));
+        node_names.push(name);
+    }
+    cache.finish_batch();
+    // Pods by key, with the node they were put on and whether that was an assumption.
+    let mut pods: BTreeMap<String, (Arc<Pod>, String, bool)> = BTreeMap::new();
+    let mut next_pod = 0usize;
+    let mut next_node = node_names.len();
+    let mut ops = [0usize; 9];
+    let mut seen = Seen::default();
+    for step in 0..400 {
+        let op = rng.below(9);
+        ops[op] += 1;
+        let mut extra: Option<(PodInfo, String)> = None;
+        match op {
+            // A bound pod arrives.
+            0 | 1 => {
+                let name = format!("pod-{next_pod:03}");
+                next_pod += 1;
+                let node = node_names[rng.below(node_names.len())].clone();
+                let mut p = random_pod(&mut rng, &name);
+                p.spec.node_name = Some(node.clone());
+                let p = Arc::new(p);
+                cache.upsert_pod(Arc::clone(&p));
+                pods.insert(p.key(), (p, node, false));
+            }
+            // A pod is deleted.
+            2 => {
+                if let Some(key) = pods.keys().nth(rng.below(pods.len().max(1))).cloned() {
+                    cache.remove_pod(&key);
+                    pods.remove(&key);
+                }
+            }
+            // A pod's labels change (and maybe it starts terminating).
+            3 => {
+                if let Some(key) = pods.keys().nth(rng.below(pods.len().max(1))).cloned() {
+                    let (p, node, assumed) = pods[&key].clone();
+                    let mut q = (*p).clone();
+                    q.metadata
+                        .labels
+                        .insert("app".into(), rng.pick(&["web", "db", "cache"]).into());
+                    if rng.below(3) == 0 {
+                        q.metadata.deletion_timestamp = Some("1970-01-01T00:00:01Z".into());
+                    }
+                    let q = Arc::new(q);
+                    if assumed {
+                        // The scheduler's own copy changes: forget and assume again.
+                        cache.forget(&p, &node);
+                        cache.assume(PodInfo::new(Arc::clone(&q)), &node);
+                    } else {
+                        cache.upsert_pod(Arc::clone(&q));
+                    }
+                    pods.insert(key, (q, node, assumed));
+                }
+            }
+            // The scheduler assumes a new pod on a node.
+            4 => {
+                let name = format!("pod-{next_pod:03}");
+                next_pod += 1;
+                let node = node_names[rng.below(node_names.len())].clone();
+                let p = Arc::new(random_pod(&mut rng, &name));
+                cache.upsert_pod(Arc::clone(&p));
+                assert!(cache.assume(PodInfo::new(Arc::clone(&p)), &node));
+                pods.insert(p.key(), (p, node, true));
+            }
+            // An assumed pod is forgotten, or confirmed by its binding.
+            5 => {
+                let assumed: Vec<String> = pods
+                    .iter()
+                    .filter(|(_, v)| v.2)
+                    .map(|(k, _)| k.clone())
+                    .collect();
+                if !assumed.is_empty() {
+                    let key = assumed[rng.below(assumed.len())].clone();
+                    let (p, node, _) = pods[&key].clone();
+                    if rng.below(2) == 0 {
+                        assert!(cache.forget(&p, &node));
+                        cache.remove_pod(&key);
+                        pods.remove(&key);
+                    } else {
+                        let mut bound = (*p).clone();
+                        bound.spec.node_name = Some(node.clone());
+                        let bound = Arc::new(bound);
+                        cache.upsert_pod(Arc::clone(&bound));
+                        pods.insert(key, (bound, node, false));
+                    }
+                }
+            }
+            // A node's labels (zone, disk, taints) change.
+            6 => {
+                let name = node_names[rng.below(node_names.len())].clone();
+                cache.upsert_node(Arc::new(random_node(&mut rng, &name)));
+            }
+            // A node is added or removed (its pods wait for it to come back).
+            7 => {
+                if rng.below(2) == 0 || node_names.len() < 3 {
+                    let name = format!("node-{next_node:02}");
+                    next_node += 1;
+                    cache.upsert_node(Arc::new(random_node(&mut rng, &name)));
+                    node_names.push(name);
+                } else {
+                    let i = rng.below(node_names.len());
+                    let name = node_names.remove(i);
+                    cache.remove_node(&name);
+                    // Its pods go with it in this test.
+                    let gone: Vec<String> = pods
+                        .iter()
+                        .filter(|(_, v)| v.1 == name)
+                        .map(|(k, _)| k.clone())
+                        .collect();
+                    for k in gone {
+                        cache.remove_pod(&k);
+                        pods.remove(&k);
+                    }
+                }
+            }
+            // Preemption's dry run: a pod added to and removed from a node's state.
+            _ => {
+                let node = node_names[rng.below(node_names.len())].clone();
+                let mut p = random_pod(&mut rng, "dry-run");
+                p.spec.node_name = Some(node.clone());
+                extra = Some((PodInfo::new(Arc::new(p)), node));
+            }
+        }
+        cache.finish_batch();
+        let extra_node = extra
+            .as_ref()
+            .and_then(|(_, n)| cache.node_info(n).cloned());
+        let extra_ref = match (&extra, &extra_node) {
+            (Some((pi, _)), Some(n)) => Some((pi, n)),
+            _ => None,
+        };
+        check(step, &pts, &ipa, &cache, extra_ref, &mut seen);
+    }
+    // Every kind of step ran.
+    assert!(ops.iter().all(|&n| n > 20), "{ops:?}");
+    assert!(
+        seen.spread_nonzero > 100 && seen.existing_anti > 100 && seen.incoming_terms > 100,
+        "{seen:?}"
+    );
+    assert!(!pods.is_empty());
+}
+
+#[test]
+fn domain_keys_look_up_as_the_strings_they_hold() {
+    use crate::topology_counts::{DomainCounts, DomainKey};
+    let long = "a-topology-value-longer-than-thirty-bytes";
+    let mut m = DomainCounts::default();
+    m.insert(DomainKey::from("node-00001"), 2);
+    m.insert(DomainKey::from(long), 5);
+    m.insert(DomainKey::from(""), 1);
+    assert_eq!(m.get("node-00001"), Some(&2));
+    assert_eq!(m.get(long), Some(&5));
+    assert_eq!(m.get(""), Some(&1));
+    assert_eq!(m.get("node-0000"), None);
+    assert!(matches!(DomainKey::from(long), DomainKey::Heap(_)));
+    assert_eq!(DomainKey::from("zone-a").as_str(), "zone-a");
+}

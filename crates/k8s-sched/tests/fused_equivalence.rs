@@ -1,0 +1,231 @@
+//! The fused node pass (`runtime/fused.rs`) against the generic per-plugin path: randomized
+//! clusters (fixed seeds) are scheduled twice through the detached API, once with
+//! `Scheduler::set_fused_node_pass(false)`, and every decision (node, or the FailedScheduling
+//! message) must be identical, as must the final requests on every node. The clusters mix what
+//! the kernels handle (cpu/memory requests, pod limits) with what sends a node or a plugin down
+//! the exact path: cordoned nodes, NoSchedule and PreferNoSchedule taints, tolerations, host
+//! ports, images, node selectors, ephemeral-storage and extended resources, zero requests,
+//! higher-priority pods (preemption and nominated nodes), and several percentageOfNodesToScore
+//! values.
+
+use std::collections::BTreeMap;
+
+use k8s_sched::{KubeSchedulerConfiguration, Scheduler};
+use k8s_types::core::{
+    Container, ContainerPort, Node, Pod, ResourceList, ResourceRequirements, Taint, Toleration,
+};
+use k8s_types::Quantity;
+
+/// xorshift64: a small deterministic generator.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+        xs[self.below(xs.len() as u64) as usize]
+    }
+}
+
+fn q(s: &str) -> Quantity {
+    Quantity::parse(s).expect("valid quantity")
+}
+
+fn taint(key: &str, effect: &str) -> Taint {
+    Taint {
+        key: key.into(),
+        value: "x".into(),
+        effect: effect.into(),
+        time_added: None,
+    }
+}
+
+fn node(r: &mut Rng, i: usize) -> Node {
+    let mut n = Node::default();
+    n.metadata.name = format!("node-{i:04}");
+    n.metadata
+        .labels
+        .insert("kubernetes.io/hostname".into(), n.metadata.name.clone());
+    n.metadata.labels.insert(
+        "topology.kubernetes.io/zone".into(),
+        r.pick(&["zone-a", "zone-b", "zone-c"]).into(),
+    );
+    let mut a = ResourceList::new();
+    a.insert(
+        "cpu".into(),
+        q(r.pick(&["1", "2", "4", "4", "8", "3500m", "0"])),
+    );
+    a.insert(
+        "memory".into(),
+        q(r.pick(&["1Gi", "4Gi", "32Gi", "32Gi", "1000Ti", "0"])),
+    );
+    a.insert("pods".into(), q(r.pick(&["3", "10", "110", "110"])));
+    if r.chance(20) {
+        a.insert("ephemeral-storage".into(), q(r.pick(&["1Gi", "10Gi"])));
+    }
+    if r.chance(15) {
+        a.insert("example.com/foo".into(), q(r.pick(&["1", "4"])));
+    }
+    n.status.capacity = a.clone();
+    n.status.allocatable = a;
+    if r.chance(8) {
+        n.spec.unschedulable = true;
+    }
+    if r.chance(8) {
+        n.spec.taints.push(taint("dedicated", "NoSchedule"));
+    }
+    if r.chance(10) {
+        n.spec.taints.push(taint("spot", "PreferNoSchedule"));
+    }
+    if r.chance(10) {
+        n.status.images.push(serde_json::json!({
+            "names": ["example.com/app:1.0"],
+            "sizeBytes": 300 * 1024 * 1024
+        }));
+    }
+    n
+}
+
+fn pod(r: &mut Rng, name: &str, node_name: Option<String>) -> Pod {
+    let mut p = Pod::default();
+    p.metadata.name = name.into();
+    p.metadata.namespace = Some("default".into());
+    p.metadata.uid = Some(format!("uid-{name}"));
+    let mut req = ResourceList::new();
+    let cpu = r.pick(&["", "100m", "100m", "500m", "2", "3"]);
+    if !cpu.is_empty() {
+        req.insert("cpu".into(), q(cpu));
+    }
+    let mem = r.pick(&["", "100Mi", "500Mi", "500Mi", "2Gi"]);
+    if !mem.is_empty() {
+        req.insert("memory".into(), q(mem));
+    }
+    if r.chance(5) {
+        req.insert("ephemeral-storage".into(), q("2Gi"));
+    }
+    if r.chance(5) {
+        req.insert("example.com/foo".into(), q("1"));
+    }
+    let mut c = Container {
+        name: "c".into(),
+        image: if r.chance(20) {
+            "example.com/app:1.0".into()
+        } else {
+            "registry.k8s.io/pause:3.10".into()
+        },
+        resources: ResourceRequirements {
+            requests: req,
+            limits: ResourceList::new(),
+        },
+        ..Default::default()
+    };
+    if r.chance(8) {
+        c.ports.push(ContainerPort {
+            container_port: 80,
+            host_port: Some(8080),
+            ..Default::default()
+        });
+    }
+    p.spec.containers.push(c);
+    if r.chance(10) {
+        p.spec.tolerations.push(Toleration {
+            key: "dedicated".into(),
+            operator: "Exists".into(),
+            ..Default::default()
+        });
+    }
+    if r.chance(5) {
+        p.spec.tolerations.push(Toleration {
+            key: "node.kubernetes.io/unschedulable".into(),
+            operator: "Exists".into(),
+            effect: "NoSchedule".into(),
+            ..Default::default()
+        });
+    }
+    if r.chance(10) {
+        p.spec.node_selector = BTreeMap::from([(
+            "topology.kubernetes.io/zone".to_string(),
+            "zone-b".to_string(),
+        )]);
+    }
+    if node_name.is_none() && r.chance(5) {
+        p.spec.priority = Some(1000);
+    }
+    p.spec.node_name = node_name;
+    p
+}
+
+/// Per node at the end: name, requested milli-CPU, requested bytes of memory, pod count.
+type Usage = Vec<(String, i64, i64, usize)>;
+
+/// One randomized cluster scheduled with the fused pass on or off: every decision, and the
+/// (cpu, memory, pods) requested on every node at the end.
+fn run(seed: u64, fused: bool) -> (Vec<String>, Usage) {
+    let mut r = Rng(seed);
+    let nodes = 5 + r.below(150) as usize;
+    let percentage = [None, Some(100), Some(30), Some(5)][r.below(4) as usize];
+    let mut s = Scheduler::new(KubeSchedulerConfiguration {
+        percentage_of_nodes_to_score: percentage,
+        ..KubeSchedulerConfiguration::default()
+    })
+    .expect("default profile");
+    s.set_fused_node_pass(fused);
+    for i in 0..nodes {
+        s.add_node(node(&mut r, i));
+    }
+    for i in 0..r.below(nodes as u64 * 3) {
+        let on = format!("node-{:04}", r.below(nodes as u64));
+        s.add_pod(pod(&mut r, &format!("existing-{i}"), Some(on)));
+    }
+    let mut decisions = Vec::new();
+    for i in 0..(20 + r.below(120)) {
+        s.set_now(i);
+        let res = s.schedule_one(pod(&mut r, &format!("pod-{i}"), None));
+        decisions.push(format!("{res:?}"));
+    }
+    let usage = s
+        .cache()
+        .node_infos()
+        .iter()
+        .map(|n| {
+            (
+                n.name().to_string(),
+                n.requested().milli_cpu,
+                n.requested().memory,
+                n.pod_count(),
+            )
+        })
+        .collect();
+    (decisions, usage)
+}
+
+#[test]
+fn fused_and_generic_paths_place_every_pod_alike() {
+    let mut bound = 0;
+    let mut unschedulable = 0;
+    for seed in 1..=30u64 {
+        let seed = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let (fused, fused_usage) = run(seed, true);
+        let (generic, generic_usage) = run(seed, false);
+        assert_eq!(fused.len(), generic.len());
+        for (i, (a, b)) in fused.iter().zip(&generic).enumerate() {
+            assert_eq!(a, b, "seed {seed:#x}, pod {i}");
+        }
+        assert_eq!(fused_usage, generic_usage, "seed {seed:#x}");
+        bound += fused.iter().filter(|d| d.contains("Bound")).count();
+        unschedulable += fused.iter().filter(|d| d.contains("Unschedulable")).count();
+    }
+    // The clusters exercise both outcomes.
+    assert!(bound > 1000, "{bound}");
+    assert!(unschedulable > 100, "{unschedulable}");
+}
