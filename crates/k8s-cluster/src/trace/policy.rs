@@ -8,7 +8,8 @@
 //!
 //! Every profile filters with GpuShare (per-GPU fit), NodeResourcesFit and NodeAffinity, reserves
 //! GPUs with GpuShare, and scores every feasible node (`percentageOfNodesToScore: 100`, as the
-//! paper's scheduler configuration).
+//! paper's scheduler configuration). The paper-mode replay also makes NodeResourcesFit's Filter
+//! ignore the two GPU resources ([`ignore_gpu_resources`]).
 
 use k8s_sched::config::{KubeSchedulerConfiguration, Plugin, PluginConfig, Plugins};
 use k8s_sched::plugins::gpu::frag::{TypicalPod, TypicalPodArgs};
@@ -212,6 +213,57 @@ impl Policy {
     }
 }
 
+/// The GPU resources NodeResourcesFit's Filter leaves to GpuShare in a replay.
+pub const IGNORED_GPU_RESOURCES: [&str; 2] = [
+    k8s_types::core::resource_names::NVIDIA_GPU,
+    k8s_types::gpushare::GPU_MILLI,
+];
+
+/// Adds [`IGNORED_GPU_RESOURCES`] to NodeResourcesFit's `ignoredResources` (creating its args when
+/// the profile has none). The paper-mode replay does this, as in the simulator, where a pod's GPU
+/// request is an annotation only the GPU-share plugin reads: with every pod's GPU indices known at
+/// once (each pod is reserved and added to the snapshot before the next), GpuShare's per-GPU check
+/// implies the node-level sums (a whole-GPU pod needs `k` fully free GPUs, a sharing pod one GPU
+/// with `m` milli free), so no result changes and the filter skips two string-keyed map lookups per
+/// node. Not for the full control plane (the timeline), where pods assumed but not yet bound make
+/// the node-level sums matter.
+pub fn ignore_gpu_resources(plugin_config: &mut Vec<PluginConfig>) {
+    let pos = match plugin_config
+        .iter()
+        .position(|c| c.name == names::NODE_RESOURCES_FIT)
+    {
+        Some(i) => i,
+        None => {
+            plugin_config.push(PluginConfig {
+                name: names::NODE_RESOURCES_FIT.into(),
+                args: None,
+            });
+            plugin_config.len() - 1
+        }
+    };
+    let args = plugin_config[pos]
+        .args
+        .get_or_insert_with(|| serde_json::json!({}));
+    if !args.is_object() {
+        *args = serde_json::json!({});
+    }
+    if let Some(obj) = args.as_object_mut() {
+        let list = obj
+            .entry("ignoredResources")
+            .or_insert_with(|| serde_json::json!([]));
+        if !list.is_array() {
+            *list = serde_json::json!([]);
+        }
+        if let Some(arr) = list.as_array_mut() {
+            for r in IGNORED_GPU_RESOURCES {
+                if !arr.iter().any(|v| v == r) {
+                    arr.push(serde_json::json!(r));
+                }
+            }
+        }
+    }
+}
+
 /// Enables GpuShare at PreFilter, Filter (first, the most selective check) and Reserve; keeps
 /// NodeResourcesFit and NodeAffinity as the other filters.
 fn add_gpu_share(plugins: &mut Plugins) {
@@ -240,6 +292,29 @@ mod tests {
         assert_eq!(Policy::parse("DotProd"), Ok(Policy::DotProduct));
         assert_eq!(Policy::Fgd.paper_label(), "FGD");
         assert!(Policy::parse("nope").is_err());
+    }
+
+    #[test]
+    fn node_resources_fit_leaves_gpus_to_gpu_share() {
+        for p in [Policy::Fgd, Policy::Binpack] {
+            let mut cfg = p.scheduler_config(42, &[]).expect("config");
+            ignore_gpu_resources(&mut cfg.profiles[0].plugin_config);
+            let fit: Vec<&PluginConfig> = cfg.profiles[0]
+                .plugin_config
+                .iter()
+                .filter(|c| c.name == names::NODE_RESOURCES_FIT)
+                .collect();
+            assert_eq!(fit.len(), 1, "{p:?}");
+            let args = fit[0].args.as_ref().expect("args");
+            assert_eq!(
+                args["ignoredResources"],
+                serde_json::json!(["nvidia.com/gpu", "alibabacloud.com/gpu-milli"])
+            );
+            if p == Policy::Binpack {
+                // The preset's scoring strategy is kept.
+                assert_eq!(args["scoringStrategy"]["type"], "MostAllocated");
+            }
+        }
     }
 
     #[test]

@@ -290,7 +290,10 @@ pub fn replay_paper(
     let mut master = SplitMix64::new(seed);
     let plugin_seed = master.next_u64();
     let mut rng = SplitMix64::new(master.next_u64());
-    let cfg = policy.scheduler_config(plugin_seed, &prep.typical)?;
+    let mut cfg = policy.scheduler_config(plugin_seed, &prep.typical)?;
+    if let Some(profile) = cfg.profiles.first_mut() {
+        super::policy::ignore_gpu_resources(&mut profile.plugin_config);
+    }
     let scheduler = Scheduler::new(cfg).map_err(|e| TraceError::Config {
         policy: policy.name().into(),
         message: e.to_string(),
@@ -337,7 +340,8 @@ pub fn replay_paper(
     });
     let mut placements = Vec::new();
     let mut placed = 0usize;
-    let mut feasible: Vec<usize> = Vec::with_capacity(nodes.len());
+    let mut rooms: Vec<Room> = nodes.iter().map(Room::of).collect();
+    let mut buf = Buffers::default();
     for pod in &arrivals {
         let shape = PodShape::of(pod);
         arrived += shape.total_milli_gpu();
@@ -346,8 +350,9 @@ pub fn replay_paper(
             nodes: &nodes,
             index: &index,
             rank: &rank,
+            rooms: &rooms,
         };
-        let host = schedule(&snap, &mut api, pod, &shape, &mut feasible);
+        let host = schedule(&snap, &mut api, pod, &shape, &mut buf);
         let mut gpus = String::new();
         if let Some((h, annotated)) = &host {
             gpus = annotated
@@ -357,6 +362,7 @@ pub fn replay_paper(
                 .cloned()
                 .unwrap_or_default();
             nodes[*h].add_pod(PodInfo::new(Arc::clone(annotated)));
+            rooms[*h] = Room::of(&nodes[*h]);
             used += shape.total_milli_gpu();
             let f = frag_of(&nodes[*h], &prep.typical);
             frag_total += f - frag[*h];
@@ -387,13 +393,77 @@ pub fn replay_paper(
     })
 }
 
-/// What one attempt reads: the profile, the nodes, their index by name and tie-break ranks.
+/// What one attempt reads: the profile, the nodes, their index by name, tie-break ranks and the
+/// nodes' free resources.
 #[derive(Clone, Copy)]
 struct Snapshot<'a> {
     fwk: &'a Framework,
     nodes: &'a [NodeInfo],
     index: &'a BTreeMap<String, usize>,
     rank: &'a [usize],
+    rooms: &'a [Room],
+}
+
+/// A node's free resources as the pre-check reads them, refreshed whenever a pod is added to the
+/// node (speed: one contiguous array instead of walking every NodeInfo per pod).
+#[derive(Clone, Copy, Debug, Default)]
+struct Room {
+    /// Allocatable minus requested milli-CPU.
+    cpu: i64,
+    /// Allocatable minus requested memory, bytes.
+    memory: i64,
+    /// The most free milli-GPU on one GPU (a sharing pod of `m` milli fits iff `m <= max_left`,
+    /// as [`k8s_types::gpushare::NodeGpus::fits`] decides for one GPU).
+    max_left: i64,
+    /// The most whole GPUs [`k8s_types::gpushare::NodeGpus::fits`] grants at once.
+    whole: u32,
+}
+
+impl Room {
+    fn of(n: &NodeInfo) -> Room {
+        let (a, r, g) = (n.allocatable(), n.requested(), n.gpus());
+        let whole_req = |count: u32| k8s_types::gpushare::GpuRequest {
+            count,
+            milli: k8s_types::gpushare::MILLI_PER_GPU,
+        };
+        let mut whole = u32::try_from(g.count()).unwrap_or(u32::MAX);
+        while whole > 0 && !g.fits(&whole_req(whole)) {
+            whole -= 1;
+        }
+        Room {
+            cpu: a.milli_cpu - r.milli_cpu,
+            memory: a.memory - r.memory,
+            max_left: g.milli_left().iter().copied().max().unwrap_or(0),
+            whole,
+        }
+    }
+
+    /// The replay's pre-check: CPU, memory and the GPU request fit (NodeResourcesFit's cpu and
+    /// memory checks, GpuShare's per-GPU check), the GPU model aside.
+    fn admits(&self, cpu: i64, memory: i64, shape: &PodShape, node: &NodeInfo) -> bool {
+        if (cpu > 0 && cpu > self.cpu) || (memory > 0 && memory > self.memory) {
+            return false;
+        }
+        let g = &shape.gpu;
+        if !shape.wants_gpu() {
+            return true;
+        }
+        if g.count == 1 && g.milli < k8s_types::gpushare::MILLI_PER_GPU {
+            g.milli <= self.max_left
+        } else if g.milli == k8s_types::gpushare::MILLI_PER_GPU {
+            g.count <= self.whole
+        } else {
+            node.gpus().fits(g)
+        }
+    }
+}
+
+/// Buffers reused across attempts.
+#[derive(Default)]
+struct Buffers {
+    feasible: Vec<usize>,
+    cand_idx: Vec<usize>,
+    failed: Vec<(usize, Status)>,
 }
 
 /// One scheduling attempt: the chosen node's index and the pod as it would be bound (with the
@@ -403,13 +473,14 @@ fn schedule(
     api: &mut ApiServer,
     pod: &Arc<Pod>,
     shape: &PodShape,
-    feasible: &mut Vec<usize>,
+    buf: &mut Buffers,
 ) -> Option<(usize, Arc<Pod>)> {
     let Snapshot {
         fwk,
         nodes,
         index,
         rank,
+        rooms,
     } = *snap;
     let pod_reqs = k8s_types::resources::pod_requests(pod);
     let mut state = CycleState::new();
@@ -426,31 +497,32 @@ fn schedule(
         return None;
     }
     let skips = fwk.filter_skips(&state);
+    let Buffers {
+        feasible,
+        cand_idx,
+        failed,
+    } = buf;
     feasible.clear();
+    cand_idx.clear();
+    failed.clear();
     // Speed: nodes whose GPUs cannot host the pod are left out before the framework runs. They
     // are nodes GpuShare's Filter (the profile's first filter) rejects, so the feasible set is
     // unchanged; building ~1000 rejection statuses per pod dominated the run time.
     // Likewise for CPU and memory, NodeResourcesFit's checks on the pod's requests.
     let (cpu, mem) = (pod_reqs.milli_cpu, pod_reqs.memory);
-    let gpu_ok = |n: &NodeInfo| {
-        let (a, r) = (n.allocatable(), n.requested());
-        let room = (cpu <= 0 || cpu <= a.milli_cpu - r.milli_cpu)
-            && (mem <= 0 || mem <= a.memory - r.memory);
-        room && (!shape.wants_gpu()
-            || (shape.accepts_model(n.gpus().model()) && n.gpus().fits(&shape.gpu)))
-    };
-    let cand_idx: Vec<usize> = (0..nodes.len())
-        .filter(|i| gpu_ok(&nodes[*i]))
-        .filter(|i| {
-            pre.node_names
+    let any_model = shape.models.is_empty();
+    cand_idx.extend((0..nodes.len()).filter(|i| {
+        let n = &nodes[*i];
+        rooms[*i].admits(cpu, mem, shape, n)
+            && (any_model || !shape.wants_gpu() || shape.accepts_model(n.gpus().model()))
+            && pre
+                .node_names
                 .as_ref()
-                .is_none_or(|set| set.contains(nodes[*i].name()))
-        })
-        .collect();
+                .is_none_or(|set| set.contains(n.name()))
+    }));
     let candidates: Vec<&NodeInfo> = cand_idx.iter().map(|i| &nodes[*i]).collect();
-    let mut failed: Vec<(usize, Status)> = Vec::new();
     let mut scratch = FilterScratch::default();
-    fwk.filter_chunk(&state, pod, &candidates, &skips, &mut scratch, &mut failed);
+    fwk.filter_chunk(&state, pod, &candidates, &skips, &mut scratch, failed);
     let mut next_failed = failed.iter().map(|(i, _)| *i).peekable();
     for (i, idx) in cand_idx.iter().enumerate() {
         if next_failed.peek() == Some(&i) {
@@ -462,6 +534,7 @@ fn schedule(
     if failed.iter().any(|(_, s)| !s.is_rejected()) {
         return None;
     }
+    let feasible: &[usize] = feasible;
     let host = match feasible.len() {
         0 => return None,
         1 => feasible[0],
