@@ -10,6 +10,8 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 mod plot;
 mod replay;
+mod timeline;
+mod timeline_plot;
 
 use k8s_cluster::manifest::{self, Document};
 use k8s_cluster::{run_file, OutputFormat, RunOptions};

@@ -1,7 +1,8 @@
 //! `cargo xtask replay`: replays a GPU cluster trace (Alibaba `cluster-trace-gpu-v2023`, released
 //! with Weng et al., "Beware of Fragmentation: Scheduling GPU-Sharing Workloads with Fragmentation
 //! Gradient Descent", USENIX ATC '23) under several policies and seeds with the paper's protocol,
-//! and writes `curves.csv`, `summary.csv`, `summary.md` and `unalloc.svg` into `--out`.
+//! and writes `curves.csv`, `summary.csv`, `summary.md`, `unalloc.svg`, `frag.csv` and `frag.md`
+//! (fragmentation beside the paper's published curves) into `--out`.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -10,10 +11,12 @@ use std::process::ExitCode;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use k8s_cluster::trace::metrics::{discretize, report_points, Summary};
+use k8s_cluster::trace::metrics::{discretize_points, report_points, Summary};
 use k8s_cluster::trace::{replay_paper, PaperOptions, Policy, Prepared, ReplayRun, Trace};
 
 use crate::plot;
+
+mod frag;
 
 /// Arguments of `cargo xtask replay`.
 #[derive(clap::Args)]
@@ -39,9 +42,19 @@ pub struct ReplayArgs {
     /// Seeds: `42..51` (inclusive), `42`, or `1,2,3`.
     #[arg(long, default_value = "42..51")]
     seeds: String,
-    /// `paper` (the FGD protocol) or `timeline` (not implemented yet).
+    /// `paper` (the FGD protocol) or `timeline` (pods arrive at creation_time and leave at
+    /// deletion_time through the whole control plane; one run per policy, the first seed).
     #[arg(long, default_value = "paper")]
     mode: String,
+    /// Timeline mode: trace seconds per tick (1 = real time; larger compresses time).
+    #[arg(long, default_value_t = 1)]
+    time_scale: u64,
+    /// Timeline mode: use only the first N GPU nodes.
+    #[arg(long)]
+    node_limit: Option<usize>,
+    /// Timeline mode: run every tick instead of skipping idle time (same results, slower).
+    #[arg(long)]
+    no_skip: bool,
     /// Output directory.
     #[arg(long, default_value = "target/replay")]
     out: PathBuf,
@@ -53,10 +66,26 @@ pub struct ReplayArgs {
         default_value = "data/alibaba-gpu-v2023/derived_unalloc_gpu_summary.csv"
     )]
     expected: PathBuf,
+    /// The paper's published fragmentation curves, per seed (`analysis_frag_discrete.csv`:
+    /// fragmented GPU % of capacity), compared in `frag.csv` / `frag.md`.
+    #[arg(
+        long,
+        value_name = "CSV",
+        default_value = "data/alibaba-gpu-v2023/analysis_frag_discrete.csv"
+    )]
+    expected_frag: PathBuf,
+    /// The paper's published fragmentation ratios, per seed (`analysis_frag_ratio_discrete.csv`:
+    /// fragmented GPU % of idle GPU).
+    #[arg(
+        long,
+        value_name = "CSV",
+        default_value = "data/alibaba-gpu-v2023/analysis_frag_ratio_discrete.csv"
+    )]
+    expected_frag_ratio: PathBuf,
     /// Inflate the GPU request to this multiple of the capacity.
     #[arg(long, default_value_t = 1.3)]
     inflation: f64,
-    /// Replay only the first N arrivals of each run.
+    /// Replay only the first N arrivals of each run (timeline mode: the first N pods of the file).
     #[arg(long)]
     limit: Option<usize>,
     /// Worker threads (default: the machine's cores).
@@ -137,11 +166,12 @@ fn load_expected(path: &Path, workload: &str) -> Option<Expected> {
     Some(out)
 }
 
-/// One run's curve: per integer percent 0..=130, (unallocated %, fragmented %).
+/// One run's curve: per integer percent 0..=130, (unallocated %, fragmented % of capacity,
+/// fragmented % of idle).
 struct Curve {
     policy: Policy,
     seed: u64,
-    points: Vec<Option<(f64, f64)>>,
+    points: Vec<Option<(f64, f64, f64)>>,
     pods_tried: usize,
     pods_placed: usize,
     elapsed: Duration,
@@ -151,9 +181,9 @@ fn curve(run: &ReplayRun, elapsed: Duration) -> Curve {
     Curve {
         policy: run.policy,
         seed: run.seed,
-        points: discretize(&run.samples, run.capacity_milli, 130)
+        points: discretize_points(&run.samples, run.capacity_milli, 130)
             .into_iter()
-            .map(|p| p.map(|(alloc, frag)| (100.0 - alloc, frag)))
+            .map(|p| p.map(|p| (100.0 - p.alloc_pct, p.frag_pct, p.frag_ratio_pct)))
             .collect(),
         pods_tried: run.pods_tried,
         pods_placed: run.pods_placed,
@@ -183,9 +213,9 @@ pub fn run(args: ReplayArgs) -> ExitCode {
 }
 
 fn run_inner(args: ReplayArgs) -> Result<ExitCode, String> {
-    if args.mode != "paper" {
+    if args.mode != "paper" && args.mode != "timeline" {
         return Err(format!(
-            "--mode {:?} is not implemented yet: only `paper` (the FGD paper's protocol) is",
+            "unknown --mode {:?}: expected `paper` (the FGD paper's protocol) or `timeline`",
             args.mode
         ));
     }
@@ -201,6 +231,27 @@ fn run_inner(args: ReplayArgs) -> Result<ExitCode, String> {
             };
             return Err(format!("{} does not exist{hint}", p.display()));
         }
+    }
+    if args.mode == "timeline" {
+        if args.time_scale == 0 {
+            return Err("bad --time-scale 0: must be at least 1 (trace seconds per tick)".into());
+        }
+        crate::timeline::run(&crate::timeline::TimelineArgs {
+            nodes,
+            pods,
+            policies,
+            seed: seeds.first().copied().unwrap_or(42),
+            out: args.out,
+            limit: args.limit,
+            node_limit: args.node_limit,
+            time_scale: args.time_scale,
+            no_skip: args.no_skip,
+            threads: args
+                .threads
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+            quiet: args.quiet,
+        })?;
+        return Ok(ExitCode::SUCCESS);
     }
     if !args.inflation.is_finite() || args.inflation <= 0.0 || args.inflation > 100.0 {
         return Err(format!(
@@ -298,6 +349,23 @@ fn run_inner(args: ReplayArgs) -> Result<ExitCode, String> {
     let svg = plot::unalloc_svg(&policies, &curves_by_policy(&curves), &workload)?;
     write("unalloc.svg", &svg)?;
     print!("{md}");
+    let mut ours = frag::Ours::new();
+    for c in &curves {
+        for (k, p) in c.points.iter().enumerate() {
+            if let Some((_, f, r)) = p {
+                ours.entry((c.policy, k as u32)).or_default().push((*f, *r));
+            }
+        }
+    }
+    let (fcsv, fmd) = frag::report(
+        &policies,
+        &ours,
+        frag::load(&resolve(&args.expected_frag), &workload).as_ref(),
+        frag::load(&resolve(&args.expected_frag_ratio), &workload).as_ref(),
+    );
+    write("frag.csv", &fcsv)?;
+    write("frag.md", &fmd)?;
+    print!("{fmd}");
     let per_run: Vec<f64> = curves.iter().map(|c| c.elapsed.as_secs_f64()).collect();
     let rs = Summary::of(&per_run);
     println!(
@@ -311,7 +379,7 @@ fn run_inner(args: ReplayArgs) -> Result<ExitCode, String> {
         curves.iter().map(|c| c.pods_tried).max().unwrap_or(0),
     );
     println!(
-        "wrote {}/{{curves.csv,summary.csv,summary.md,unalloc.svg}}",
+        "wrote {}/{{curves.csv,summary.csv,summary.md,unalloc.svg,frag.csv,frag.md}}",
         args.out.display()
     );
     Ok(match ok {
@@ -322,14 +390,14 @@ fn run_inner(args: ReplayArgs) -> Result<ExitCode, String> {
 
 fn curves_csv(curves: &[Curve]) -> String {
     let mut s = String::from(
-        "policy,seed,arrived_gpu_pct,unalloc_gpu_pct,frag_gpu_pct,pods_tried,pods_placed\n",
+        "policy,seed,arrived_gpu_pct,unalloc_gpu_pct,frag_gpu_pct,pods_tried,pods_placed,frag_idle_pct\n",
     );
     for c in curves {
         for (k, p) in c.points.iter().enumerate() {
-            if let Some((u, f)) = p {
+            if let Some((u, f, r)) = p {
                 let _ = writeln!(
                     s,
-                    "{},{},{k},{u:.2},{f:.2},{},{}",
+                    "{},{},{k},{u:.2},{f:.2},{},{},{r:.4}",
                     c.policy.name(),
                     c.seed,
                     c.pods_tried,
@@ -349,7 +417,7 @@ fn curves_by_policy(curves: &[Curve]) -> ByPolicy {
     for c in curves {
         let e = out.entry(c.policy).or_insert_with(|| vec![Vec::new(); 131]);
         for (k, p) in c.points.iter().enumerate() {
-            if let Some((u, _)) = p {
+            if let Some((u, _, _)) = p {
                 e[k].push(*u);
             }
         }

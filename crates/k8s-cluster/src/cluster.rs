@@ -54,6 +54,9 @@ pub struct Cluster {
     n_nodes_added: u32,
     /// Store revision when the previous tick started (the compaction point of this tick).
     previous_tick_start: i64,
+    /// Store revision when the kubelets of the previous tick started syncing (`None` before the
+    /// first tick): the writes after it are the ones a kubelet may not have seen yet.
+    kubelets_seen: Option<i64>,
 }
 
 impl Cluster {
@@ -84,6 +87,7 @@ impl Cluster {
             tick: 0,
             n_nodes_added: 0,
             previous_tick_start: 0,
+            kubelets_seen: None,
         })
     }
 
@@ -190,10 +194,62 @@ impl Cluster {
         self.previous_tick_start = start;
         self.controllers.reconcile(&mut self.api);
         self.scheduler.schedule(&mut self.api);
-        for kubelet in self.kubelets.values_mut() {
-            kubelet.sync(&mut self.api);
+        let touched = self.touched_nodes();
+        self.kubelets_seen = Some(self.api.revision());
+        for (name, kubelet) in &mut self.kubelets {
+            let hit = touched.as_ref().is_none_or(|t| t.contains(name.as_str()));
+            kubelet.sync_if_needed(&mut self.api, hit);
         }
         self.tick += 1;
+    }
+
+    /// Advances the clock to `tick` without running any component in the ticks in between (a
+    /// driver that knows nothing would happen in them, see `trace::timeline`). Each kubelet's
+    /// periodic node status report clock moves as if the reports due in between had been written on
+    /// time ([`Kubelet::fast_forward`]). Does nothing when `tick` is not ahead of [`Cluster::now`].
+    pub fn skip_to(&mut self, tick: Tick) {
+        if tick <= self.tick {
+            return;
+        }
+        for kubelet in self.kubelets.values_mut() {
+            kubelet.fast_forward(tick);
+        }
+        self.tick = tick;
+    }
+
+    /// The earliest tick at which some kubelet's periodic node status report is due.
+    pub fn next_status_report(&self) -> Option<Tick> {
+        self.kubelets
+            .values()
+            .filter_map(Kubelet::next_status_report)
+            .min()
+    }
+
+    /// The scheduler, read-only (its queue's backoff and retry state).
+    pub fn scheduler(&self) -> &Scheduler {
+        &self.scheduler
+    }
+
+    /// Names of the nodes that a write since the previous kubelet pass concerns (the Node itself or
+    /// a pod bound to it, before or after the write); `None` (every node) when unknown: the first
+    /// tick, or a compacted watch.
+    fn touched_nodes(&self) -> Option<std::collections::BTreeSet<String>> {
+        let since = self.kubelets_seen?;
+        if since == self.api.revision() {
+            return Some(Default::default());
+        }
+        let mut out = std::collections::BTreeSet::new();
+        for ev in self.api.watch(&k8s_types::Kind::Node, since).ok()? {
+            out.insert(ev.object.meta().name.clone());
+        }
+        for ev in self.api.watch(&k8s_types::Kind::Pod, since).ok()? {
+            if let Object::Pod(p) = &ev.object {
+                if let Some(n) = p.node_name() {
+                    out.insert(n.to_string());
+                }
+            }
+        }
+        Some(out)
     }
 
     /// Sets the apiserver clock to the current tick (so that steps applied before [`Cluster::tick`]

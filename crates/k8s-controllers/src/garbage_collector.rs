@@ -1,7 +1,9 @@
 //! The garbage collector, after upstream `pkg/controller/garbagecollector/garbagecollector.go`
 //! (`attemptToDeleteItem`, `classifyReferences`) with background cascading deletion.
 //!
-//! Each tick it takes a snapshot of every object k8s-mini types, then for every object with
+//! Each tick it brings its snapshot of every object k8s-mini types up to date (a [`WatchCache`] per
+//! kind: watch events since the last pass, as upstream's graph builder consumes informer events),
+//! then for every object with
 //! `ownerReferences` that is not already being deleted, classifies each owner reference as
 //! *solid* (an object of that kind and name exists, in the dependent's namespace or cluster-wide
 //! for cluster-scoped kinds, with the same uid) or *dangling* (missing, or a different uid). With no
@@ -23,12 +25,38 @@ use k8s_types::meta::OwnerReference;
 use k8s_types::object::UNSIMULATED_BUILTIN_KINDS;
 use k8s_types::{Kind, Object};
 
+use crate::watch_cache::WatchCache;
+
 /// The controller name upstream registers (`garbagecollector`).
 pub const GARBAGE_COLLECTOR_NAME: &str = "garbagecollector";
 
 /// kube-controller-manager's garbage collector (background cascading deletion).
-#[derive(Clone, Debug, Default)]
-pub struct GarbageCollector;
+#[derive(Clone, Debug)]
+pub struct GarbageCollector {
+    /// One cache per kind of [`Kind::TYPED`], in that order.
+    caches: Vec<WatchCache>,
+    /// Identities of every cached object.
+    present: BTreeSet<Identity>,
+    /// (kind index, store key) of the cached objects with owners that are not being deleted, in
+    /// pass order.
+    dependents: BTreeSet<(usize, String)>,
+}
+
+impl Default for GarbageCollector {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn identity(o: &Object) -> Identity {
+    let m = o.meta();
+    (
+        o.kind().name().to_string(),
+        m.namespace().to_string(),
+        m.name.clone(),
+        m.uid.clone().unwrap_or_default(),
+    )
+}
 
 /// What one owner reference points to, as classified this pass.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,9 +71,33 @@ enum OwnerState {
 type Identity = (String, String, String, String);
 
 impl GarbageCollector {
-    /// The collector (it keeps no state between ticks).
+    /// The collector; its caches fill at the first pass.
     pub fn new() -> Self {
-        GarbageCollector
+        GarbageCollector {
+            caches: Kind::TYPED.iter().cloned().map(WatchCache::new).collect(),
+            present: BTreeSet::new(),
+            dependents: BTreeSet::new(),
+        }
+    }
+
+    /// Applies the changes since the previous pass to `present` and `dependents`.
+    fn refresh(&mut self, api: &dyn ApiClient) {
+        for (i, cache) in self.caches.iter_mut().enumerate() {
+            for (key, old) in cache.sync(api) {
+                if let Some(o) = old {
+                    self.present.remove(&identity(&o));
+                }
+                let entry = (i, key);
+                self.dependents.remove(&entry);
+                if let Some(o) = cache.get(&entry.1) {
+                    self.present.insert(identity(o));
+                    let m = o.meta();
+                    if !m.owner_references.is_empty() && m.deletion_timestamp.is_none() {
+                        self.dependents.insert(entry);
+                    }
+                }
+            }
+        }
     }
 
     fn classify(
@@ -93,32 +145,18 @@ impl GarbageCollector {
     }
 
     /// One pass (upstream: `attemptToDeleteItem` for every object with owners).
-    fn collect(&self, api: &mut dyn ApiClient) {
-        let mut objects: Vec<Object> = Vec::new();
-        for kind in Kind::TYPED.iter() {
-            objects.extend(api.list(kind, None, None));
-        }
-        let present: BTreeSet<Identity> = objects
-            .iter()
-            .map(|o| {
-                let m = o.meta();
-                (
-                    o.kind().name().to_string(),
-                    m.namespace().to_string(),
-                    m.name.clone(),
-                    m.uid.clone().unwrap_or_default(),
-                )
-            })
-            .collect();
-        for obj in objects {
-            let meta = obj.meta();
-            if meta.owner_references.is_empty() || meta.deletion_timestamp.is_some() {
+    fn collect(&mut self, api: &mut dyn ApiClient) {
+        self.refresh(&*api);
+        let present = &self.present;
+        for (i, key) in &self.dependents {
+            let Some(obj) = self.caches.get(*i).and_then(|c| c.get(key)) else {
                 continue;
-            }
+            };
+            let meta = obj.meta();
             let states: Vec<OwnerState> = meta
                 .owner_references
                 .iter()
-                .map(|r| Self::classify(api, &present, meta.namespace(), r))
+                .map(|r| Self::classify(api, present, meta.namespace(), r))
                 .collect();
             let solid = states.contains(&OwnerState::Solid);
             let dangling = states.contains(&OwnerState::Dangling);

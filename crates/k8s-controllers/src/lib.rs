@@ -22,6 +22,7 @@ pub mod pod_gc;
 pub mod pod_template_hash;
 pub mod replica_set;
 pub mod taint_eviction;
+pub mod watch_cache;
 
 pub use deployment::DeploymentController;
 pub use garbage_collector::GarbageCollector;

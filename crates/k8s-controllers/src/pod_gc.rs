@@ -10,9 +10,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_types::apiserver::{ApiClient, ApiExt, DeleteOptions};
 use k8s_types::controller::Controller;
-use k8s_types::core::{condition_status, phases, Node, Pod, PodCondition};
+use k8s_types::core::{condition_status, phases, Pod, PodCondition};
 use k8s_types::meta::tick_timestamp;
-use k8s_types::{Kind, Tick};
+use k8s_types::{Kind, Object, Tick};
+
+use crate::watch_cache::WatchCache;
 
 /// The controller name upstream registers (`pod-garbage-collector`).
 pub const POD_GC_NAME: &str = "pod-garbage-collector";
@@ -27,16 +29,29 @@ pub const MESSAGE_NODE_GONE: &str = "PodGC: node no longer exists";
 pub const DISRUPTION_TARGET: &str = "DisruptionTarget";
 
 /// kube-controller-manager's pod garbage collector.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct PodGarbageCollector {
     /// Node name -> first tick it was seen missing while pods were bound to it.
     missing_since: BTreeMap<String, Tick>,
+    /// Nodes and pods as the informers see them.
+    nodes: WatchCache,
+    pods: WatchCache,
+}
+
+impl Default for PodGarbageCollector {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl PodGarbageCollector {
     /// A collector with no quarantined nodes.
     pub fn new() -> Self {
-        PodGarbageCollector::default()
+        PodGarbageCollector {
+            missing_since: BTreeMap::new(),
+            nodes: WatchCache::new(Kind::Node),
+            pods: WatchCache::new(Kind::Pod),
+        }
     }
 }
 
@@ -47,12 +62,28 @@ impl Controller for PodGarbageCollector {
 
     fn reconcile(&mut self, api: &mut dyn ApiClient) {
         let now = api.now();
-        let nodes: BTreeSet<String> = api
-            .list_typed::<Node>(None, None)
-            .into_iter()
-            .map(|n| n.metadata.name)
+        self.nodes.sync(&*api);
+        self.pods.sync(&*api);
+        let nodes: BTreeSet<&str> = self
+            .nodes
+            .objects()
+            .map(|(_, n)| n.meta().name.as_str())
             .collect();
-        let pods = api.list_typed::<Pod>(None, None);
+        // Only unbound terminating pods and pods of missing nodes are acted on; the others are
+        // not copied out of the cache.
+        let pods: Vec<Pod> = self
+            .pods
+            .objects()
+            .filter_map(|(_, o)| match o {
+                Object::Pod(p) => Some(p),
+                _ => None,
+            })
+            .filter(|p| match p.node_name() {
+                None => p.is_terminating(),
+                Some(node) => !nodes.contains(node),
+            })
+            .cloned()
+            .collect();
         let mut still_missing = BTreeMap::new();
         for pod in pods {
             let ns = pod.metadata.namespace().to_string();

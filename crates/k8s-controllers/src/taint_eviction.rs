@@ -15,6 +15,8 @@ use k8s_types::core::{condition_status, Node, Pod, PodCondition};
 use k8s_types::meta::tick_timestamp;
 use k8s_types::{events, Kind, Object, Tick};
 
+use crate::watch_cache::WatchCache;
+
 /// The controller name upstream registers (`taint-eviction-controller`).
 pub const TAINT_EVICTION_NAME: &str = "taint-eviction-controller";
 /// Upstream event reason.
@@ -25,17 +27,30 @@ pub const REASON_DELETION_BY_TAINT_MANAGER: &str = "DeletionByTaintManager";
 pub const MESSAGE_NO_EXECUTE: &str = "Taint manager: deleting due to NoExecute taint";
 
 /// kube-controller-manager's taint eviction controller.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct TaintEvictionController {
     /// `namespace/name` -> tick the pod was first seen under NoExecute taints it tolerates for a
     /// limited time.
     since: BTreeMap<String, Tick>,
+    /// Nodes and pods as the informers see them.
+    nodes: WatchCache,
+    pods: WatchCache,
+}
+
+impl Default for TaintEvictionController {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl TaintEvictionController {
     /// A controller with no pending evictions.
     pub fn new() -> Self {
-        TaintEvictionController::default()
+        TaintEvictionController {
+            since: BTreeMap::new(),
+            nodes: WatchCache::new(Kind::Node),
+            pods: WatchCache::new(Kind::Pod),
+        }
     }
 }
 
@@ -73,13 +88,40 @@ impl Controller for TaintEvictionController {
 
     fn reconcile(&mut self, api: &mut dyn ApiClient) {
         let now = api.now();
-        let nodes: BTreeMap<String, Node> = api
-            .list_typed::<Node>(None, None)
-            .into_iter()
-            .map(|n| (n.metadata.name.clone(), n))
+        self.nodes.sync(&*api);
+        self.pods.sync(&*api);
+        // Only nodes with a NoExecute taint can evict (`eviction_delay` is None elsewhere), so only
+        // they and their pods are copied out of the caches.
+        let nodes: BTreeMap<String, Node> = self
+            .nodes
+            .objects()
+            .filter_map(|(_, o)| match o {
+                Object::Node(n)
+                    if n.spec
+                        .taints
+                        .iter()
+                        .any(|t| t.effect == effects::NO_EXECUTE) =>
+                {
+                    Some((n.metadata.name.clone(), n.clone()))
+                }
+                _ => None,
+            })
             .collect();
+        let candidates: Vec<Pod> = if nodes.is_empty() {
+            Vec::new()
+        } else {
+            self.pods
+                .objects()
+                .filter_map(|(_, o)| match o {
+                    Object::Pod(p) if p.node_name().is_some_and(|n| nodes.contains_key(n)) => {
+                        Some(p.clone())
+                    }
+                    _ => None,
+                })
+                .collect()
+        };
         let mut pending = BTreeMap::new();
-        for pod in api.list_typed::<Pod>(None, None) {
+        for pod in candidates {
             if pod.is_terminating() || pod.is_terminal() {
                 continue;
             }

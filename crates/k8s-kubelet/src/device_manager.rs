@@ -11,7 +11,7 @@
 //! remaining free devices in ID order (upstream iterates a Go set, i.e. in no fixed order). There is
 //! no NUMA topology, so upstream's TopologyManager alignment step never applies.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use k8s_types::core::{Container, Pod};
 use k8s_types::deviceplugin::{
@@ -66,9 +66,38 @@ pub struct ContainerDevices {
 /// The allocation of one pod, by container name.
 pub type PodDevices = BTreeMap<String, ContainerDevices>;
 
+/// The last `ListAndWatch` answer of one plugin, kept as upstream's manager keeps
+/// `allDevices`/`healthyDevices` per resource: refreshed when a device's health changes (the only
+/// way a plugin's list changes here), so that a node with 8000 GPU-share units does not rebuild
+/// the list at every sync.
+#[derive(Clone, Debug, Default)]
+struct DeviceList {
+    /// Number of devices.
+    total: i64,
+    /// Healthy device IDs, in ID order ([`compare_device_ids`]).
+    healthy: Vec<String>,
+}
+
+impl DeviceList {
+    fn of(plugin: &dyn DevicePlugin) -> DeviceList {
+        let devices = plugin.list_and_watch();
+        DeviceList {
+            total: i64::try_from(devices.len()).unwrap_or(i64::MAX),
+            healthy: sorted_ids(
+                devices
+                    .iter()
+                    .filter(|d| d.health == HEALTHY)
+                    .map(|d| &d.id),
+            ),
+        }
+    }
+}
+
 /// The device manager: plugins by resource name and which pod holds which device.
 pub struct DeviceManager {
     plugins: BTreeMap<String, Box<dyn DevicePlugin>>,
+    /// resource -> the plugin's devices as last listed.
+    lists: BTreeMap<String, DeviceList>,
     /// resource -> device ID -> pod key (`namespace/name`) holding it.
     in_use: BTreeMap<String, BTreeMap<String, String>>,
     /// pod key -> per-container allocation.
@@ -155,8 +184,13 @@ impl DeviceManager {
         for p in plugins {
             map.insert(p.resource_name().to_string(), p);
         }
+        let lists = map
+            .iter()
+            .map(|(name, p)| (name.clone(), DeviceList::of(p.as_ref())))
+            .collect();
         DeviceManager {
             plugins: map,
+            lists,
             in_use: BTreeMap::new(),
             pods: BTreeMap::new(),
         }
@@ -174,15 +208,12 @@ impl DeviceManager {
 
     /// Upstream `GetCapacity`: per resource, (all devices, healthy devices).
     pub fn capacity(&self) -> BTreeMap<String, (i64, i64)> {
-        self.plugins
+        self.lists
             .iter()
-            .map(|(name, p)| {
-                let devices = p.list_and_watch();
-                let total = i64::try_from(devices.len()).unwrap_or(i64::MAX);
-                let healthy = devices.iter().filter(|d| d.health == HEALTHY).count();
+            .map(|(name, l)| {
                 (
                     name.clone(),
-                    (total, i64::try_from(healthy).unwrap_or(i64::MAX)),
+                    (l.total, i64::try_from(l.healthy.len()).unwrap_or(i64::MAX)),
                 )
             })
             .collect()
@@ -190,18 +221,9 @@ impl DeviceManager {
 
     /// The healthy device IDs of a resource, in ID order.
     pub fn healthy_devices(&self, resource: &str) -> Vec<String> {
-        match self.plugins.get(resource) {
-            Some(p) => {
-                let devices = p.list_and_watch();
-                sorted_ids(
-                    devices
-                        .iter()
-                        .filter(|d| d.health == HEALTHY)
-                        .map(|d| &d.id),
-                )
-            }
-            None => Vec::new(),
-        }
+        self.lists
+            .get(resource)
+            .map_or_else(Vec::new, |l| l.healthy.clone())
     }
 
     /// Number of devices of `resource` held by pods.
@@ -218,9 +240,10 @@ impl DeviceManager {
     /// plugin lists the device.
     pub fn set_health(&mut self, device_id: &str, healthy: bool) -> bool {
         let mut found = false;
-        for p in self.plugins.values_mut() {
+        for (name, p) in &mut self.plugins {
             if p.list_and_watch().iter().any(|d| d.id == device_id) {
                 p.set_health(device_id, healthy);
+                self.lists.insert(name.clone(), DeviceList::of(p.as_ref()));
                 found = true;
             }
         }
@@ -378,7 +401,8 @@ impl DeviceManager {
             .plugins
             .get(resource)
             .ok_or_else(|| DeviceAllocationError::Unregistered(resource.to_string()))?;
-        let healthy = self.healthy_devices(resource);
+        let empty = Vec::new();
+        let healthy = self.lists.get(resource).map_or(&empty, |l| &l.healthy);
         if healthy.is_empty() {
             return Err(DeviceAllocationError::NoHealthyDevices(
                 resource.to_string(),
@@ -392,11 +416,16 @@ impl DeviceManager {
             chosen.push(id);
         }
         let in_use = self.in_use.get(resource);
-        let available: Vec<String> = healthy
+        let chosen_set: HashSet<&str> = chosen.iter().map(String::as_str).collect();
+        let available: Vec<&String> = healthy
             .iter()
-            .filter(|id| in_use.is_none_or(|m| !m.contains_key(*id)) && !chosen.contains(id))
-            .cloned()
+            .filter(|id| {
+                in_use.is_none_or(|m| !m.contains_key(*id)) && !chosen_set.contains(id.as_str())
+            })
             .collect();
+        drop(chosen_set);
+        // Membership only (every order comes from `available`).
+        let available_set: HashSet<&str> = available.iter().map(|s| s.as_str()).collect();
         let needed = required - chosen.len();
         if needed > 0 && available.len() < needed {
             return Err(DeviceAllocationError::Unavailable {
@@ -409,11 +438,11 @@ impl DeviceManager {
             // Devices an adopted pod had before, when still free, then the plugin's preference.
             let mut candidates: Vec<String> = adopted
                 .iter()
-                .filter(|id| available.contains(id))
+                .filter(|id| available_set.contains(id.as_str()))
                 .cloned()
                 .collect();
             if plugin.options().get_preferred_allocation_available {
-                let mut offered = available.clone();
+                let mut offered: Vec<String> = available.iter().map(|s| (*s).clone()).collect();
                 offered.extend(chosen.iter().cloned());
                 // The pod-aware form lets a plugin follow the scheduler's recorded device choice
                 // (GPU sharing's `alibabacloud.com/gpu-index`); by default it is the upstream call.
@@ -421,13 +450,14 @@ impl DeviceManager {
                     plugin.get_preferred_allocation_for_pod(pod, &offered, &chosen, required),
                 );
             }
-            candidates.extend(available.iter().cloned());
-            for id in candidates {
+            let mut taken: HashSet<String> = chosen.iter().cloned().collect();
+            for id in candidates.iter().chain(available.iter().copied()) {
                 if chosen.len() == required {
                     break;
                 }
-                if available.contains(&id) && !chosen.contains(&id) {
-                    chosen.push(id);
+                if available_set.contains(id.as_str()) && !taken.contains(id) {
+                    taken.insert(id.clone());
+                    chosen.push(id.clone());
                 }
             }
         }

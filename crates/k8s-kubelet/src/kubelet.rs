@@ -85,6 +85,8 @@ pub struct Kubelet {
     last_status_report: Option<Tick>,
     /// `spec.unschedulable` as last seen (upstream kubelet's `lastNodeUnschedulable`).
     last_unschedulable: Option<bool>,
+    /// A device changed health since the last full sync.
+    devices_changed: bool,
 }
 
 fn pod_key(pod: &Pod) -> String {
@@ -136,6 +138,7 @@ impl Kubelet {
             registered: false,
             last_status_report: None,
             last_unschedulable: None,
+            devices_changed: false,
         };
         let cidr = kubelet
             .manifest
@@ -192,7 +195,9 @@ impl Kubelet {
     /// node's allocatable follows at the next [`Kubelet::sync`]. Pods holding the device keep it.
     /// Returns false when no plugin lists the device.
     pub fn set_device_health(&mut self, device_id: &str, healthy: bool) -> bool {
-        self.devices.set_health(device_id, healthy)
+        let found = self.devices.set_health(device_id, healthy);
+        self.devices_changed |= found;
+        found
     }
 
     /// Device IDs per resource the device manager gave a pod (empty when none).
@@ -319,8 +324,28 @@ impl Kubelet {
         Ok(events)
     }
 
+    /// [`Kubelet::sync`] unless nothing can have changed for this node: `touched` false says no
+    /// write since this kubelet's previous sync concerns its Node or a pod bound to it (the caller
+    /// watches the apiserver once for every kubelet, as upstream's informers only wake a kubelet's
+    /// sync loop for its own objects). Then, with no pod waiting to start, no device health change
+    /// and no periodic status report due, a full sync would write nothing and is skipped. Returns
+    /// whether the full sync ran.
+    pub fn sync_if_needed(&mut self, api: &mut dyn ApiClient, touched: bool) -> bool {
+        let now = api.now();
+        let quiet = !touched
+            && self.registered
+            && !self.devices_changed
+            && !self.runtime.any_creating()
+            && self.next_status_report().is_some_and(|t| now < t);
+        if !quiet {
+            self.sync(api);
+        }
+        !quiet
+    }
+
     /// One tick of the kubelet (see the module documentation for the order of work).
     pub fn sync(&mut self, api: &mut dyn ApiClient) {
+        self.devices_changed = false;
         let now = api.now();
         if self.registered {
             let stored: Option<Node> = api.get_typed("", &self.name).ok();
@@ -378,6 +403,27 @@ impl Kubelet {
         });
         for pod in additions {
             self.add_pod(api, pod, &node_view, now);
+        }
+    }
+
+    /// The tick at which the next periodic node status report is due (upstream
+    /// `nodeStatusReportFrequency`, [`NODE_STATUS_REPORT_FREQUENCY_TICKS`] after the last write);
+    /// `None` before registration.
+    pub fn next_status_report(&self) -> Option<Tick> {
+        self.last_status_report
+            .map(|t| t.saturating_add(NODE_STATUS_REPORT_FREQUENCY_TICKS))
+    }
+
+    /// Moves the periodic report clock forward as if every report due before `to` had been
+    /// written on time (at `last + k * NODE_STATUS_REPORT_FREQUENCY_TICKS`): for a driver that skips
+    /// idle ticks (no [`Kubelet::sync`] runs in them), so the next report falls on the same tick as
+    /// when every tick runs. Nothing is written; reports due at `to` or later are untouched.
+    pub fn fast_forward(&mut self, to: Tick) {
+        if let Some(last) = self.last_status_report {
+            if to > last {
+                let periods = (to - last - 1) / NODE_STATUS_REPORT_FREQUENCY_TICKS;
+                self.last_status_report = Some(last + periods * NODE_STATUS_REPORT_FREQUENCY_TICKS);
+            }
         }
     }
 

@@ -125,6 +125,13 @@ impl Runtime {
         self.pods.remove(key)
     }
 
+    /// True when some pod's containers are still being created (they start on a later tick).
+    pub fn any_creating(&self) -> bool {
+        self.pods
+            .values()
+            .any(|p| matches!(p.phase, PodPhase::Creating { .. }))
+    }
+
     /// Every known key, in order.
     pub fn keys(&self) -> Vec<String> {
         self.pods.keys().cloned().collect()

@@ -8,6 +8,8 @@
 //!   departures), one policy at a time.
 //! - [`metrics`]: the paper's discretisation of allocation and fragmentation against arrived
 //!   workload, and summaries over seeds.
+//! - [`timeline`]: pods arriving at `creation_time` and leaving at `deletion_time` through the
+//!   whole control plane, skipping idle time, with per-tick allocation and pending times.
 //! - [`policy`]: the policy names and the KubeSchedulerConfiguration each one runs with.
 //!
 //! See `docs/trace-replay.md`.
@@ -16,6 +18,7 @@ pub mod metrics;
 pub mod openb;
 pub mod policy;
 pub mod replay;
+pub mod timeline;
 
 pub use openb::{Trace, TraceNode, TracePod};
 

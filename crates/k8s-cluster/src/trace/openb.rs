@@ -70,6 +70,8 @@ pub struct TracePod {
     pub creation_time: Option<i64>,
     /// `deletion_time`, seconds.
     pub deletion_time: Option<i64>,
+    /// `scheduled_time`, seconds (empty for pods the trace never scheduled).
+    pub scheduled_time: Option<i64>,
 }
 
 /// A parsed trace: nodes and pods in file order.
@@ -295,6 +297,7 @@ pub fn read_pods(path: &Path) -> Result<Vec<TracePod>, TraceError> {
             qos: t.opt_str(row, "qos"),
             creation_time: t.opt_int(*line, row, "creation_time")?,
             deletion_time: t.opt_int(*line, row, "deletion_time")?,
+            scheduled_time: t.opt_int(*line, row, "scheduled_time")?,
             name,
         });
     }

@@ -271,8 +271,10 @@ impl ApiClient for FakeApi {
         Ok(pod)
     }
 
-    fn watch(&self, _kind: &Kind, _after_revision: i64) -> Result<Vec<WatchEvent>, Status> {
-        Ok(Vec::new())
+    /// The fake keeps no history: every watch is answered `410 Gone`, so watch-based caches
+    /// (`k8s_controllers::watch_cache`) list again, as after a compaction.
+    fn watch(&self, _kind: &Kind, after_revision: i64) -> Result<Vec<WatchEvent>, Status> {
+        Err(Status::gone(after_revision, self.revision))
     }
 }
 

@@ -1,0 +1,452 @@
+//! The timeline replay (`cargo xtask replay --mode timeline`): the pods of an openb trace (Weng et
+//! al., "Beware of Fragmentation: Scheduling GPU-Sharing Workloads with Fragmentation Gradient
+//! Descent", USENIX ATC '23; Alibaba `cluster-trace-gpu-v2023`) arrive at their `creation_time` and
+//! leave at their `deletion_time` through the whole control plane ([`Cluster`]: apiserver,
+//! controllers, the scheduler's queue, kubelets with the NVIDIA and GPU-share device plugins), for
+//! capacity planning. There is no upstream counterpart; the per-tick metrics follow the paper's
+//! allocation measure (allocated milli-GPU of bound pods over the GPU capacity).
+//!
+//! - Time: tick `1 + (t - t0) / time_scale` for a trace time `t` in seconds, `t0` the earliest
+//!   creation time (tick 0 registers the nodes). `time_scale` 1 keeps one tick = one second.
+//! - At a tick, the driver first creates the pods arriving then (bare pods as [`TracePod::to_pod`],
+//!   in trace file order), then deletes the pods leaving then (graceful delete through the
+//!   apiserver, in file order), then runs [`Cluster::tick`].
+//! - Idle time is skipped ([`next_tick`]): after a tick the driver runs the next tick only while
+//!   something is in flight, else it jumps to the next tick at which anything could happen. Every
+//!   skipped tick is one in which no component would have acted had it run, so per-pod outcomes
+//!   equal those of running every tick (`tests/timeline.rs` checks this).
+
+use std::collections::BTreeMap;
+
+use k8s_types::apiserver::DeleteOptions;
+use k8s_types::core::Pod;
+use k8s_types::gpushare::GPU_INDEX_ANNOTATION;
+use k8s_types::object::{Kind, Object};
+use k8s_types::store::WatchEventType;
+use k8s_types::Tick;
+
+use super::openb::{Trace, TracePod, NAMESPACE};
+use super::policy::Policy;
+use super::replay::{PaperOptions, Prepared};
+use super::TraceError;
+use crate::cluster::{Cluster, ClusterConfig};
+
+/// Options of a timeline replay.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TimelineOptions {
+    /// The placement policy (its `KubeSchedulerConfiguration`, as in paper mode).
+    pub policy: Policy,
+    /// Seed of the policy's random draws (`random`, GpuShare's `random` GPU selection).
+    pub seed: u64,
+    /// Trace seconds per tick (1: one tick = one second; larger values compress time).
+    pub time_scale: u64,
+    /// Use only the first this many GPU nodes of the node file.
+    pub node_limit: Option<usize>,
+    /// Use only the first this many pods of the pod file.
+    pub pod_limit: Option<usize>,
+    /// Skip idle ticks (false runs every tick: same per-pod outcomes, much slower).
+    pub skip_idle: bool,
+    /// Typical pods (FGD's target workload) cover this percentage of the pods (the paper: 95).
+    pub popularity_threshold: u32,
+}
+
+impl Default for TimelineOptions {
+    fn default() -> TimelineOptions {
+        TimelineOptions {
+            policy: Policy::Fgd,
+            seed: 42,
+            time_scale: 1,
+            node_limit: None,
+            pod_limit: None,
+            skip_idle: true,
+            popularity_threshold: 95,
+        }
+    }
+}
+
+/// The cluster's state after one processed tick.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TickSample {
+    /// The tick.
+    pub tick: Tick,
+    /// Milli-GPU requested by the pods bound to a node (whole GPUs count 1000 each).
+    pub gpu_milli_allocated: i64,
+    /// Pods in phase Running.
+    pub pods_running: usize,
+    /// Pods not bound to a node yet.
+    pub pods_pending: usize,
+}
+
+/// What happened to one trace pod.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PodOutcome {
+    /// Pod name.
+    pub name: String,
+    /// Arrival tick.
+    pub created: Tick,
+    /// Departure tick (the driver deletes the pod then).
+    pub deleted: Tick,
+    /// Tick at which `spec.nodeName` was first seen set (the tick of the Binding).
+    pub bound: Option<Tick>,
+    /// The node.
+    pub node: Option<String>,
+    /// GPU indices (`alibabacloud.com/gpu-index`), empty without GPUs.
+    pub gpus: String,
+    /// Tick at which the pod was first seen Running.
+    pub running: Option<Tick>,
+    /// The trace's own pending time, `scheduled_time - creation_time` in seconds (None when the
+    /// trace never scheduled the pod).
+    pub trace_pending_seconds: Option<i64>,
+    /// Milli-GPU requested.
+    pub gpu_milli: i64,
+}
+
+impl PodOutcome {
+    /// Pending time in ticks: bind tick minus arrival tick.
+    pub fn pending_ticks(&self) -> Option<Tick> {
+        self.bound.map(|b| b.saturating_sub(self.created))
+    }
+}
+
+/// The result of a timeline replay.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TimelineRun {
+    /// Policy.
+    pub policy: Policy,
+    /// GPU capacity of the cluster, milli-GPU.
+    pub capacity_milli: i64,
+    /// One sample per processed tick, in tick order (the state holds until the next sample).
+    pub samples: Vec<TickSample>,
+    /// Every trace pod, in trace file order.
+    pub pods: Vec<PodOutcome>,
+    /// Ticks actually run.
+    pub ticks_processed: u64,
+    /// The last tick run.
+    pub last_tick: Tick,
+}
+
+/// Why a timeline replay cannot run.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TimelineError {
+    /// The trace or policy was rejected.
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+    /// A pod row lacks the times the timeline needs.
+    #[error("pod {pod}: timeline mode needs creation_time and deletion_time (the pod file has no times, e.g. a multigpu file?)")]
+    MissingTimes {
+        /// The pod.
+        pod: String,
+    },
+    /// `deletion_time` before `creation_time`.
+    #[error("pod {pod}: deletion_time {deletion} is before creation_time {creation}")]
+    DeletedBeforeCreated {
+        /// The pod.
+        pod: String,
+        /// Seconds.
+        creation: i64,
+        /// Seconds.
+        deletion: i64,
+    },
+    /// `time_scale` 0.
+    #[error("time scale must be at least 1 second per tick")]
+    ZeroTimeScale,
+    /// The cluster could not be built.
+    #[error("cluster: {0}")]
+    Cluster(String),
+}
+
+/// One trace pod on the timeline.
+struct Arrival {
+    trace: TracePod,
+    created: Tick,
+    deleted: Tick,
+}
+
+/// What the driver knows about a live pod (from the apiserver's watch).
+#[derive(Clone, Copy, Debug, Default)]
+struct Live {
+    bound: bool,
+    running: bool,
+    terminating: bool,
+    /// Failed or Succeeded (e.g. rejected by the kubelet): nothing more happens until deletion.
+    terminal: bool,
+}
+
+/// Runs the timeline replay of `trace` (GPU nodes only, as in paper mode).
+///
+/// # Errors
+/// [`TimelineError`]: no GPU node, a pod without times or deleted before it is created, a zero
+/// time scale, a scheduler configuration the scheduler rejects.
+pub fn replay_timeline(
+    trace: &Trace,
+    opts: &TimelineOptions,
+) -> Result<TimelineRun, TimelineError> {
+    if opts.time_scale == 0 {
+        return Err(TimelineError::ZeroTimeScale);
+    }
+    let nodes: Vec<_> = trace
+        .gpu_nodes()
+        .into_iter()
+        .take(opts.node_limit.unwrap_or(usize::MAX))
+        .cloned()
+        .collect();
+    if nodes.is_empty() {
+        return Err(TraceError::NoGpuNodes.into());
+    }
+    let pods: Vec<&TracePod> = trace
+        .pods
+        .iter()
+        .take(opts.pod_limit.unwrap_or(usize::MAX))
+        .collect();
+    let arrivals = timeline(&pods, opts.time_scale)?;
+    // FGD's target workload: the typical pods of the (whole) workload, as paper mode computes it.
+    let sub = Trace {
+        nodes: nodes.clone(),
+        pods: pods.iter().map(|p| (*p).clone()).collect(),
+    };
+    let prep = Prepared::new(
+        &sub,
+        &PaperOptions {
+            popularity_threshold: opts.popularity_threshold,
+            ..PaperOptions::default()
+        },
+    )?;
+    let scheduler = opts.policy.scheduler_config(opts.seed, prep.typical())?;
+    let scheduler_name = scheduler
+        .profiles
+        .first()
+        .and_then(|p| p.scheduler_name.clone())
+        .unwrap_or_default();
+    let mut cluster = Cluster::new(ClusterConfig {
+        scheduler,
+        ..ClusterConfig::default()
+    })
+    .map_err(|e| TimelineError::Cluster(e.to_string()))?;
+    for n in &nodes {
+        cluster
+            .add_node(n.to_node())
+            .map_err(|e| TimelineError::Cluster(e.to_string()))?;
+    }
+    let capacity_milli = prep.capacity_milli();
+
+    // Events by tick: (creations, deletions) as indices into `arrivals`.
+    let mut events: BTreeMap<Tick, (Vec<usize>, Vec<usize>)> = BTreeMap::new();
+    for (i, a) in arrivals.iter().enumerate() {
+        events.entry(a.created).or_default().0.push(i);
+        events.entry(a.deleted).or_default().1.push(i);
+    }
+    let index: BTreeMap<String, usize> = arrivals
+        .iter()
+        .enumerate()
+        .map(|(i, a)| (a.trace.name.clone(), i))
+        .collect();
+    let mut outcomes: Vec<PodOutcome> = arrivals
+        .iter()
+        .map(|a| PodOutcome {
+            name: a.trace.name.clone(),
+            created: a.created,
+            deleted: a.deleted,
+            bound: None,
+            node: None,
+            gpus: String::new(),
+            running: None,
+            trace_pending_seconds: match (a.trace.scheduled_time, a.trace.creation_time) {
+                (Some(s), Some(c)) => Some(s - c),
+                _ => None,
+            },
+            gpu_milli: a.trace.gpu.total_milli(),
+        })
+        .collect();
+    let mut live: BTreeMap<usize, Live> = BTreeMap::new();
+    let mut samples = Vec::new();
+    let mut processed = 0u64;
+    let mut seen_revision = cluster.api_ref().revision();
+
+    // Tick 0: the kubelets registered their nodes; let every component see them.
+    cluster.tick();
+    processed += 1;
+    let mut last_tick: Tick;
+    loop {
+        let t = cluster.now();
+        cluster.begin_tick();
+        if let Some((create, delete)) = events.remove(&t) {
+            for i in create {
+                let mut pod = arrivals[i].trace.to_pod();
+                pod.spec.scheduler_name = Some(scheduler_name.clone());
+                // A pod the apiserver rejects (never expected for imported rows) just never runs.
+                if let Err(e) = cluster.api().create(Object::Pod(pod)) {
+                    tracing::warn!(pod = %arrivals[i].trace.name, error = %e, "create failed");
+                }
+            }
+            for i in delete {
+                let _ = cluster.api().delete(
+                    &Kind::Pod,
+                    NAMESPACE,
+                    &arrivals[i].trace.name,
+                    DeleteOptions::default(),
+                );
+            }
+        }
+        let before_tick = cluster.api_ref().revision();
+        cluster.tick();
+        processed += 1;
+        last_tick = t;
+        let changed_in_tick = cluster.api_ref().revision() != before_tick;
+        // Observe what the tick (and the driver's writes) did to the trace pods.
+        if let Ok(evs) = cluster.api_ref().watch(&Kind::Pod, seen_revision) {
+            for ev in evs {
+                let Object::Pod(p) = &ev.object else { continue };
+                let Some(&i) = index.get(&p.metadata.name) else {
+                    continue;
+                };
+                if ev.type_ == WatchEventType::Deleted {
+                    live.remove(&i);
+                    continue;
+                }
+                observe(&mut outcomes[i], live.entry(i).or_default(), p, t);
+            }
+        }
+        seen_revision = cluster.api_ref().revision();
+        let mut sample = TickSample {
+            tick: t,
+            gpu_milli_allocated: 0,
+            pods_running: 0,
+            pods_pending: 0,
+        };
+        for (i, l) in &live {
+            if l.bound {
+                sample.gpu_milli_allocated += outcomes[*i].gpu_milli;
+            } else {
+                sample.pods_pending += 1;
+            }
+            if l.running {
+                sample.pods_running += 1;
+            }
+        }
+        samples.push(sample);
+        let next_event = events.keys().next().copied();
+        if next_event.is_none() && live.is_empty() {
+            break;
+        }
+        let next = if opts.skip_idle {
+            next_tick(&cluster, t, &live, &arrivals, changed_in_tick, next_event)
+        } else {
+            t + 1
+        };
+        cluster.skip_to(next);
+    }
+    Ok(TimelineRun {
+        policy: opts.policy,
+        capacity_milli,
+        samples,
+        pods: outcomes,
+        ticks_processed: processed,
+        last_tick,
+    })
+}
+
+/// Records a pod's binding and start.
+fn observe(out: &mut PodOutcome, live: &mut Live, pod: &Pod, t: Tick) {
+    if let Some(node) = pod.node_name() {
+        live.bound = true;
+        if out.bound.is_none() {
+            out.bound = Some(t);
+            out.node = Some(node.to_string());
+            out.gpus = pod
+                .metadata
+                .annotations
+                .get(GPU_INDEX_ANNOTATION)
+                .cloned()
+                .unwrap_or_default();
+        }
+    }
+    live.running = pod.status.phase.as_deref() == Some("Running");
+    if live.running && out.running.is_none() {
+        out.running = Some(t);
+    }
+    live.terminating = pod.is_terminating();
+    live.terminal = pod.is_terminal();
+}
+
+/// The next tick at which any component could act, after tick `t` ran:
+/// - `t + 1` while a pod is in flight: bound but not Running yet (the kubelet starts it),
+///   terminating, or unbound without a failed attempt the scheduler's queue remembers;
+/// - with unbound pods waiting after a failed attempt: `t + 1` when the tick wrote anything (the
+///   scheduler sees a change at its next pass and may retry), each pod's end of backoff and its
+///   5-minute flush (`podMaxInUnschedulablePodsDuration`);
+/// - the next trace event.
+///
+/// Nothing else in the control plane acts on time alone here: controllers react to objects (no
+/// taints, Deployments or finished pods in a trace replay), and the kubelets' periodic node status
+/// reports in skipped ticks are moved as if written ([`Cluster::skip_to`]). A report only renews
+/// heartbeat times, which the scheduler's queue does not count as a change (its informer compares
+/// a Node's labels, taints, `unschedulable` and allocatable), so no component acts on it.
+fn next_tick(
+    cluster: &Cluster,
+    t: Tick,
+    live: &BTreeMap<usize, Live>,
+    arrivals: &[Arrival],
+    changed_in_tick: bool,
+    next_event: Option<Tick>,
+) -> Tick {
+    let mut next = next_event.unwrap_or(Tick::MAX);
+    let queue = cluster.scheduler().queue();
+    let mut waiting = false;
+    for (i, l) in live {
+        if l.terminating || (l.bound && !l.running && !l.terminal) {
+            return t + 1;
+        }
+        if l.bound || l.terminal {
+            continue;
+        }
+        let key = format!("{NAMESPACE}/{}", arrivals[*i].trace.name);
+        let Some(entry) = queue.entry(&key).filter(|e| e.last_failure.is_some()) else {
+            return t + 1;
+        };
+        waiting = true;
+        let failed = entry.last_failure.unwrap_or(t);
+        for w in [
+            entry.backoff_until,
+            failed.saturating_add(k8s_sched::queue::POD_MAX_IN_UNSCHEDULABLE),
+        ] {
+            if w > t {
+                next = next.min(w);
+            }
+        }
+    }
+    if waiting && changed_in_tick {
+        return t + 1;
+    }
+    next.max(t + 1)
+}
+
+/// Arrival and departure ticks of every pod.
+fn timeline(pods: &[&TracePod], scale: u64) -> Result<Vec<Arrival>, TimelineError> {
+    let mut times = Vec::with_capacity(pods.len());
+    for p in pods {
+        let (Some(c), Some(d)) = (p.creation_time, p.deletion_time) else {
+            return Err(TimelineError::MissingTimes {
+                pod: p.name.clone(),
+            });
+        };
+        if d < c {
+            return Err(TimelineError::DeletedBeforeCreated {
+                pod: p.name.clone(),
+                creation: c,
+                deletion: d,
+            });
+        }
+        times.push((c, d));
+    }
+    let t0 = times.iter().map(|(c, _)| *c).min().unwrap_or(0);
+    let tick = |s: i64| 1 + u64::try_from(s - t0).unwrap_or(0) / scale;
+    Ok(pods
+        .iter()
+        .zip(times)
+        .map(|(p, (c, d))| Arrival {
+            trace: (*p).clone(),
+            created: tick(c),
+            deleted: tick(d),
+        })
+        .collect())
+}
