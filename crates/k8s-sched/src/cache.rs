@@ -32,8 +32,57 @@ use crate::runtime::node_arrays::NodeArrays;
 /// A hash map with a fixed (unseeded) hasher, for maps that are looked up but never iterated in
 /// an order that could reach output: deterministic, and cheaper than `BTreeMap`'s string
 /// comparisons.
-type FixedHashMap<K, V> =
-    std::collections::HashMap<K, V, std::hash::BuildHasherDefault<std::hash::DefaultHasher>>;
+type FixedHashMap<K, V> = std::collections::HashMap<K, V, std::hash::BuildHasherDefault<FxHasher>>;
+
+/// The multiply-rotate hash of rustc's `FxHasher` (8 bytes at a time), for the cache's string-keyed
+/// lookup maps: unseeded (deterministic) and several times cheaper than SipHash on the short
+/// node names and `namespace/name` keys, which are not attacker-chosen in a scheduler's cache.
+#[derive(Clone, Copy, Debug, Default)]
+struct FxHasher {
+    hash: u64,
+}
+
+impl FxHasher {
+    const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(Self::SEED);
+    }
+}
+
+impl std::hash::Hasher for FxHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.add(u64::from_le_bytes(w));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 8];
+            w[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(w));
+        }
+    }
+
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.hash
+    }
+}
 
 /// Where a pod's [`PodInfo`] lives.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -78,6 +127,25 @@ pub struct Cache {
     images: BTreeMap<String, BTreeMap<String, i64>>,
     /// The per-node numbers of the fused node pass, in `nodes` order (`runtime/node_arrays.rs`).
     arrays: NodeArrays,
+    /// A reused buffer for the `namespace/name` key of [`Cache::upsert_pod`].
+    key_buf: String,
+}
+
+/// A pod's `namespace/name`, the same string as [`Pod::key`], built without the formatting
+/// machinery (a quarter of the instructions; keys are built several times per attempt).
+pub(crate) fn pod_key(pod: &Pod) -> String {
+    let mut key = String::new();
+    write_pod_key(&mut key, pod);
+    key
+}
+
+/// Appends a pod's `namespace/name` (see [`pod_key`]) to `buf`.
+pub(crate) fn write_pod_key(buf: &mut String, pod: &Pod) {
+    let (ns, name) = (pod.metadata.namespace(), pod.metadata.name.as_str());
+    buf.reserve(ns.len() + 1 + name.len());
+    buf.push_str(ns);
+    buf.push('/');
+    buf.push_str(name);
 }
 
 /// Orders a pod against a `namespace/name` key as the key strings would order, without building
@@ -436,45 +504,114 @@ impl Cache {
     /// assumed pod whose update is still unbound stays assumed; a pod that became terminal leaves
     /// its node. Returns the previous object.
     pub(crate) fn upsert_pod(&mut self, pod: Arc<Pod>) -> Option<Arc<Pod>> {
-        let key = pod.key();
-        let old = self.pods.insert(key.clone(), Arc::clone(&pod));
-        self.pod_changed(&key, old.as_deref(), Some(&pod));
+        // The key is built in a reused buffer; owned copies are made only for new map entries.
+        let mut key = std::mem::take(&mut self.key_buf);
+        key.clear();
+        write_pod_key(&mut key, &pod);
+        let old = self.upsert_pod_keyed(&key, pod);
+        self.key_buf = key;
+        old
+    }
+
+    fn upsert_pod_keyed(&mut self, key: &str, pod: Arc<Pod>) -> Option<Arc<Pod>> {
+        let old = match self.pods.get_mut(key) {
+            Some(slot) => Some(std::mem::replace(slot, Arc::clone(&pod))),
+            None => self.pods.insert(key.to_string(), Arc::clone(&pod)),
+        };
+        self.pod_changed(key, old.as_deref(), Some(&pod));
         if pod.node_name().is_none() && !pod.is_terminal() {
-            self.unassigned.insert(key.clone(), Arc::clone(&pod));
+            match self.unassigned.get_mut(key) {
+                Some(slot) => *slot = Arc::clone(&pod),
+                None => {
+                    self.unassigned.insert(key.to_string(), Arc::clone(&pod));
+                }
+            }
         } else {
-            self.unassigned.remove(&key);
+            self.unassigned.remove(key);
         }
         let want = if pod.is_terminal() {
             None
         } else {
             pod.node_name()
         };
-        let current = self.placed.get(&key).map(|pl| pl.assumed);
+        let current = self.placed.get(key).map(|pl| pl.assumed);
         match (current, want) {
             (None, None) => {}
             (None, Some(node)) => {
                 let node = node.to_string();
-                self.place(key, PodInfo::new(pod), &node, false);
+                self.place(key.to_string(), PodInfo::new(pod), &node, false);
             }
             (Some(assumed), None) => {
                 // An assumed pod stays assumed until bound (or forgotten); anything else leaves.
                 if !assumed || pod.is_terminal() {
-                    if let Some(prev) = self.placed_pod(&key) {
-                        self.unplace(&key, &prev);
+                    if let Some(prev) = self.placed_pod(key) {
+                        self.unplace(key, &prev);
                     }
                 }
             }
             (Some(_), Some(node)) => {
-                let node = node.to_string();
-                if let Some(prev) = self.placed_pod(&key) {
-                    self.unplace(&key, &prev);
-                } else {
-                    self.placed.remove(&key);
+                if self.confirm_in_place(key, &pod, node) {
+                    return old;
                 }
-                self.place(key, PodInfo::new(pod), &node, false);
+                let node = node.to_string();
+                if let Some(prev) = self.placed_pod(key) {
+                    self.unplace(key, &prev);
+                } else {
+                    self.placed.remove(key);
+                }
+                self.place(key.to_string(), PodInfo::new(pod), &node, false);
             }
         }
         old
+    }
+
+    /// The update of a placed pod that stays on the same known node and whose new object derives
+    /// the same [`PodInfo`] (same containers, init containers, overhead, affinity and
+    /// annotations, the only inputs of `PodInfo::new` and of the affinity counts): the common
+    /// case of an assumed pod confirmed by its bound object. Does what the general path does
+    /// (remove the pod from its node, add it again at the end, upstream `updatePod`), with the
+    /// same node state, pod order and generations, but reuses the derived requests, ports and
+    /// GPUs instead of computing them again and keeps the placement entry. False (nothing done)
+    /// when the fast path does not apply.
+    fn confirm_in_place(&mut self, key: &str, pod: &Arc<Pod>, node: &str) -> bool {
+        let Some(pl) = self.placed.get_mut(key) else {
+            return false;
+        };
+        if pl.node != node {
+            return false;
+        }
+        let Some(&i) = self.index.get(node) else {
+            return false;
+        };
+        let ni = &mut self.nodes[i];
+        // Recently placed pods are at the end (as `placed_pod`).
+        let Some(prev) = ni
+            .pods()
+            .iter()
+            .rev()
+            .find(|p| cmp_pod_key(&p.pod, key) == Ordering::Equal)
+        else {
+            return false;
+        };
+        let (a, b) = (&prev.pod, pod);
+        let same_inputs = Arc::ptr_eq(a, b)
+            || (a.spec.containers == b.spec.containers
+                && a.spec.init_containers == b.spec.init_containers
+                && a.spec.overhead == b.spec.overhead
+                && a.spec.affinity == b.spec.affinity
+                && a.metadata.annotations == b.metadata.annotations);
+        if !same_inputs {
+            return false;
+        }
+        let prev = Arc::clone(&prev.pod);
+        let Some(mut pi) = ni.remove_pod(&prev) else {
+            return false;
+        };
+        pi.pod = Arc::clone(pod);
+        ni.add_pod(pi);
+        pl.assumed = false;
+        self.refresh_flags(i);
+        true
     }
 
     /// Removes a pod by `namespace/name` (upstream `RemovePod`, also for assumed pods). Returns
@@ -497,7 +634,7 @@ impl Cache {
         if !self.index.contains_key(node) {
             return false;
         }
-        let key = pi.pod.key();
+        let key = pod_key(&pi.pod);
         if let Some(prev) = self.placed_pod(&key) {
             self.unplace(&key, &prev);
         }
@@ -507,7 +644,7 @@ impl Cache {
 
     /// Removes an assumed pod again (upstream `ForgetPod`); false when it is not placed on `node`.
     pub(crate) fn forget(&mut self, pod: &Pod, node: &str) -> bool {
-        let key = pod.key();
+        let key = pod_key(pod);
         match self.placed.get(&key) {
             Some(pl) if pl.node == node => {
                 let prev = self.placed_pod(&key);
@@ -618,6 +755,57 @@ mod tests {
         assert_eq!(c.node_info("a").map(|n| n.pod_count()), Some(0));
         // Terminal pods stay listed (Handle::pods lists every pod).
         assert_eq!(c.pods().len(), 1);
+    }
+
+    #[test]
+    fn confirming_an_assumed_pod_moves_it_last_as_upstream_update_pod() {
+        // Upstream `updatePod` removes the pod from its NodeInfo and adds it again, so a
+        // confirmed pod goes after the pods placed since; the in-place confirmation keeps that.
+        let mut c = Cache::default();
+        c.upsert_node(Arc::new(make_node("a", None)));
+        let (p1, p2) = (pod("p1", None), pod("p2", None));
+        assert!(c.assume(PodInfo::new(Arc::clone(&p1)), "a"));
+        assert!(c.assume(PodInfo::new(Arc::clone(&p2)), "a"));
+        let gen = c.node_info("a").map(NodeInfo::generation);
+        let mut bound = (*p1).clone();
+        bound.spec.node_name = Some("a".into());
+        let bound = Arc::new(bound);
+        c.upsert_pod(Arc::clone(&bound));
+        assert_eq!(pods_on(&c, "a"), vec!["p2", "p1"]);
+        assert!(!c.is_assumed("default/p1"));
+        assert!(c.is_assumed("default/p2"));
+        // The node holds the bound object now, and its generation changed.
+        let held = c
+            .node_info("a")
+            .and_then(|n| n.pods().last().map(|pi| Arc::clone(&pi.pod)));
+        assert!(held.is_some_and(|p| Arc::ptr_eq(&p, &bound)));
+        assert_ne!(c.node_info("a").map(NodeInfo::generation), gen);
+        // 2 x (100m, 500Mi).
+        assert_eq!(c.node_info("a").map(|n| n.requested().milli_cpu), Some(200));
+        // A bound object with other requests than the assumed one is counted by its own.
+        let mut bigger = (*p2).clone();
+        bigger.spec.node_name = Some("a".into());
+        bigger.spec.containers[0].resources.requests.insert(
+            "cpu".into(),
+            k8s_types::Quantity::parse("1").unwrap_or_default(),
+        );
+        c.upsert_pod(Arc::new(bigger));
+        assert_eq!(pods_on(&c, "a"), vec!["p1", "p2"]);
+        assert_eq!(
+            c.node_info("a").map(|n| n.requested().milli_cpu),
+            Some(1100)
+        );
+        assert_eq!(c.node_arrays().free_cpu[0], 4000 - 1100);
+    }
+
+    #[test]
+    fn pod_key_equals_pod_key_method() {
+        let mut p = (*pod("p", None)).clone();
+        assert_eq!(pod_key(&p), "default/p");
+        assert_eq!(pod_key(&p), p.key());
+        p.metadata.namespace = None;
+        assert_eq!(pod_key(&p), p.key());
+        assert_eq!(pod_key(&p), "/p");
     }
 
     #[test]

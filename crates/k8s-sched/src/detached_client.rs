@@ -62,7 +62,8 @@ impl DetachedClient {
     /// Stores (or replaces) a pod and queues the change.
     pub(crate) fn put_pod(&mut self, pod: Arc<Pod>) {
         self.revision += 1;
-        self.pods.insert(pod.key(), Arc::clone(&pod));
+        self.pods
+            .insert(crate::cache::pod_key(&pod), Arc::clone(&pod));
         self.changes.push(Change::Pod(pod));
     }
 
@@ -94,9 +95,10 @@ impl DetachedClient {
         true
     }
 
-    /// The queued changes, oldest first; the queue is emptied.
-    pub(crate) fn take_changes(&mut self) -> Vec<Change> {
-        std::mem::take(&mut self.changes)
+    /// The queued changes, oldest first; the queue is emptied (its buffer is kept for the next
+    /// changes).
+    pub(crate) fn drain_changes(&mut self) -> std::vec::Drain<'_, Change> {
+        self.changes.drain(..)
     }
 
     /// True when changes are queued.
@@ -263,6 +265,23 @@ impl ApiClient for DetachedClient {
     }
 
     fn bind(&mut self, binding: &Binding) -> Result<Pod, Status> {
+        self.bind_stored(binding).map(|p| (*p).clone())
+    }
+
+    fn bind_only(&mut self, binding: &Binding) -> Result<(), Status> {
+        self.bind_stored(binding).map(|_| ())
+    }
+
+    fn watch(&self, _kind: &Kind, _after_revision: i64) -> Result<Vec<WatchEvent>, Status> {
+        Ok(Vec::new())
+    }
+}
+
+impl DetachedClient {
+    /// The `pods/binding` write shared by [`ApiClient::bind`] and [`ApiClient::bind_only`]: the
+    /// stored pod is replaced by a copy with `spec.nodeName` set (and the Binding's
+    /// annotations), the change is queued, and the new object is returned (shared, not copied).
+    fn bind_stored(&mut self, binding: &Binding) -> Result<Arc<Pod>, Status> {
         let name = &binding.metadata.name;
         let ns = binding.metadata.namespace();
         self.key_buf.clear();
@@ -287,10 +306,6 @@ impl ApiClient for DetachedClient {
         *slot = Arc::clone(&p);
         self.revision += 1;
         self.changes.push(Change::Pod(Arc::clone(&p)));
-        Ok((*p).clone())
-    }
-
-    fn watch(&self, _kind: &Kind, _after_revision: i64) -> Result<Vec<WatchEvent>, Status> {
-        Ok(Vec::new())
+        Ok(p)
     }
 }

@@ -106,6 +106,7 @@ pub mod nominator;
 pub mod perf_workloads;
 pub mod plugins;
 pub mod podgroup_status;
+pub mod pods_to_activate;
 pub mod queue;
 pub mod queueing_hints;
 pub mod registry;

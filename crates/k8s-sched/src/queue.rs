@@ -19,6 +19,11 @@
 //!   events that happen meanwhile are recorded and replayed against the rejector plugins when
 //!   the pod fails (upstream `inFlightEvents`, `determineSchedulingHintForInFlightPod`).
 //!
+//! - Plugins may activate pods (upstream `PodsToActivate` / `SchedulingQueue.Activate`,
+//!   [`SchedulingQueue::activate`]): unschedulable or backing-off pods move to activeQ at once.
+//!   A pod activated during a tick's pass is attempted in that pass if its turn in QueueSort
+//!   order has not come yet, else in the next tick.
+//!
 //! Order (determinism): an event visits the unschedulable pods in `namespace/name` order; the
 //! outcome does not depend on it because a move only marks the pod.
 
@@ -30,8 +35,10 @@ use k8s_types::framework::QueuedPodInfo;
 use k8s_types::meta::timestamp_tick;
 use k8s_types::Tick;
 
+use k8s_types::framework::events::EVENT_FORCE_ACTIVATE;
+
 use crate::queueing_hints::{
-    is_pod_worth_requeuing, EventScope, ObservedEvent, QueueingHintMap, QueueingStrategy,
+    is_pod_worth_requeuing, EventObj, EventScope, ObservedEvent, QueueingHintMap, QueueingStrategy,
 };
 
 /// Upstream `DefaultPodInitialBackoffDuration` (1 s), in ticks.
@@ -95,6 +102,20 @@ pub struct Rejection {
     pub unschedulable_plugins: BTreeSet<String>,
     /// Plugins that returned Pending.
     pub pending_plugins: BTreeSet<String>,
+}
+
+/// Which of upstream's sub-queues a pending pod is in ([`SchedulingQueue::location`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueLocation {
+    /// activeQ: attempted at its turn in this tick's pass.
+    Active,
+    /// backoffQ: moved by an event, still backing off.
+    Backoff,
+    /// unschedulablePods: waiting for an event its rejector plugins registered (or the
+    /// 5-minute flush).
+    Unschedulable,
+    /// Popped and not yet failed or bound (e.g. held at Permit).
+    InFlight,
 }
 
 /// Pending pods the scheduler knows, by `namespace/name`.
@@ -282,6 +303,58 @@ impl SchedulingQueue {
         moved
     }
 
+    /// Upstream `PriorityQueue.Activate` (the pods a plugin put in
+    /// [`crate::pods_to_activate::PodsToActivate`]), in `namespace/name` order: a pod in the
+    /// unschedulable pool or in backoff moves to activeQ now (its backoff is ignored, as
+    /// upstream's `moveToActiveQ`); a pod in flight (attempted, e.g. held at Permit) gets a
+    /// `ForceActivate` event meant for it alone, so it is requeued after its backoff if it fails
+    /// (upstream `addEventsIfPodInFlight` with `EventForceActivate`); a pod already in activeQ or
+    /// unknown to the queue is untouched. Returns the number of pods moved to activeQ.
+    pub(crate) fn activate(&mut self, pods: &BTreeMap<String, Arc<Pod>>, now: Tick) -> usize {
+        let mut moved = 0;
+        for (key, pod) in pods {
+            match self.location(key, now) {
+                Some(QueueLocation::Unschedulable | QueueLocation::Backoff) => {
+                    if let Some(e) = self.entries.get_mut(key) {
+                        e.requeue = QueueingStrategy::Immediately;
+                        moved += 1;
+                    }
+                }
+                Some(QueueLocation::InFlight) => {
+                    let ev = ObservedEvent {
+                        event: EVENT_FORCE_ACTIVATE,
+                        old: None,
+                        new: Some(EventObj::Pod(Arc::clone(pod))),
+                        scope: EventScope::Only(key.clone()),
+                    };
+                    self.in_flight_events.push((self.next_event, ev));
+                    self.next_event += 1;
+                }
+                Some(QueueLocation::Active) | None => {}
+            }
+        }
+        moved
+    }
+
+    /// Where upstream's queue would hold the pod at tick `now` (`None`: not in the queue). A pod
+    /// whose PreEnqueue plugins fail is not tracked here (the scheduler runs them every tick).
+    pub fn location(&self, key: &str, now: Tick) -> Option<QueueLocation> {
+        let e = self.entries.get(key)?;
+        if e.in_flight_since.is_some() {
+            return Some(QueueLocation::InFlight);
+        }
+        let Some(failed_at) = e.last_failure else {
+            return Some(QueueLocation::Active);
+        };
+        let flushed = now.saturating_sub(failed_at) >= POD_MAX_IN_UNSCHEDULABLE;
+        Some(match e.requeue {
+            QueueingStrategy::Immediately => QueueLocation::Active,
+            QueueingStrategy::Skip if !flushed => QueueLocation::Unschedulable,
+            _ if now < e.backoff_until => QueueLocation::Backoff,
+            _ => QueueLocation::Active,
+        })
+    }
+
     /// Drops recorded events no in-flight pod needs any more.
     fn prune_in_flight_events(&mut self) {
         match self
@@ -463,6 +536,75 @@ mod tests {
         );
         assert!(!q.should_attempt("default/web", 10 + POD_MAX_IN_UNSCHEDULABLE - 1));
         assert!(q.should_attempt("default/web", 10 + POD_MAX_IN_UNSCHEDULABLE));
+    }
+
+    /// Upstream `PriorityQueue.Activate` (`TestPriorityQueue_Activate` cases): a pod in the
+    /// unschedulable pool or in backoff moves to activeQ (backoff ignored); a pod in activeQ or
+    /// not in the queue is untouched; a pod in flight gets a ForceActivate event for itself, so
+    /// when it fails it goes to backoff instead of the unschedulable pool.
+    #[test]
+    fn activate_moves_unschedulable_and_backoff_pods_only() {
+        let hints = fit_hints();
+        let mut q = SchedulingQueue::default();
+        for name in ["active", "backoff", "unsched", "inflight", "bystander"] {
+            q.observe(&pod(name, "1", None), 10, 5);
+        }
+        // backoff: 2 attempts, an error -> 2 ticks of backoff (until 12).
+        q.record_attempt("default/backoff", 10);
+        q.record_attempt("default/backoff", 10);
+        q.record_failure("default/backoff", 10, Rejection::default(), &hints);
+        // unsched / bystander: rejected by NodeResourcesFit, no event since.
+        for k in ["default/unsched", "default/bystander"] {
+            q.record_attempt(k, 10);
+            q.record_failure(k, 10, rejected_by(names::NODE_RESOURCES_FIT), &hints);
+        }
+        q.record_attempt("default/inflight", 10);
+        let now = 11;
+        let loc = |q: &SchedulingQueue, n: &str| q.location(&format!("default/{n}"), now);
+        assert_eq!(loc(&q, "active"), Some(QueueLocation::Active));
+        assert_eq!(loc(&q, "backoff"), Some(QueueLocation::Backoff));
+        assert_eq!(loc(&q, "unsched"), Some(QueueLocation::Unschedulable));
+        assert_eq!(loc(&q, "inflight"), Some(QueueLocation::InFlight));
+        assert_eq!(loc(&q, "unknown"), None);
+
+        let to_activate: BTreeMap<String, Arc<Pod>> =
+            ["active", "backoff", "unsched", "inflight", "unknown"]
+                .iter()
+                .map(|n| (format!("default/{n}"), pod(n, "1", None)))
+                .collect();
+        assert_eq!(q.activate(&to_activate, now), 2);
+        assert_eq!(loc(&q, "active"), Some(QueueLocation::Active));
+        assert_eq!(loc(&q, "backoff"), Some(QueueLocation::Active));
+        assert_eq!(loc(&q, "unsched"), Some(QueueLocation::Active));
+        assert_eq!(loc(&q, "bystander"), Some(QueueLocation::Unschedulable));
+        assert_eq!(loc(&q, "unknown"), None);
+        assert!(q.should_attempt("default/backoff", now));
+        assert!(q.should_attempt("default/unsched", now));
+        assert!(!q.should_attempt("default/bystander", now));
+
+        // The in-flight pod fails with a rejector plugin that registered nothing relevant: the
+        // ForceActivate event recorded for it requeues it after its backoff (1 tick after its
+        // first attempt) instead of leaving it unschedulable.
+        assert_eq!(loc(&q, "inflight"), Some(QueueLocation::InFlight));
+        q.record_failure(
+            "default/inflight",
+            12,
+            rejected_by(names::NODE_RESOURCES_FIT),
+            &hints,
+        );
+        assert_eq!(
+            q.entry("default/inflight").map(|e| e.requeue),
+            Some(QueueingStrategy::AfterBackoff)
+        );
+        assert_eq!(
+            q.location("default/inflight", 12),
+            Some(QueueLocation::Backoff)
+        );
+        assert_eq!(
+            q.location("default/inflight", 13),
+            Some(QueueLocation::Active)
+        );
+        assert!(q.in_flight_events.is_empty());
     }
 
     /// Events seen while a pod is in flight (e.g. held at Permit) are replayed when it fails

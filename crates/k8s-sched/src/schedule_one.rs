@@ -29,6 +29,7 @@ use crate::cache::Cache;
 use crate::explain::attempt as explain;
 use crate::explain::{Explainer, Outcome};
 use crate::nominator::Nominator;
+use crate::pods_to_activate;
 use crate::queue::{Rejection, SchedulingQueue};
 use crate::queueing_hints::{EventObj, EventScope, ObservedEvent};
 use crate::runtime::batch::{FilterScratch, ScoreScratch};
@@ -190,13 +191,15 @@ pub(crate) fn schedule_one(
     pod: Arc<Pod>,
 ) {
     let fwk = &profiles[profile];
-    ctx.queue.record_attempt(&pod.key(), ctx.now);
+    ctx.queue
+        .record_attempt(&crate::cache::pod_key(&pod), ctx.now);
     // `--explain`: the only per-attempt cost when nothing is explained is this Option check.
     let explaining = ctx.explain.as_deref().is_some_and(|x| x.wants(&pod));
     if explaining {
         explain::begin(ctx, fwk, &pod);
     }
     let mut state = CycleState::new();
+    pods_to_activate::init(&mut state);
     let host = match schedule_pod(ctx, fwk, &mut state, &pod) {
         Ok(h) => h,
         Err(f) => {
@@ -229,6 +232,11 @@ pub(crate) fn schedule_one(
         let mut h = ctx.handle(fwk);
         fwk.run_permit(&mut state, &pod, &host, &mut h)
     };
+    // A successful scheduling cycle (Permit allowed or said Wait) ends by activating the pods
+    // plugins asked for (upstream `schedulingCycle`).
+    if !matches!(outcome, PermitOutcome::Reject(_)) {
+        activate_requested(ctx, &mut state);
+    }
     match outcome {
         PermitOutcome::Reject(s) => {
             rollback(ctx, fwk, &mut state, &pod, &host);
@@ -287,7 +295,7 @@ fn binding_cycle(
         binding_cycle_error(ctx, profiles, fwk, &mut state, pod, host, s);
         return;
     }
-    ctx.queue.remove(&pod.key());
+    ctx.queue.remove(&crate::cache::pod_key(pod));
     ctx.nominator.remove(pod);
     explain::note(ctx, pod, || Outcome::Bound {
         node: host.to_string(),
@@ -314,6 +322,15 @@ fn binding_cycle(
     }
     let mut h = ctx.handle(fwk);
     fwk.run_post_bind(&mut state, pod, host, &mut h);
+    // A successful binding cycle ends the same way (upstream `bindingCycle`).
+    activate_requested(ctx, &mut state);
+}
+
+/// Upstream `SchedulingQueue.Activate` of the attempt's PodsToActivate, which it empties.
+fn activate_requested(ctx: &mut Ctx<'_>, state: &mut CycleState) {
+    if let Some(pods) = pods_to_activate::take(state) {
+        ctx.queue.activate(&pods, ctx.now);
+    }
 }
 
 /// Upstream `handleBindingCycleError`: Unreserve in reverse order, forget the assumed pod, report

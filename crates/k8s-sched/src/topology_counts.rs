@@ -208,8 +208,9 @@ const NO_DOMAIN: u32 = u32::MAX;
 #[derive(Clone, Debug, Default)]
 struct KeyIndex {
     key: String,
-    /// Per node position: domain id, or [`NO_DOMAIN`].
-    per_node: Vec<u32>,
+    /// Per node position: domain id, or [`NO_DOMAIN`] (shared with Filter states, copied on
+    /// write).
+    per_node: Arc<Vec<u32>>,
     /// Domain id -> value.
     values: Vec<String>,
     /// Value -> domain id.
@@ -248,15 +249,28 @@ impl KeyIndex {
             self.nodes[dom as usize] += 1;
             self.nodes_with_key += 1;
         }
-        self.per_node[pos] = dom;
+        Arc::make_mut(&mut self.per_node)[pos] = dom;
     }
 }
 
-/// Adds `delta` to `value`'s entry, dropping it at 0.
-fn add_to(map: &mut Arc<DomainCounts>, value: &str, delta: i64) {
+/// Adds `delta` to `value`'s entry, dropping it at 0, and to entry `dom` (the value's domain id)
+/// of `dense`.
+fn add_to(
+    map: &mut Arc<DomainCounts>,
+    dense: &mut Arc<Vec<i64>>,
+    value: &str,
+    dom: u32,
+    delta: i64,
+) {
     if delta == 0 {
         return;
     }
+    let d = Arc::make_mut(dense);
+    let i = dom as usize;
+    if d.len() <= i {
+        d.resize(i + 1, 0);
+    }
+    d[i] += delta;
     let m = Arc::make_mut(map);
     match m.get_mut(value) {
         Some(n) => {
@@ -278,6 +292,8 @@ struct Counter {
     key: usize,
     per_node: Vec<u32>,
     totals: Arc<DomainCounts>,
+    /// The same totals by domain id (0 where `totals` has no entry).
+    dense: Arc<Vec<i64>>,
     last_used: u64,
 }
 
@@ -287,6 +303,8 @@ struct TermEntry {
     term: AffinityTerm,
     key: usize,
     totals: Arc<DomainCounts>,
+    /// The same totals by domain id (0 where `totals` has no entry).
+    dense: Arc<Vec<i64>>,
 }
 
 /// Per node position: what the index last saw.
@@ -303,8 +321,9 @@ struct Slot {
 /// plugins keep it behind a mutex.
 #[derive(Clone, Debug, Default)]
 pub struct TopologyIndex {
-    /// Per node position: the generation last counted (0: none), dense for the sync scan.
-    gens: Vec<u64>,
+    /// Per node position: the generation last counted (0: none), dense for the sync scan
+    /// (shared with Filter states, copied on write).
+    gens: Arc<Vec<u64>>,
     slots: Vec<Slot>,
     tainted: usize,
     keys: Vec<KeyIndex>,
@@ -315,6 +334,82 @@ pub struct TopologyIndex {
     /// Sum of the slots' `scoring_pods`.
     scoring_pods: usize,
     clock: u64,
+}
+
+/// Where the nodes of one snapshot (`&[NodeInfo]`) sit in memory, so that a Filter given a
+/// `&NodeInfo` can find its position (and so its domain id in a [`DomainView`]) by address
+/// arithmetic instead of a label lookup. A node outside the slice (a clone made by preemption or
+/// for nominated pods) has no position, and the caller falls back to the label lookup.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SnapshotPositions {
+    base: usize,
+    len: usize,
+}
+
+impl SnapshotPositions {
+    /// The positions of `nodes`.
+    pub fn of(nodes: &[NodeInfo]) -> SnapshotPositions {
+        SnapshotPositions {
+            base: nodes.as_ptr() as usize,
+            len: nodes.len(),
+        }
+    }
+
+    /// The position of `node` in the slice, when it is one of its elements.
+    pub fn position(&self, node: &NodeInfo) -> Option<usize> {
+        let size = std::mem::size_of::<NodeInfo>();
+        let off = (node as *const NodeInfo as usize).checked_sub(self.base)?;
+        if size == 0 || off % size != 0 {
+            return None;
+        }
+        let pos = off / size;
+        (pos < self.len).then_some(pos)
+    }
+}
+
+/// A counter's (or an existing anti-affinity term's) per-domain totals by integer domain id,
+/// with each node position's domain id and the generation the index counted there: shared
+/// (`Arc`) with the index, not copied. [`DomainView::domain`] answers only for a node whose
+/// generation is the one counted at its position, so a stale or foreign node is never misread.
+#[derive(Clone, Debug, Default)]
+pub struct DomainView {
+    gens: Arc<Vec<u64>>,
+    domains: Arc<Vec<u32>>,
+    counts: Arc<Vec<i64>>,
+}
+
+/// The result of [`DomainView::domain`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeDomain {
+    /// The position is unknown or the node changed since it was counted: look its label up.
+    Unknown,
+    /// The node lacks the topology key.
+    Missing,
+    /// The node's domain id.
+    Id(u32),
+}
+
+impl DomainView {
+    /// The domain of `node`, at position `pos` of the synced snapshot.
+    #[inline]
+    pub fn domain(&self, pos: usize, node: &NodeInfo) -> NodeDomain {
+        match (self.gens.get(pos), self.domains.get(pos)) {
+            (Some(&g), Some(&d)) if g != 0 && g == node.generation() => {
+                if d == NO_DOMAIN {
+                    NodeDomain::Missing
+                } else {
+                    NodeDomain::Id(d)
+                }
+            }
+            _ => NodeDomain::Unknown,
+        }
+    }
+
+    /// The total of domain `id` (0 for a domain without pods).
+    #[inline]
+    pub fn count(&self, id: u32) -> i64 {
+        self.counts.get(id as usize).copied().unwrap_or(0)
+    }
 }
 
 /// A registered counter (valid until the next [`TopologyIndex::counter`] call may evict it; use
@@ -331,9 +426,9 @@ impl TopologyIndex {
                 self.clear_position(pos);
             }
             self.slots.truncate(nodes.len());
-            self.gens.truncate(nodes.len());
+            Arc::make_mut(&mut self.gens).truncate(nodes.len());
             for k in &mut self.keys {
-                k.per_node.truncate(nodes.len());
+                Arc::make_mut(&mut k.per_node).truncate(nodes.len());
             }
             for c in &mut self.counters {
                 c.per_node.truncate(nodes.len());
@@ -341,24 +436,35 @@ impl TopologyIndex {
         }
         while self.slots.len() < nodes.len() {
             self.slots.push(Slot::default());
-            self.gens.push(0);
+            Arc::make_mut(&mut self.gens).push(0);
             for k in &mut self.keys {
-                k.per_node.push(NO_DOMAIN);
+                Arc::make_mut(&mut k.per_node).push(NO_DOMAIN);
             }
             for c in &mut self.counters {
                 c.per_node.push(0);
             }
         }
-        for (pos, node) in nodes.iter().enumerate() {
-            if self.gens[pos] != node.generation() {
-                self.refresh_position(pos, node);
-            }
+        // A tight comparison loop between the (few) changed positions.
+        let mut pos = 0;
+        while pos < nodes.len() {
+            let changed = self.gens[pos..]
+                .iter()
+                .zip(&nodes[pos..])
+                .position(|(&g, n)| g != n.generation());
+            let Some(off) = changed else {
+                break;
+            };
+            pos += off;
+            self.refresh_position(pos, &nodes[pos]);
+            pos += 1;
         }
     }
 
     /// Removes everything position `pos` contributes (its node left the snapshot).
     fn clear_position(&mut self, pos: usize) {
-        self.gens[pos] = 0;
+        if self.gens[pos] != 0 {
+            Arc::make_mut(&mut self.gens)[pos] = 0;
+        }
         let slot = std::mem::take(&mut self.slots[pos]);
         if slot.has_taints {
             self.tainted -= 1;
@@ -370,7 +476,9 @@ impl TopologyIndex {
             if dom != NO_DOMAIN {
                 add_to(
                     &mut e.totals,
+                    &mut e.dense,
                     &self.keys[e.key].values[dom as usize],
+                    dom,
                     -i64::from(n),
                 );
             }
@@ -379,7 +487,13 @@ impl TopologyIndex {
             let dom = self.keys[c.key].per_node[pos];
             if dom != NO_DOMAIN {
                 let v = &self.keys[c.key].values[dom as usize];
-                add_to(&mut c.totals, v, -i64::from(c.per_node[pos]));
+                add_to(
+                    &mut c.totals,
+                    &mut c.dense,
+                    v,
+                    dom,
+                    -i64::from(c.per_node[pos]),
+                );
             }
             c.per_node[pos] = 0;
         }
@@ -391,7 +505,7 @@ impl TopologyIndex {
     /// Recounts position `pos`, now holding `node`.
     fn refresh_position(&mut self, pos: usize, node: &NodeInfo) {
         self.clear_position(pos);
-        self.gens[pos] = node.generation();
+        Arc::make_mut(&mut self.gens)[pos] = node.generation();
         let slot = &mut self.slots[pos];
         slot.has_taints = node.has_taints();
         if slot.has_taints {
@@ -408,7 +522,9 @@ impl TopologyIndex {
             if dom != NO_DOMAIN {
                 add_to(
                     &mut c.totals,
+                    &mut c.dense,
                     &self.keys[c.key].values[dom as usize],
+                    dom,
                     i64::from(n),
                 );
             }
@@ -443,7 +559,9 @@ impl TopologyIndex {
             if dom != NO_DOMAIN {
                 add_to(
                     &mut e.totals,
+                    &mut e.dense,
                     &self.keys[e.key].values[dom as usize],
+                    dom,
                     i64::from(n),
                 );
             }
@@ -460,6 +578,7 @@ impl TopologyIndex {
             term,
             key,
             totals: Arc::default(),
+            dense: Arc::default(),
         });
         (self.terms.len() - 1) as u32
     }
@@ -474,7 +593,7 @@ impl TopologyIndex {
         }
         self.keys.push(KeyIndex {
             key: key.to_string(),
-            per_node: vec![NO_DOMAIN; self.slots.len()],
+            per_node: Arc::new(vec![NO_DOMAIN; self.slots.len()]),
             ..KeyIndex::default()
         });
         self.keys.len() - 1
@@ -494,7 +613,9 @@ impl TopologyIndex {
         if !self.track_terms {
             self.track_terms = true;
             // Recount everything so the terms of unchanged nodes are found.
-            self.gens.iter_mut().for_each(|g| *g = 0);
+            Arc::make_mut(&mut self.gens)
+                .iter_mut()
+                .for_each(|g| *g = 0);
         }
         let before = self.keys.len();
         self.sync(nodes);
@@ -504,9 +625,12 @@ impl TopologyIndex {
             for k in before..self.keys.len() {
                 self.fill_key(k, nodes);
             }
-            self.gens.iter_mut().for_each(|g| *g = 0);
+            Arc::make_mut(&mut self.gens)
+                .iter_mut()
+                .for_each(|g| *g = 0);
             for e in &mut self.terms {
                 e.totals = Arc::default();
+                e.dense = Arc::default();
             }
             for s in &mut self.slots {
                 s.terms.clear();
@@ -542,6 +666,7 @@ impl TopologyIndex {
             key: k,
             per_node: vec![0; nodes.len()],
             totals: Arc::default(),
+            dense: Arc::default(),
             last_used: self.clock,
         };
         for (pos, node) in nodes.iter().enumerate() {
@@ -551,7 +676,9 @@ impl TopologyIndex {
             if dom != NO_DOMAIN {
                 add_to(
                     &mut c.totals,
+                    &mut c.dense,
                     &self.keys[k].values[dom as usize],
+                    dom,
                     i64::from(n),
                 );
             }
@@ -622,6 +749,31 @@ impl TopologyIndex {
     /// Number of nodes with at least one taint.
     pub fn tainted_nodes(&self) -> usize {
         self.tainted
+    }
+
+    /// Where Filter finds the domains and counts of counter `id` by node position (see
+    /// [`DomainView`]); valid for the snapshot last synced.
+    pub fn domain_view(&self, id: CounterId) -> DomainView {
+        let c = &self.counters[id.0];
+        DomainView {
+            gens: Arc::clone(&self.gens),
+            domains: Arc::clone(&self.keys[c.key].per_node),
+            counts: Arc::clone(&c.dense),
+        }
+    }
+
+    /// [`TopologyIndex::existing_anti_affinity_terms`] with each term's [`DomainView`].
+    pub fn existing_anti_affinity_term_views(
+        &self,
+    ) -> impl Iterator<Item = (&AffinityTerm, &Arc<DomainCounts>, DomainView)> {
+        self.terms.iter().filter(|e| !e.totals.is_empty()).map(|e| {
+            let view = DomainView {
+                gens: Arc::clone(&self.gens),
+                domains: Arc::clone(&self.keys[e.key].per_node),
+                counts: Arc::clone(&e.dense),
+            };
+            (&e.term, &e.totals, view)
+        })
     }
 
     /// Per distinct required anti-affinity term of the placed pods with at least one counted pod:

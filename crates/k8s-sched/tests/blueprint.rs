@@ -167,11 +167,14 @@ fn gang_that_cannot_reach_quorum_binds_nothing_and_releases_the_node() {
         Some("Scheduling")
     );
     assert_eq!(api.pod_group("gang-fail").status.scheduled, 0);
-    // The next tick binds nothing and repeats no event. Forgetting the two members held at
-    // Permit was an `AssignedPodDelete` event (upstream `handleBindingCycleError`), and
-    // NodeResourcesFit's hint queues gang-fail-2 for it: after its 1-tick backoff it now fits and
-    // waits at Permit (as upstream); the rejected siblings (Coscheduling registers Pod Add and
-    // PodGroup Add/Update only) stay unschedulable.
+    // The next tick binds nothing and repeats no event, but every member is tried again (as
+    // upstream with queueing hints and PodsToActivate): gang-fail-0 failed while gang-fail-1's
+    // Permit had activated it (a ForceActivate event recorded while it was in flight), so it
+    // backs off 1 tick instead of staying unschedulable; forgetting the members held at Permit
+    // was an `AssignedPodDelete` (upstream `handleBindingCycleError`) that NodeResourcesFit's
+    // hint answers with Queue for gang-fail-2. At the next tick gang-fail-0 waits at Permit and
+    // ActivateSiblings moves gang-fail-1 (unschedulable) to activeQ, so the pass repeats tick
+    // 1000's: two members wait, gang-fail-2 does not fit, PostFilter rejects the gang.
     api.now += 1;
     s.schedule(&mut api);
     assert_eq!(
@@ -182,11 +185,14 @@ fn gang_that_cannot_reach_quorum_binds_nothing_and_releases_the_node() {
         api.event_messages("gang-fail-2", "FailedScheduling").len(),
         1
     );
-    let waiting: Vec<String> = s.waiting_pods().iter().map(|w| w.pod.key()).collect();
-    assert_eq!(waiting, vec!["default/gang-fail-2"]);
+    for i in 0..3 {
+        let key = format!("default/gang-fail-{i}");
+        assert_eq!(s.queue().entry(&key).map(|e| e.attempts), Some(2), "{key}");
+    }
+    assert!(s.waiting_pods().is_empty());
     assert_eq!(
         s.cache().node_info("node-1").unwrap().requested().milli_cpu,
-        1000
+        0
     );
     for i in 0..3 {
         assert_eq!(api.pod(&format!("gang-fail-{i}")).node_name(), None);

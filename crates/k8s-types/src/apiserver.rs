@@ -77,6 +77,17 @@ pub trait ApiClient {
     /// `NotFound` (pod), `Conflict` (already bound).
     fn bind(&mut self, binding: &Binding) -> Result<Pod, Status>;
 
+    /// [`ApiClient::bind`] for callers that do not read the bound pod (the scheduler's
+    /// DefaultBinder, as upstream's `Bind` only checks the error): same effect and errors, without
+    /// the returned copy. The default calls `bind`; a client that would copy the pod only to
+    /// return it overrides this.
+    ///
+    /// # Errors
+    /// As `bind`.
+    fn bind_only(&mut self, binding: &Binding) -> Result<(), Status> {
+        self.bind(binding).map(|_| ())
+    }
+
     /// Changes of a kind after `after_revision`, in revision order.
     ///
     /// # Errors

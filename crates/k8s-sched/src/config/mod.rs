@@ -14,6 +14,7 @@ pub mod default_plugins;
 pub mod inter_pod_affinity_args;
 pub mod label_key;
 pub mod pod_topology_spread_args;
+pub mod score_weights;
 pub mod validation;
 
 use serde::{Deserialize, Serialize};

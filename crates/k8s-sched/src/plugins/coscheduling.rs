@@ -8,7 +8,10 @@
 //!   `podGroupBackoffSeconds` is set.
 //! - Permit holds members (Wait) until `minMember` members are assumed or bound, then allows all
 //!   waiting members; a member waits at most `scheduleTimeoutSeconds` of its PodGroup, else the
-//!   plugin's `permitWaitingTimeSeconds` (default 60 ticks).
+//!   plugin's `permitWaitingTimeSeconds` (default 60 ticks). A member told to Wait activates its
+//!   siblings (upstream `ActivateSiblings` through `PodsToActivate`): those rejected earlier or
+//!   backing off go back to activeQ instead of waiting for a Pod Add, a PodGroup change or the
+//!   5-minute flush.
 //! - PostFilter: when a member fits no node, every waiting member of its group is rejected (their
 //!   reservations are rolled back), unless enough members are already assigned or the gap to the
 //!   quorum is at most 10%.
@@ -36,6 +39,7 @@ use k8s_types::Tick;
 use super::names;
 use crate::config::args::CoschedulingArgs;
 use crate::error::ConfigError;
+use crate::pods_to_activate::PodsToActivate;
 use crate::registry::PluginArgs;
 
 /// Message of Permit when the pod names a PodGroup that does not exist.
@@ -121,6 +125,19 @@ fn group_pod_count(handle: &dyn Handle, pod: &Pod, pg: &str) -> usize {
         .iter()
         .filter(|p| !p.is_terminal())
         .count()
+}
+
+/// Upstream `PodGroupManager.ActivateSiblings`: every other non-terminal pod of the group (the
+/// pod itself excluded by UID) goes into the attempt's PodsToActivate, so the scheduler moves
+/// those that are unschedulable or backing off to activeQ when this attempt's scheduling cycle
+/// ends.
+fn activate_siblings(handle: &dyn Handle, state: &mut CycleState, pod: &Pod, pg: &str) {
+    let siblings: Vec<Arc<Pod>> = handle
+        .pod_group_pods(pod.metadata.namespace(), pg)
+        .into_iter()
+        .filter(|p| !p.is_terminal() && !same_pod(p, pod))
+        .collect();
+    PodsToActivate::add(state, siblings);
 }
 
 fn reject_waiting_siblings(handle: &mut dyn Handle, pod: &Pod, pg: &str, msg: &str) {
@@ -279,7 +296,7 @@ impl ReservePlugin for Coscheduling {
 impl PermitPlugin for Coscheduling {
     fn permit(
         &self,
-        _state: &mut CycleState,
+        state: &mut CycleState,
         pod: &Pod,
         _node_name: &str,
         handle: &mut dyn Handle,
@@ -308,6 +325,8 @@ impl PermitPlugin for Coscheduling {
             Some(s) if s > 0 => s as Tick,
             _ => self.permit_waiting_time,
         };
+        // Siblings rejected or backing off go back to activeQ so they reach Permit too.
+        activate_siblings(&*handle, state, pod, pg_name);
         PermitDecision::Wait(wait)
     }
 }

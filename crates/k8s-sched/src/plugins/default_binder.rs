@@ -48,8 +48,8 @@ impl BindPlugin for DefaultBinder {
         if let Some(ann) = crate::binding_annotations::get(state) {
             binding.metadata.annotations = ann.clone();
         }
-        match handle.client_mut().bind(&binding) {
-            Ok(_) => Status::success(),
+        match handle.client_mut().bind_only(&binding) {
+            Ok(()) => Status::success(),
             Err(e) => Status::error(e.message),
         }
     }

@@ -4,10 +4,11 @@
 //! for pods without either constraint and restricts the candidate nodes when every required term
 //! names nodes through `matchFields` `metadata.name In`.
 
-use std::collections::BTreeSet;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use k8s_types::core::{NodeSelectorRequirement, Pod, PreferredSchedulingTerm};
+use k8s_types::core::{NodeSelector, NodeSelectorRequirement, Pod, PreferredSchedulingTerm};
 use k8s_types::framework::node_info::label_hash;
 use k8s_types::framework::{
     CycleState, FilterPlugin, Handle, NodeInfo, NodeScore, Plugin, PreFilterPlugin,
@@ -18,6 +19,7 @@ use super::helper::default_normalize_score;
 use super::names;
 use crate::error::ConfigError;
 use crate::registry::PluginArgs;
+use crate::topology_counts::SnapshotPositions;
 
 /// Upstream `ErrReasonPod`.
 pub const ERR_REASON_POD: &str = "node(s) didn't match Pod's node affinity/selector";
@@ -188,13 +190,84 @@ impl<'a> RequiredMatcher<'a> {
     }
 }
 
+/// Filter verdicts kept across pods with the same nodeSelector and required node affinity
+/// (consecutive pods of one Deployment), per node position of the snapshot. A verdict depends
+/// only on those constraints and on the Node object, so it is keyed by
+/// [`NodeInfo::node_generation`]: a node whose generation differs (another node at the position,
+/// a relabelled node, a clone of unknown position) is matched again. Kept per thread, like the
+/// scheduler's scratch buffers; any pod with other constraints starts a new memo.
+#[derive(Debug, Default)]
+struct VerdictMemo {
+    /// Where the snapshot of the last PreFilter on this thread is (a hint for positions).
+    positions: SnapshotPositions,
+    /// The constraints the verdicts are for.
+    node_selector: BTreeMap<String, String>,
+    required: Option<NodeSelector>,
+    /// Per position: (node generation, verdict); generation 0 means none.
+    verdicts: Vec<(u64, bool)>,
+}
+
+thread_local! {
+    static VERDICT_MEMO: RefCell<VerdictMemo> = RefCell::new(VerdictMemo::default());
+}
+
+/// The pod's required node affinity (upstream `requiredDuringSchedulingIgnoredDuringExecution`).
+fn required_selector(pod: &Pod) -> Option<&NodeSelector> {
+    pod.spec
+        .affinity
+        .as_ref()
+        .and_then(|a| a.node_affinity.as_ref())
+        .and_then(|na| {
+            na.required_during_scheduling_ignored_during_execution
+                .as_ref()
+        })
+}
+
+impl VerdictMemo {
+    /// Makes the memo the one for `pod`'s constraints (dropping other verdicts).
+    fn select(&mut self, pod: &Pod) {
+        let required = required_selector(pod);
+        if self.node_selector != pod.spec.node_selector || self.required.as_ref() != required {
+            self.node_selector = pod.spec.node_selector.clone();
+            self.required = required.cloned();
+            self.verdicts.iter_mut().for_each(|v| *v = (0, false));
+        }
+    }
+
+    /// The verdict for `node`, from the memo or from `m` (and then remembered).
+    #[inline]
+    fn verdict(&mut self, m: &RequiredMatcher<'_>, node: &NodeInfo) -> bool {
+        let Some(pos) = self.positions.position(node) else {
+            return m.matches(node);
+        };
+        let g = node.node_generation();
+        if let Some(&(seen, v)) = self.verdicts.get(pos) {
+            if seen == g {
+                return v;
+            }
+        }
+        let v = m.matches(node);
+        if self.verdicts.len() <= pos {
+            self.verdicts.resize(pos + 1, (0, false));
+        }
+        self.verdicts[pos] = (g, v);
+        v
+    }
+}
+
 impl PreFilterPlugin for NodeAffinity {
     fn pre_filter(
         &self,
         _state: &mut CycleState,
         pod: &Pod,
-        _handle: &dyn Handle,
+        handle: &dyn Handle,
     ) -> (Option<PreFilterResult>, Status) {
+        let positions = SnapshotPositions::of(handle.node_infos());
+        VERDICT_MEMO.with(|m| {
+            if let Ok(mut m) = m.try_borrow_mut() {
+                m.positions = positions;
+            }
+        });
         let required = pod
             .spec
             .affinity
@@ -264,11 +337,23 @@ impl FilterPlugin for NodeAffinity {
         failed: &mut Vec<(usize, Status)>,
     ) {
         let m = RequiredMatcher::new(pod);
-        for (i, node) in nodes.iter().enumerate() {
-            if !m.matches(node) {
-                failed.push((i, Status::unresolvable(ERR_REASON_POD)));
+        VERDICT_MEMO.with(|memo| match memo.try_borrow_mut() {
+            Ok(mut memo) => {
+                memo.select(pod);
+                for (i, node) in nodes.iter().enumerate() {
+                    if !memo.verdict(&m, node) {
+                        failed.push((i, Status::unresolvable(ERR_REASON_POD)));
+                    }
+                }
             }
-        }
+            Err(_) => {
+                for (i, node) in nodes.iter().enumerate() {
+                    if !m.matches(node) {
+                        failed.push((i, Status::unresolvable(ERR_REASON_POD)));
+                    }
+                }
+            }
+        });
     }
 }
 
@@ -549,5 +634,35 @@ mod tests {
             scores.iter().map(|s| s.score).collect::<Vec<_>>(),
             vec![18, 54, 100]
         );
+    }
+
+    #[test]
+    fn memoized_verdicts_follow_relabelled_nodes_and_new_constraints() {
+        let mut nodes = vec![node("a", &[("zone", "z1")]), node("b", &[("zone", "z2")])];
+        let with_selector = |zone: &str| {
+            let mut p = Pod::default();
+            p.spec.node_selector.insert("zone".into(), zone.into());
+            p
+        };
+        let failed_on = |nodes: &[NodeInfo], pod: &Pod| {
+            VERDICT_MEMO.with(|m| m.borrow_mut().positions = SnapshotPositions::of(nodes));
+            let refs: Vec<&NodeInfo> = nodes.iter().collect();
+            let mut failed = Vec::new();
+            NodeAffinity.filter_nodes(&CycleState::new(), pod, &refs, &mut failed);
+            failed.iter().map(|(i, _)| *i).collect::<Vec<_>>()
+        };
+        let z1 = with_selector("z1");
+        assert_eq!(failed_on(&nodes, &z1), vec![1]);
+        // Remembered under each node's generation.
+        VERDICT_MEMO.with(|m| {
+            let m = m.borrow();
+            assert_eq!(m.verdicts[0], (nodes[0].node_generation(), true));
+            assert_eq!(m.verdicts[1], (nodes[1].node_generation(), false));
+        });
+        // Node b relabelled into z1 at the same position: matched again.
+        nodes[1] = node("b", &[("zone", "z1")]);
+        assert_eq!(failed_on(&nodes, &z1), Vec::<usize>::new());
+        // Other constraints: the earlier verdicts are not reused.
+        assert_eq!(failed_on(&nodes, &with_selector("z2")), vec![0, 1]);
     }
 }

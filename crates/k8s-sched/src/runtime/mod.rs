@@ -333,21 +333,24 @@ impl Framework {
                 format!("at least one bind plugin is needed for profile with scheduler name {scheduler_name:?}"),
             ));
         }
-        // Weights: the Score set first, then MultiPoint; 0 or unset = 1 (upstream getScoreWeights).
-        let mut weights: BTreeMap<&str, i64> = BTreeMap::new();
-        for p in plugins
-            .score
-            .enabled
-            .iter()
-            .chain(plugins.multi_point.enabled.iter())
-        {
-            weights
-                .entry(p.name.as_str())
-                .or_insert_with(|| match p.weight {
-                    Some(w) if w != 0 => i64::from(w),
-                    _ => 1,
-                });
-        }
+        // Weights: the Score set first, then MultiPoint; 0 or unset = 1, upstream's overflow
+        // guard (upstream getScoreWeights, see config/score_weights.rs).
+        let weights = crate::config::score_weights::score_weights(
+            plugins
+                .score
+                .enabled
+                .iter()
+                .chain(plugins.multi_point.enabled.iter()),
+            // VolumeBinding is not run by k8s-mini but implements Score upstream.
+            |n| {
+                instances
+                    .get(n)
+                    .map_or(n == crate::plugins::names::VOLUME_BINDING, |p| {
+                        p.as_score().is_some()
+                    })
+            },
+        )
+        .map_err(|m| framework_err(&path, m.to_string()))?;
         let score = score_plugins
             .into_iter()
             .map(|p| {

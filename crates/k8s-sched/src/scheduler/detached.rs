@@ -19,7 +19,6 @@ use k8s_types::Tick;
 
 use super::Scheduler;
 use crate::detached_client::{Change, DetachedClient};
-use crate::informer::ChangeTracker;
 use crate::schedule_one::{process_waiting, schedule_one, AttemptLog, Ctx};
 
 /// What happened to one pod in [`Scheduler::schedule_one`].
@@ -136,19 +135,28 @@ impl Scheduler {
         self.nominated_node(pod).is_some()
     }
 
-    /// Applies the changes the detached client queued (the detached informer).
+    /// Applies the changes the detached client queued (the detached informer). Detached mode has
+    /// no queue waiting for cluster events, so the changes go straight to the cache, without the
+    /// informer's `ChangeTracker` bookkeeping (which only records what changed).
     fn apply_detached_changes(&mut self) {
         if !self.detached.has_changes() {
             self.cache.finish_batch();
             return;
         }
-        let mut tracker = ChangeTracker::default();
-        for c in self.detached.take_changes() {
+        for c in self.detached.drain_changes() {
             match c {
-                Change::Pod(p) => tracker.upsert_pod(&mut self.cache, p),
-                Change::PodDeleted(k) => tracker.remove_pod(&mut self.cache, &k),
-                Change::PodGroup(g) => tracker.upsert_pod_group(&mut self.cache, g),
-                Change::PodGroupDeleted(k) => tracker.remove_pod_group(&mut self.cache, &k),
+                Change::Pod(p) => {
+                    self.cache.upsert_pod(p);
+                }
+                Change::PodDeleted(k) => {
+                    self.cache.remove_pod(&k);
+                }
+                Change::PodGroup(g) => {
+                    self.cache.upsert_pod_group(g);
+                }
+                Change::PodGroupDeleted(k) => {
+                    self.cache.remove_pod_group(&k);
+                }
             }
         }
         self.cache.finish_batch();
@@ -161,7 +169,7 @@ impl Scheduler {
     /// [`Scheduler::set_now`] are rejected first.
     pub fn schedule_one(&mut self, pod: impl Into<Arc<Pod>>) -> ScheduleResult {
         let pod: Arc<Pod> = pod.into();
-        let key = pod.key();
+        let key = crate::cache::pod_key(&pod);
         if !self
             .detached
             .pod(&key)
@@ -194,7 +202,7 @@ impl Scheduler {
         let mut others = Vec::new();
         for (p, outcome) in log {
             let d = decision_of(outcome);
-            if decision.is_none() && p.key() == key && Arc::ptr_eq(&p, &pod) {
+            if decision.is_none() && Arc::ptr_eq(&p, &pod) {
                 decision = Some(d);
             } else {
                 others.push((p.key(), d));

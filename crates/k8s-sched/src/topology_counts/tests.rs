@@ -238,6 +238,9 @@ struct Seen {
     spread_nonzero: usize,
     existing_anti: usize,
     incoming_terms: usize,
+    /// Indexed states whose integer-domain Filter path judged every node of the snapshot.
+    fast_spread: usize,
+    fast_affinity: usize,
 }
 
 fn check(
@@ -273,6 +276,10 @@ fn check(
             let got = indexed.read::<PtsState>(PTS_KEY).expect("indexed state");
             let want = scratch.read::<PtsState>(PTS_KEY).expect("scratch state");
             assert_pts_equal(got, want, &what);
+            if let Some(f) = &got.fast {
+                assert!(nodes.iter().all(|n| f.judge(n).is_some()), "{what}");
+                seen.fast_spread += 1;
+            }
             if want
                 .tp_value_to_match_num
                 .iter()
@@ -315,6 +322,12 @@ fn check(
                 let got = indexed.read::<IpaState>(IPA_KEY).expect("indexed state");
                 let want = scratch.read::<IpaState>(IPA_KEY).expect("scratch state");
                 assert_ipa_equal(got, want, &what);
+                let fast = got
+                    .fast
+                    .as_ref()
+                    .expect("an indexed state has the fast path");
+                assert!(nodes.iter().all(|n| fast.judge(n).is_some()), "{what}");
+                seen.fast_affinity += 1;
                 seen.existing_anti += usize::from(!want.existing_anti_affinity_counts.is_empty());
                 seen.incoming_terms += usize::from(
                     !want.affinity_counts.is_empty() || !want.anti_affinity_counts.is_empty(),
@@ -485,7 +498,11 @@ fn counters_equal_a_recount_after_every_cluster_change() {
     // Every kind of step ran.
     assert!(ops.iter().all(|&n| n > 20), "{ops:?}");
     assert!(
-        seen.spread_nonzero > 100 && seen.existing_anti > 100 && seen.incoming_terms > 100,
+        seen.spread_nonzero > 100
+            && seen.existing_anti > 100
+            && seen.incoming_terms > 100
+            && seen.fast_spread > 100
+            && seen.fast_affinity > 100,
         "{seen:?}"
     );
     assert!(!pods.is_empty());

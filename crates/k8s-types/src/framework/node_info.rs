@@ -309,6 +309,7 @@ fn next_generation() -> u64 {
 #[derive(Clone, Debug)]
 pub struct NodeInfo {
     generation: u64,
+    node_generation: u64,
     label_index: LabelIndex,
     summary: NodeSummary,
     node: Arc<Node>,
@@ -328,8 +329,10 @@ impl NodeInfo {
     pub fn new(node: Arc<Node>) -> NodeInfo {
         let allocatable = Resources::from_list(&node.status.allocatable);
         let gpus = NodeGpus::new(&node);
+        let generation = next_generation();
         NodeInfo {
-            generation: next_generation(),
+            generation,
+            node_generation: generation,
             label_index: LabelIndex::new(&node.metadata.labels),
             summary: NodeSummary {
                 allocatable_milli_cpu: allocatable.milli_cpu,
@@ -358,6 +361,15 @@ impl NodeInfo {
     /// (a clone keeps it), so a derived index can tell which nodes changed since it last looked.
     pub fn generation(&self) -> u64 {
         self.generation
+    }
+
+    /// The generation of this NodeInfo's Node object: set by [`NodeInfo::new`] (the only way a
+    /// NodeInfo gets a Node), kept by a clone and by [`NodeInfo::add_pod`] and
+    /// [`NodeInfo::remove_pod`]. Process-wide unique like [`NodeInfo::generation`], so equal
+    /// values mean the same Node (labels, name, taints), whatever the pods: a plugin whose
+    /// verdict depends only on the Node can keep it across pods. No upstream counterpart.
+    pub fn node_generation(&self) -> u64 {
+        self.node_generation
     }
 
     /// The Node's labels, indexed for fast lookups (see [`LabelIndex`]).
@@ -628,6 +640,20 @@ mod tests {
             (ni.summary().requested_milli_cpu, ni.summary().pod_count),
             (1000, 1)
         );
+    }
+
+    #[test]
+    fn node_generation_follows_the_node_not_the_pods() {
+        let ni = NodeInfo::new(Arc::new(Node::default()));
+        assert_eq!(ni.node_generation(), ni.generation());
+        let mut added = ni.clone();
+        let mut pod = Pod::default();
+        pod.metadata.name = "p".into();
+        added.add_pod(PodInfo::new(Arc::new(pod)));
+        assert_ne!(added.generation(), ni.generation());
+        assert_eq!(added.node_generation(), ni.node_generation());
+        let renewed = NodeInfo::new(Arc::new(Node::default()));
+        assert_ne!(renewed.node_generation(), ni.node_generation());
     }
 
     #[test]

@@ -18,7 +18,9 @@ use super::terms::{
     namespace_labels, pod_matches_all_affinity_terms, required_terms, AffinityTerm, CountsView,
     NamespaceLabels, TopologyCounts,
 };
-use crate::topology_counts::{PodMatcher, TopologyIndex};
+use crate::topology_counts::{
+    DomainView, NodeDomain, PodMatcher, SnapshotPositions, TopologyIndex,
+};
 
 /// CycleState key of the PreFilter state (upstream `"PreFilter" + Name`).
 pub const PRE_FILTER_STATE_KEY: &str = "PreFilterInterPodAffinity";
@@ -52,6 +54,81 @@ pub struct PreFilterState {
     /// Placed pods with required pod affinity or preferred (anti-)affinity terms, the ones
     /// PreScore reads, when the index counted them (`None` otherwise).
     pub pods_with_scoring_terms: Option<usize>,
+    /// The same verdicts by node position and integer domain id, when PreFilter read the
+    /// index (`None` otherwise, and after AddPod/RemovePod).
+    pub fast: Option<Arc<FastFilter>>,
+}
+
+/// What Filter needs to judge a node of the snapshot PreFilter counted without a label or
+/// string lookup: per count table, the node's domain id and the domain's count (see
+/// [`DomainView`]). The index's counts are never negative, so "the pair's count summed over
+/// the terms with that key is > 0" is "one term's count is > 0". Gives exactly
+/// [`filter_with`]'s verdict, or nothing for a node it does not know.
+#[derive(Clone, Debug)]
+pub struct FastFilter {
+    positions: SnapshotPositions,
+    /// Per incoming required affinity term.
+    affinity: Vec<DomainView>,
+    /// `affinity_counts` is empty and the pod matches all its own affinity terms.
+    affinity_first_pod: bool,
+    /// Per incoming required anti-affinity term.
+    anti: Vec<DomainView>,
+    /// Per placed pods' required anti-affinity term matching the incoming pod.
+    existing: Vec<DomainView>,
+}
+
+/// Some view has a positive count in the node's domain; `None` when a view does not know the
+/// node.
+#[inline]
+fn any_positive(views: &[DomainView], pos: usize, node: &NodeInfo) -> Option<bool> {
+    for v in views {
+        match v.domain(pos, node) {
+            NodeDomain::Unknown => return None,
+            NodeDomain::Missing => {}
+            NodeDomain::Id(d) => {
+                if v.count(d) > 0 {
+                    return Some(true);
+                }
+            }
+        }
+    }
+    Some(false)
+}
+
+impl FastFilter {
+    /// The verdict for `node`: `None` when the node is not one PreFilter counted.
+    #[inline]
+    pub fn judge(&self, node: &NodeInfo) -> Option<Status> {
+        let pos = self.positions.position(node)?;
+        let mut pods_exist = true;
+        for v in &self.affinity {
+            match v.domain(pos, node) {
+                NodeDomain::Unknown => return None,
+                NodeDomain::Missing => {
+                    return Some(Status::unresolvable(ERR_REASON_AFFINITY_RULES_NOT_MATCH))
+                }
+                NodeDomain::Id(d) => {
+                    if v.count(d) <= 0 {
+                        pods_exist = false;
+                    }
+                }
+            }
+        }
+        if !pods_exist && !self.affinity_first_pod {
+            return Some(Status::unresolvable(ERR_REASON_AFFINITY_RULES_NOT_MATCH));
+        }
+        if any_positive(&self.anti, pos, node)? {
+            return Some(Status::unschedulable(
+                ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
+            ));
+        }
+        if any_positive(&self.existing, pos, node)? {
+            return Some(Status::unschedulable(
+                ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
+            ));
+        }
+        Some(Status::success())
+    }
 }
 
 impl PreFilterState {
@@ -137,6 +214,7 @@ impl PreFilterState {
             anti_affinity_terms: Arc::new(anti_affinity_terms),
             namespace_labels: Arc::new(ns_labels),
             pods_with_scoring_terms: None,
+            fast: None,
         })
     }
 
@@ -168,34 +246,51 @@ impl PreFilterState {
         let ns_labels = namespace_labels(pod.metadata.namespace(), api);
         index.sync_with_terms(all_nodes);
 
+        let mut existing_views = Vec::new();
         let existing = CountsView::new(
             index
-                .existing_anti_affinity_terms()
-                .filter(|(t, _)| t.matches(pod, &ns_labels))
-                .map(|(t, m)| (t.topology_key.clone(), Arc::clone(m)))
+                .existing_anti_affinity_term_views()
+                .filter(|(t, _, _)| t.matches(pod, &ns_labels))
+                .map(|(t, m, view)| {
+                    existing_views.push(view);
+                    (t.topology_key.clone(), Arc::clone(m))
+                })
                 .collect(),
         );
         let mut affinity_parts = Vec::with_capacity(affinity_terms.len());
+        let mut affinity_views = Vec::with_capacity(affinity_terms.len());
         if !affinity_terms.is_empty() {
             let matcher = PodMatcher::all_terms(&affinity_terms);
             for t in &affinity_terms {
                 let id = index.counter(all_nodes, &matcher, &t.topology_key);
                 affinity_parts.push((t.topology_key.clone(), Arc::clone(index.totals(id))));
+                affinity_views.push(index.domain_view(id));
             }
         }
         let mut anti_parts = Vec::with_capacity(anti_affinity_terms.len());
+        let mut anti_views = Vec::with_capacity(anti_affinity_terms.len());
         for t in &anti_affinity_terms {
             let matcher = PodMatcher::all_terms(std::slice::from_ref(t));
             let id = index.counter(all_nodes, &matcher, &t.topology_key);
             anti_parts.push((t.topology_key.clone(), Arc::clone(index.totals(id))));
+            anti_views.push(index.domain_view(id));
         }
 
         if existing.is_empty() && affinity_terms.is_empty() && anti_affinity_terms.is_empty() {
             return None;
         }
+        let affinity_counts = CountsView::new(affinity_parts);
+        let fast = FastFilter {
+            positions: SnapshotPositions::of(all_nodes),
+            affinity: affinity_views,
+            affinity_first_pod: affinity_counts.is_empty()
+                && pod_matches_all_affinity_terms(&affinity_terms, pod),
+            anti: anti_views,
+            existing: existing_views,
+        };
         Some(PreFilterState {
             existing_anti_affinity_counts: existing,
-            affinity_counts: CountsView::new(affinity_parts),
+            affinity_counts,
             anti_affinity_counts: CountsView::new(anti_parts),
             affinity_terms: Arc::new(affinity_terms),
             anti_affinity_key_hashes: Arc::new(
@@ -207,11 +302,13 @@ impl PreFilterState {
             anti_affinity_terms: Arc::new(anti_affinity_terms),
             namespace_labels: Arc::new(ns_labels),
             pods_with_scoring_terms: Some(index.pods_with_scoring_terms()),
+            fast: Some(Arc::new(fast)),
         })
     }
 
     /// Upstream `updateWithPod`: counts `updated` (+1/-1) as if it ran on `node`.
     pub fn update_with_pod(&mut self, incoming: &Pod, updated: &Pod, node: &NodeInfo, m: i64) {
+        self.fast = None;
         let n = node.node();
         let updated_anti = required_terms(updated, true);
         self.existing_anti_affinity_counts
@@ -291,7 +388,10 @@ fn missing_state() -> Status {
 /// Upstream `InterPodAffinity.Filter`.
 pub fn filter(state: &CycleState, pod: &Pod, node: &NodeInfo) -> Status {
     match state.read::<PreFilterState>(PRE_FILTER_STATE_KEY) {
-        Some(s) => filter_with(s, pod, node),
+        Some(s) => match s.fast.as_deref().and_then(|f| f.judge(node)) {
+            Some(status) => status,
+            None => filter_with(s, pod, node),
+        },
         None => missing_state(),
     }
 }
@@ -307,8 +407,12 @@ pub fn filter_nodes(
         failed.extend((0..nodes.len()).map(|i| (i, missing_state())));
         return;
     };
+    let fast = s.fast.as_deref();
     for (i, node) in nodes.iter().enumerate() {
-        let status = filter_with(s, pod, node);
+        let status = match fast.and_then(|f| f.judge(node)) {
+            Some(status) => status,
+            None => filter_with(s, pod, node),
+        };
         if !status.is_success() {
             failed.push((i, status));
         }

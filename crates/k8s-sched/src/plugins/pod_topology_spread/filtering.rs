@@ -20,7 +20,9 @@ use super::common::{
     count_pods_match_selector, node_labels_match_spread_constraints, TopologySpreadConstraint,
 };
 use crate::plugins::node_affinity::has_required_node_affinity;
-use crate::topology_counts::{PodMatcher, TopologyIndex, MAX_COUNTERS};
+use crate::topology_counts::{
+    DomainView, NodeDomain, PodMatcher, SnapshotPositions, TopologyIndex, MAX_COUNTERS,
+};
 
 /// CycleState key of the PreFilter state (upstream `"PreFilter" + Name`).
 pub const PRE_FILTER_STATE_KEY: &str = "PreFilterPodTopologySpread";
@@ -104,6 +106,42 @@ pub struct PreFilterState {
     pub critical_paths: Vec<CriticalPaths>,
     /// Per constraint: domain -> matching pods.
     pub tp_value_to_match_num: Vec<BTreeMap<String, i64>>,
+    /// The same verdicts by node position and integer domain id, when PreFilter read the
+    /// counters' per-domain totals (`None` otherwise, and after AddPod/RemovePod).
+    pub fast: Option<Arc<FastFilter>>,
+}
+
+/// What Filter needs to judge a node of the snapshot PreFilter counted without a label or
+/// string lookup: per constraint, the node's domain id and the domain's count (see
+/// [`DomainView`]), the global minimum, `maxSkew` and `selfMatchNum`. Gives exactly
+/// [`filter_with`]'s verdict, or nothing for a node it does not know.
+#[derive(Clone, Debug)]
+pub struct FastFilter {
+    positions: SnapshotPositions,
+    /// Per constraint: the domains, the `maxSkew` and `selfMatchNum - minMatchNum` bound.
+    constraints: Vec<(DomainView, i64, i64)>,
+}
+
+impl FastFilter {
+    /// The verdict for `node`: `None` when the node is not one PreFilter counted.
+    #[inline]
+    pub fn judge(&self, node: &NodeInfo) -> Option<Status> {
+        let pos = self.positions.position(node)?;
+        for (view, max_skew, self_minus_min) in &self.constraints {
+            match view.domain(pos, node) {
+                NodeDomain::Unknown => return None,
+                NodeDomain::Missing => {
+                    return Some(Status::unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH))
+                }
+                NodeDomain::Id(d) => {
+                    if view.count(d) + self_minus_min > *max_skew {
+                        return Some(Status::unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH));
+                    }
+                }
+            }
+        }
+        Some(Status::success())
+    }
 }
 
 impl PreFilterState {
@@ -159,6 +197,7 @@ impl PreFilterState {
             constraints: Arc::new(constraints),
             critical_paths,
             tp_value_to_match_num: tp,
+            fast: None,
         }
     }
 
@@ -197,7 +236,25 @@ impl PreFilterState {
         });
         if every_node_counts {
             let tp = ids.iter().map(|&id| index.domain_counts(id)).collect();
-            return PreFilterState::from_counts(constraints, tp);
+            let mut state = PreFilterState::from_counts(constraints, tp);
+            let fast = FastFilter {
+                positions: SnapshotPositions::of(all_nodes),
+                constraints: ids
+                    .iter()
+                    .zip(state.constraints.iter())
+                    .enumerate()
+                    .map(|(i, (&id, c))| {
+                        let self_match = i64::from(c.selector.matches(&pod.metadata.labels));
+                        (
+                            index.domain_view(id),
+                            i64::from(c.max_skew),
+                            self_match - state.min_match_num(i, c.min_domains),
+                        )
+                    })
+                    .collect(),
+            };
+            state.fast = Some(Arc::new(fast));
+            return state;
         }
         let mut tp: Vec<BTreeMap<String, i64>> = vec![BTreeMap::new(); constraints.len()];
         for (pos, node) in all_nodes.iter().enumerate() {
@@ -233,6 +290,7 @@ impl PreFilterState {
 
     /// Upstream `updateWithPod`: counts `updated` (+1 or -1) in its node's domains.
     pub fn update_with_pod(&mut self, updated: &Pod, preemptor: &Pod, node: &NodeInfo, delta: i64) {
+        self.fast = None;
         if updated.metadata.namespace() != preemptor.metadata.namespace() {
             return;
         }
@@ -274,6 +332,9 @@ pub fn filter(state: &CycleState, pod: &Pod, node: &NodeInfo) -> Status {
     let Some(s) = state.read::<PreFilterState>(PRE_FILTER_STATE_KEY) else {
         return missing_state();
     };
+    if let Some(status) = s.fast.as_deref().and_then(|f| f.judge(node)) {
+        return status;
+    }
     filter_with(s, &PodConstants::new(s, pod), node)
 }
 
@@ -291,7 +352,10 @@ pub fn filter_nodes(
     };
     let k = PodConstants::new(s, pod);
     for (i, node) in nodes.iter().enumerate() {
-        let status = filter_with(s, &k, node);
+        let status = match s.fast.as_deref().and_then(|f| f.judge(node)) {
+            Some(status) => status,
+            None => filter_with(s, &k, node),
+        };
         if !status.is_success() {
             failed.push((i, status));
         }
