@@ -17,6 +17,7 @@ use k8s_cluster::trace::{replay_paper, PaperOptions, Policy, Prepared, ReplayRun
 use crate::plot;
 
 mod frag;
+mod published;
 
 /// Arguments of `cargo xtask replay`.
 #[derive(clap::Args)]
@@ -59,29 +60,20 @@ pub struct ReplayArgs {
     #[arg(long, default_value = "target/replay")]
     out: PathBuf,
     /// Published results to compare with (`derived_unalloc_gpu_summary.csv`); the row's workload is
-    /// the pod file's name without `.csv`.
-    #[arg(
-        long,
-        value_name = "CSV",
-        default_value = "data/alibaba-gpu-v2023/derived_unalloc_gpu_summary.csv"
-    )]
-    expected: PathBuf,
+    /// the pod file's name without `.csv` [default:
+    /// data/alibaba-gpu-v2023/derived_unalloc_gpu_summary.csv, skipped when absent].
+    #[arg(long, value_name = "CSV")]
+    expected: Option<PathBuf>,
     /// The paper's published fragmentation curves, per seed (`analysis_frag_discrete.csv`:
-    /// fragmented GPU % of capacity), compared in `frag.csv` / `frag.md`.
-    #[arg(
-        long,
-        value_name = "CSV",
-        default_value = "data/alibaba-gpu-v2023/analysis_frag_discrete.csv"
-    )]
-    expected_frag: PathBuf,
+    /// fragmented GPU % of capacity), compared in `frag.csv` / `frag.md` [default:
+    /// data/alibaba-gpu-v2023/analysis_frag_discrete.csv, skipped when absent].
+    #[arg(long, value_name = "CSV")]
+    expected_frag: Option<PathBuf>,
     /// The paper's published fragmentation ratios, per seed (`analysis_frag_ratio_discrete.csv`:
-    /// fragmented GPU % of idle GPU).
-    #[arg(
-        long,
-        value_name = "CSV",
-        default_value = "data/alibaba-gpu-v2023/analysis_frag_ratio_discrete.csv"
-    )]
-    expected_frag_ratio: PathBuf,
+    /// fragmented GPU % of idle GPU) [default:
+    /// data/alibaba-gpu-v2023/analysis_frag_ratio_discrete.csv, skipped when absent].
+    #[arg(long, value_name = "CSV")]
+    expected_frag_ratio: Option<PathBuf>,
     /// Inflate the GPU request to this multiple of the capacity.
     #[arg(long, default_value_t = 1.3)]
     inflation: f64,
@@ -95,6 +87,13 @@ pub struct ReplayArgs {
     #[arg(long)]
     quiet: bool,
 }
+
+/// Bundled published unallocated-GPU summary (`--expected`).
+const DEFAULT_EXPECTED: &str = "data/alibaba-gpu-v2023/derived_unalloc_gpu_summary.csv";
+/// Bundled published fragmentation curves (`--expected-frag`).
+const DEFAULT_EXPECTED_FRAG: &str = "data/alibaba-gpu-v2023/analysis_frag_discrete.csv";
+/// Bundled published fragmentation ratios (`--expected-frag-ratio`).
+const DEFAULT_EXPECTED_FRAG_RATIO: &str = "data/alibaba-gpu-v2023/analysis_frag_ratio_discrete.csv";
 
 /// The most seeds one replay command runs.
 const MAX_SEEDS: u64 = 10_000;
@@ -116,54 +115,94 @@ fn parse_seeds(s: &str) -> Result<Vec<u64>, String> {
         }
         return Ok((a..=b).collect());
     }
-    s.split(',')
-        .map(|x| x.trim().parse().map_err(|_| bad()))
-        .collect()
+    let mut out: Vec<u64> = Vec::new();
+    for x in s.split(',') {
+        let seed = x.trim().parse().map_err(|_| bad())?;
+        // Each seed runs once: a repeated seed is dropped, the first occurrence keeps its place.
+        if !out.contains(&seed) {
+            out.push(seed);
+        }
+    }
+    Ok(out)
 }
 
 fn parse_policies(names: &[String]) -> Result<Vec<Policy>, String> {
     let mut out = Vec::new();
     for n in names {
-        if n == "paper" {
-            out.extend(Policy::PAPER);
-            continue;
+        let add: Vec<Policy> = if n == "paper" {
+            Policy::PAPER.to_vec()
+        } else {
+            vec![Policy::parse(n).map_err(|e| e.to_string())?]
+        };
+        // Each policy runs once: a repeat is dropped, the first occurrence keeps its place.
+        for p in add {
+            if !out.contains(&p) {
+                out.push(p);
+            }
         }
-        out.push(Policy::parse(n).map_err(|e| e.to_string())?);
     }
-    out.dedup();
     Ok(out)
 }
 
 /// Published (median, min, max) of the unallocated GPU % per (policy label, arrived %).
 type Expected = BTreeMap<(String, u32), (f64, f64, f64)>;
 
-fn load_expected(path: &Path, workload: &str) -> Option<Expected> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next()?.split(',').collect();
-    let col = |n: &str| header.iter().position(|h| *h == n);
+/// Reads the rows of `workload` for `policies` from a published `derived_unalloc_gpu_summary.csv`;
+/// an empty map when the file has no such row.
+///
+/// # Errors
+/// The file is missing, unreadable, empty, header-only or ragged, lacks a column, or a compared
+/// row (this workload, one of `policies`) has a malformed cell (`file:line:column`).
+fn load_expected(path: &Path, workload: &str, policies: &[Policy]) -> Result<Expected, String> {
+    let t = published::read(path)?;
     let (w, p, a, med, lo, hi) = (
-        col("workload")?,
-        col("policy")?,
-        col("arrived_gpu_pct")?,
-        col("unalloc_gpu_pct_median")?,
-        col("unalloc_gpu_pct_min")?,
-        col("unalloc_gpu_pct_max")?,
+        t.col("workload")?,
+        t.col("policy")?,
+        t.col("arrived_gpu_pct")?,
+        t.col("unalloc_gpu_pct_median")?,
+        t.col("unalloc_gpu_pct_min")?,
+        t.col("unalloc_gpu_pct_max")?,
     );
     let mut out = Expected::new();
-    for l in lines {
-        let f: Vec<&str> = l.split(',').collect();
-        if f.get(w) != Some(&workload) {
+    for row in t.rows() {
+        let pol = row.get(p);
+        if row.get(w) != workload || !policies.iter().any(|x| x.paper_label() == pol) {
             continue;
         }
-        let num = |i: usize| f.get(i).and_then(|x| x.parse::<f64>().ok());
-        if let (Some(pol), Some(arr), Some(m), Some(l), Some(h)) =
-            (f.get(p), num(a), num(med), num(lo), num(hi))
-        {
-            out.insert((pol.to_string(), arr as u32), (m, l, h));
+        out.insert(
+            (pol.to_string(), row.percent(a, "arrived_gpu_pct")?),
+            (
+                row.number(med, "unalloc_gpu_pct_median")?,
+                row.number(lo, "unalloc_gpu_pct_min")?,
+                row.number(hi, "unalloc_gpu_pct_max")?,
+            ),
+        );
+    }
+    Ok(out)
+}
+
+/// Where published results come from: the path the user passed, else the bundled default, which
+/// is optional (`Ok(None)` with a note when absent). Anything else that cannot be read is an error.
+fn published_path(given: Option<&Path>, default: &str, flag: &str) -> Option<PathBuf> {
+    match given {
+        Some(p) => {
+            let r = resolve(p);
+            // Errors name the path as the user gave it when it exists nowhere.
+            Some(if r.exists() { r } else { p.to_path_buf() })
+        }
+        None => {
+            let p = resolve(Path::new(default));
+            if p.exists() {
+                Some(p)
+            } else {
+                println!(
+                    "note: {} not found: no comparison with published results made (pass {flag} <CSV>)",
+                    p.display()
+                );
+                None
+            }
         }
     }
-    Some(out)
 }
 
 /// One run's curve: per integer percent 0..=130, (unallocated %, fragmented % of capacity,
@@ -282,6 +321,24 @@ fn run_inner(args: ReplayArgs) -> Result<ExitCode, String> {
         seeds.len(),
         load_time.as_secs_f64() * 1000.0
     );
+    let expected = published_path(args.expected.as_deref(), DEFAULT_EXPECTED, "--expected")
+        .map(|p| load_expected(&p, &workload, &policies))
+        .transpose()?;
+    let load_frag = |given: Option<&PathBuf>, default: &str, flag: &str| {
+        published_path(given.map(PathBuf::as_path), default, flag)
+            .map(|p| frag::load(&p, &workload, &policies))
+            .transpose()
+    };
+    let expected_frag = load_frag(
+        args.expected_frag.as_ref(),
+        DEFAULT_EXPECTED_FRAG,
+        "--expected-frag",
+    )?;
+    let expected_frag_ratio = load_frag(
+        args.expected_frag_ratio.as_ref(),
+        DEFAULT_EXPECTED_FRAG_RATIO,
+        "--expected-frag-ratio",
+    )?;
     let jobs: Vec<(Policy, u64)> = policies
         .iter()
         .flat_map(|p| seeds.iter().map(move |s| (*p, *s)))
@@ -336,14 +393,13 @@ fn run_inner(args: ReplayArgs) -> Result<ExitCode, String> {
         curves.push(r?);
     }
     curves.sort_by_key(|c| (c.policy, c.seed));
-    let expected = load_expected(&resolve(&args.expected), &workload);
     std::fs::create_dir_all(&args.out).map_err(|e| format!("{}: {e}", args.out.display()))?;
     let write = |name: &str, body: &str| -> Result<(), String> {
         let p = args.out.join(name);
         std::fs::write(&p, body).map_err(|e| format!("{}: {e}", p.display()))
     };
     write("curves.csv", &curves_csv(&curves))?;
-    let (csv, md, ok) = summary(&policies, &curves, expected.as_ref());
+    let (csv, md, ok) = summary(&policies, &curves, expected.as_ref(), &workload);
     write("summary.csv", &csv)?;
     write("summary.md", &md)?;
     let svg = plot::unalloc_svg(&policies, &curves_by_policy(&curves), &workload)?;
@@ -360,12 +416,20 @@ fn run_inner(args: ReplayArgs) -> Result<ExitCode, String> {
     let (fcsv, fmd) = frag::report(
         &policies,
         &ours,
-        frag::load(&resolve(&args.expected_frag), &workload).as_ref(),
-        frag::load(&resolve(&args.expected_frag_ratio), &workload).as_ref(),
+        expected_frag.as_ref().filter(|m| !m.is_empty()),
+        expected_frag_ratio.as_ref().filter(|m| !m.is_empty()),
     );
     write("frag.csv", &fcsv)?;
     write("frag.md", &fmd)?;
     print!("{fmd}");
+    for (flag, m) in [
+        ("--expected-frag", &expected_frag),
+        ("--expected-frag-ratio", &expected_frag_ratio),
+    ] {
+        if m.as_ref().is_some_and(|m| m.is_empty()) {
+            println!("{flag}: no published results for workload {workload} and the policies run");
+        }
+    }
     let per_run: Vec<f64> = curves.iter().map(|c| c.elapsed.as_secs_f64()).collect();
     let rs = Summary::of(&per_run);
     println!(
@@ -425,12 +489,14 @@ fn curves_by_policy(curves: &[Curve]) -> ByPolicy {
     out
 }
 
-/// summary.csv, summary.md, and whether every policy's median at 100 % lies in the published range
-/// (`None` without published results).
+/// summary.csv, summary.md, and whether every compared policy's median at 100 % lies in the
+/// published range (`None` when nothing was compared: no published results for `workload`, or no
+/// run reached 100 % arrived where a published value exists).
 fn summary(
     policies: &[Policy],
     curves: &[Curve],
     expected: Option<&Expected>,
+    workload: &str,
 ) -> (String, String, Option<bool>) {
     let by = curves_by_policy(curves);
     let mut csv = String::from(
@@ -448,7 +514,9 @@ fn summary(
         rule.push_str("---|");
     }
     let _ = writeln!(md, "{header}\n{rule}");
-    let mut all_ok = expected.map(|_| true);
+    let mut all_ok = true;
+    // Policies with a published value at 100 %: compared, or not reached by our runs.
+    let (mut compared, mut not_reached, mut unpublished) = (Vec::new(), Vec::new(), Vec::new());
     for k in report_points() {
         let mut row = format!("| {k} |");
         for p in policies {
@@ -461,8 +529,14 @@ fn summary(
                 paper.map(|(_, lo, hi)| s.median >= lo - 1e-9 && s.median <= hi + 1e-9)
             };
             if k == 100 {
-                if let (Some(ok), Some(w)) = (all_ok.as_mut(), within) {
-                    *ok &= w;
+                match (paper, within) {
+                    (Some(_), Some(w)) => {
+                        all_ok &= w;
+                        compared.push(p.paper_label());
+                    }
+                    (Some(_), None) => not_reached.push(p.paper_label()),
+                    (None, _) if s.n > 0 => unpublished.push(p.paper_label()),
+                    (None, _) => {}
                 }
             }
             let _ = writeln!(
@@ -504,19 +578,58 @@ fn summary(
         .iter()
         .map(|(m, p)| format!("{} {m:.2}", p.paper_label()))
         .collect();
-    let _ = writeln!(
-        md,
-        "\nranking at 100 % (lowest unallocated first): {}",
-        order.join(" < ")
-    );
-    if let Some(ok) = all_ok {
+    if order.is_empty() {
         let _ = writeln!(
             md,
-            "every policy's median at 100 % within the published seed range: {}",
-            if ok { "yes" } else { "NO" }
+            "\nranking at 100 %: no point at 100 % arrived (no run reached it)"
+        );
+    } else {
+        let _ = writeln!(
+            md,
+            "\nranking at 100 % (lowest unallocated first): {}",
+            order.join(" < ")
         );
     }
-    (csv, md, all_ok)
+    let verdict = match expected {
+        None => None,
+        Some(e) if e.is_empty() => {
+            let _ = writeln!(
+                md,
+                "no published results for workload {workload} and the policies run: no verdict"
+            );
+            None
+        }
+        Some(_) if compared.is_empty() => {
+            let _ = writeln!(
+                md,
+                "no point at 100 % arrived with a published value to compare: no verdict"
+            );
+            None
+        }
+        Some(_) => {
+            let _ = writeln!(
+                md,
+                "every policy's median at 100 % within the published seed range: {}",
+                if all_ok { "yes" } else { "NO" }
+            );
+            Some(all_ok)
+        }
+    };
+    if verdict.is_some() && !not_reached.is_empty() {
+        let _ = writeln!(
+            md,
+            "not compared (no point at 100 % arrived): {}",
+            not_reached.join(", ")
+        );
+    }
+    if expected.is_some_and(|e| !e.is_empty()) && !unpublished.is_empty() {
+        let _ = writeln!(
+            md,
+            "not compared (no published value at 100 %): {}",
+            unpublished.join(", ")
+        );
+    }
+    (csv, md, verdict)
 }
 
 #[cfg(test)]
@@ -536,6 +649,118 @@ mod tests {
         assert_eq!(
             parse_policies(&["fgd".into(), "binpack".into()]),
             Ok(vec![Policy::Fgd, Policy::Binpack])
+        );
+    }
+
+    #[test]
+    fn repeated_policies_and_seeds_run_once_in_first_order() {
+        assert_eq!(
+            parse_policies(&["fgd".into(), "best_fit".into(), "fgd".into()]),
+            Ok(vec![Policy::Fgd, Policy::BestFit])
+        );
+        // `paper` then one of its six: still six, FGD last as in Policy::PAPER.
+        let v = parse_policies(&["paper".into(), "random".into()]).unwrap_or_default();
+        assert_eq!(v, Policy::PAPER.to_vec());
+        assert_eq!(parse_seeds("42,42"), Ok(vec![42]));
+        assert_eq!(parse_seeds("43,42,43,44,42"), Ok(vec![43, 42, 44]));
+    }
+
+    fn curve_at(policy: Policy, seed: u64, points: &[(usize, f64)]) -> Curve {
+        let mut v = vec![None; 131];
+        for (k, u) in points {
+            v[*k] = Some((*u, 0.0, 0.0));
+        }
+        Curve {
+            policy,
+            seed,
+            points: v,
+            pods_tried: 0,
+            pods_placed: 0,
+            elapsed: Duration::ZERO,
+        }
+    }
+
+    fn published(rows: &[(&str, u32, f64, f64, f64)]) -> Expected {
+        rows.iter()
+            .map(|(p, k, m, lo, hi)| ((p.to_string(), *k), (*m, *lo, *hi)))
+            .collect()
+    }
+
+    #[test]
+    fn verdict_only_when_something_was_compared() {
+        let e = published(&[("FGD", 0, 99.75, 99.72, 99.79), ("FGD", 100, 5.0, 4.0, 6.0)]);
+        // Only 0 % arrived (e.g. --limit 0): no verdict, and it says why.
+        let c = [curve_at(Policy::Fgd, 42, &[(0, 99.75)])];
+        let (_, md, ok) = summary(&[Policy::Fgd], &c, Some(&e), "w");
+        assert_eq!(ok, None);
+        assert!(!md.contains("within the published seed range"));
+        assert!(md.contains("no point at 100 % arrived with a published value to compare"));
+        assert!(md.contains("ranking at 100 %: no point at 100 % arrived"));
+        // A workload without published rows.
+        let c = [curve_at(Policy::Fgd, 42, &[(0, 99.75), (100, 5.5)])];
+        let (_, md, ok) = summary(&[Policy::Fgd], &c, Some(&Expected::new()), "w");
+        assert_eq!(ok, None);
+        assert!(md.contains("no published results for workload w and the policies run"));
+        assert!(!md.contains("within the published seed range"));
+        // 5.5 lies in [4, 6]; 6.5 does not.
+        let (_, md, ok) = summary(&[Policy::Fgd], &c, Some(&e), "w");
+        assert_eq!(ok, Some(true));
+        assert!(md.contains("within the published seed range: yes"));
+        let c = [
+            curve_at(Policy::Fgd, 42, &[(100, 6.5)]),
+            curve_at(Policy::Binpack, 42, &[(100, 1.0)]),
+        ];
+        let (_, md, ok) = summary(&[Policy::Fgd, Policy::Binpack], &c, Some(&e), "w");
+        assert_eq!(ok, Some(false));
+        assert!(md.contains("within the published seed range: NO"));
+        assert!(md.contains(&format!(
+            "not compared (no published value at 100 %): {}",
+            Policy::Binpack.paper_label()
+        )));
+    }
+
+    #[test]
+    fn unreadable_or_malformed_published_results_are_errors() {
+        let dir = std::env::temp_dir().join(format!("xtask-expected-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let p = dir.join("summary.csv");
+        let header = "workload,policy,arrived_gpu_pct,n_seeds,unalloc_gpu_pct_mean,unalloc_gpu_pct_std,unalloc_gpu_pct_median,unalloc_gpu_pct_min,unalloc_gpu_pct_max,alloc_gpu_pct_median\n";
+        std::fs::write(
+            &p,
+            format!("{header}w,FGD,100,10,5,0.1,5.0,4.0,6.0,95\nw,BestFit,100,10,5,0.1,x,4.0,6.0,95\nv,FGD,100,10,5,0.1,y,4.0,6.0,95\n"),
+        )
+        .expect("write");
+        assert_eq!(
+            load_expected(&p, "w", &[Policy::Fgd]),
+            Ok(published(&[("FGD", 100, 5.0, 4.0, 6.0)]))
+        );
+        // The bad median of the BestFit row is reported where it is once BestFit is compared.
+        assert_eq!(
+            load_expected(&p, "w", &[Policy::Fgd, Policy::BestFit]),
+            Err(format!(
+                "{}:3:24: column unalloc_gpu_pct_median: expected a finite number, got \"x\"",
+                p.display()
+            ))
+        );
+        assert!(load_expected(&dir, "w", &[Policy::Fgd]).is_err());
+        assert!(load_expected(&dir.join("missing.csv"), "w", &[Policy::Fgd]).is_err());
+        std::fs::write(&p, header).expect("write");
+        assert_eq!(
+            load_expected(&p, "w", &[Policy::Fgd]),
+            Err(format!("{}: no data rows (only a header)", p.display()))
+        );
+        // A user-given path is used as given; an absent default is skipped.
+        assert_eq!(
+            published_path(
+                Some(&dir.join("missing.csv")),
+                DEFAULT_EXPECTED,
+                "--expected"
+            ),
+            Some(dir.join("missing.csv"))
+        );
+        assert_eq!(
+            published_path(None, "no/such/default.csv", "--expected"),
+            None
         );
     }
 }

@@ -11,7 +11,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use k8s_cluster::trace::metrics::Summary;
-use k8s_cluster::trace::timeline::{replay_timeline, TimelineOptions, TimelineRun};
+use k8s_cluster::trace::timeline::{replay_timeline, TimelineError, TimelineOptions, TimelineRun};
 use k8s_cluster::trace::{Policy, Trace};
 
 use crate::timeline_plot;
@@ -48,12 +48,38 @@ struct Done {
     elapsed: Duration,
 }
 
+/// The policies in `--policy` order, each once (its first occurrence).
+fn dedupe(policies: &[Policy]) -> Vec<Policy> {
+    let mut out: Vec<Policy> = Vec::with_capacity(policies.len());
+    for p in policies {
+        if !out.contains(p) {
+            out.push(*p);
+        }
+    }
+    out
+}
+
+/// A replay error in the command line's words.
+fn message(e: TimelineError, args: &TimelineArgs) -> String {
+    match e {
+        TimelineError::NoNodeLeft { available } => format!(
+            "bad --node-limit 0: it removes every node (the trace has {available} GPU nodes); use at least 1"
+        ),
+        TimelineError::TooManyTicks { ticks, limit } => format!(
+            "--no-skip: the trace spans {ticks} ticks at --time-scale {}, more than the {limit} allowed when running every tick: pass a larger --time-scale or drop --no-skip (skipping idle time gives the same per-pod outcomes)",
+            args.time_scale
+        ),
+        e => e.to_string(),
+    }
+}
+
 /// Runs the timeline replays and writes the outputs.
 ///
 /// # Errors
 /// A message (bad trace, write failure).
 pub fn run(args: &TimelineArgs) -> Result<(), String> {
     let t0 = Instant::now();
+    let policies = dedupe(&args.policies);
     let trace = Trace::load(&args.nodes, &args.pods).map_err(|e| e.to_string())?;
     let workload = args
         .pods
@@ -64,7 +90,7 @@ pub fn run(args: &TimelineArgs) -> Result<(), String> {
         "# timeline replay {workload}: {} nodes, {} pods, policies {}, seed {}, {} s per tick{} (loaded in {:.0} ms)",
         args.node_limit.map_or(trace.gpu_nodes().len(), |n| n.min(trace.gpu_nodes().len())),
         args.limit.map_or(trace.pods.len(), |n| n.min(trace.pods.len())),
-        args.policies.iter().map(|p| p.name()).collect::<Vec<_>>().join(","),
+        policies.iter().map(|p| p.name()).collect::<Vec<_>>().join(","),
         args.seed,
         args.time_scale,
         if args.no_skip { ", every tick" } else { "" },
@@ -73,7 +99,7 @@ pub fn run(args: &TimelineArgs) -> Result<(), String> {
     let bar = if args.quiet {
         indicatif::ProgressBar::hidden()
     } else {
-        let b = indicatif::ProgressBar::new(args.policies.len() as u64);
+        let b = indicatif::ProgressBar::new(policies.len() as u64);
         b.set_style(
             indicatif::ProgressStyle::with_template(
                 "{bar:40} {pos}/{len} policies, {elapsed_precise} ({msg})",
@@ -83,9 +109,9 @@ pub fn run(args: &TimelineArgs) -> Result<(), String> {
         b
     };
     let next = Mutex::new(0usize);
-    let results: Mutex<Vec<Result<Done, String>>> = Mutex::new(Vec::new());
+    let results: Mutex<Vec<(usize, Result<Done, String>)>> = Mutex::new(Vec::new());
     let wall = Instant::now();
-    let threads = args.threads.clamp(1, args.policies.len().max(1));
+    let threads = args.threads.clamp(1, policies.len().max(1));
     std::thread::scope(|s| {
         for _ in 0..threads {
             s.spawn(|| loop {
@@ -95,7 +121,7 @@ pub fn run(args: &TimelineArgs) -> Result<(), String> {
                     *n += 1;
                     i
                 };
-                let Some(policy) = args.policies.get(i).copied() else {
+                let Some(policy) = policies.get(i).copied() else {
                     return;
                 };
                 let opts = TimelineOptions {
@@ -105,6 +131,7 @@ pub fn run(args: &TimelineArgs) -> Result<(), String> {
                     node_limit: args.node_limit,
                     pod_limit: args.limit,
                     skip_idle: !args.no_skip,
+                    pod_file: Some(args.pods.display().to_string()),
                     ..TimelineOptions::default()
                 };
                 let t = Instant::now();
@@ -113,22 +140,24 @@ pub fn run(args: &TimelineArgs) -> Result<(), String> {
                         run,
                         elapsed: t.elapsed(),
                     })
-                    .map_err(|e| e.to_string());
+                    .map_err(|e| message(e, args));
                 bar.set_message(policy.name().to_string());
                 bar.inc(1);
                 if let Ok(mut v) = results.lock() {
-                    v.push(r);
+                    v.push((i, r));
                 }
             });
         }
     });
     bar.finish_and_clear();
     let wall = wall.elapsed();
+    // In --policy order; the first failing policy's error.
+    let mut results = results.into_inner().unwrap_or_default();
+    results.sort_by_key(|(i, _)| *i);
     let mut done: Vec<Done> = Vec::new();
-    for r in results.into_inner().unwrap_or_default() {
+    for (_, r) in results {
         done.push(r?);
     }
-    done.sort_by_key(|d| d.run.policy);
     std::fs::create_dir_all(&args.out).map_err(|e| format!("{}: {e}", args.out.display()))?;
     let write = |name: &str, body: &str| -> Result<(), String> {
         let p = args.out.join(name);
@@ -249,21 +278,29 @@ fn stats(mut v: Vec<f64>) -> (f64, f64, f64, f64) {
 
 fn summary(done: &[Done], workload: &str) -> (String, String) {
     let mut csv = String::from(
-        "policy,pods,bound,never_bound,pending_mean,pending_median,pending_p99,pending_max,trace_pods_scheduled,trace_pending_mean,trace_pending_median,trace_pending_p99,trace_pending_max,peak_gpu_milli,peak_gpu_pct,peak_tick,peak_pods_pending,ticks_total,ticks_run,seconds\n",
+        "policy,pods,bound,never_bound,gone_before_scheduling,pending_mean,pending_median,pending_p99,pending_max,trace_pods_scheduled,trace_pending_mean,trace_pending_median,trace_pending_p99,trace_pending_max,peak_gpu_milli,peak_gpu_pct,peak_tick,peak_pods_pending,ticks_total,ticks_run,seconds\n",
     );
+    let scale = done.first().map_or(1, |d| d.run.time_scale);
+    let unit = if scale == 1 {
+        "ticks = seconds".to_string()
+    } else {
+        format!("seconds = ticks × {scale}, 1 tick = {scale} s of the trace")
+    };
     let mut md = format!(
-        "\n## timeline replay of {workload}: pending time (ticks = seconds) and GPU allocation\n\n\
-| policy | pods | bound | never bound | pending mean / median / p99 / max | trace's own pending mean / median / p99 / max | peak GPU allocated | peak pending pods | ticks run / total | time |\n\
-|---|---:|---:|---:|---|---|---|---:|---|---:|\n"
+        "\n## timeline replay of {workload}: pending time ({unit}) and GPU allocation\n\n\
+| policy | pods | bound | never bound | gone before scheduling | pending mean / median / p99 / max (s) | trace's own pending mean / median / p99 / max (s) | peak GPU allocated | peak pending pods | ticks run / total | time |\n\
+|---|---:|---:|---:|---:|---|---|---|---:|---|---:|\n"
     );
     for d in done {
         let r = &d.run;
         let pend: Vec<f64> = r
             .pods
             .iter()
-            .filter_map(|p| p.pending_ticks().map(|x| x as f64))
+            .filter_map(|p| p.pending_ticks().map(|x| x as f64 * r.time_scale as f64))
             .collect();
         let bound = pend.len();
+        let gone = r.pods.iter().filter(|p| p.gone_before_scheduling()).count();
+        let never = r.pods.len() - bound - gone;
         let trace: Vec<f64> = r
             .pods
             .iter()
@@ -282,20 +319,18 @@ fn summary(done: &[Done], workload: &str) -> (String, String) {
         let total = r.last_tick + 1;
         let _ = writeln!(
             csv,
-            "{},{},{bound},{},{m:.3},{med:.1},{p99:.1},{max:.0},{n_trace},{tm:.3},{tmed:.1},{tp99:.1},{tmax:.0},{pm},{:.3},{pt},{peak_pending},{total},{},{:.3}",
+            "{},{},{bound},{never},{gone},{m:.3},{med:.1},{p99:.1},{max:.0},{n_trace},{tm:.3},{tmed:.1},{tp99:.1},{tmax:.0},{pm},{:.3},{pt},{peak_pending},{total},{},{:.3}",
             r.policy.name(),
             r.pods.len(),
-            r.pods.len() - bound,
             pct(pm, r.capacity_milli),
             r.ticks_processed,
             d.elapsed.as_secs_f64()
         );
         let _ = writeln!(
             md,
-            "| {} | {} | {bound} | {} | {m:.2} / {med:.0} / {p99:.0} / {max:.0} | {tm:.2} / {tmed:.0} / {tp99:.0} / {tmax:.0} ({n_trace} pods) | {:.2} GPUs = {:.3} % at tick {pt} | {peak_pending} | {} / {total} | {:.1} s |",
+            "| {} | {} | {bound} | {never} | {gone} | {m:.2} / {med:.0} / {p99:.0} / {max:.0} | {tm:.2} / {tmed:.0} / {tp99:.0} / {tmax:.0} ({n_trace} pods) | {:.2} GPUs = {:.3} % at tick {pt} | {peak_pending} | {} / {total} | {:.1} s |",
             r.policy.name(),
             r.pods.len(),
-            r.pods.len() - bound,
             pm as f64 / 1000.0,
             pct(pm, r.capacity_milli),
             r.ticks_processed,
@@ -308,6 +343,124 @@ fn summary(done: &[Done], workload: &str) -> (String, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use k8s_cluster::trace::timeline::PodOutcome;
+
+    fn fixtures() -> std::path::PathBuf {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../crates/k8s-cluster/tests/fixtures/timeline")
+    }
+
+    fn args(policies: Vec<Policy>, out: &str) -> TimelineArgs {
+        TimelineArgs {
+            nodes: fixtures().join("nodes.csv"),
+            pods: fixtures().join("pods.csv"),
+            policies,
+            seed: 42,
+            out: std::env::temp_dir().join(format!("xtask-{out}-{}", std::process::id())),
+            limit: None,
+            node_limit: None,
+            time_scale: 1,
+            no_skip: false,
+            threads: 2,
+            quiet: true,
+        }
+    }
+
+    #[test]
+    fn policies_run_once_each_in_policy_order() {
+        assert_eq!(
+            dedupe(&[Policy::Fgd, Policy::BestFit, Policy::Fgd]),
+            vec![Policy::Fgd, Policy::BestFit]
+        );
+        let a = args(vec![Policy::Fgd, Policy::BestFit, Policy::Fgd], "order");
+        assert_eq!(run(&a), Ok(()));
+        let md = std::fs::read_to_string(a.out.join("timeline-summary.md")).unwrap_or_default();
+        let rows: Vec<&str> = md
+            .lines()
+            .filter_map(|l| l.strip_prefix("| ")?.split(' ').next())
+            .filter(|p| *p != "policy")
+            .collect();
+        assert_eq!(rows, vec!["fgd", "best_fit"]);
+        let svg = std::fs::read_to_string(a.out.join("timeline-alloc.svg")).unwrap_or_default();
+        let (fgd, best_fit) = (svg.find("\nFGD\n"), svg.find("\nBestFit\n"));
+        assert!(
+            fgd.is_some() && best_fit.is_some() && fgd < best_fit,
+            "{svg}"
+        );
+        let _ = std::fs::remove_dir_all(&a.out);
+    }
+
+    #[test]
+    fn flag_errors_name_the_flag() {
+        let mut a = args(vec![Policy::Fgd], "flags");
+        a.node_limit = Some(0);
+        assert_eq!(
+            run(&a),
+            Err("bad --node-limit 0: it removes every node (the trace has 2 GPU nodes); use at least 1".to_string())
+        );
+        a.node_limit = None;
+        a.pods = fixtures().join("longlife.csv");
+        a.no_skip = true;
+        assert_eq!(
+            run(&a),
+            Err("--no-skip: the trace spans 9223372036854775809 ticks at --time-scale 1, more than the 10000000 allowed when running every tick: pass a larger --time-scale or drop --no-skip (skipping idle time gives the same per-pod outcomes)".to_string())
+        );
+    }
+
+    fn pod(name: &str, created: u64, deleted: u64, bound: Option<u64>) -> PodOutcome {
+        PodOutcome {
+            name: name.into(),
+            created,
+            deleted,
+            bound,
+            node: bound.map(|_| "n1".to_string()),
+            gpus: String::new(),
+            running: None,
+            trace_pending_seconds: None,
+            gpu_milli: 0,
+        }
+    }
+
+    /// At 1200 s per tick: `a` waits 2 ticks = 2400 s, `b` binds at once, `c` is created and
+    /// deleted in tick 5 (gone before scheduling), `d` lives 5..9 unbound (never bound).
+    #[test]
+    fn summary_reports_seconds_and_pods_gone_before_scheduling() {
+        let run = TimelineRun {
+            policy: Policy::Fgd,
+            time_scale: 1200,
+            capacity_milli: 1000,
+            samples: Vec::new(),
+            pods: vec![
+                pod("a", 1, 9, Some(3)),
+                pod("b", 1, 9, Some(1)),
+                pod("c", 5, 5, None),
+                pod("d", 5, 9, None),
+            ],
+            ticks_processed: 9,
+            last_tick: 9,
+        };
+        let done = [Done {
+            run,
+            elapsed: Duration::ZERO,
+        }];
+        let (csv, md) = summary(&done, "w");
+        let row: Vec<&str> = csv.lines().nth(1).unwrap_or("").split(',').collect();
+        // policy, pods, bound, never_bound, gone_before_scheduling, pending mean/median (of 0 and
+        // 2400)/p99/max.
+        assert_eq!(
+            row[..9],
+            ["fgd", "4", "2", "1", "1", "1200.000", "1200.0", "2400.0", "2400"]
+        );
+        assert!(
+            md.contains("pending time (seconds = ticks × 1200, 1 tick = 1200 s of the trace)"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| fgd | 4 | 2 | 1 | 1 | 1200.00 / 1200 / 2400 / 2400 |"),
+            "{md}"
+        );
+    }
 
     #[test]
     fn nearest_rank_percentile() {

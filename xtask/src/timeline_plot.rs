@@ -1,5 +1,6 @@
-//! The timeline plot: allocated GPU (% of the cluster's GPU capacity) against time (days since the
-//! first arrival), one line per policy, drawn with `plotters` (SVG backend only). The state
+//! The timeline plot: allocated GPU (% of the cluster's GPU capacity) against trace time (days
+//! since the first arrival: tick `t` is `(t - 1) × time_scale` seconds), one line per policy in
+//! `--policy` order, drawn with `plotters` (SVG backend only). The state
 //! between two processed ticks is constant, so each sample holds until the next one; the time axis
 //! is cut into [`BINS`] intervals and each is drawn at the highest allocation it saw, so a 149-day
 //! run stays a small file and no peak is lost.
@@ -44,6 +45,16 @@ fn binned_max(run: &TimelineRun, end: u64) -> Vec<i64> {
 /// Seconds per day.
 const DAY: f64 = 86_400.0;
 
+/// Trace time of a (fractional) tick, in days since the first arrival (tick 1).
+fn days(tick: f64, time_scale: u64) -> f64 {
+    (tick - 1.0).max(0.0) * time_scale as f64 / DAY
+}
+
+/// The x axis label: trace days and the time scale.
+fn x_desc(time_scale: u64) -> String {
+    format!("trace time (days since the first arrival; 1 tick = {time_scale} s)")
+}
+
 /// The SVG document.
 ///
 /// # Errors
@@ -53,9 +64,10 @@ pub fn alloc_svg(runs: &[&TimelineRun], workload: &str) -> Result<String, String
     {
         let root = SVGBackend::with_string(&mut svg, (900, 480)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
+        let scale = runs.first().map_or(1, |r| r.time_scale);
         let xmax = runs
             .iter()
-            .map(|r| r.last_tick as f64 / DAY)
+            .map(|r| days(r.last_tick as f64, r.time_scale))
             .fold(0.0, f64::max)
             .max(1e-3);
         let mut ymax: f64 = 0.1;
@@ -68,7 +80,9 @@ pub fn alloc_svg(runs: &[&TimelineRun], workload: &str) -> Result<String, String
         }
         let mut chart = ChartBuilder::on(&root)
             .caption(
-                format!("GPU allocation over time — {workload} (timeline replay)"),
+                format!(
+                    "GPU allocation over time — {workload} (timeline replay, 1 tick = {scale} s)"
+                ),
                 ("sans-serif", 18),
             )
             .margin(12)
@@ -78,7 +92,7 @@ pub fn alloc_svg(runs: &[&TimelineRun], workload: &str) -> Result<String, String
             .map_err(|e| e.to_string())?;
         chart
             .configure_mesh()
-            .x_desc("time (days since the first arrival; 1 tick = 1 s)")
+            .x_desc(x_desc(scale))
             .y_desc("allocated GPU (% of capacity)")
             .draw()
             .map_err(|e| e.to_string())?;
@@ -90,7 +104,12 @@ pub fn alloc_svg(runs: &[&TimelineRun], workload: &str) -> Result<String, String
             let pts: Vec<(f64, f64)> = binned_max(r, end)
                 .into_iter()
                 .enumerate()
-                .map(|(b, m)| ((b as f64 + 0.5) * width / DAY, 100.0 * m as f64 / cap))
+                .map(|(b, m)| {
+                    (
+                        days((b as f64 + 0.5) * width, r.time_scale),
+                        100.0 * m as f64 / cap,
+                    )
+                })
                 .collect();
             chart
                 .draw_series(LineSeries::new(pts, color.stroke_width(1)))
@@ -110,4 +129,22 @@ pub fn alloc_svg(runs: &[&TimelineRun], workload: &str) -> Result<String, String
         root.present().map_err(|e| e.to_string())?;
     }
     Ok(svg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 1200 s per tick: tick 73 is 72 × 1200 s = 86,400 s = 1 day after the first arrival
+    /// (tick 1); one tick per second: tick 86,401.
+    #[test]
+    fn x_axis_is_trace_days() {
+        assert_eq!(days(73.0, 1200), 1.0);
+        assert_eq!(days(86_401.0, 1), 1.0);
+        assert_eq!(days(0.0, 1200), 0.0);
+        assert_eq!(
+            x_desc(1200),
+            "trace time (days since the first arrival; 1 tick = 1200 s)"
+        );
+    }
 }

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use k8s_cluster::trace::timeline::{
-    replay_timeline, PodOutcome, TimelineError, TimelineOptions, TimelineRun,
+    replay_timeline, PodOutcome, TimelineError, TimelineOptions, TimelineRun, MAX_EVERY_TICK,
 };
 use k8s_cluster::trace::{Policy, Trace, TraceError};
 
@@ -15,8 +15,25 @@ fn root() -> PathBuf {
 }
 
 fn fixture() -> Trace {
+    fixture_with("pods.csv")
+}
+
+fn fixture_with(pods: &str) -> Trace {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/timeline");
-    Trace::load(&dir.join("nodes.csv"), &dir.join("pods.csv")).expect("fixture loads")
+    Trace::load(&dir.join("nodes.csv"), &dir.join(pods)).expect("fixture loads")
+}
+
+/// The replay's error message for a fixture pod file, named as the CLI would.
+fn error_for(pods: &str, opts: TimelineOptions) -> Option<String> {
+    replay_timeline(
+        &fixture_with(pods),
+        &TimelineOptions {
+            pod_file: Some(pods.to_string()),
+            ..opts
+        },
+    )
+    .err()
+    .map(|e| e.to_string())
 }
 
 fn openb_slice(nodes: usize, pods: usize) -> Trace {
@@ -171,16 +188,98 @@ fn bad_input_is_reported() {
     let e = replay_timeline(&untimed, &TimelineOptions::default()).err();
     assert_eq!(
         e.map(|e| e.to_string()),
-        Some("pod b: timeline mode needs creation_time and deletion_time (the pod file has no times, e.g. a multigpu file?)".to_string())
+        Some("line 3: pod \"b\": empty deletion_time: timeline mode needs creation_time and deletion_time on every pod".to_string())
+    );
+    // No pod has a deletion_time (a multigpu file has no such column).
+    let mut multigpu = trace.clone();
+    multigpu
+        .pods
+        .iter_mut()
+        .for_each(|p| p.deletion_time = None);
+    let e = replay_timeline(&multigpu, &TimelineOptions::default()).err();
+    assert_eq!(
+        e.map(|e| e.to_string()),
+        Some("line 2: pod \"a\": no deletion_time: no pod of the file has one (an empty column, or none as in the multigpu files); timeline mode needs creation_time and deletion_time".to_string())
     );
     let mut backwards = trace;
     backwards.pods[2].deletion_time = Some(50);
     assert_eq!(
         replay_timeline(&backwards, &TimelineOptions::default()).err(),
         Some(TimelineError::DeletedBeforeCreated {
+            at: "line 4: ".into(),
             pod: "c".into(),
             creation: 102,
             deletion: 50
         })
     );
+    let file = TimelineOptions {
+        pod_file: Some("pods.csv".into()),
+        ..TimelineOptions::default()
+    };
+    assert_eq!(
+        replay_timeline(&backwards, &file)
+            .err()
+            .map(|e| e.to_string()),
+        Some("pods.csv:4: pod \"c\": deletion_time 50 is before creation_time 102".to_string())
+    );
+    let no_node = TimelineOptions {
+        node_limit: Some(0),
+        ..TimelineOptions::default()
+    };
+    assert_eq!(
+        replay_timeline(&fixture(), &no_node).err(),
+        Some(TimelineError::NoNodeLeft { available: 2 })
+    );
+}
+
+/// `dup.csv` has pod `p0` on lines 2 and 3: refused before the run (the apiserver would refuse the
+/// second create with AlreadyExists and the outcomes of the two would mix).
+#[test]
+fn duplicate_names_are_refused_with_file_and_line() {
+    assert_eq!(
+        error_for("dup.csv", TimelineOptions::default()),
+        Some("dup.csv:3: pod \"p0\": duplicate name (first on line 2)".to_string())
+    );
+}
+
+/// `P0 bad` (line 3) is not a DNS-1123 subdomain: the apiserver's create fails
+/// (upstream `ValidateObjectMeta` with `ValidatePodName`) and the replay ends with its message.
+#[test]
+fn a_pod_the_apiserver_rejects_ends_the_replay() {
+    let e = error_for("badname.csv", TimelineOptions::default()).unwrap_or_default();
+    assert!(
+        e.starts_with("badname.csv:3: pod \"P0 bad\": create failed: Pod \"P0 bad\" is invalid: metadata.name: Invalid value: \"P0 bad\": a lowercase RFC 1123 subdomain"),
+        "{e}"
+    );
+}
+
+/// `longlife.csv`: `p0` lives 0 s (created and deleted at tick 1, before the scheduler's pass),
+/// `p1` (a T4 GPU) lives i64::MAX seconds, i.e. 9,223,372,036,854,775,808 ticks at one tick per
+/// second. Running every tick is refused; skipping idle time runs 3 ticks after registration (1:
+/// p1 bound, 2: Running, then its deletion tick).
+#[test]
+fn zero_lifetime_pods_and_the_every_tick_limit() {
+    let every_tick = TimelineOptions {
+        skip_idle: false,
+        ..TimelineOptions::default()
+    };
+    assert_eq!(
+        replay_timeline(&fixture_with("longlife.csv"), &every_tick).err(),
+        Some(TimelineError::TooManyTicks {
+            ticks: 9_223_372_036_854_775_809,
+            limit: MAX_EVERY_TICK
+        })
+    );
+    let run =
+        replay_timeline(&fixture_with("longlife.csv"), &TimelineOptions::default()).expect("runs");
+    let p0 = outcome(&run, "p0");
+    assert_eq!((p0.created, p0.deleted, p0.bound), (1, 1, None));
+    assert!(p0.gone_before_scheduling());
+    let p1 = outcome(&run, "p1");
+    assert_eq!((p1.bound, p1.node.as_deref()), (Some(1), Some("n1")));
+    assert!(!p1.gone_before_scheduling());
+    assert_eq!(run.last_tick, 9_223_372_036_854_775_808);
+    let ticks: Vec<u64> = run.samples.iter().map(|s| s.tick).collect();
+    assert_eq!(ticks, vec![1, 2, 9_223_372_036_854_775_808]);
+    assert_eq!(run.time_scale, 1);
 }

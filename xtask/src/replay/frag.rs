@@ -12,43 +12,58 @@ use std::path::Path;
 use k8s_cluster::trace::metrics::Summary;
 use k8s_cluster::trace::Policy;
 
+use super::published;
+
 /// Published per-seed values: (policy, arrived %) -> one value per seed.
 pub type Published = BTreeMap<(Policy, u32), Vec<f64>>;
 
 /// Reads the rows of `workload` (the pod file's name without `.csv`) from a published
-/// `analysis_frag*_discrete.csv`; `None` when the file is missing or has no such row. The
-/// `sc_policy` labels (`01-Random` .. `06-FGD`) are read without their `NN-` prefix.
-pub fn load(path: &Path, workload: &str) -> Option<Published> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next()?.split(',').collect();
-    let col = |n: &str| header.iter().position(|h| *h == n);
-    let (w, p) = (col("workload")?, col("sc_policy")?);
-    let pct: Vec<(usize, u32)> = header
+/// `analysis_frag*_discrete.csv`, keeping the policies in `policies`; an empty map when the file
+/// has no such row. The `sc_policy` labels (`01-Random` .. `06-FGD`) are read without their `NN-`
+/// prefix.
+///
+/// # Errors
+/// The file is missing, unreadable, empty, header-only or ragged, lacks the `workload` or
+/// `sc_policy` column, or a compared row (this workload, one of `policies`) has a cell that is not
+/// a finite number (`file:line:column`).
+pub fn load(path: &Path, workload: &str, policies: &[Policy]) -> Result<Published, String> {
+    let t = published::read(path)?;
+    let (w, p) = (t.col("workload")?, t.col("sc_policy")?);
+    // Only the numeric headers are arrived percents (`tune`, `seed`, `total_gpus` are not).
+    let pct: Vec<(usize, u32)> = t
+        .header()
         .iter()
         .enumerate()
         .filter_map(|(i, h)| h.parse::<u32>().ok().map(|k| (i, k)))
         .filter(|(i, _)| *i != w && *i != p)
         .collect();
+    // The published files have one column per arrived percent 0..=130; a missing one means a cut
+    // or different file.
+    if let Some(k) = (0..=130u32).find(|k| !pct.iter().any(|(_, x)| x == k)) {
+        return Err(format!(
+            "{}:1: missing column \"{k}\" (expected one column per arrived percent 0..130)",
+            t.file
+        ));
+    }
     let mut out = Published::new();
-    for l in lines {
-        let f: Vec<&str> = l.split(',').collect();
-        if f.get(w) != Some(&workload) {
+    for row in t.rows() {
+        if row.get(w) != workload {
             continue;
         }
-        let Some(label) = f.get(p) else { continue };
-        let name = label.split_once('-').map_or(*label, |(_, n)| n);
+        let label = row.get(p);
+        let name = label.split_once('-').map_or(label, |(_, n)| n);
         let Ok(policy) = Policy::parse(name) else {
             continue;
         };
-        // Only the numeric headers are arrived percents (`tune`, `seed`, `total_gpus` are not).
+        if !policies.contains(&policy) {
+            continue;
+        }
         for (i, k) in &pct {
-            if let Some(v) = f.get(*i).and_then(|x| x.parse::<f64>().ok()) {
-                out.entry((policy, *k)).or_default().push(v);
-            }
+            let v = row.number(*i, &k.to_string())?;
+            out.entry((policy, *k)).or_default().push(v);
         }
     }
-    (!out.is_empty()).then_some(out)
+    Ok(out)
 }
 
 /// Ours: (policy, arrived %) -> (fragmented % of capacity, fragmented % of idle) per seed.
@@ -157,17 +172,65 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("xtask-frag-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("temp dir");
         let p = dir.join("frag.csv");
+        // Rows give percents 0 and 1; 2..=130 are padded with 0.
+        let file = |rows: &[&str]| {
+            let pct: Vec<String> = (0..=130).map(|k: u32| k.to_string()).collect();
+            let mut s = format!("workload,sc_policy,tune,seed,{}\n", pct.join(","));
+            for r in rows {
+                s.push_str(r);
+                s.push_str(&",0".repeat(129));
+                s.push('\n');
+            }
+            s
+        };
         std::fs::write(
             &p,
-            "workload,sc_policy,tune,seed,0,1\nw,06-FGD,1.3,42,13.88,13.71\nw,06-FGD,1.3,43,13.9,13.8\nx,06-FGD,1.3,42,1,2\nw,03-GpuClustering,1.3,42,5,6\n",
+            file(&[
+                "w,06-FGD,1.3,42,13.88,13.71",
+                "w,06-FGD,1.3,43,13.9,13.8",
+                "x,06-FGD,1.3,42,1,2",
+                "w,03-GpuClustering,1.3,42,5,6",
+            ]),
         )
         .expect("write");
-        let got = load(&p, "w").expect("rows");
+        let got = load(&p, "w", &[Policy::Fgd, Policy::GpuClustering]).expect("rows");
         assert_eq!(got[&(Policy::Fgd, 0)], vec![13.88, 13.9]);
         assert_eq!(got[&(Policy::Fgd, 1)], vec![13.71, 13.8]);
         assert_eq!(got[&(Policy::GpuClustering, 1)], vec![6.0]);
-        assert!(!got.contains_key(&(Policy::Fgd, 42)));
-        assert!(load(&p, "none").is_none());
+        // Percent 42 is the padded column, not the `seed` column's 42 and 43.
+        assert_eq!(got[&(Policy::Fgd, 42)], vec![0.0, 0.0]);
+        assert_eq!(load(&p, "none", &[Policy::Fgd]), Ok(Published::new()));
+        // A bad cell in a compared row is an error with its place; in other rows it is not read.
+        std::fs::write(
+            &p,
+            file(&["w,06-FGD,1.3,42,13.88,oops", "w,01-Random,1.3,42,x,y"]),
+        )
+        .expect("write");
+        assert_eq!(
+            load(&p, "w", &[Policy::Fgd]),
+            Err(format!(
+                "{}:2:23: column 1: expected a finite number, got \"oops\"",
+                p.display()
+            ))
+        );
+        assert_eq!(
+            load(&p, "w", &[Policy::GpuClustering]),
+            Ok(Published::new())
+        );
+        assert!(load(&p, "w", &[Policy::Random]).is_err());
+        // A file cut after the column of 5 % is not the published format.
+        std::fs::write(
+            &p,
+            "workload,sc_policy,tune,seed,0,1,2,3,4,5\nw,06-FGD,1.3,42,1,2,3,4,5,6\n",
+        )
+        .expect("write");
+        assert_eq!(
+            load(&p, "w", &[Policy::Fgd]),
+            Err(format!(
+                "{}:1: missing column \"6\" (expected one column per arrived percent 0..130)",
+                p.display()
+            ))
+        );
         let mut ours = Ours::new();
         ours.insert((Policy::Fgd, 0), vec![(13.0, 14.0), (15.0, 16.0)]);
         let (csv, md) = report(&[Policy::Fgd], &ours, Some(&got), None);

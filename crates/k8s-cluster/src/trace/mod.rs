@@ -85,6 +85,18 @@ pub enum TraceError {
         /// What is wrong.
         message: String,
     },
+    /// A cell of a row is malformed or out of range.
+    #[error("{file}:{line}:{column}: {message}")]
+    Cell {
+        /// The file.
+        file: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based character column where the cell starts.
+        column: usize,
+        /// What is wrong.
+        message: String,
+    },
     /// An unknown policy name.
     #[error("unknown policy {0:?} (known: {known})", known = policy::Policy::NAMES.join(", "))]
     UnknownPolicy(String),

@@ -72,6 +72,9 @@ pub struct TracePod {
     pub deletion_time: Option<i64>,
     /// `scheduled_time`, seconds (empty for pods the trace never scheduled).
     pub scheduled_time: Option<i64>,
+    /// Line of the row in the pod file (1-based; 0 for a pod not read from a file), for error
+    /// messages.
+    pub line: usize,
 }
 
 /// A parsed trace: nodes and pods in file order.
@@ -112,6 +115,8 @@ struct Table<'a> {
     file: String,
     columns: BTreeMap<&'a str, usize>,
     rows: Vec<(usize, Vec<&'a str>)>,
+    /// The text of each data row by line, to locate a cell's character column.
+    raw: BTreeMap<usize, &'a str>,
 }
 
 /// Splits a trace CSV: plain comma-separated fields as the openb files are written (a UTF-8 byte
@@ -144,13 +149,25 @@ fn table<'a>(file: &Path, text: &'a str) -> Result<Table<'a>, TraceError> {
         .enumerate()
         .map(|(i, c)| (c.trim(), i))
         .collect();
-    let rows = lines
-        .map(|(i, l)| (i + 1, l.split(',').map(str::trim).collect()))
-        .collect();
+    let width = header.split(',').count();
+    let (mut rows, mut raw) = (Vec::new(), BTreeMap::new());
+    for (i, l) in lines {
+        let fields: Vec<&str> = l.split(',').map(str::trim).collect();
+        if fields.len() != width {
+            return Err(TraceError::Parse {
+                file,
+                line: i + 1,
+                message: format!("expected {width} columns, got {}", fields.len()),
+            });
+        }
+        rows.push((i + 1, fields));
+        raw.insert(i + 1, l);
+    }
     Ok(Table {
         file,
         columns,
         rows,
+        raw,
     })
 }
 
@@ -174,14 +191,52 @@ impl Table<'_> {
         }
     }
 
+    /// An error at the cell `col` of `line` (`file:line:column`, the 1-based character column
+    /// where the cell's value starts).
+    fn cell_err(&self, line: usize, col: usize, message: String) -> TraceError {
+        let raw = self.raw.get(&line).copied().unwrap_or("");
+        let mut offset = 0;
+        for (k, f) in raw.split(',').enumerate() {
+            if k == col {
+                offset += f.len() - f.trim_start().len();
+                break;
+            }
+            offset += f.len() + 1;
+        }
+        let offset = offset.min(raw.len());
+        TraceError::Cell {
+            file: self.file.clone(),
+            line,
+            column: raw.get(..offset).map_or(offset, |s| s.chars().count()) + 1,
+            message,
+        }
+    }
+
     fn int(&self, line: usize, row: &[&str], col: usize, name: &str) -> Result<i64, TraceError> {
+        self.int_max(line, row, col, name, i64::MAX)
+    }
+
+    /// Cell `col` as an integer in `0..=max`: digits beyond `max` are out of range, anything else
+    /// is not a non-negative integer.
+    fn int_max(
+        &self,
+        line: usize,
+        row: &[&str],
+        col: usize,
+        name: &str,
+        max: i64,
+    ) -> Result<i64, TraceError> {
         let v = row.get(col).copied().unwrap_or("");
-        v.parse::<i64>().ok().filter(|x| *x >= 0).ok_or_else(|| {
-            self.err(
-                line,
-                format!("column {name}: expected a non-negative integer, got {v:?}"),
-            )
-        })
+        if let Some(x) = v.parse::<i64>().ok().filter(|x| (0..=max).contains(x)) {
+            return Ok(x);
+        }
+        let digits = v.strip_prefix('+').unwrap_or(v);
+        let message = if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+            format!("column {name}: {v} is out of range (max {max})")
+        } else {
+            format!("column {name}: expected a non-negative integer, got {v:?}")
+        };
+        Err(self.cell_err(line, col, message))
     }
 
     fn opt_int(&self, line: usize, row: &[&str], name: &str) -> Result<Option<i64>, TraceError> {
@@ -219,7 +274,7 @@ pub fn read_nodes(path: &Path) -> Result<Vec<TraceNode>, TraceError> {
         if name.is_empty() {
             return Err(t.err(*line, "column sn: empty node name".into()));
         }
-        let gpus = t.int(*line, row, gpu, "gpu")?;
+        let gpus = t.int_max(*line, row, gpu, "gpu", i64::from(u32::MAX))?;
         let model = model
             .and_then(|c| row.get(c))
             .map(|s| s.to_string())
@@ -259,7 +314,7 @@ pub fn read_pods(path: &Path) -> Result<Vec<TracePod>, TraceError> {
         if name.is_empty() {
             return Err(t.err(*line, "column name: empty pod name".into()));
         }
-        let count = t.int(*line, row, ngpu, "num_gpu")?;
+        let count = t.int_max(*line, row, ngpu, "num_gpu", i64::from(u32::MAX))?;
         let milli = t.int(*line, row, mgpu, "gpu_milli")?;
         let gpu = match (count, milli) {
             (0, _) => GpuRequest::default(),
@@ -298,6 +353,7 @@ pub fn read_pods(path: &Path) -> Result<Vec<TracePod>, TraceError> {
             creation_time: t.opt_int(*line, row, "creation_time")?,
             deletion_time: t.opt_int(*line, row, "deletion_time")?,
             scheduled_time: t.opt_int(*line, row, "scheduled_time")?,
+            line: *line,
             name,
         });
     }
@@ -430,6 +486,102 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "pods.csv:2: quoted CSV fields are not supported: trace files are plain comma-separated values"
+        );
+    }
+
+    fn temp(name: &str, body: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("openb-cells-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        let p = dir.join(name);
+        let _ = std::fs::write(&p, body);
+        p
+    }
+
+    const POD_HEADER: &str = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n";
+
+    #[test]
+    fn out_of_range_cells_are_reported_with_line_and_column() {
+        let err = |p: &Path| read_pods(p).err().map(|e| e.to_string());
+        // 99999999999 GPUs: more than a u32 GpuRequest count holds; the cell starts at
+        // character 14 of line 2 ("p0,1000,1024," is 13 characters).
+        let p = temp(
+            "hugegpu.csv",
+            &format!("{POD_HEADER}p0,1000,1024,99999999999,1000,,LS,Running,0,100,0\n"),
+        );
+        assert_eq!(
+            err(&p),
+            Some(format!(
+                "{}:2:14: column num_gpu: 99999999999 is out of range (max 4294967295)",
+                p.display()
+            ))
+        );
+        // u64::MAX - 1 is an integer, but not a valid i64 time.
+        let p = temp(
+            "u64max1.csv",
+            &format!("{POD_HEADER}p0,1000,1024,1,1000,,LS,Running,0,18446744073709551614,0\n"),
+        );
+        assert_eq!(
+            err(&p),
+            Some(format!(
+                "{}:2:35: column deletion_time: 18446744073709551614 is out of range (max 9223372036854775807)",
+                p.display()
+            ))
+        );
+        // A negative number is still not a non-negative integer.
+        let p = temp(
+            "neg.csv",
+            &format!("{POD_HEADER}p0,-5,1024,1,1000,,LS,Running,0,100,0\n"),
+        );
+        assert_eq!(
+            err(&p),
+            Some(format!(
+                "{}:2:4: column cpu_milli: expected a non-negative integer, got \"-5\"",
+                p.display()
+            ))
+        );
+        // The largest count still parses.
+        let p = temp(
+            "maxgpu.csv",
+            &format!("{POD_HEADER}p0,1000,1024,4294967295,1000,,LS,Running,0,100,0\n"),
+        );
+        assert_eq!(
+            read_pods(&p).map(|v| v[0].gpu),
+            Ok(GpuRequest {
+                count: u32::MAX,
+                milli: MILLI_PER_GPU
+            })
+        );
+    }
+
+    #[test]
+    fn rows_with_the_wrong_number_of_columns_are_rejected() {
+        let p = temp(
+            "n_short.csv",
+            "sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,2\n",
+        );
+        assert_eq!(
+            read_nodes(&p).err().map(|e| e.to_string()),
+            Some(format!("{}:2: expected 5 columns, got 4", p.display()))
+        );
+        // An empty model with all five columns is the model error.
+        let p = temp(
+            "n_nomodel.csv",
+            "sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,2,\n",
+        );
+        assert_eq!(
+            read_nodes(&p).err().map(|e| e.to_string()),
+            Some(format!(
+                "{}:2: node n0 has 2 GPUs but no model",
+                p.display()
+            ))
+        );
+        let p = temp(
+            "short.csv",
+            &format!("{POD_HEADER}p0,1000,1024,1,1000,,LS,Running,0\n"),
+        );
+        assert_eq!(
+            read_pods(&p).err().map(|e| e.to_string()),
+            Some(format!("{}:2: expected 11 columns, got 9", p.display()))
         );
     }
 }

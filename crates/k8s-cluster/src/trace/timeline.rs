@@ -15,8 +15,13 @@
 //!   something is in flight, else it jumps to the next tick at which anything could happen. Every
 //!   skipped tick is one in which no component would have acted had it run, so per-pod outcomes
 //!   equal those of running every tick (`tests/timeline.rs` checks this).
+//! - Input checks before the run: pod names are unique, every pod has both times and
+//!   `deletion_time >= creation_time` (errors name the pod file and line); running every tick is
+//!   refused beyond [`MAX_EVERY_TICK`] ticks. A create the apiserver rejects ends the replay with
+//!   the apiserver's message.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 use k8s_types::apiserver::DeleteOptions;
 use k8s_types::core::Pod;
@@ -30,6 +35,11 @@ use super::policy::Policy;
 use super::replay::{PaperOptions, Prepared};
 use super::TraceError;
 use crate::cluster::{Cluster, ClusterConfig};
+
+/// The most ticks a replay that runs every tick (`skip_idle: false`) may span (10 million: about
+/// 116 days at one tick per second); beyond it [`replay_timeline`] refuses with
+/// [`TimelineError::TooManyTicks`].
+pub const MAX_EVERY_TICK: u64 = 10_000_000;
 
 /// Options of a timeline replay.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -48,6 +58,8 @@ pub struct TimelineOptions {
     pub skip_idle: bool,
     /// Typical pods (FGD's target workload) cover this percentage of the pods (the paper: 95).
     pub popularity_threshold: u32,
+    /// The pod file as shown in error messages (`<pod_file>:<line>: ...`); None: lines only.
+    pub pod_file: Option<String>,
 }
 
 impl Default for TimelineOptions {
@@ -60,6 +72,7 @@ impl Default for TimelineOptions {
             pod_limit: None,
             skip_idle: true,
             popularity_threshold: 95,
+            pod_file: None,
         }
     }
 }
@@ -106,6 +119,12 @@ impl PodOutcome {
     pub fn pending_ticks(&self) -> Option<Tick> {
         self.bound.map(|b| b.saturating_sub(self.created))
     }
+
+    /// Created and deleted in the same tick and never bound: the driver deleted the pod before
+    /// the scheduler's first pass could see it (not a scheduling failure).
+    pub fn gone_before_scheduling(&self) -> bool {
+        self.bound.is_none() && self.deleted == self.created
+    }
 }
 
 /// The result of a timeline replay.
@@ -113,6 +132,8 @@ impl PodOutcome {
 pub struct TimelineRun {
     /// Policy.
     pub policy: Policy,
+    /// Trace seconds per tick (the run's [`TimelineOptions::time_scale`]).
+    pub time_scale: u64,
     /// GPU capacity of the cluster, milli-GPU.
     pub capacity_milli: i64,
     /// One sample per processed tick, in tick order (the state holds until the next sample).
@@ -132,14 +153,20 @@ pub enum TimelineError {
     #[error(transparent)]
     Trace(#[from] TraceError),
     /// A pod row lacks the times the timeline needs.
-    #[error("pod {pod}: timeline mode needs creation_time and deletion_time (the pod file has no times, e.g. a multigpu file?)")]
+    #[error("{at}pod {pod:?}: {problem}")]
     MissingTimes {
+        /// `file:line: ` of the row (empty when unknown).
+        at: String,
         /// The pod.
         pod: String,
+        /// Which time is missing and why.
+        problem: String,
     },
     /// `deletion_time` before `creation_time`.
-    #[error("pod {pod}: deletion_time {deletion} is before creation_time {creation}")]
+    #[error("{at}pod {pod:?}: deletion_time {deletion} is before creation_time {creation}")]
     DeletedBeforeCreated {
+        /// `file:line: ` of the row (empty when unknown).
+        at: String,
         /// The pod.
         pod: String,
         /// Seconds.
@@ -147,9 +174,43 @@ pub enum TimelineError {
         /// Seconds.
         deletion: i64,
     },
+    /// Two pods with one name (the apiserver would refuse the second create with AlreadyExists).
+    #[error("{at}pod {pod:?}: duplicate name ({first})")]
+    DuplicateName {
+        /// `file:line: ` of the second row (empty when unknown).
+        at: String,
+        /// The pod.
+        pod: String,
+        /// Where the first one is (`first on line N`).
+        first: String,
+    },
+    /// The apiserver refused to create a trace pod (e.g. an invalid name).
+    #[error("{at}pod {pod:?}: create failed: {message}")]
+    CreateFailed {
+        /// `file:line: ` of the row (empty when unknown).
+        at: String,
+        /// The pod.
+        pod: String,
+        /// The apiserver's message.
+        message: String,
+    },
     /// `time_scale` 0.
     #[error("time scale must be at least 1 second per tick")]
     ZeroTimeScale,
+    /// A node limit of 0 left no node.
+    #[error("node limit 0 removes every node (the trace has {available} GPU nodes)")]
+    NoNodeLeft {
+        /// GPU nodes in the trace.
+        available: usize,
+    },
+    /// Running every tick would take too long.
+    #[error("running every tick would take {ticks} ticks, more than {limit}: compress time (a larger time scale) or skip idle time")]
+    TooManyTicks {
+        /// Ticks the run would span.
+        ticks: u64,
+        /// [`MAX_EVERY_TICK`].
+        limit: u64,
+    },
     /// The cluster could not be built.
     #[error("cluster: {0}")]
     Cluster(String),
@@ -175,14 +236,20 @@ struct Live {
 /// Runs the timeline replay of `trace` (GPU nodes only, as in paper mode).
 ///
 /// # Errors
-/// [`TimelineError`]: no GPU node, a pod without times or deleted before it is created, a zero
-/// time scale, a scheduler configuration the scheduler rejects.
+/// [`TimelineError`]: no GPU node (or a node limit of 0), a duplicate pod name, a pod without
+/// times or deleted before it is created, a zero time scale, more than [`MAX_EVERY_TICK`] ticks
+/// without idle-time skipping, a scheduler configuration the scheduler rejects, a pod the
+/// apiserver refuses to create.
 pub fn replay_timeline(
     trace: &Trace,
     opts: &TimelineOptions,
 ) -> Result<TimelineRun, TimelineError> {
     if opts.time_scale == 0 {
         return Err(TimelineError::ZeroTimeScale);
+    }
+    let available = trace.gpu_nodes().len();
+    if opts.node_limit == Some(0) && available > 0 {
+        return Err(TimelineError::NoNodeLeft { available });
     }
     let nodes: Vec<_> = trace
         .gpu_nodes()
@@ -198,7 +265,15 @@ pub fn replay_timeline(
         .iter()
         .take(opts.pod_limit.unwrap_or(usize::MAX))
         .collect();
-    let arrivals = timeline(&pods, opts.time_scale)?;
+    let file = opts.pod_file.as_deref();
+    let arrivals = timeline(&pods, opts.time_scale, file)?;
+    let span = arrivals.iter().map(|a| a.deleted).max().unwrap_or(0) + 1;
+    if !opts.skip_idle && span > MAX_EVERY_TICK {
+        return Err(TimelineError::TooManyTicks {
+            ticks: span,
+            limit: MAX_EVERY_TICK,
+        });
+    }
     // FGD's target workload: the typical pods of the (whole) workload, as paper mode computes it.
     let sub = Trace {
         nodes: nodes.clone(),
@@ -273,9 +348,13 @@ pub fn replay_timeline(
             for i in create {
                 let mut pod = arrivals[i].trace.to_pod();
                 pod.spec.scheduler_name = Some(scheduler_name.clone());
-                // A pod the apiserver rejects (never expected for imported rows) just never runs.
+                // A pod the apiserver rejects (e.g. an invalid name) ends the replay.
                 if let Err(e) = cluster.api().create(Object::Pod(pod)) {
-                    tracing::warn!(pod = %arrivals[i].trace.name, error = %e, "create failed");
+                    return Err(TimelineError::CreateFailed {
+                        at: at(file, arrivals[i].trace.line),
+                        pod: arrivals[i].trace.name.clone(),
+                        message: e.message,
+                    });
                 }
             }
             for i in delete {
@@ -337,6 +416,7 @@ pub fn replay_timeline(
     }
     Ok(TimelineRun {
         policy: opts.policy,
+        time_scale: opts.time_scale,
         capacity_milli,
         samples,
         pods: outcomes,
@@ -420,17 +500,71 @@ fn next_tick(
     next.max(t + 1)
 }
 
-/// Arrival and departure ticks of every pod.
-fn timeline(pods: &[&TracePod], scale: u64) -> Result<Vec<Arrival>, TimelineError> {
+/// `file:line: ` (or the part known; empty when neither is) for error messages.
+fn at(file: Option<&str>, line: usize) -> String {
+    let mut s = String::new();
+    if let Some(f) = file {
+        s.push_str(f);
+        s.push(':');
+    }
+    if line > 0 {
+        let _ = write!(s, "{}{line}:", if file.is_none() { "line " } else { "" });
+    }
+    if !s.is_empty() {
+        s.push(' ');
+    }
+    s
+}
+
+/// Why a pod lacks a time: an empty cell, or no pod of the file has that time at all.
+fn missing(pods: &[&TracePod], column: &str, has: fn(&TracePod) -> bool) -> String {
+    if pods.iter().any(|p| has(p)) {
+        format!("empty {column}: timeline mode needs creation_time and deletion_time on every pod")
+    } else {
+        format!("no {column}: no pod of the file has one (an empty column, or none as in the multigpu files); timeline mode needs creation_time and deletion_time")
+    }
+}
+
+/// Arrival and departure ticks of every pod, after checking names and times (in file order; the
+/// first bad row is reported).
+fn timeline(
+    pods: &[&TracePod],
+    scale: u64,
+    file: Option<&str>,
+) -> Result<Vec<Arrival>, TimelineError> {
     let mut times = Vec::with_capacity(pods.len());
-    for p in pods {
-        let (Some(c), Some(d)) = (p.creation_time, p.deletion_time) else {
-            return Err(TimelineError::MissingTimes {
+    let mut first: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    for (i, p) in pods.iter().enumerate() {
+        let here = || at(file, p.line);
+        if let Some(&(line, index)) = first.get(p.name.as_str()) {
+            return Err(TimelineError::DuplicateName {
+                at: here(),
                 pod: p.name.clone(),
+                first: if line > 0 {
+                    format!("first on line {line}")
+                } else {
+                    format!("first is pod #{}", index + 1)
+                },
+            });
+        }
+        first.insert(p.name.as_str(), (p.line, i));
+        let Some(c) = p.creation_time else {
+            return Err(TimelineError::MissingTimes {
+                at: here(),
+                pod: p.name.clone(),
+                problem: missing(pods, "creation_time", |p| p.creation_time.is_some()),
+            });
+        };
+        let Some(d) = p.deletion_time else {
+            return Err(TimelineError::MissingTimes {
+                at: here(),
+                pod: p.name.clone(),
+                problem: missing(pods, "deletion_time", |p| p.deletion_time.is_some()),
             });
         };
         if d < c {
             return Err(TimelineError::DeletedBeforeCreated {
+                at: here(),
                 pod: p.name.clone(),
                 creation: c,
                 deletion: d,
