@@ -572,8 +572,8 @@ fn find_nodes_that_fit(
     // The fused node pass (runtime/fused.rs) when plugins offer kernels and no pod is nominated:
     // the same feasible nodes, statuses and next start index.
     if ctx.nominator.is_empty() {
-        if let Some(plan) = fwk.fused_filter(state, pod, &skips) {
-            let mut rejected: Vec<(usize, Status)> = Vec::new();
+        if let Some(plan) = fwk.fused_filter(state, pod, &skips, nodes) {
+            let mut rejected: Vec<(usize, Option<Status>)> = Vec::new();
             let search = fwk.find_feasible_fused(
                 &plan,
                 state,
@@ -587,14 +587,19 @@ fn find_nodes_that_fit(
                 &mut feasible,
                 &mut rejected,
             );
-            for (k, (idx, st)) in rejected.into_iter().enumerate() {
-                if search.error == Some(k) {
-                    return Err(Failure::error(st.message()));
-                }
-                diagnosis.add_plugin_status(&st);
-                diagnosis.node_to_status.set(nodes[idx].name(), st);
+            if let Some(k) = search.error {
+                let message = rejected[k].1.as_ref().map(Status::message);
+                return Err(Failure::error(message.unwrap_or_default()));
             }
             *ctx.next_start_node_index = (start + search.processed) % n;
+            if feasible.is_empty() {
+                // The statuses a gate left uncomputed: upstream's first failing plugin, in order.
+                let all = rejected.into_iter().map(|(idx, st)| {
+                    let st = st.unwrap_or_else(|| fwk.run_filter(state, pod, &nodes[idx], &skips));
+                    (idx, st)
+                });
+                record_rejections(&mut diagnosis, nodes, all)?;
+            }
             return Ok((feasible, diagnosis));
         }
     }
@@ -606,6 +611,7 @@ fn find_nodes_that_fit(
     let mut chunk: Vec<&NodeInfo> = scratch::take();
     let mut chunk_idx: Vec<usize> = scratch::take();
     let mut failed: Vec<(usize, Status)> = Vec::new();
+    let mut rejected: Vec<(usize, Status)> = Vec::new();
     let mut i = 0;
     'chunks: while i < n {
         let size = (want - feasible.len()).max(MIN_FILTER_CHUNK).min(n - i);
@@ -635,16 +641,13 @@ fn find_nodes_that_fit(
             }
         }
         let mut statuses = failed.drain(..).peekable();
-        for pos in 0..size {
+        for (pos, &idx) in chunk_idx.iter().enumerate() {
             processed += 1;
             match statuses.next_if(|(p, _)| *p == pos) {
-                Some((_, st)) if st.is_rejected() => {
-                    diagnosis.add_plugin_status(&st);
-                    diagnosis.node_to_status.set(chunk[pos].name(), st);
-                }
+                Some((_, st)) if st.is_rejected() => rejected.push((idx, st)),
                 Some((_, st)) => return Err(Failure::error(st.message())),
                 None => {
-                    feasible.push(chunk_idx[pos]);
+                    feasible.push(idx);
                     if feasible.len() >= want {
                         break 'chunks;
                     }
@@ -657,7 +660,34 @@ fn find_nodes_that_fit(
     scratch::give(chunk);
     scratch::give(chunk_idx);
     *ctx.next_start_node_index = (start + processed) % n;
+    if feasible.is_empty() {
+        record_rejections(&mut diagnosis, nodes, rejected.into_iter())?;
+    }
     Ok((feasible, diagnosis))
+}
+
+/// Records the rejected nodes' statuses in the diagnosis (upstream does so as it filters; only
+/// a pod that fits nowhere reads them, so they are recorded only then). A status that is not a
+/// rejection is an error of the attempt.
+fn record_rejections(
+    diagnosis: &mut Diagnosis,
+    nodes: &[NodeInfo],
+    rejected: impl Iterator<Item = (usize, Status)>,
+) -> Result<(), Failure> {
+    for (idx, st) in rejected {
+        if st.is_success() {
+            return Err(Failure::error(format!(
+                "internal error: node {:?} was rejected by a Filter gate but passes every Filter plugin",
+                nodes[idx].name()
+            )));
+        }
+        if !st.is_rejected() {
+            return Err(Failure::error(st.message()));
+        }
+        diagnosis.add_plugin_status(&st);
+        diagnosis.node_to_status.set(nodes[idx].name(), st);
+    }
+    Ok(())
 }
 
 /// The smallest chunk of nodes filtered at once (see `find_nodes_that_fit`).

@@ -29,7 +29,7 @@ use std::sync::Arc;
 
 use k8s_types::core::Pod;
 use k8s_types::framework::node_info::pod_has_required_anti_affinity;
-use k8s_types::framework::NodeInfo;
+use k8s_types::framework::{GateCondition, NodeGate, NodeInfo, GATE_NO_DOMAIN};
 
 use crate::plugins::inter_pod_affinity::terms::{
     has_scoring_terms, required_terms, AffinityTerm, NamespaceLabels,
@@ -201,8 +201,8 @@ impl PodMatcher {
     }
 }
 
-/// No domain: the node lacks the key.
-const NO_DOMAIN: u32 = u32::MAX;
+/// No domain: the node lacks the key (the fused pass's [`GATE_NO_DOMAIN`]).
+const NO_DOMAIN: u32 = GATE_NO_DOMAIN;
 
 /// The domains of one topology key.
 #[derive(Clone, Debug, Default)]
@@ -355,6 +355,14 @@ impl SnapshotPositions {
         }
     }
 
+    /// An empty fused-pass gate for the same slice.
+    pub fn gate(&self) -> NodeGate {
+        NodeGate {
+            snapshot: (self.base, self.len),
+            conditions: Vec::new(),
+        }
+    }
+
     /// The position of `node` in the slice, when it is one of its elements.
     pub fn position(&self, node: &NodeInfo) -> Option<usize> {
         let size = std::mem::size_of::<NodeInfo>();
@@ -409,6 +417,18 @@ impl DomainView {
     #[inline]
     pub fn count(&self, id: u32) -> i64 {
         self.counts.get(id as usize).copied().unwrap_or(0)
+    }
+
+    /// A fused-pass [`GateCondition`] over these domains: a domain passes when `verdict` holds
+    /// for its total; a node without the key gets `missing`. Exact for the snapshot last synced
+    /// (every position counted, as after a sync).
+    pub fn gate(&self, verdict: impl Fn(i64) -> bool, missing: bool) -> GateCondition {
+        GateCondition {
+            domains: Arc::clone(&self.domains),
+            pass: self.counts.iter().map(|&c| verdict(c)).collect(),
+            otherwise: verdict(0),
+            missing,
+        }
     }
 }
 

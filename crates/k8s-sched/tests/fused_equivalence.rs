@@ -5,15 +5,19 @@
 //! the kernels handle (cpu/memory requests, pod limits) with what sends a node or a plugin down
 //! the exact path: cordoned nodes, NoSchedule and PreferNoSchedule taints, tolerations, host
 //! ports, images, node selectors, ephemeral-storage and extended resources, zero requests,
-//! higher-priority pods (preemption and nominated nodes), and several percentageOfNodesToScore
-//! values.
+//! higher-priority pods (preemption and nominated nodes), several percentageOfNodesToScore
+//! values, and pods with topology spread constraints and required pod (anti-)affinity on zones
+//! and hostnames, some nodes lacking the zone label (the PodTopologySpread and InterPodAffinity
+//! gates, whose rejected nodes' statuses are only computed when the pod fits nowhere).
 
 use std::collections::BTreeMap;
 
 use k8s_sched::{KubeSchedulerConfiguration, Scheduler};
 use k8s_types::core::{
-    Container, ContainerPort, Node, Pod, ResourceList, ResourceRequirements, Taint, Toleration,
+    Affinity, Container, ContainerPort, Node, Pod, PodAffinity, PodAffinityTerm, ResourceList,
+    ResourceRequirements, Taint, Toleration, TopologySpreadConstraint,
 };
+use k8s_types::labels::LabelSelector;
 use k8s_types::Quantity;
 
 /// xorshift64: a small deterministic generator.
@@ -56,10 +60,14 @@ fn node(r: &mut Rng, i: usize) -> Node {
     n.metadata
         .labels
         .insert("kubernetes.io/hostname".into(), n.metadata.name.clone());
-    n.metadata.labels.insert(
-        "topology.kubernetes.io/zone".into(),
-        r.pick(&["zone-a", "zone-b", "zone-c"]).into(),
-    );
+    let zone = r.pick(&[
+        "zone-a", "zone-b", "zone-c", "zone-a", "zone-b", "zone-c", "",
+    ]);
+    if !zone.is_empty() {
+        n.metadata
+            .labels
+            .insert("topology.kubernetes.io/zone".into(), zone.into());
+    }
     let mut a = ResourceList::new();
     a.insert(
         "cpu".into(),
@@ -160,6 +168,65 @@ fn pod(r: &mut Rng, name: &str, node_name: Option<String>) -> Pod {
     }
     if node_name.is_none() && r.chance(5) {
         p.spec.priority = Some(1000);
+    }
+    let key = |r: &mut Rng| {
+        r.pick(&["topology.kubernetes.io/zone", "kubernetes.io/hostname"])
+            .to_string()
+    };
+    let selector = |app: &str| {
+        Some(LabelSelector {
+            match_labels: BTreeMap::from([("app".to_string(), app.to_string())]),
+            ..Default::default()
+        })
+    };
+    if r.chance(20) {
+        p.metadata.labels.insert("app".into(), "web".into());
+        if r.chance(70) {
+            p.spec
+                .topology_spread_constraints
+                .push(TopologySpreadConstraint {
+                    max_skew: 1 + r.below(2) as i32,
+                    topology_key: key(r),
+                    when_unsatisfiable: "DoNotSchedule".into(),
+                    label_selector: selector("web"),
+                    ..Default::default()
+                });
+        }
+    }
+    if r.chance(15) {
+        p.metadata.labels.insert("tier".into(), "db".into());
+        let term = PodAffinityTerm {
+            label_selector: Some(LabelSelector {
+                match_labels: BTreeMap::from([("tier".to_string(), "db".to_string())]),
+                ..Default::default()
+            }),
+            topology_key: key(r),
+            ..Default::default()
+        };
+        let affinity = PodAffinity {
+            required_during_scheduling_ignored_during_execution: vec![term],
+            ..Default::default()
+        };
+        let a = p.spec.affinity.get_or_insert_with(Affinity::default);
+        if r.chance(75) {
+            a.pod_anti_affinity = Some(affinity);
+        } else {
+            a.pod_affinity = Some(affinity);
+        }
+    }
+    if r.chance(5) {
+        let term = PodAffinityTerm {
+            label_selector: selector("web"),
+            topology_key: "topology.kubernetes.io/zone".into(),
+            ..Default::default()
+        };
+        p.spec
+            .affinity
+            .get_or_insert_with(Affinity::default)
+            .pod_affinity = Some(PodAffinity {
+            required_during_scheduling_ignored_during_execution: vec![term],
+            ..Default::default()
+        });
     }
     p.spec.node_name = node_name;
     p

@@ -21,7 +21,7 @@
 
 use k8s_types::core::Pod;
 use k8s_types::framework::{
-    AllocationStrategy, CycleState, NodeFilterKernel, NodeInfo, NodeScoreKernel, Status,
+    AllocationStrategy, CycleState, NodeFilterKernel, NodeGate, NodeInfo, NodeScoreKernel, Status,
     MAX_NODE_SCORE,
 };
 
@@ -34,8 +34,10 @@ use crate::scratch;
 #[derive(Clone, Debug)]
 pub struct FusedFilter {
     kernel: NodeFilterKernel,
-    /// The attempt's Filter skips plus the plugins covered by `kernel`: what still runs on the
-    /// nodes the kernel admits.
+    /// The exact verdicts of the plugins that offer a gate (all their conditions, merged).
+    gate: NodeGate,
+    /// The attempt's Filter skips plus the plugins covered by `kernel` and `gate`: what still
+    /// runs on the nodes they admit.
     residual_skips: Vec<bool>,
     has_residual: bool,
 }
@@ -47,7 +49,7 @@ pub struct FilterSearch {
     /// Nodes looked at, from the start index (upstream `processedNodes`).
     pub processed: usize,
     /// A node whose status is an error (not a rejection) ended the search: its position in the
-    /// `rejected` list.
+    /// `rejected` list (whose status is then known).
     pub error: Option<usize>,
 }
 
@@ -98,18 +100,21 @@ impl Framework {
         self.fused
     }
 
-    /// The fused Filter plan of this attempt (after PreFilter; `skips` as from
-    /// [`Framework::filter_skips`]), or `None` when the pass is off or no plugin offers a kernel.
+    /// The fused Filter plan of this attempt over `nodes` (the snapshot PreFilter read; after
+    /// PreFilter; `skips` as from [`Framework::filter_skips`]), or `None` when the pass is off
+    /// or no plugin offers a kernel or a gate.
     pub fn fused_filter(
         &self,
         state: &CycleState,
         pod: &Pod,
         skips: &[bool],
+        nodes: &[NodeInfo],
     ) -> Option<FusedFilter> {
         if !self.fused {
             return None;
         }
         let mut kernel = NodeFilterKernel::PASS;
+        let mut gate = NodeGate::for_nodes(nodes);
         let mut residual_skips = skips.to_vec();
         residual_skips.resize(self.filter.len(), false);
         let mut covered = 0;
@@ -127,11 +132,21 @@ impl Framework {
                     residual_skips[i] = true;
                     covered += 1;
                 }
-                None => has_residual = true,
+                None => match f.filter_gate(state, pod).filter(|g| g.covers(nodes)) {
+                    Some(g) => {
+                        for c in g.conditions {
+                            gate.push(c);
+                        }
+                        residual_skips[i] = true;
+                        covered += 1;
+                    }
+                    None => has_residual = true,
+                },
             }
         }
         (covered > 0).then_some(FusedFilter {
             kernel,
+            gate,
             residual_skips,
             has_residual,
         })
@@ -141,7 +156,9 @@ impl Framework {
     /// `start` (position `k` is node `candidates[k]`, or node `k` without candidates) until `want`
     /// nodes passed or all were seen. Feasible node indices go to `feasible`, rejected ones with
     /// their status to `rejected`, both in visiting order. Same outcome as running
-    /// [`Framework::run_filter`] on each node in turn.
+    /// [`Framework::run_filter`] on each node in turn, except that the status of a node a gate
+    /// rejected is left `None` when every plugin of the attempt is covered (it is a rejection,
+    /// never an error; [`Framework::run_filter`] gives it when the pod fits nowhere).
     #[allow(clippy::too_many_arguments)]
     pub fn find_feasible_fused(
         &self,
@@ -155,13 +172,15 @@ impl Framework {
         start: usize,
         want: usize,
         feasible: &mut Vec<usize>,
-        rejected: &mut Vec<(usize, Status)>,
+        rejected: &mut Vec<(usize, Option<Status>)>,
     ) -> FilterSearch {
         let n = candidates.map_or(nodes.len(), <[usize]>::len);
         if n == 0 || want == 0 || arrays.len() != nodes.len() {
             return FilterSearch::default();
         }
         let k = plan.kernel;
+        let gate = &plan.gate;
+        let gated = !gate.conditions.is_empty();
         let admits = |i: usize| {
             arrays.flags[i] & k.slow_flags == 0
                 && arrays.free_pods[i] >= k.min_free_pods
@@ -169,7 +188,7 @@ impl Framework {
                 && arrays.free_mem[i] >= k.min_free_memory
         };
         let index = |pos: usize| candidates.map_or(pos, |c| c[pos]);
-        if !plan.has_residual && candidates.is_none() {
+        if !plan.has_residual && candidates.is_none() && !gated {
             // Every plugin this attempt has a kernel and every node is a candidate: tight scans
             // over the two contiguous ranges of the rotating search (start..n, then 0..start);
             // the exact path only for the nodes the kernels do not admit.
@@ -201,7 +220,7 @@ impl Framework {
                         }
                     } else {
                         let error = !st.is_rejected();
-                        rejected.push((next, st));
+                        rejected.push((next, Some(st)));
                         if error {
                             return FilterSearch {
                                 processed: step,
@@ -218,19 +237,24 @@ impl Framework {
             };
         }
         if !plan.has_residual {
-            // Every plugin this attempt has a kernel: one pass, the exact path only for the
-            // nodes the kernels do not admit.
+            // Every plugin this attempt has a kernel or a gate: one pass; a node a gate rejects
+            // is rejected (its status left for later), the exact path only for the nodes the
+            // kernels do not admit.
             for step in 0..n {
                 let mut pos = start + step;
                 if pos >= n {
                     pos -= n;
                 }
                 let i = index(pos);
+                if gated && !gate.passes(i) {
+                    rejected.push((i, None));
+                    continue;
+                }
                 if !admits(i) {
                     let st = self.run_filter(state, pod, &nodes[i], skips);
                     if !st.is_success() {
                         let error = !st.is_rejected();
-                        rejected.push((i, st));
+                        rejected.push((i, Some(st)));
                         if error {
                             return FilterSearch {
                                 processed: step + 1,
@@ -274,7 +298,7 @@ impl Framework {
             failed.clear();
             for s in step..step + size {
                 let i = index((start + s) % n);
-                if admits(i) {
+                if admits(i) && (!gated || gate.passes(i)) {
                     admitted.push(&nodes[i]);
                     admitted_pos.push(s - step);
                 } else {
@@ -308,7 +332,7 @@ impl Framework {
                 match st {
                     Some(st) => {
                         let error = !st.is_rejected();
-                        rejected.push((i, st));
+                        rejected.push((i, Some(st)));
                         if error {
                             out = FilterSearch {
                                 processed: step + off + 1,
@@ -803,8 +827,13 @@ mod tests {
     fn cluster(r: &mut Rng) -> Cache {
         let mut c = Cache::default();
         let n = 10 + r.below(200) as usize;
+        let lacking_zones = r.below(3) == 0;
         for i in 0..n {
-            let mut node = make_node(&format!("n{i:04}"), Some("zone1"));
+            // Every third cluster has nodes without a zone (PodTopologySpread then counts
+            // without its gate).
+            let zones = if lacking_zones { 5 } else { 4 };
+            let zone = ["zone1", "zone2", "zone3", "zone1", ""][r.below(zones) as usize];
+            let mut node = make_node(&format!("n{i:04}"), Some(zone).filter(|z| !z.is_empty()));
             let cpu = ["1", "2", "4", "8", "0"][r.below(5) as usize];
             node.status
                 .allocatable
@@ -825,7 +854,13 @@ mod tests {
         c.finish_batch();
         for k in 0..r.below(n as u64 * 20) as usize {
             let on = format!("n{:04}", r.below(n as u64));
-            let mut p = make_pod(PodTemplate::Default, "default", &format!("e{k}-"), k);
+            let (template, ns) = [
+                (PodTemplate::Default, "default"),
+                (PodTemplate::Default, "default"),
+                (PodTemplate::TopologySpreading, "default"),
+                (PodTemplate::PodAntiAffinity, "sched-0"),
+            ][r.below(4) as usize];
+            let mut p = make_pod(template, ns, &format!("e{k}-"), k);
             if r.below(20) == 0 {
                 p.spec.containers[0].ports = vec![ContainerPort {
                     container_port: 80,
@@ -840,14 +875,33 @@ mod tests {
     }
 
     fn pod(r: &mut Rng, i: usize) -> k8s_types::core::Pod {
-        let template = [
-            PodTemplate::Default,
-            PodTemplate::Default,
-            PodTemplate::HighPriority,
-            PodTemplate::LowPriority,
-            PodTemplate::NodeAffinity,
-        ][r.below(5) as usize];
-        let mut p = make_pod(template, "default", "p-", i);
+        let (template, ns) = [
+            (PodTemplate::Default, "default"),
+            (PodTemplate::Default, "default"),
+            (PodTemplate::HighPriority, "default"),
+            (PodTemplate::LowPriority, "default"),
+            (PodTemplate::NodeAffinity, "default"),
+            (PodTemplate::TopologySpreading, "default"),
+            (PodTemplate::PodAntiAffinity, "sched-0"),
+        ][r.below(7) as usize];
+        let mut p = make_pod(template, ns, "p-", i);
+        // Tighter spreading than the template's maxSkew 5, so that zones get rejected.
+        for c in &mut p.spec.topology_spread_constraints {
+            c.max_skew = 1;
+        }
+        // Anti-affinity by zone as well as by hostname (some nodes lack a zone).
+        if let Some(anti) = p
+            .spec
+            .affinity
+            .as_mut()
+            .and_then(|a| a.pod_anti_affinity.as_mut())
+        {
+            if r.below(2) == 0 {
+                for t in &mut anti.required_during_scheduling_ignored_during_execution {
+                    t.topology_key = "topology.kubernetes.io/zone".into();
+                }
+            }
+        }
         match r.below(6) {
             0 => p.spec.tolerations.push(Toleration {
                 key: "dedicated".into(),
@@ -870,6 +924,7 @@ mod tests {
         let mut waiting = WaitingPods::default();
         let nominator = Nominator::default();
         let (mut fused_filters, mut fused_scores, mut rejected_total) = (0, 0, 0);
+        let mut deferred_total = 0;
         for round in 0..30 {
             let cache = cluster(&mut r);
             let nodes = cache.node_infos();
@@ -907,7 +962,9 @@ mod tests {
                         want_rejected.push((i, st));
                     }
                 }
-                let plan = fwk.fused_filter(&state, &pod, &skips).expect("kernels");
+                let plan = fwk
+                    .fused_filter(&state, &pod, &skips, nodes)
+                    .expect("kernels");
                 fused_filters += 1;
                 let (mut feasible, mut rejected) = (vec![], vec![]);
                 let search = fwk.find_feasible_fused(
@@ -924,6 +981,17 @@ mod tests {
                     &mut rejected,
                 );
                 assert_eq!(feasible, want_feasible, "pod {}", pod.metadata.name);
+                // A status a gate left out is the one the plugins give.
+                deferred_total += rejected.iter().filter(|(_, st)| st.is_none()).count();
+                let rejected: Vec<(usize, Status)> = rejected
+                    .into_iter()
+                    .map(|(i, st)| {
+                        (
+                            i,
+                            st.unwrap_or_else(|| fwk.run_filter(&state, &pod, &nodes[i], &skips)),
+                        )
+                    })
+                    .collect();
                 assert_eq!(rejected, want_rejected, "pod {}", pod.metadata.name);
                 assert_eq!(search.processed, processed);
                 rejected_total += rejected.len();
@@ -945,5 +1013,6 @@ mod tests {
             }
         }
         assert!(fused_filters > 200 && fused_scores > 150 && rejected_total > 1000);
+        assert!(deferred_total > 100, "{deferred_total}");
     }
 }

@@ -98,11 +98,11 @@ impl Diagnosis {
         if status.plugin().is_empty() {
             return;
         }
-        if status.is_rejected() {
+        if status.is_rejected() && !self.unschedulable_plugins.contains(status.plugin()) {
             self.unschedulable_plugins
                 .insert(status.plugin().to_string());
         }
-        if status.code() == Code::Pending {
+        if status.code() == Code::Pending && !self.pending_plugins.contains(status.plugin()) {
             self.pending_plugins.insert(status.plugin().to_string());
         }
     }

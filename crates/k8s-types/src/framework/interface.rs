@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use super::cycle_state::CycleState;
 use super::diagnosis::NodeToStatus;
-use super::kernel::{NodeFilterKernel, NodeScoreKernel};
+use super::kernel::{NodeFilterKernel, NodeGate, NodeScoreKernel};
 use super::node_info::{NodeInfo, PodInfo};
 use super::status::Status;
 use crate::apiserver::ApiClient;
@@ -209,6 +209,15 @@ pub trait FilterPlugin: Plugin {
     /// Nodes that do not satisfy it still go through `filter`. Default: none (the plugin runs
     /// through `filter_nodes`).
     fn filter_kernel(&self, _state: &CycleState, _pod: &Pod) -> Option<NodeFilterKernel> {
+        None
+    }
+
+    /// The exact verdict of [`FilterPlugin::filter`] on the nodes of this attempt's snapshot by
+    /// topology domain (read after PreFilter), for the scheduler's fused node pass (see
+    /// [`super::kernel`]). A plugin returning one promises that `filter` on the node at position
+    /// `i` of [`NodeGate::snapshot`] succeeds exactly when [`NodeGate::passes`]`(i)`, and never
+    /// returns an error there. Default: none.
+    fn filter_gate(&self, _state: &CycleState, _pod: &Pod) -> Option<NodeGate> {
         None
     }
 }

@@ -10,12 +10,20 @@
 //!   plugins' `filter` (the exact status, in plugin order).
 //! - A [`NodeScoreKernel`] gives the plugin's score *after NormalizeScore* from the node's
 //!   numbers alone, with upstream's arithmetic.
+//! - A [`NodeGate`] is an *exact* verdict by topology domain: on the snapshot PreFilter read, the
+//!   plugin's `filter` succeeds on a node exactly when the node's domain passes every
+//!   [`GateCondition`] (PodTopologySpread and InterPodAffinity judge a node by its domains'
+//!   counts only). A node the gate rejects is rejected whatever the other plugins say, so the
+//!   scheduler may leave its status (which plugin rejected it first, and why) uncomputed unless
+//!   the pod fits nowhere and the FailedScheduling message needs it.
 //!
 //! Plugins offer kernels through [`FilterPlugin::filter_kernel`] and
 //! [`ScorePlugin::score_kernel`](super::ScorePlugin::score_kernel) (default: none); plugins that
 //! offer none run through the generic per-plugin path, so out-of-tree plugins keep working.
 //!
 //! [`FilterPlugin::filter_kernel`]: super::FilterPlugin::filter_kernel
+
+use std::sync::Arc;
 
 use super::node_info::NodeInfo;
 
@@ -94,6 +102,106 @@ impl NodeFilterKernel {
     }
 }
 
+/// The domain id of a node without the topology key, in [`GateCondition::domains`].
+pub const GATE_NO_DOMAIN: u32 = u32::MAX;
+
+/// One condition of a [`NodeGate`]: the node's domain of one topology key must pass.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GateCondition {
+    /// Per node position in the snapshot PreFilter read ([`super::Handle::node_infos`] order):
+    /// the node's domain id for the key, [`GATE_NO_DOMAIN`] when the node lacks the key.
+    pub domains: Arc<Vec<u32>>,
+    /// Per domain id: whether nodes of that domain pass.
+    pub pass: Vec<bool>,
+    /// The verdict for domain ids at or past `pass.len()`.
+    pub otherwise: bool,
+    /// The verdict for a node without the key.
+    pub missing: bool,
+}
+
+impl GateCondition {
+    /// The verdict for the node at position `pos` (false for a position the condition does
+    /// not know).
+    #[inline]
+    pub fn passes(&self, pos: usize) -> bool {
+        match self.domains.get(pos) {
+            Some(&GATE_NO_DOMAIN) => self.missing,
+            Some(&d) => self.pass.get(d as usize).copied().unwrap_or(self.otherwise),
+            None => false,
+        }
+    }
+
+    /// Both conditions at once, when they read the same domains (the same `Arc`); `None`
+    /// otherwise.
+    pub fn and(&self, other: &GateCondition) -> Option<GateCondition> {
+        if !Arc::ptr_eq(&self.domains, &other.domains) {
+            return None;
+        }
+        let len = self.pass.len().max(other.pass.len());
+        let pass = (0..len)
+            .map(|d| {
+                self.pass.get(d).copied().unwrap_or(self.otherwise)
+                    && other.pass.get(d).copied().unwrap_or(other.otherwise)
+            })
+            .collect();
+        Some(GateCondition {
+            domains: Arc::clone(&self.domains),
+            pass,
+            otherwise: self.otherwise && other.otherwise,
+            missing: self.missing && other.missing,
+        })
+    }
+}
+
+/// An exact Filter verdict for the nodes of one snapshot (see the module doc): on the node at
+/// position `pos` of the node slice PreFilter read, the plugin's `filter` returns success when
+/// every condition passes, and a rejection (never an error) otherwise.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NodeGate {
+    /// Address of the first node of the slice PreFilter read and its length: the gate speaks
+    /// only of that slice.
+    pub snapshot: (usize, usize),
+    /// Conditions that must all pass.
+    pub conditions: Vec<GateCondition>,
+}
+
+impl NodeGate {
+    /// A gate without conditions for the node slice `nodes`.
+    pub fn for_nodes(nodes: &[NodeInfo]) -> NodeGate {
+        NodeGate {
+            snapshot: (nodes.as_ptr() as usize, nodes.len()),
+            conditions: Vec::new(),
+        }
+    }
+
+    /// True when the gate speaks of exactly the node slice `nodes` and every condition knows
+    /// every position.
+    pub fn covers(&self, nodes: &[NodeInfo]) -> bool {
+        self.snapshot == (nodes.as_ptr() as usize, nodes.len())
+            && self
+                .conditions
+                .iter()
+                .all(|c| c.domains.len() == nodes.len())
+    }
+
+    /// Adds a condition, merged into an existing one over the same domains.
+    pub fn push(&mut self, c: GateCondition) {
+        for existing in &mut self.conditions {
+            if let Some(merged) = existing.and(&c) {
+                *existing = merged;
+                return;
+            }
+        }
+        self.conditions.push(c);
+    }
+
+    /// The verdict for the node at position `pos`.
+    #[inline]
+    pub fn passes(&self, pos: usize) -> bool {
+        self.conditions.iter().all(|c| c.passes(pos))
+    }
+}
+
 /// Which resource-allocation formula a [`NodeScoreKernel::ResourceAllocation`] uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AllocationStrategy {
@@ -141,4 +249,66 @@ pub enum NodeScoreKernel {
         /// The pod's memory.
         memory: i64,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cond(
+        domains: &Arc<Vec<u32>>,
+        pass: &[bool],
+        otherwise: bool,
+        missing: bool,
+    ) -> GateCondition {
+        GateCondition {
+            domains: Arc::clone(domains),
+            pass: pass.to_vec(),
+            otherwise,
+            missing,
+        }
+    }
+
+    #[test]
+    fn a_condition_reads_the_domain_of_each_position() {
+        // Positions 0..5: domains 0, 1, none, 2 (past `pass`), 0.
+        let d = Arc::new(vec![0, 1, GATE_NO_DOMAIN, 2, 0]);
+        let c = cond(&d, &[true, false], true, false);
+        let got: Vec<bool> = (0..6).map(|p| c.passes(p)).collect();
+        // Position 5 is unknown: it never passes.
+        assert_eq!(got, [true, false, false, true, true, false]);
+    }
+
+    #[test]
+    fn conditions_over_the_same_domains_merge_and_others_stay_apart() {
+        let d = Arc::new(vec![0, 1, GATE_NO_DOMAIN, 2]);
+        let other = Arc::new(vec![0, 0, 0, 0]);
+        let mut g = NodeGate::default();
+        g.push(cond(&d, &[true, true, true], true, true));
+        g.push(cond(&d, &[true, false], false, true));
+        g.push(cond(&other, &[true], true, true));
+        assert_eq!(g.conditions.len(), 2);
+        // Merged: domain 1 fails, domain 2 takes the second's `otherwise` (false).
+        assert_eq!(g.conditions[0].pass, [true, false, false]);
+        assert!(!g.conditions[0].otherwise);
+        assert!(g.conditions[0].missing);
+        let got: Vec<bool> = (0..4).map(|p| g.passes(p)).collect();
+        assert_eq!(got, [true, false, true, false]);
+        // A condition of another domain list rejects everything.
+        g.push(cond(&other, &[false], true, true));
+        assert!((0..4).all(|p| !g.passes(p)));
+    }
+
+    #[test]
+    fn a_gate_covers_only_the_slice_it_was_made_for() {
+        let node = || NodeInfo::new(Arc::new(crate::core::Node::default()));
+        let nodes = vec![node(), node()];
+        let mut g = NodeGate::for_nodes(&nodes);
+        assert!(g.covers(&nodes));
+        assert!(!g.covers(&nodes[..1]));
+        let copy = nodes.clone();
+        assert!(!g.covers(&copy));
+        g.push(cond(&Arc::new(vec![0]), &[true], true, true));
+        assert!(!g.covers(&nodes), "a condition shorter than the slice");
+    }
 }

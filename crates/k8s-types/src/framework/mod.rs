@@ -41,7 +41,9 @@ pub use interface::{
     PreFilterResult, PreScorePlugin, QueueSortPlugin, QueuedPodInfo, ReservePlugin, ScorePlugin,
     WaitingPodInfo,
 };
-pub use kernel::{AllocationStrategy, NodeFilterKernel, NodeScoreKernel};
+pub use kernel::{
+    AllocationStrategy, GateCondition, NodeFilterKernel, NodeGate, NodeScoreKernel, GATE_NO_DOMAIN,
+};
 pub use node_info::{HostPortInfo, NodeInfo, PodInfo};
 pub use status::{Code, Status};
 

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use k8s_types::apiserver::ApiClient;
 use k8s_types::core::Pod;
 use k8s_types::framework::node_info::{label_hash, pod_has_required_anti_affinity};
-use k8s_types::framework::{CycleState, NodeInfo, PodInfo, Status};
+use k8s_types::framework::{CycleState, NodeGate, NodeInfo, PodInfo, Status};
 
 use super::terms::{
     namespace_labels, pod_matches_all_affinity_terms, required_terms, AffinityTerm, CountsView,
@@ -96,6 +96,22 @@ fn any_positive(views: &[DomainView], pos: usize, node: &NodeInfo) -> Option<boo
 }
 
 impl FastFilter {
+    /// The same verdicts as a fused-pass gate: every affinity term's key present and, unless
+    /// the pod is the first of its group, a matching pod in each term's domain; no pod matching
+    /// an anti-affinity term, and no existing pod's anti-affinity term, in the node's domains
+    /// (a node without such a key passes those).
+    pub fn gate(&self) -> NodeGate {
+        let mut g = self.positions.gate();
+        let first = self.affinity_first_pod;
+        for v in &self.affinity {
+            g.push(v.gate(|count| first || count > 0, false));
+        }
+        for v in self.anti.iter().chain(&self.existing) {
+            g.push(v.gate(|count| count <= 0, true));
+        }
+        g
+    }
+
     /// The verdict for `node`: `None` when the node is not one PreFilter counted.
     #[inline]
     pub fn judge(&self, node: &NodeInfo) -> Option<Status> {
@@ -394,6 +410,13 @@ pub fn filter(state: &CycleState, pod: &Pod, node: &NodeInfo) -> Status {
         },
         None => missing_state(),
     }
+}
+
+/// The fused-pass gate of this attempt, when PreFilter read the index (see
+/// [`FastFilter::gate`]).
+pub fn gate(state: &CycleState) -> Option<NodeGate> {
+    let s = state.read::<PreFilterState>(PRE_FILTER_STATE_KEY)?;
+    s.fast.as_deref().map(FastFilter::gate)
 }
 
 /// [`filter`] over many nodes, reading the state once (`FilterPlugin::filter_nodes`).

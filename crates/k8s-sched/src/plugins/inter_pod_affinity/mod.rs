@@ -15,8 +15,8 @@ use std::sync::{Arc, Mutex};
 
 use k8s_types::core::Pod;
 use k8s_types::framework::{
-    CycleState, FilterPlugin, Handle, NodeInfo, NodeScore, Plugin, PodInfo, PreFilterPlugin,
-    PreFilterResult, PreScorePlugin, ScorePlugin, Status,
+    CycleState, FilterPlugin, Handle, NodeGate, NodeInfo, NodeScore, Plugin, PodInfo,
+    PreFilterPlugin, PreFilterResult, PreScorePlugin, ScorePlugin, Status,
 };
 
 use self::filtering::{PreFilterState, PRE_FILTER_STATE_KEY};
@@ -160,6 +160,10 @@ impl FilterPlugin for InterPodAffinity {
         failed: &mut Vec<(usize, Status)>,
     ) {
         filtering::filter_nodes(state, pod, nodes, failed);
+    }
+
+    fn filter_gate(&self, state: &CycleState, _pod: &Pod) -> Option<NodeGate> {
+        filtering::gate(state)
     }
 }
 

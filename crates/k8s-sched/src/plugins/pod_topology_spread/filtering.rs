@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use k8s_types::core::Pod;
 use k8s_types::framework::node_info::label_hash;
-use k8s_types::framework::{CycleState, NodeInfo, PodInfo, Status};
+use k8s_types::framework::{CycleState, NodeGate, NodeInfo, PodInfo, Status};
 
 use super::common::{
     count_pods_match_selector, node_labels_match_spread_constraints, TopologySpreadConstraint,
@@ -123,6 +123,16 @@ pub struct FastFilter {
 }
 
 impl FastFilter {
+    /// The same verdicts as a fused-pass gate: per constraint, a domain passes when its count
+    /// plus `selfMatchNum - minMatchNum` is at most `maxSkew`; a node without the key fails.
+    pub fn gate(&self) -> NodeGate {
+        let mut g = self.positions.gate();
+        for (view, max_skew, self_minus_min) in &self.constraints {
+            g.push(view.gate(|count| count + self_minus_min <= *max_skew, false));
+        }
+        g
+    }
+
     /// The verdict for `node`: `None` when the node is not one PreFilter counted.
     #[inline]
     pub fn judge(&self, node: &NodeInfo) -> Option<Status> {
@@ -336,6 +346,13 @@ pub fn filter(state: &CycleState, pod: &Pod, node: &NodeInfo) -> Status {
         return status;
     }
     filter_with(s, &PodConstants::new(s, pod), node)
+}
+
+/// The fused-pass gate of this attempt, when PreFilter read the index (see
+/// [`FastFilter::gate`]).
+pub fn gate(state: &CycleState) -> Option<NodeGate> {
+    let s = state.read::<PreFilterState>(PRE_FILTER_STATE_KEY)?;
+    s.fast.as_deref().map(FastFilter::gate)
 }
 
 /// [`filter`] over many nodes, reading the state and the pod's own values once

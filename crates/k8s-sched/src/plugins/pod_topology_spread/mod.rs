@@ -22,8 +22,8 @@ use k8s_types::apiserver::ApiClient;
 use k8s_types::core::node::node_labels;
 use k8s_types::core::{Pod, TopologySpreadConstraint as ApiConstraint};
 use k8s_types::framework::{
-    CycleState, FilterPlugin, Handle, NodeInfo, NodeScore, Plugin, PodInfo, PreFilterPlugin,
-    PreFilterResult, PreScorePlugin, ScorePlugin, Status,
+    CycleState, FilterPlugin, Handle, NodeGate, NodeInfo, NodeScore, Plugin, PodInfo,
+    PreFilterPlugin, PreFilterResult, PreScorePlugin, ScorePlugin, Status,
 };
 
 use self::common::{build_default_constraints, filter_constraints, TopologySpreadConstraint};
@@ -231,6 +231,10 @@ impl FilterPlugin for PodTopologySpread {
         failed: &mut Vec<(usize, Status)>,
     ) {
         filtering::filter_nodes(state, pod, nodes, failed);
+    }
+
+    fn filter_gate(&self, state: &CycleState, _pod: &Pod) -> Option<NodeGate> {
+        filtering::gate(state)
     }
 }
 
