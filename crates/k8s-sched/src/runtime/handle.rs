@@ -50,6 +50,10 @@ impl Handle for CycleHandle<'_> {
         self.cache.node_info(name)
     }
 
+    fn node_generations(&self) -> Option<&[u64]> {
+        Some(&self.cache.node_arrays().generation)
+    }
+
     fn node_infos_with_pod_affinity(&self) -> Vec<&NodeInfo> {
         self.cache.nodes_with_pod_affinity()
     }

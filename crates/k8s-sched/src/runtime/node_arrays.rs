@@ -40,6 +40,8 @@ pub struct NodeArrays {
     pub inv_cpu: Vec<f64>,
     /// `1 / allocatable.memory` (0 when 0), for [`div_exact`].
     pub inv_mem: Vec<f64>,
+    /// [`NodeInfo::generation`] of each node (renewed by every change the cache makes).
+    pub generation: Vec<u64>,
     /// Number of nodes with each flag bit set.
     flagged: [u32; 32],
     /// Kernel scores kept from earlier attempts (see [`ScoreMemo`]).
@@ -150,7 +152,9 @@ impl NodeArrays {
             }
             self.inv_cpu.resize(len, 0.0);
             self.inv_mem.resize(len, 0.0);
+            self.generation.resize(len, 0);
         }
+        self.generation[i] = n.generation();
         let s = n.summary();
         let flags = node_flags(n);
         self.count_flags(self.flags[i], false);

@@ -166,10 +166,14 @@ fn probes() -> Vec<Pod> {
     ]
 }
 
-fn handle(cache: &Cache) -> FakeHandle {
+/// A handle over the cache's nodes; on odd steps it also gives the cache's array of node
+/// generations, so the index syncs through [`TopologyIndex::sync_generations`]'s dense
+/// comparison on those steps and by reading the nodes on the others.
+fn handle(cache: &Cache, step: usize) -> FakeHandle {
     FakeHandle {
         nodes: cache.node_infos().to_vec(),
         api: FakeApi::default(),
+        generations: (step % 2 == 1).then(|| cache.node_arrays().generation.clone()),
     }
 }
 
@@ -251,7 +255,7 @@ fn check(
     extra: Option<(&PodInfo, &NodeInfo)>,
     seen: &mut Seen,
 ) {
-    let h = handle(cache);
+    let h = handle(cache, step);
     let nodes = &h.nodes;
     let scoring = nodes
         .iter()

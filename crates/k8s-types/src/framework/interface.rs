@@ -447,6 +447,13 @@ pub trait Handle {
     /// One node of the snapshot.
     fn node_info(&self, name: &str) -> Option<&NodeInfo>;
 
+    /// The [`NodeInfo::generation`] of every node of [`Handle::node_infos`], in the same order,
+    /// when the scheduler keeps them in one array: plugins that follow the snapshot (topology
+    /// counters) find the changed nodes without reading every `NodeInfo`. Default: none.
+    fn node_generations(&self) -> Option<&[u64]> {
+        None
+    }
+
     /// The nodes of the snapshot with at least one pod that has pod affinity or anti-affinity,
     /// in name order (upstream `NodeInfos().HavePodsWithAffinityList()`). Default: filters
     /// [`Handle::node_infos`]; the scheduler keeps the list up to date instead of scanning.

@@ -240,10 +240,12 @@ impl PreFilterState {
     /// terms, or one anti-affinity term, per the term's topology key). The same counts, without
     /// visiting pods. `any_existing_anti` tells whether some node has pods with required
     /// anti-affinity (upstream `HavePodsWithRequiredAntiAffinityList`); it is only read when the
-    /// pod has no required terms (true is always safe: the counts decide).
+    /// pod has no required terms (true is always safe: the counts decide). `generations` are the
+    /// nodes' generations in one array when the caller has them (`Handle::node_generations`).
     pub fn compute_indexed(
         pod: &Pod,
         all_nodes: &[NodeInfo],
+        generations: Option<&[u64]>,
         any_existing_anti: bool,
         api: Option<&dyn ApiClient>,
         index: &mut TopologyIndex,
@@ -260,7 +262,7 @@ impl PreFilterState {
             t.merge_namespaces(api);
         }
         let ns_labels = namespace_labels(pod.metadata.namespace(), api);
-        index.sync_with_terms(all_nodes);
+        index.sync_with_terms(all_nodes, generations);
 
         let mut existing_views = Vec::new();
         let existing = CountsView::new(

@@ -101,6 +101,7 @@ impl PreFilterPlugin for InterPodAffinity {
                 PreFilterState::compute_indexed(
                     pod,
                     handle.node_infos(),
+                    handle.node_generations(),
                     any_existing_anti,
                     Some(handle.client()),
                     &mut index,

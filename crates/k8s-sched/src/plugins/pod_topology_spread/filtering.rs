@@ -216,17 +216,19 @@ impl PreFilterState {
     /// no node inclusion policy can exclude a node (the pod has no nodeSelector or required node
     /// affinity under `nodeAffinityPolicy: Honor`, and no node is tainted under
     /// `nodeTaintsPolicy: Honor`), the counts are the counters' per-domain totals; otherwise the
-    /// per-node counts are summed over the nodes the policies include.
+    /// per-node counts are summed over the nodes the policies include. `generations` are the
+    /// nodes' generations in one array when the caller has them (`Handle::node_generations`).
     pub fn compute_indexed(
         pod: &Pod,
         constraints: Vec<TopologySpreadConstraint>,
         all_nodes: &[NodeInfo],
+        generations: Option<&[u64]>,
         index: &mut TopologyIndex,
     ) -> PreFilterState {
         if constraints.len() > MAX_COUNTERS / 2 {
             return PreFilterState::compute(pod, constraints, all_nodes);
         }
-        index.sync(all_nodes);
+        index.sync_generations(all_nodes, generations);
         let ns = pod.metadata.namespace();
         let ids: Vec<_> = constraints
             .iter()

@@ -187,9 +187,13 @@ impl PreFilterPlugin for PodTopologySpread {
             return (None, Status::skip());
         }
         let s = match self.index.lock() {
-            Ok(mut index) => {
-                PreFilterState::compute_indexed(pod, constraints, handle.node_infos(), &mut index)
-            }
+            Ok(mut index) => PreFilterState::compute_indexed(
+                pod,
+                constraints,
+                handle.node_infos(),
+                handle.node_generations(),
+                &mut index,
+            ),
             // A panic elsewhere poisoned the index: count from scratch.
             Err(_) => PreFilterState::compute(pod, constraints, handle.node_infos()),
         };
