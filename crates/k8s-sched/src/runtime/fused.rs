@@ -22,7 +22,7 @@
 use k8s_types::core::Pod;
 use k8s_types::framework::{
     AllocationStrategy, CycleState, NodeFilterKernel, NodeGate, NodeInfo, NodeScoreKernel, Status,
-    MAX_NODE_SCORE,
+    GATE_NO_DOMAIN, MAX_NODE_SCORE,
 };
 
 use super::batch::{FilterScratch, ScoreScratch};
@@ -188,15 +188,20 @@ impl Framework {
                 && arrays.free_mem[i] >= k.min_free_memory
         };
         let index = |pos: usize| candidates.map_or(pos, |c| c[pos]);
-        if !plan.has_residual && candidates.is_none() && !gated {
-            // Every plugin this attempt has a kernel and every node is a candidate: tight scans
-            // over the two contiguous ranges of the rotating search (start..n, then 0..start);
-            // the exact path only for the nodes the kernels do not admit.
+        if !plan.has_residual && candidates.is_none() {
+            // Every plugin this attempt has a kernel or a gate and every node is a candidate:
+            // tight scans over the two contiguous ranges of the rotating search (start..n, then
+            // 0..start); the exact path only for the nodes the gates pass and the kernels do not
+            // admit.
             let mut step = 0;
             for (lo, hi) in [(start, n), (0, start)] {
                 let mut i = lo;
                 while i < hi {
-                    let (next, done) = scan_admitted(&k, arrays, i, hi, want, feasible);
+                    let (next, done) = if gated {
+                        scan_gated(&k, gate, arrays, i, hi, want, feasible, rejected)
+                    } else {
+                        scan_admitted(&k, arrays, i, hi, want, feasible)
+                    };
                     step += next - i;
                     if done {
                         return FilterSearch {
@@ -625,6 +630,58 @@ fn scan_admitted(
         start += BLOCK;
     }
     for j in start..flags.len() {
+        let ok = flags[j] & k.slow_flags == 0
+            && pods[j] >= k.min_free_pods
+            && cpu[j] >= k.min_free_milli_cpu
+            && mem[j] >= k.min_free_memory;
+        if !ok {
+            return (lo + j, false);
+        }
+        feasible.push(lo + j);
+        if feasible.len() >= want {
+            return (lo + j + 1, true);
+        }
+    }
+    (hi, false)
+}
+
+/// [`scan_admitted`] with a gate: a node the gate rejects goes to `rejected` without a status
+/// (and the scan goes on); stops at the first node the gate passes and the kernel does not
+/// admit, or when `feasible` reaches `want`.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn scan_gated(
+    k: &NodeFilterKernel,
+    gate: &NodeGate,
+    arrays: &NodeArrays,
+    lo: usize,
+    hi: usize,
+    want: usize,
+    feasible: &mut Vec<usize>,
+    rejected: &mut Vec<(usize, Option<Status>)>,
+) -> (usize, bool) {
+    let flags = &arrays.flags[lo..hi];
+    let pods = &arrays.free_pods[lo..hi];
+    let cpu = &arrays.free_cpu[lo..hi];
+    let mem = &arrays.free_mem[lo..hi];
+    feasible.reserve((hi - lo).min(want.saturating_sub(feasible.len())));
+    // One condition (the common case) is read through plain slices.
+    let single = match gate.conditions.as_slice() {
+        [c] if c.domains.len() >= hi => Some((&c.domains[lo..hi], c)),
+        _ => None,
+    };
+    for j in 0..flags.len() {
+        let passes = match single {
+            Some((domains, c)) => match domains[j] {
+                GATE_NO_DOMAIN => c.missing,
+                d => c.pass.get(d as usize).copied().unwrap_or(c.otherwise),
+            },
+            None => gate.passes(lo + j),
+        };
+        if !passes {
+            rejected.push((lo + j, None));
+            continue;
+        }
         let ok = flags[j] & k.slow_flags == 0
             && pods[j] >= k.min_free_pods
             && cpu[j] >= k.min_free_milli_cpu
