@@ -37,7 +37,7 @@ pub struct ClusterConfig {
 pub enum ClusterError {
     /// The scheduler rejected its configuration.
     #[error("invalid KubeSchedulerConfiguration: {0}")]
-    SchedulerConfig(String),
+    SchedulerConfig(k8s_sched::ConfigError),
     /// The apiserver rejected a bootstrap object.
     #[error("bootstrap failed: {0}")]
     Bootstrap(#[from] Status),
@@ -65,8 +65,7 @@ impl Cluster {
     /// # Errors
     /// [`ClusterError::SchedulerConfig`] when the scheduler configuration is invalid.
     pub fn new(config: ClusterConfig) -> Result<Cluster, ClusterError> {
-        let scheduler = Scheduler::new(config.scheduler)
-            .map_err(|e| ClusterError::SchedulerConfig(e.to_string()))?;
+        let scheduler = Scheduler::new(config.scheduler).map_err(ClusterError::SchedulerConfig)?;
         let mut api = ApiServer::new(Box::new(MemStore::default()));
         api.set_tick(0);
         for ns in INITIAL_NAMESPACES {

@@ -4,6 +4,7 @@
 //! - [`cluster::Cluster`]: apiserver + store, controller-manager, scheduler, one kubelet (with its
 //!   device plugins) per node; [`cluster::Cluster::tick`] runs controllers -> scheduler -> kubelets.
 //! - [`manifest`]: reading real Kubernetes YAML with file/line/field-path errors.
+//! - [`yaml_position`]: the line of a field path in a YAML document (for errors found after decoding).
 //! - [`scenario`]: the `Scenario` document (ticks, timed steps, expectations).
 //! - [`run`]: a scenario file end to end; [`output`]: kubectl-like tables and the `v1` List dump.
 //!
@@ -17,6 +18,7 @@ pub mod run;
 pub mod scenario;
 pub mod state;
 pub mod trace;
+pub mod yaml_position;
 
 pub use cluster::{Cluster, ClusterConfig};
 pub use run::{run_file, OutputFormat, RunOptions, RunOutcome};

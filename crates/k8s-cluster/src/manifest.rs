@@ -2,16 +2,21 @@
 //! `kubectl get -o yaml` prints it), plus at most one `KubeSchedulerConfiguration` and one `Scenario`.
 //! Every error names the file, the line of the document and the field path, like
 //! `scenarios/x.yaml:14: spec.containers[0].resources.requests.cpu: invalid quantity "1.5.5": ...`.
+//! A scheduler configuration rejected after decoding (validation, unknown plugins, bad plugin args)
+//! points at the line of the field it names too ([`scheduler_config_error`], via
+//! [`crate::yaml_position`]).
 
 use std::path::Path;
 
 use serde::de::DeserializeOwned;
 
 use k8s_sched::config::KubeSchedulerConfiguration;
+use k8s_sched::ConfigError;
 use k8s_types::meta::TypeMeta;
 use k8s_types::object::{Kind, Object, Unstructured, UNSIMULATED_BUILTIN_KINDS};
 
 use crate::scenario::Scenario;
+use crate::yaml_position::Positions;
 
 /// apiVersion of k8s-mini's own `Scenario` document.
 pub const SCENARIO_API_VERSION: &str = "sim.k8s-mini.io/v1alpha1";
@@ -23,8 +28,9 @@ pub const SCHEDULER_CONFIG_API_VERSION: &str = "kubescheduler.config.k8s.io/v1";
 pub struct Source {
     /// The file as the user named it.
     pub file: String,
-    /// 1-based line where the document (or its `kind: List` item's list) starts; 0 when the error is
-    /// about the whole file (e.g. it cannot be read).
+    /// 1-based line where the document (or its `kind: List` item's list) starts, or, in an error, of
+    /// the field the error names when it is known; 0 when the error is about the whole file (e.g. it
+    /// cannot be read).
     pub line: usize,
 }
 
@@ -76,6 +82,9 @@ pub struct Loaded {
     pub doc: Document,
     /// Its source.
     pub source: Source,
+    /// The lines of the document's fields, kept for a [`Document::SchedulerConfig`] only (whose
+    /// errors are found after decoding, see [`scheduler_config_error`]); `None` otherwise.
+    pub positions: Option<Positions>,
 }
 
 /// Everything read from a stream: documents and warnings (e.g. kinds kept but not simulated).
@@ -188,12 +197,17 @@ pub fn parse_stream(name: &str, text: &str) -> Result<Manifests, ManifestError> 
                     };
                     e
                 });
-                push(&mut out, decoded, at(head))?;
+                let positions = || {
+                    Positions::parse(&doc, start).and_then(|p| p.subtree(&format!("items[{i}]")))
+                };
+                push(&mut out, decoded, at(head), positions)?;
             }
             continue;
         }
         let decoded = decode_text(&type_meta, &doc, start);
-        push(&mut out, decoded, at(head))?;
+        push(&mut out, decoded, at(head), || {
+            Positions::parse(&doc, start)
+        })?;
     }
     Ok(out)
 }
@@ -202,13 +216,22 @@ fn push(
     out: &mut Manifests,
     decoded: Result<Decoded, PartialError>,
     source: Source,
+    positions: impl FnOnce() -> Option<Positions>,
 ) -> Result<(), ManifestError> {
     match decoded {
         Ok(Decoded { doc, warning }) => {
             if let Some(w) = warning {
                 out.warnings.push(format!("{source}: {w}"));
             }
-            out.docs.push(Loaded { doc, source });
+            let positions = match doc {
+                Document::SchedulerConfig(_) => positions(),
+                _ => None,
+            };
+            out.docs.push(Loaded {
+                doc,
+                source,
+                positions,
+            });
             Ok(())
         }
         Err(e) => Err(ManifestError {
@@ -259,6 +282,56 @@ fn strip_location(msg: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// A `KubeSchedulerConfiguration` rejected by the scheduler (validation, unknown plugin names, bad
+/// plugin args, an invalid profile), as a [`ManifestError`] at the line of the field the error names:
+/// `scenario.yaml:14: profiles[0].plugins.score.enabled[1].name: Invalid value: "Nope": ...`. The
+/// scheduler's message is kept as it is, its field path moved to [`ManifestError::path`]. `positions`
+/// are the document's ([`Loaded::positions`]); a field the document leaves out points at its deepest
+/// parent that is there. Without positions, or for an error that names no field, the error is at
+/// `source` (the document's first line). When several field errors are aggregated
+/// (`[a: ..., b: ...]`), the line is the first one's and the message the whole aggregate.
+pub fn scheduler_config_error(
+    source: &Source,
+    positions: Option<&Positions>,
+    err: &ConfigError,
+) -> ManifestError {
+    let (field, path, message) = match err {
+        ConfigError::Decode { path, message } => (path.clone(), path.clone(), message.clone()),
+        ConfigError::Invalid(errors) => match errors.as_slice() {
+            [one] => (one.field.clone(), one.field.clone(), one.detail_message()),
+            many => (
+                many.first().map(|e| e.field.clone()).unwrap_or_default(),
+                String::new(),
+                err.to_string(),
+            ),
+        },
+        // Framework errors are `<path>: <message>` (k8s-sched runtime) or have no path.
+        ConfigError::Framework(text) => match text.split_once(": ") {
+            Some((p, rest)) if is_field_path(p) => (p.to_string(), p.to_string(), rest.to_string()),
+            _ => (String::new(), String::new(), text.clone()),
+        },
+    };
+    let line = match positions {
+        Some(p) if !field.is_empty() => p.line_of(&field),
+        _ => source.line,
+    };
+    ManifestError {
+        source_loc: Source {
+            file: source.file.clone(),
+            line,
+        },
+        path,
+        message,
+    }
+}
+
+/// Whether `s` looks like a field path (`profiles[0].pluginConfig[1].args`), not like prose.
+fn is_field_path(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '[' | ']' | '_' | '-' | '/'))
 }
 
 /// What a `(apiVersion, kind)` pair is.

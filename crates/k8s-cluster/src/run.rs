@@ -15,7 +15,7 @@ use k8s_types::object::{Kind, Object};
 use k8s_types::store::WatchEventType;
 use k8s_types::Tick;
 
-use crate::cluster::{Cluster, ClusterConfig};
+use crate::cluster::{Cluster, ClusterConfig, ClusterError};
 use crate::expect::{check, CheckResult};
 use crate::manifest::{self, Document, ManifestError, Source};
 use crate::output;
@@ -78,6 +78,8 @@ pub fn run_file(path: &Path, opts: &RunOptions) -> Result<RunOutcome, ManifestEr
     let manifests = manifest::load_file(path)?;
     let mut scheduler_config: Option<KubeSchedulerConfiguration> = None;
     let mut scheduler_config_source: Option<Source> = None;
+    // The lines of the configuration's fields, for errors found when the scheduler is built.
+    let mut scheduler_config_positions = None;
     let mut scenario: Option<(Scenario, Source)> = None;
     let mut objects: Vec<(Object, Source)> = Vec::new();
     for loaded in manifests.docs {
@@ -92,6 +94,7 @@ pub fn run_file(path: &Path, opts: &RunOptions) -> Result<RunOutcome, ManifestEr
                 }
                 scheduler_config = Some(*c);
                 scheduler_config_source = Some(loaded.source);
+                scheduler_config_positions = loaded.positions;
             }
             Document::Scenario(s) => {
                 if scenario.is_some() {
@@ -104,10 +107,10 @@ pub fn run_file(path: &Path, opts: &RunOptions) -> Result<RunOutcome, ManifestEr
     if let Some(file) = &opts.scheduler_config {
         let m = manifest::load_file(file)?;
         let cfg = m.docs.into_iter().find_map(|d| match d.doc {
-            Document::SchedulerConfig(c) => Some((*c, d.source)),
+            Document::SchedulerConfig(c) => Some((*c, d.source, d.positions)),
             _ => None,
         });
-        let (cfg, cfg_source) = cfg.ok_or_else(|| {
+        let (cfg, cfg_source, cfg_positions) = cfg.ok_or_else(|| {
             bad(
                 &Source {
                     file: file.display().to_string(),
@@ -118,6 +121,7 @@ pub fn run_file(path: &Path, opts: &RunOptions) -> Result<RunOutcome, ManifestEr
         })?;
         scheduler_config = Some(cfg);
         scheduler_config_source = Some(cfg_source);
+        scheduler_config_positions = cfg_positions;
     }
     let (scenario, scenario_source) = scenario.unwrap_or_else(|| {
         (
@@ -143,7 +147,14 @@ pub fn run_file(path: &Path, opts: &RunOptions) -> Result<RunOutcome, ManifestEr
         });
     }
     let config_source = scheduler_config_source.unwrap_or_else(|| scenario_source.clone());
-    let mut cluster = Cluster::new(config).map_err(|e| bad(&config_source, &e.to_string()))?;
+    let mut cluster = Cluster::new(config).map_err(|e| match e {
+        ClusterError::SchedulerConfig(e) => manifest::scheduler_config_error(
+            &config_source,
+            scheduler_config_positions.as_ref(),
+            &e,
+        ),
+        e => bad(&config_source, &e.to_string()),
+    })?;
     if let Some(target) = &opts.explain {
         let key = PodKey::parse(target).map_err(|e| {
             let source = Source {

@@ -660,6 +660,7 @@ impl Cache {
 mod tests {
     use super::*;
     use crate::perf_workloads::make_node;
+    use k8s_types::framework::GENERATION_BLOCK;
 
     fn pod(name: &str, node: Option<&str>) -> Arc<Pod> {
         let mut p = crate::perf_workloads::make_pod(
@@ -683,6 +684,39 @@ mod tests {
                     .collect()
             })
             .unwrap_or_default()
+    }
+
+    /// The generation arrays the topology counters read: equal to the nodes' generations after
+    /// every change, the block maximum never below a node's generation, and a new layout when
+    /// nodes move (a removal, an out-of-order addition) but not when a node is appended in
+    /// order or changes in place.
+    #[test]
+    fn node_generation_arrays_follow_the_nodes_and_their_positions() {
+        fn check(c: &Cache) -> u64 {
+            let g = c.node_arrays().generations();
+            let want: Vec<u64> = c.node_infos().iter().map(NodeInfo::generation).collect();
+            assert_eq!(g.per_node, want.as_slice());
+            for (i, &gen) in g.per_node.iter().enumerate() {
+                assert!(g.block_max[i / GENERATION_BLOCK] >= gen);
+            }
+            g.layout
+        }
+        let mut c = Cache::default();
+        for i in 0..70 {
+            c.upsert_node(Arc::new(make_node(&format!("n{i:03}"), None)));
+        }
+        c.finish_batch();
+        assert_eq!(c.node_arrays().generations().block_max.len(), 2);
+        let first = check(&c);
+        c.upsert_pod(pod("p1", Some("n065")));
+        c.upsert_node(Arc::new(make_node("n070", None)));
+        assert_eq!(check(&c), first, "changes in place and in-order additions");
+        c.remove_node("n010");
+        let second = check(&c);
+        assert_ne!(second, first);
+        c.upsert_node(Arc::new(make_node("a-first", None)));
+        c.finish_batch();
+        assert_ne!(check(&c), second);
     }
 
     #[test]

@@ -29,7 +29,9 @@ use std::sync::Arc;
 
 use k8s_types::core::Pod;
 use k8s_types::framework::node_info::pod_has_required_anti_affinity;
-use k8s_types::framework::{GateCondition, NodeGate, NodeInfo, GATE_NO_DOMAIN};
+use k8s_types::framework::{
+    GateCondition, NodeGate, NodeGenerations, NodeInfo, GATE_NO_DOMAIN, GENERATION_BLOCK,
+};
 
 use crate::plugins::inter_pod_affinity::terms::{
     has_scoring_terms, required_terms, AffinityTerm, NamespaceLabels,
@@ -330,6 +332,10 @@ pub struct TopologyIndex {
     counters: Vec<Counter>,
     /// The existing anti-affinity terms are tracked (switched on by the first use).
     track_terms: bool,
+    /// The layout and largest generation of the last sync, when it read a
+    /// [`NodeGenerations`] and nothing recounted positions since (see
+    /// [`TopologyIndex::sync_generations`]).
+    synced: Option<(u64, u64)>,
     terms: Vec<TermEntry>,
     /// Sum of the slots' `scoring_pods`.
     scoring_pods: usize,
@@ -444,13 +450,24 @@ impl TopologyIndex {
         self.sync_generations(nodes, None);
     }
 
-    /// [`TopologyIndex::sync`] given the nodes' generations in one array (`generations[i]` is
-    /// `nodes[i].generation()`, as [`Handle::node_generations`] gives them): the changed
-    /// positions are found by comparing two dense arrays, blocks of 64 at a time, without
-    /// reading the `NodeInfo`s. `None`, or an array of another length, reads the nodes.
+    /// [`TopologyIndex::sync`] given the nodes' generations in one array, as
+    /// [`Handle::node_generations`] gives them (`per_node[i]` is `nodes[i].generation()`):
+    /// without reading the `NodeInfo`s, the blocks of [`GENERATION_BLOCK`] nodes are compared
+    /// with the generations counted, and only the blocks whose largest generation is above the
+    /// largest one seen at the last sync of the same layout (a changed node always gets a
+    /// larger generation). `None`, or arrays of other lengths, reads the nodes.
     ///
     /// [`Handle::node_generations`]: k8s_types::framework::Handle::node_generations
-    pub fn sync_generations(&mut self, nodes: &[NodeInfo], generations: Option<&[u64]>) {
+    pub fn sync_generations(&mut self, nodes: &[NodeInfo], generations: Option<NodeGenerations>) {
+        let generations = generations.filter(|g| {
+            g.per_node.len() == nodes.len()
+                && g.block_max.len() == nodes.len().div_ceil(GENERATION_BLOCK)
+        });
+        // What the last sync saw, when it was a dense one of the same layout.
+        let seen = match (self.synced.take(), generations) {
+            (Some((layout, max)), Some(g)) if layout == g.layout => Some(max),
+            _ => None,
+        };
         if self.slots.len() > nodes.len() {
             for pos in nodes.len()..self.slots.len() {
                 self.clear_position(pos);
@@ -474,15 +491,24 @@ impl TopologyIndex {
                 c.per_node.push(0);
             }
         }
-        if let Some(gens) = generations.filter(|g| g.len() == nodes.len()) {
+        if let Some(g) = generations {
             debug_assert!(
-                nodes.iter().zip(gens).all(|(n, &g)| n.generation() == g),
+                nodes
+                    .iter()
+                    .zip(g.per_node)
+                    .all(|(n, &x)| n.generation() == x),
                 "node generations out of step with the snapshot"
             );
-            const BLOCK: usize = 64;
-            let mut lo = 0;
-            while lo < nodes.len() {
-                let hi = (lo + BLOCK).min(nodes.len());
+            let gens = g.per_node;
+            let mut max = 0;
+            for (b, &block_max) in g.block_max.iter().enumerate() {
+                max = max.max(block_max);
+                let lo = b * GENERATION_BLOCK;
+                let hi = (lo + GENERATION_BLOCK).min(nodes.len());
+                debug_assert!(gens[lo..hi].iter().all(|&x| x <= block_max));
+                if seen.is_some_and(|seen| block_max <= seen) {
+                    continue;
+                }
                 if self.gens[lo..hi] != gens[lo..hi] {
                     for pos in lo..hi {
                         if self.gens[pos] != gens[pos] {
@@ -490,8 +516,8 @@ impl TopologyIndex {
                         }
                     }
                 }
-                lo = hi;
             }
+            self.synced = Some((g.layout, max));
             return;
         }
         // A tight comparison loop between the (few) changed positions.
@@ -659,8 +685,9 @@ impl TopologyIndex {
 
     /// Switches on the existing anti-affinity terms table and syncs: every node is counted once
     /// the first time, then only changed nodes.
-    pub fn sync_with_terms(&mut self, nodes: &[NodeInfo], generations: Option<&[u64]>) {
+    pub fn sync_with_terms(&mut self, nodes: &[NodeInfo], generations: Option<NodeGenerations>) {
         if !self.track_terms {
+            self.synced = None;
             self.track_terms = true;
             // Recount everything so the terms of unchanged nodes are found.
             Arc::make_mut(&mut self.gens)
@@ -678,6 +705,7 @@ impl TopologyIndex {
             Arc::make_mut(&mut self.gens)
                 .iter_mut()
                 .for_each(|g| *g = 0);
+            self.synced = None;
             for e in &mut self.terms {
                 e.totals = Arc::default();
                 e.dense = Arc::default();

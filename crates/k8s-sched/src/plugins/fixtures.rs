@@ -14,7 +14,7 @@ use k8s_types::core::{
     TopologySpreadConstraint, WeightedPodAffinityTerm,
 };
 use k8s_types::framework::{
-    CycleState, Handle, NodeInfo, PodInfo, Status as FwStatus, WaitingPodInfo,
+    CycleState, Handle, NodeGenerations, NodeInfo, PodInfo, Status as FwStatus, WaitingPodInfo,
 };
 use k8s_types::labels::{LabelSelector, LabelSelectorRequirement};
 use k8s_types::meta::OwnerReference;
@@ -379,8 +379,9 @@ pub struct FakeHandle {
     pub nodes: Vec<NodeInfo>,
     /// The apiserver.
     pub api: FakeApi,
-    /// What [`Handle::node_generations`] answers (`None` by default).
-    pub generations: Option<Vec<u64>>,
+    /// What [`Handle::node_generations`] answers (`None` by default): the generations per
+    /// node, their block maxima and the layout.
+    pub generations: Option<(Vec<u64>, Vec<u64>, u64)>,
 }
 
 impl FakeHandle {
@@ -412,8 +413,14 @@ impl Handle for FakeHandle {
     fn node_infos(&self) -> &[NodeInfo] {
         &self.nodes
     }
-    fn node_generations(&self) -> Option<&[u64]> {
-        self.generations.as_deref()
+    fn node_generations(&self) -> Option<NodeGenerations<'_>> {
+        self.generations
+            .as_ref()
+            .map(|(per_node, block_max, layout)| NodeGenerations {
+                per_node,
+                block_max,
+                layout: *layout,
+            })
     }
     fn node_info(&self, name: &str) -> Option<&NodeInfo> {
         self.nodes.iter().find(|n| n.name() == name)

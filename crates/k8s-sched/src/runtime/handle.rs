@@ -8,7 +8,9 @@ use k8s_types::apiserver::ApiClient;
 use k8s_types::core::event::EventSource;
 use k8s_types::core::Pod;
 use k8s_types::events::record;
-use k8s_types::framework::{CycleState, Handle, NodeInfo, PodInfo, Status, WaitingPodInfo};
+use k8s_types::framework::{
+    CycleState, Handle, NodeGenerations, NodeInfo, PodInfo, Status, WaitingPodInfo,
+};
 use k8s_types::object::Object;
 use k8s_types::Tick;
 
@@ -50,8 +52,8 @@ impl Handle for CycleHandle<'_> {
         self.cache.node_info(name)
     }
 
-    fn node_generations(&self) -> Option<&[u64]> {
-        Some(&self.cache.node_arrays().generation)
+    fn node_generations(&self) -> Option<NodeGenerations<'_>> {
+        Some(self.cache.node_arrays().generations())
     }
 
     fn node_infos_with_pod_affinity(&self) -> Vec<&NodeInfo> {

@@ -7,7 +7,8 @@
 use std::cell::RefCell;
 
 use k8s_types::framework::kernel::node_flags;
-use k8s_types::framework::NodeInfo;
+use k8s_types::framework::node_info::next_layout;
+use k8s_types::framework::{NodeGenerations, NodeInfo, GENERATION_BLOCK};
 
 /// Allocatable values at or below this use the exact floating-point division of
 /// [`div_exact`] (the numerator `100 * allocatable` stays below 2^53).
@@ -42,6 +43,10 @@ pub struct NodeArrays {
     pub inv_mem: Vec<f64>,
     /// [`NodeInfo::generation`] of each node (renewed by every change the cache makes).
     pub generation: Vec<u64>,
+    /// Per block of [`GENERATION_BLOCK`] nodes: the largest generation set in it.
+    pub generation_block_max: Vec<u64>,
+    /// This node layout (see [`NodeGenerations::layout`]).
+    layout: Layout,
     /// Number of nodes with each flag bit set.
     flagged: [u32; 32],
     /// Kernel scores kept from earlier attempts (see [`ScoreMemo`]).
@@ -96,7 +101,34 @@ impl ScoreMemo {
     }
 }
 
+/// A [`NodeGenerations::layout`] value: fresh for every new (the cache makes a new
+/// [`NodeArrays`] whenever nodes change positions) or cloned `NodeArrays`.
+#[derive(Debug, PartialEq, Eq)]
+struct Layout(u64);
+
+impl Default for Layout {
+    fn default() -> Layout {
+        Layout(next_layout())
+    }
+}
+
+impl Clone for Layout {
+    /// A copy may change apart from the original: it is another layout.
+    fn clone(&self) -> Layout {
+        Layout::default()
+    }
+}
+
 impl NodeArrays {
+    /// The nodes' generations with their block summary and this layout.
+    pub fn generations(&self) -> NodeGenerations<'_> {
+        NodeGenerations {
+            per_node: &self.generation,
+            block_max: &self.generation_block_max,
+            layout: self.layout.0,
+        }
+    }
+
     /// Number of nodes.
     pub fn len(&self) -> usize {
         self.flags.len()
@@ -153,8 +185,13 @@ impl NodeArrays {
             self.inv_cpu.resize(len, 0.0);
             self.inv_mem.resize(len, 0.0);
             self.generation.resize(len, 0);
+            self.generation_block_max
+                .resize(len.div_ceil(GENERATION_BLOCK), 0);
         }
-        self.generation[i] = n.generation();
+        let g = n.generation();
+        self.generation[i] = g;
+        let block = &mut self.generation_block_max[i / GENERATION_BLOCK];
+        *block = (*block).max(g);
         let s = n.summary();
         let flags = node_flags(n);
         self.count_flags(self.flags[i], false);

@@ -166,14 +166,18 @@ fn probes() -> Vec<Pod> {
     ]
 }
 
-/// A handle over the cache's nodes; on odd steps it also gives the cache's array of node
-/// generations, so the index syncs through [`TopologyIndex::sync_generations`]'s dense
-/// comparison on those steps and by reading the nodes on the others.
+/// A handle over the cache's nodes; on two steps out of three it also gives the cache's node
+/// generations, so the index syncs through [`TopologyIndex::sync_generations`]'s block
+/// comparison on those steps (skipping unchanged blocks on the second of two in a row) and by
+/// reading the nodes on the others.
 fn handle(cache: &Cache, step: usize) -> FakeHandle {
     FakeHandle {
         nodes: cache.node_infos().to_vec(),
         api: FakeApi::default(),
-        generations: (step % 2 == 1).then(|| cache.node_arrays().generation.clone()),
+        generations: (!step.is_multiple_of(3)).then(|| {
+            let g = cache.node_arrays().generations();
+            (g.per_node.to_vec(), g.block_max.to_vec(), g.layout)
+        }),
     }
 }
 

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use super::cycle_state::CycleState;
 use super::diagnosis::NodeToStatus;
 use super::kernel::{NodeFilterKernel, NodeGate, NodeScoreKernel};
-use super::node_info::{NodeInfo, PodInfo};
+use super::node_info::{NodeGenerations, NodeInfo, PodInfo};
 use super::status::Status;
 use crate::apiserver::ApiClient;
 use crate::core::Pod;
@@ -448,9 +448,10 @@ pub trait Handle {
     fn node_info(&self, name: &str) -> Option<&NodeInfo>;
 
     /// The [`NodeInfo::generation`] of every node of [`Handle::node_infos`], in the same order,
-    /// when the scheduler keeps them in one array: plugins that follow the snapshot (topology
-    /// counters) find the changed nodes without reading every `NodeInfo`. Default: none.
-    fn node_generations(&self) -> Option<&[u64]> {
+    /// when the scheduler keeps them in one array, with a per-block summary: plugins that follow
+    /// the snapshot (topology counters) find the changed nodes without reading every
+    /// `NodeInfo`. Default: none.
+    fn node_generations(&self) -> Option<NodeGenerations<'_>> {
         None
     }
 

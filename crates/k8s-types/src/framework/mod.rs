@@ -44,7 +44,7 @@ pub use interface::{
 pub use kernel::{
     AllocationStrategy, GateCondition, NodeFilterKernel, NodeGate, NodeScoreKernel, GATE_NO_DOMAIN,
 };
-pub use node_info::{HostPortInfo, NodeInfo, PodInfo};
+pub use node_info::{HostPortInfo, NodeGenerations, NodeInfo, PodInfo, GENERATION_BLOCK};
 pub use status::{Code, Status};
 
 /// The highest score a Score plugin may return after NormalizeScore (upstream `MaxNodeScore`).

@@ -305,6 +305,31 @@ fn next_generation() -> u64 {
     NEXT_GENERATION.fetch_add(1, Ordering::Relaxed)
 }
 
+/// Nodes per block of [`NodeGenerations::block_max`].
+pub const GENERATION_BLOCK: usize = 64;
+
+/// The generations of a snapshot's nodes in one array, with a per-block summary (see
+/// `Handle::node_generations`). A node change always gives the node a fresh generation, larger
+/// than every generation before it (process-wide), so within one `layout` a block whose
+/// `block_max` is not above a generation seen earlier has not changed since.
+#[derive(Clone, Copy, Debug)]
+pub struct NodeGenerations<'a> {
+    /// `per_node[i]` is [`NodeInfo::generation`] of node `i` of the snapshot.
+    pub per_node: &'a [u64],
+    /// Per block of [`GENERATION_BLOCK`] consecutive nodes: at least the largest generation the
+    /// block has held in this layout.
+    pub block_max: &'a [u64],
+    /// Identifies the placement of nodes at positions: it changes (to a value no other layout
+    /// in the process has had) whenever nodes move to other positions.
+    pub layout: u64,
+}
+
+/// A fresh [`NodeGenerations::layout`] value (process-wide, never repeated).
+pub fn next_layout() -> u64 {
+    static NEXT_LAYOUT: AtomicU64 = AtomicU64::new(1);
+    NEXT_LAYOUT.fetch_add(1, Ordering::Relaxed)
+}
+
 /// The scheduler's view of one node (upstream `NodeInfo`).
 #[derive(Clone, Debug)]
 pub struct NodeInfo {

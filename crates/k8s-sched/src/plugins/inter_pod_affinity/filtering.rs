@@ -12,7 +12,7 @@ use std::sync::Arc;
 use k8s_types::apiserver::ApiClient;
 use k8s_types::core::Pod;
 use k8s_types::framework::node_info::{label_hash, pod_has_required_anti_affinity};
-use k8s_types::framework::{CycleState, NodeGate, NodeInfo, PodInfo, Status};
+use k8s_types::framework::{CycleState, NodeGate, NodeGenerations, NodeInfo, PodInfo, Status};
 
 use super::terms::{
     namespace_labels, pod_matches_all_affinity_terms, required_terms, AffinityTerm, CountsView,
@@ -245,7 +245,7 @@ impl PreFilterState {
     pub fn compute_indexed(
         pod: &Pod,
         all_nodes: &[NodeInfo],
-        generations: Option<&[u64]>,
+        generations: Option<NodeGenerations>,
         any_existing_anti: bool,
         api: Option<&dyn ApiClient>,
         index: &mut TopologyIndex,

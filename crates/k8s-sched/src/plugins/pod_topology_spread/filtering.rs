@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use k8s_types::core::Pod;
 use k8s_types::framework::node_info::label_hash;
-use k8s_types::framework::{CycleState, NodeGate, NodeInfo, PodInfo, Status};
+use k8s_types::framework::{CycleState, NodeGate, NodeGenerations, NodeInfo, PodInfo, Status};
 
 use super::common::{
     count_pods_match_selector, node_labels_match_spread_constraints, TopologySpreadConstraint,
@@ -222,7 +222,7 @@ impl PreFilterState {
         pod: &Pod,
         constraints: Vec<TopologySpreadConstraint>,
         all_nodes: &[NodeInfo],
-        generations: Option<&[u64]>,
+        generations: Option<NodeGenerations>,
         index: &mut TopologyIndex,
     ) -> PreFilterState {
         if constraints.len() > MAX_COUNTERS / 2 {
