@@ -560,10 +560,11 @@ impl Framework {
         // changed since it was computed for the same kernel parameters.
         let mut memo = arrays.memo();
         memo.prepare(memo_key(alloc.as_ref(), balanced.as_ref()), arrays.len());
+        let (epoch, stamp, total) = memo.parts_mut();
         for (k, &i) in feasible.iter().enumerate() {
-            let part = match memo.get(i) {
-                Some(v) => v,
-                None => {
+            let part = match stamp[i] == epoch {
+                true => total[i],
+                false => {
                     let mut part = 0;
                     let mut in_range = true;
                     if let Some(a) = &alloc {
@@ -577,7 +578,8 @@ impl Framework {
                         part += s * b.weight;
                     }
                     if in_range {
-                        memo.put(i, part);
+                        stamp[i] = epoch;
+                        total[i] = part;
                     } else {
                         out_of_range = true;
                     }

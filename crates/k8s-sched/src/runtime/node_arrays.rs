@@ -87,17 +87,11 @@ impl ScoreMemo {
         }
     }
 
-    /// The value of node `i`, if valid.
+    /// The current epoch with the stamps and values, for a loop that keeps them in registers:
+    /// node `i`'s value is `total[i]` when `stamp[i] == epoch`.
     #[inline(always)]
-    pub fn get(&self, i: usize) -> Option<i64> {
-        (self.stamp[i] == self.epoch).then(|| self.total[i])
-    }
-
-    /// Stores the value of node `i`.
-    #[inline(always)]
-    pub fn put(&mut self, i: usize, v: i64) {
-        self.stamp[i] = self.epoch;
-        self.total[i] = v;
+    pub fn parts_mut(&mut self) -> (u32, &mut [u32], &mut [i64]) {
+        (self.epoch, &mut self.stamp, &mut self.total)
     }
 }
 
