@@ -40,9 +40,10 @@ pub struct ReplayArgs {
     /// best_fit, fgd, binpack, spread, balanced, default, or `paper` for the first six.
     #[arg(long = "policy", value_delimiter = ',', default_value = "paper")]
     policies: Vec<String>,
-    /// Seeds: `42..51` (inclusive), `42`, or `1,2,3`.
-    #[arg(long, default_value = "42..51")]
-    seeds: String,
+    /// Seeds: `42..51` (inclusive), `42`, or `1,2,3` [default: 42..51]. Timeline mode uses the
+    /// first one only.
+    #[arg(long)]
+    seeds: Option<String>,
     /// `paper` (the FGD protocol) or `timeline` (pods arrive at creation_time and leave at
     /// deletion_time through the whole control plane; one run per policy, the first seed).
     #[arg(long, default_value = "paper")]
@@ -74,9 +75,9 @@ pub struct ReplayArgs {
     /// data/alibaba-gpu-v2023/analysis_frag_ratio_discrete.csv, skipped when absent].
     #[arg(long, value_name = "CSV")]
     expected_frag_ratio: Option<PathBuf>,
-    /// Inflate the GPU request to this multiple of the capacity.
-    #[arg(long, default_value_t = 1.3)]
-    inflation: f64,
+    /// Paper mode: inflate the GPU request to this multiple of the capacity [default: 1.3].
+    #[arg(long)]
+    inflation: Option<f64>,
     /// Replay only the first N arrivals of each run (timeline mode: the first N pods of the file).
     #[arg(long)]
     limit: Option<usize>,
@@ -97,6 +98,26 @@ const DEFAULT_EXPECTED_FRAG_RATIO: &str = "data/alibaba-gpu-v2023/analysis_frag_
 
 /// The most seeds one replay command runs.
 const MAX_SEEDS: u64 = 10_000;
+/// `--seeds` when not given.
+const DEFAULT_SEEDS: &str = "42..51";
+/// `--inflation` when not given (the paper's 130 % of GPU capacity).
+const DEFAULT_INFLATION: f64 = 1.3;
+
+/// Warnings for what timeline mode is given but does not use: `--inflation` (paper mode's
+/// protocol), and every seed of `--seeds` after the first (`seeds`: the parsed `--seeds` when it was
+/// given).
+fn timeline_ignored_flags(inflation: Option<f64>, seeds: Option<&[u64]>) -> Vec<String> {
+    let mut out = Vec::new();
+    if inflation.is_some() {
+        out.push("--inflation is ignored in timeline mode".to_string());
+    }
+    if let Some([first, _, ..]) = seeds {
+        out.push(format!(
+            "only the first seed ({first}) is used in timeline mode"
+        ));
+    }
+    out
+}
 
 fn parse_seeds(s: &str) -> Result<Vec<u64>, String> {
     let bad = || format!("bad --seeds {s:?}: expected A..B, A or A,B,C");
@@ -258,7 +279,7 @@ fn run_inner(args: ReplayArgs) -> Result<ExitCode, String> {
             args.mode
         ));
     }
-    let seeds = parse_seeds(&args.seeds)?;
+    let seeds = parse_seeds(args.seeds.as_deref().unwrap_or(DEFAULT_SEEDS))?;
     let policies = parse_policies(&args.policies)?;
     let (nodes, pods) = (resolve(&args.nodes), resolve(&args.pods));
     for p in [&nodes, &pods] {
@@ -274,6 +295,10 @@ fn run_inner(args: ReplayArgs) -> Result<ExitCode, String> {
     if args.mode == "timeline" {
         if args.time_scale == 0 {
             return Err("bad --time-scale 0: must be at least 1 (trace seconds per tick)".into());
+        }
+        let given_seeds = args.seeds.is_some().then_some(seeds.as_slice());
+        for w in timeline_ignored_flags(args.inflation, given_seeds) {
+            eprintln!("warning: {w}");
         }
         crate::timeline::run(&crate::timeline::TimelineArgs {
             nodes,
@@ -292,16 +317,19 @@ fn run_inner(args: ReplayArgs) -> Result<ExitCode, String> {
         })?;
         return Ok(ExitCode::SUCCESS);
     }
-    if !args.inflation.is_finite() || args.inflation <= 0.0 || args.inflation > 100.0 {
+    let inflation = args.inflation.unwrap_or(DEFAULT_INFLATION);
+    if !inflation.is_finite() || inflation <= 0.0 || inflation > 100.0 {
         return Err(format!(
-            "bad --inflation {}: must be a number greater than 0 and at most 100",
-            args.inflation
+            "bad --inflation {inflation}: must be a number greater than 0 and at most 100"
         ));
     }
     let t0 = Instant::now();
     let trace = Trace::load(&nodes, &pods).map_err(|e| e.to_string())?;
+    for w in &trace.warnings {
+        eprintln!("warning: {w}");
+    }
     let opts = PaperOptions {
-        inflation: args.inflation,
+        inflation,
         max_arrivals: args.limit,
         ..PaperOptions::default()
     };
@@ -663,6 +691,26 @@ mod tests {
         assert_eq!(v, Policy::PAPER.to_vec());
         assert_eq!(parse_seeds("42,42"), Ok(vec![42]));
         assert_eq!(parse_seeds("43,42,43,44,42"), Ok(vec![43, 42, 44]));
+    }
+
+    #[test]
+    fn timeline_mode_says_which_flags_it_ignores() {
+        // Nothing given: the default seeds and inflation are no reason to warn.
+        assert!(timeline_ignored_flags(None, None).is_empty());
+        // One seed given: it is used.
+        assert!(timeline_ignored_flags(None, Some(&[7])).is_empty());
+        assert_eq!(
+            timeline_ignored_flags(Some(1.3), Some(&[42, 43, 44])),
+            vec![
+                "--inflation is ignored in timeline mode".to_string(),
+                "only the first seed (42) is used in timeline mode".to_string(),
+            ]
+        );
+        let seeds = parse_seeds("43,42").unwrap_or_default();
+        assert_eq!(
+            timeline_ignored_flags(None, Some(&seeds)),
+            vec!["only the first seed (43) is used in timeline mode".to_string()]
+        );
     }
 
     fn curve_at(policy: Policy, seed: u64, points: &[(usize, f64)]) -> Curve {

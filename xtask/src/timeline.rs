@@ -81,6 +81,9 @@ pub fn run(args: &TimelineArgs) -> Result<(), String> {
     let t0 = Instant::now();
     let policies = dedupe(&args.policies);
     let trace = Trace::load(&args.nodes, &args.pods).map_err(|e| e.to_string())?;
+    for w in &trace.warnings {
+        eprintln!("warning: {w}");
+    }
     let workload = args
         .pods
         .file_stem()

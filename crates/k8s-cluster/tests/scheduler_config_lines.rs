@@ -22,8 +22,7 @@ fn write(text: &str) -> PathBuf {
 fn error(text: &str, opts: &RunOptions) -> String {
     let path = write(text);
     let e = run_file(&path, opts)
-        .err()
-        .expect("the configuration is rejected")
+        .expect_err("the configuration is rejected")
         .to_string();
     e.replace(&path.display().to_string(), "F")
 }

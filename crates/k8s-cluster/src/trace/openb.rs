@@ -14,6 +14,11 @@
 //! <num_gpu>` (whole GPUs, `gpu_milli = 1000`) or `alibabacloud.com/gpu-milli: <gpu_milli>` (a
 //! fraction of one GPU), limits equal to the GPU request; a non-empty `gpu_spec` (`V100M16|V100M32`)
 //! becomes required node affinity `nvidia.com/gpu.product In [...]`.
+//!
+//! Rows that are read but look wrong give warnings ([`Trace::warnings`], one per kind of problem,
+//! at the first such row's `file:line` with the number of rows like it): a `scheduled_time` before
+//! the `creation_time` (a negative trace pending time), and `num_gpu` 0 with a `gpu_milli` above 0
+//! (imported as a CPU-only pod).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -84,6 +89,9 @@ pub struct Trace {
     pub nodes: Vec<TraceNode>,
     /// Pods.
     pub pods: Vec<TracePod>,
+    /// Rows accepted as they are but probably wrong, one line each, prefixed `file:line` (see
+    /// [`read_pods_with_warnings`]).
+    pub warnings: Vec<String>,
 }
 
 impl Trace {
@@ -92,9 +100,12 @@ impl Trace {
     /// # Errors
     /// [`TraceError`] with file and line.
     pub fn load(nodes: &Path, pods: &Path) -> Result<Trace, TraceError> {
+        let nodes = read_nodes(nodes)?;
+        let (pods, warnings) = read_pods_with_warnings(pods)?;
         Ok(Trace {
-            nodes: read_nodes(nodes)?,
-            pods: read_pods(pods)?,
+            nodes,
+            pods,
+            warnings,
         })
     }
 
@@ -293,14 +304,54 @@ pub fn read_nodes(path: &Path) -> Result<Vec<TraceNode>, TraceError> {
     Ok(out)
 }
 
-/// Reads a pod CSV.
+/// Reads a pod CSV (its warnings dropped: see [`read_pods_with_warnings`]).
 ///
 /// # Errors
 /// [`TraceError`] (missing file, missing column, bad number, a GPU request that is neither whole
 /// GPUs nor a fraction of one GPU).
 pub fn read_pods(path: &Path) -> Result<Vec<TracePod>, TraceError> {
+    read_pods_with_warnings(path).map(|(pods, _)| pods)
+}
+
+/// Rows of one kind of suspicious input: the first one's line and description, and how many.
+#[derive(Default)]
+struct Suspicious {
+    first: Option<(usize, String)>,
+    rows: usize,
+}
+
+impl Suspicious {
+    fn add(&mut self, line: usize, what: impl FnOnce() -> String) {
+        if self.first.is_none() {
+            self.first = Some((line, what()));
+        }
+        self.rows += 1;
+    }
+
+    /// `<file>:<line>: <what>; <n> row(s) of the file like this` for the first such row.
+    fn warning(&self, file: &str) -> Option<String> {
+        let (line, what) = self.first.as_ref()?;
+        let rows = match self.rows {
+            1 => "1 row of the file like this".to_string(),
+            n => format!("{n} rows of the file like this, the first one shown"),
+        };
+        Some(format!("{file}:{line}: {what}; {rows}"))
+    }
+}
+
+/// Reads a pod CSV, with a warning (`file:line: ...; N rows of the file like this`) for each kind
+/// of row that is accepted but probably wrong: `scheduled_time` earlier than `creation_time` (the
+/// trace pending time `scheduled_time - creation_time` is then negative), and `num_gpu` 0 with
+/// `gpu_milli` above 0 (the pod is imported without GPUs). The published openb files have no such
+/// row.
+///
+/// # Errors
+/// As [`read_pods`].
+pub fn read_pods_with_warnings(path: &Path) -> Result<(Vec<TracePod>, Vec<String>), TraceError> {
     let text = read(path)?;
     let t = table(path, &text)?;
+    let mut early_scheduled = Suspicious::default();
+    let mut gpu_milli_without_gpus = Suspicious::default();
     let (name_c, cpu, mem, ngpu, mgpu) = (
         t.need("name")?,
         t.need("cpu_milli")?,
@@ -316,6 +367,11 @@ pub fn read_pods(path: &Path) -> Result<Vec<TracePod>, TraceError> {
         }
         let count = t.int_max(*line, row, ngpu, "num_gpu", i64::from(u32::MAX))?;
         let milli = t.int(*line, row, mgpu, "gpu_milli")?;
+        if count == 0 && milli > 0 {
+            gpu_milli_without_gpus.add(*line, || {
+                format!("pod {name}: num_gpu 0 with gpu_milli {milli}: imported as a CPU-only pod")
+            });
+        }
         let gpu = match (count, milli) {
             (0, _) => GpuRequest::default(),
             (_, 0) => {
@@ -344,20 +400,39 @@ pub fn read_pods(path: &Path) -> Result<Vec<TracePod>, TraceError> {
                 gpu_spec.push(m.to_string());
             }
         }
+        let milli_cpu = t.int(*line, row, cpu, "cpu_milli")?;
+        let memory_mib = t.int(*line, row, mem, "memory_mib")?;
+        let creation_time = t.opt_int(*line, row, "creation_time")?;
+        let deletion_time = t.opt_int(*line, row, "deletion_time")?;
+        let scheduled_time = t.opt_int(*line, row, "scheduled_time")?;
+        if let (Some(c), Some(s)) = (creation_time, scheduled_time) {
+            if s < c {
+                early_scheduled.add(*line, || {
+                    format!(
+                        "pod {name}: scheduled_time {s} is earlier than creation_time {c}: its trace pending time is negative ({} s)",
+                        s - c
+                    )
+                });
+            }
+        }
         out.push(TracePod {
-            milli_cpu: t.int(*line, row, cpu, "cpu_milli")?,
-            memory_mib: t.int(*line, row, mem, "memory_mib")?,
+            milli_cpu,
+            memory_mib,
             gpu,
             gpu_spec,
             qos: t.opt_str(row, "qos"),
-            creation_time: t.opt_int(*line, row, "creation_time")?,
-            deletion_time: t.opt_int(*line, row, "deletion_time")?,
-            scheduled_time: t.opt_int(*line, row, "scheduled_time")?,
+            creation_time,
+            deletion_time,
+            scheduled_time,
             line: *line,
             name,
         });
     }
-    Ok(out)
+    let warnings = [early_scheduled, gpu_milli_without_gpus]
+        .iter()
+        .filter_map(|w| w.warning(&t.file))
+        .collect();
+    Ok((out, warnings))
 }
 
 fn milli(v: i64) -> Quantity {
@@ -551,6 +626,68 @@ mod tests {
                 milli: MILLI_PER_GPU
             })
         );
+    }
+
+    #[test]
+    fn scheduled_before_created_is_a_warning_with_the_first_line_and_the_count() {
+        // Line 3 (p1): scheduled 90 < created 100; line 4 (p2): 40 < 50; line 2 is scheduled
+        // after its creation, line 5 at it, line 6 never: no warning for those.
+        let p = temp(
+            "early.csv",
+            &format!(
+                "{POD_HEADER}p0,1000,1024,1,1000,,LS,Running,100,200,150\np1,1000,1024,1,1000,,LS,Running,100,200,90\np2,1000,1024,0,0,,BE,Running,50,80,40\np3,1000,1024,0,0,,BE,Running,60,80,60\np4,1000,1024,1,1000,,LS,Pending,100,200,\n"
+            ),
+        );
+        let (pods, warnings) = read_pods_with_warnings(&p).expect("rows are accepted");
+        assert_eq!(pods.len(), 5);
+        assert_eq!(
+            (pods[1].creation_time, pods[1].scheduled_time),
+            (Some(100), Some(90))
+        );
+        assert_eq!(
+            warnings,
+            vec![format!(
+                "{}:3: pod p1: scheduled_time 90 is earlier than creation_time 100: its trace pending time is negative (-10 s); 2 rows of the file like this, the first one shown",
+                p.display()
+            )]
+        );
+    }
+
+    #[test]
+    fn gpu_milli_without_gpus_is_a_warning_and_a_cpu_only_pod() {
+        // Line 2 (p0): num_gpu 0, gpu_milli 500; line 3 is an ordinary half-GPU pod.
+        let p = temp(
+            "milli0.csv",
+            &format!(
+                "{POD_HEADER}p0,2000,4096,0,500,,BE,Running,0,10,0\np1,1000,1024,1,500,,LS,Running,0,10,0\n"
+            ),
+        );
+        let nodes = temp(
+            "milli0_nodes.csv",
+            "sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,2,V100M16\n",
+        );
+        let trace = Trace::load(&nodes, &p).expect("rows are accepted");
+        assert_eq!(trace.pods[0].gpu, GpuRequest::default());
+        assert_eq!(
+            trace.pods[1].gpu,
+            GpuRequest {
+                count: 1,
+                milli: 500
+            }
+        );
+        assert_eq!(
+            trace.warnings,
+            vec![format!(
+                "{}:2: pod p0: num_gpu 0 with gpu_milli 500: imported as a CPU-only pod; 1 row of the file like this",
+                p.display()
+            )]
+        );
+        // Without such rows there is no warning.
+        let clean = temp(
+            "clean.csv",
+            &format!("{POD_HEADER}p1,1000,1024,1,500,,LS,Running,0,10,0\n"),
+        );
+        assert_eq!(read_pods_with_warnings(&clean).map(|(_, w)| w), Ok(vec![]));
     }
 
     #[test]

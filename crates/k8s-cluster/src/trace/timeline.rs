@@ -278,6 +278,7 @@ pub fn replay_timeline(
     let sub = Trace {
         nodes: nodes.clone(),
         pods: pods.iter().map(|p| (*p).clone()).collect(),
+        warnings: Vec::new(),
     };
     let prep = Prepared::new(
         &sub,
