@@ -168,7 +168,12 @@ pub fn run_file(path: &Path, opts: &RunOptions) -> Result<RunOutcome, ManifestEr
     let mut other_kinds = BTreeSet::new();
     let mut warnings = manifests.warnings;
     if let Some(t) = &scenario.spec.trace {
-        objects.extend(crate::trace::scenario_objects(t, path, &scenario_source)?);
+        objects.extend(crate::trace::scenario_objects(
+            t,
+            path,
+            &scenario_source,
+            &mut warnings,
+        )?);
     }
     apply_initial(&mut cluster, objects, &mut other_kinds, &mut warnings)?;
     let steps = decode_steps(&scenario, &scenario_source)?;

@@ -30,6 +30,8 @@ use crate::manifest::{ManifestError, Source};
 use crate::scenario::TraceSpec;
 
 /// The Node and Pod objects of a scenario's `spec.trace` (paths relative to the scenario file).
+/// Rows the importer accepts but flags (see [`openb::read_pods_with_warnings`]) add one line
+/// each to `warnings`, prefixed with the file and line.
 ///
 /// # Errors
 /// A [`ManifestError`] at `spec.trace` when a file is missing or malformed.
@@ -37,6 +39,7 @@ pub fn scenario_objects(
     spec: &TraceSpec,
     scenario_file: &Path,
     source: &Source,
+    warnings: &mut Vec<String>,
 ) -> Result<Vec<(Object, Source)>, ManifestError> {
     let base = scenario_file.parent().unwrap_or_else(|| Path::new("."));
     let err = |field: &str, message: String| ManifestError {
@@ -47,7 +50,9 @@ pub fn scenario_objects(
     let nodes_path = base.join(&spec.nodes);
     let pods_path = base.join(&spec.pods);
     let nodes = openb::read_nodes(&nodes_path).map_err(|e| err("nodes", e.to_string()))?;
-    let pods = openb::read_pods(&pods_path).map_err(|e| err("pods", e.to_string()))?;
+    let (pods, flagged) =
+        openb::read_pods_with_warnings(&pods_path).map_err(|e| err("pods", e.to_string()))?;
+    warnings.extend(flagged);
     let at = |p: &Path| Source {
         file: p.display().to_string(),
         line: 0,
