@@ -307,7 +307,7 @@ pub fn make_pod(template: PodTemplate, namespace: &str, prefix: &str, i: usize) 
                         label_selector: Some(selector("color", "green")),
                         namespaces: vec!["sched-0".to_string(), "sched-1".to_string()],
                         topology_key: LABEL_HOSTNAME.to_string(),
-                        namespace_selector: None,
+                        ..Default::default()
                     }],
                     preferred_during_scheduling_ignored_during_execution: Vec::new(),
                 }),

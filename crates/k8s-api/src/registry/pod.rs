@@ -1,9 +1,16 @@
 //! Pod strategy (upstream `pkg/registry/core/pod/strategy.go`): on create the status is reset to
 //! `phase: Pending` with the computed `qosClass`, a pod with scheduling gates gets
-//! `PodScheduled=False` reason `SchedulingGated`, and `generation` is 1; on update the status is kept
-//! and `generation` increments when the spec changes.
+//! `PodScheduled=False` reason `SchedulingGated`, `generation` is 1, and the pod (anti-)affinity
+//! terms' `matchLabelKeys` / `mismatchLabelKeys` are merged into their label selectors; on update
+//! the status is kept and `generation` increments when the spec changes.
 
-use k8s_types::core::{condition_status, phases, pod_conditions, Pod, PodCondition, PodStatus};
+use std::collections::BTreeMap;
+
+use k8s_types::core::{
+    condition_status, phases, pod_conditions, Pod, PodAffinity, PodAffinityTerm, PodCondition,
+    PodStatus,
+};
+use k8s_types::labels::LabelSelectorRequirement;
 
 use crate::qos::compute_pod_qos;
 
@@ -30,6 +37,63 @@ pub fn prepare_for_create(pod: &mut Pod) {
         });
     }
     pod.metadata.generation = Some(1);
+    mutate_pod_affinity(pod);
+}
+
+/// Upstream `mutatePodAffinity` (feature `MatchLabelKeysInPodAffinity`, on by default since
+/// v1.31): in every required and preferred term of `podAffinity` and `podAntiAffinity`, each key
+/// of `matchLabelKeys` that the pod's labels have becomes the requirement `key In (value)` of the
+/// term's `labelSelector`, and each such key of `mismatchLabelKeys` `key NotIn (value)`, appended
+/// after the selector's own expressions, in key-list order. A term without a `labelSelector`
+/// (which matches no pod) is left as it is; keys the pod lacks are ignored.
+pub fn mutate_pod_affinity(pod: &mut Pod) {
+    let labels = pod.metadata.labels.clone();
+    let Some(affinity) = pod.spec.affinity.as_mut() else {
+        return;
+    };
+    for pa in [
+        affinity.pod_affinity.as_mut(),
+        affinity.pod_anti_affinity.as_mut(),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        merge_label_keys(pa, &labels);
+    }
+}
+
+fn merge_label_keys(pa: &mut PodAffinity, labels: &BTreeMap<String, String>) {
+    let preferred = pa
+        .preferred_during_scheduling_ignored_during_execution
+        .iter_mut()
+        .map(|w| &mut w.pod_affinity_term);
+    let required = pa
+        .required_during_scheduling_ignored_during_execution
+        .iter_mut();
+    for term in preferred.chain(required) {
+        apply_label_keys(term, labels);
+    }
+}
+
+/// Upstream `applyMatchLabelKeysAndMismatchLabelKeys`.
+fn apply_label_keys(term: &mut PodAffinityTerm, labels: &BTreeMap<String, String>) {
+    let Some(selector) = term.label_selector.as_mut() else {
+        return;
+    };
+    for (keys, operator) in [
+        (&term.match_label_keys, "In"),
+        (&term.mismatch_label_keys, "NotIn"),
+    ] {
+        for key in keys {
+            if let Some(value) = labels.get(key) {
+                selector.match_expressions.push(LabelSelectorRequirement {
+                    key: key.clone(),
+                    operator: operator.to_string(),
+                    values: vec![value.clone()],
+                });
+            }
+        }
+    }
 }
 
 /// Upstream `podStrategy.PrepareForUpdate`.

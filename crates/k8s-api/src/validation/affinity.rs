@@ -1,6 +1,7 @@
 //! Affinity validation (upstream `pkg/apis/core/validation/validation.go` `validateAffinity`,
 //! `ValidateNodeSelector`, `ValidateNodeSelectorRequirement`, `validateNodeFieldSelectorRequirement`,
-//! `validatePreferredSchedulingTerms`, `validatePodAffinityTerm`, `validateWeightedPodAffinityTerms`).
+//! `validatePreferredSchedulingTerms`, `validatePodAffinityTerm`, `validateWeightedPodAffinityTerms`,
+//! `validateMatchLabelKeysAndMismatchLabelKeys`).
 
 use k8s_types::core::{
     Affinity, NodeAffinity, NodeSelectorRequirement, NodeSelectorTerm, PodAffinity,
@@ -182,6 +183,7 @@ fn validate_pod_affinity_term(term: &PodAffinityTerm, path: &str) -> ErrorList {
             is_dns1123_label(ns),
         ));
     }
+    errs.extend(validate_label_keys_fields(term, path));
     if term.topology_key.is_empty() {
         errs.push(FieldError::required(
             child(path, "topologyKey"),
@@ -192,6 +194,62 @@ fn validate_pod_affinity_term(term: &PodAffinityTerm, path: &str) -> ErrorList {
             &term.topology_key,
             &child(path, "topologyKey"),
         ));
+    }
+    errs
+}
+
+/// Upstream `validateMatchLabelKeysAndMismatchLabelKeys` (after the create-time merge, so a key
+/// of `matchLabelKeys` that the selector already had appears twice): every key is a label name
+/// and needs a `labelSelector`; a `matchLabelKeys` key may not also be a selector key (reported
+/// at upstream's path, the term's path indexed by the key's position); a key may not be in both
+/// lists.
+fn validate_label_keys_fields(term: &PodAffinityTerm, path: &str) -> ErrorList {
+    let mut errs = Vec::new();
+    let sel = term.label_selector.as_ref();
+    for (field, keys) in [
+        ("matchLabelKeys", &term.match_label_keys),
+        ("mismatchLabelKeys", &term.mismatch_label_keys),
+    ] {
+        if keys.is_empty() {
+            continue;
+        }
+        let p = child(path, field);
+        if sel.is_none() {
+            errs.push(FieldError::forbidden(
+                p,
+                "must not be specified when labelSelector is not set",
+            ));
+            continue;
+        }
+        for (i, key) in keys.iter().enumerate() {
+            errs.extend(validate_label_name(key, &index(&p, i)));
+        }
+    }
+    if let Some(sel) = sel {
+        let mut seen: std::collections::BTreeSet<&str> =
+            sel.match_labels.keys().map(String::as_str).collect();
+        for e in &sel.match_expressions {
+            // Upstream keeps the last position of a key listed twice.
+            let at = term.match_label_keys.iter().rposition(|k| *k == e.key);
+            if let (Some(i), true) = (at, seen.contains(e.key.as_str())) {
+                errs.push(invalid_str(
+                    index(path, i),
+                    &e.key,
+                    "exists in both matchLabelKeys and labelSelector",
+                ));
+            }
+            seen.insert(&e.key);
+        }
+    }
+    let p = child(path, "matchLabelKeys");
+    for (i, k) in term.match_label_keys.iter().enumerate() {
+        if term.mismatch_label_keys.contains(k) {
+            errs.push(invalid_str(
+                index(&p, i),
+                k,
+                "exists in both matchLabelKeys and mismatchLabelKeys",
+            ));
+        }
     }
     errs
 }

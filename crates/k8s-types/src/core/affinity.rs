@@ -107,6 +107,14 @@ pub struct PodAffinityTerm {
     /// Namespaces by label; an empty selector means all namespaces.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace_selector: Option<LabelSelector>,
+    /// Label keys of the incoming pod whose values are merged into `labelSelector` as
+    /// `key in (value)` when the pod is created (upstream `MatchLabelKeysInPodAffinity`, beta and
+    /// on by default since v1.31; the apiserver does the merge).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub match_label_keys: Vec<String>,
+    /// Label keys merged into `labelSelector` as `key notin (value)` when the pod is created.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mismatch_label_keys: Vec<String>,
 }
 
 /// Upstream `corev1.WeightedPodAffinityTerm`.

@@ -693,6 +693,7 @@ fn with_namespace_selector(b: PodBuilder, anti: bool) -> PodBuilder {
             topology_key: "region".into(),
             namespaces: vec!["subteam2.team2".into()],
             namespace_selector: Some(req_selector("team", IN, &["team1"])),
+            ..Default::default()
         },
     )
 }
@@ -1020,6 +1021,7 @@ fn hard_pod_affinity_symmetric_weight_matches_upstream() {
                     namespaces: vec!["".into(), "subteam2.team2".into()],
                     namespace_selector: Some(req_selector("team", IN, &["team1"])),
                     topology_key: "region".into(),
+                    ..Default::default()
                 },
             )
             .obj()
