@@ -378,13 +378,24 @@ fn classify(tm: &TypeMeta) -> Result<Target, PartialError> {
         .find(|(k, _)| *k == tm.kind)
         .filter(|_| builtin_group)
     {
-        return Ok(Target::Unstructured(
-            *namespaced,
+        // The scheduler reads these kinds' selectors (PodTopologySpread's default constraints,
+        // upstream `helper.DefaultSelector`): say so rather than "not simulated".
+        let read_by_scheduler = matches!(
+            (tm.api_version.as_str(), tm.kind.as_str()),
+            ("v1", "Service") | ("v1", "ReplicationController") | ("apps/v1", "StatefulSet")
+        );
+        let warning = if read_by_scheduler {
+            format!(
+                "{} {} is kept in the store; the scheduler reads its selector (PodTopologySpread's default spreading), nothing else of it is simulated by k8s-mini",
+                tm.api_version, tm.kind
+            )
+        } else {
             format!(
                 "{} {} is kept in the store but not simulated by k8s-mini",
                 tm.api_version, tm.kind
-            ),
-        ));
+            )
+        };
+        return Ok(Target::Unstructured(*namespaced, warning));
     }
     if builtin_group && !group.ends_with("x-k8s.io") {
         return Err(err(
@@ -553,7 +564,10 @@ mod tests {
         let m = parse_stream("d.yaml", text).unwrap();
         assert_eq!(m.docs.len(), 2);
         assert_eq!(m.warnings.len(), 1);
-        assert!(m.warnings[0].contains("v1 Service is kept in the store but not simulated"));
+        assert_eq!(
+            m.warnings[0],
+            "d.yaml:1: v1 Service is kept in the store; the scheduler reads its selector (PodTopologySpread's default spreading), nothing else of it is simulated by k8s-mini"
+        );
         let e = err("apiVersion: v1\nkind: Pdo\nmetadata: {name: a}\n");
         assert_eq!(e, "t.yaml:1: no matches for kind \"Pdo\" in version \"v1\"");
         let e = err("apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: a}\n  spec: {containers: [{name: c, resources: {limits: {cpu: x}}}]}\n");
