@@ -2,13 +2,14 @@
 //! percentageOfNodesToScore window and its rotating start index (upstream
 //! `numFeasibleNodesToFind` / `nextStartNodeIndex` in `schedule_one.go`), a PreFilterResult that
 //! restricts the nodes (NodeAffinity `matchFields metadata.name`), the nominated node evaluated
-//! first (`evaluateNominatedNode`), and that explaining does not change any placement.
+//! first (`evaluateNominatedNode`), a PreFilter rejection (no Filter runs, so no skip list), and
+//! that explaining does not change any placement.
 
 mod common;
 
 use std::collections::BTreeMap;
 
-use common::{node, pod, FakeApi};
+use common::{gang_pod, node, pod, pod_group, FakeApi};
 use k8s_sched::explain::{NodeVerdict, Outcome, PodKey};
 use k8s_sched::{KubeSchedulerConfiguration, Scheduler};
 use k8s_types::core::{
@@ -187,4 +188,29 @@ fn explaining_changes_no_placement() {
     assert_eq!(plain, explained);
     assert_eq!(ex.len(), 1);
     assert_eq!(ex[0].predicted, explained["w-05"]);
+}
+
+#[test]
+fn a_rejecting_pre_filter_shows_no_filter_skip_list() {
+    // Coscheduling's PreFilter rejects a gang member whose group has 2 of its 3 members; the
+    // plugins that returned Skip before it are not listed, since no Filter runs at all.
+    let mut api = FakeApi::new();
+    api.add(node("n1", "4", "8Gi", &[]));
+    api.add(pod_group("pg1", 3));
+    api.add(gang_pod("a", "pg1", "100m"));
+    api.add(gang_pod("b", "pg1", "100m"));
+    let mut s = Scheduler::new(config(None)).unwrap();
+    s.set_explain(Some(PodKey::new("default", "a")));
+    s.schedule(&mut api);
+    let e = &s.explanations()[0];
+    assert!(e.pre_filter.status.is_some());
+    let text = e.to_string();
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("PreFilter:"))
+        .expect("a PreFilter line");
+    assert_eq!(
+        line,
+        "  PreFilter: Coscheduling: pre-filter pod a cannot find enough sibling pods, current pods number: 2, minMember of group: 3 [UnschedulableAndUnresolvable]"
+    );
 }

@@ -122,7 +122,8 @@ impl std::fmt::Display for Explanation {
                 );
             }
         }
-        if !pf.skipped_filter_plugins.is_empty() {
+        // After a rejecting PreFilter no Filter runs at all: the skip list would only confuse.
+        if pf.status.is_none() && !pf.skipped_filter_plugins.is_empty() {
             let _ = write!(
                 line,
                 "; Filter skipped for {}",
