@@ -17,9 +17,18 @@
 //! criterion (for `perf record`).
 //!
 //! Setup (building nodes and existing pods) is excluded from the timings (`iter_batched`).
+//!
+//! The bench process allocates through mimalloc, as `xtask` does; the library itself leaves the
+//! allocator to the program that embeds it. `--features bench-system-allocator` runs the same
+//! benches on the system allocator (`docs/benchmarks.md` gives both).
 
 use std::sync::Arc;
 use std::time::Duration;
+
+/// The process allocator of the benches (see the module doc).
+#[cfg(not(feature = "bench-system-allocator"))]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use criterion::{BatchSize, BenchmarkId, Criterion, SamplingMode, Throughput};
 
