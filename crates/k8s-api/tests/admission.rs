@@ -176,7 +176,7 @@ fn custom_plugins_run_in_the_chain() {
     api.add_validating(Box::new(DenyLabel));
     assert_eq!(
         api.admission().mutating_names(),
-        vec!["Priority", "AddTeam"]
+        vec!["Priority", "DefaultTolerationSeconds", "AddTeam"]
     );
     assert_eq!(
         api.admission().validating_names(),

@@ -7,6 +7,7 @@ use k8s_types::status::Status;
 use k8s_types::store::ObjectStore;
 use k8s_types::Object;
 
+use super::default_toleration_seconds::DefaultTolerationSeconds;
 use super::namespace_lifecycle::NamespaceLifecycle;
 use super::priority::Priority;
 
@@ -23,10 +24,12 @@ impl AdmissionChain {
         AdmissionChain::default()
     }
 
-    /// The default chain: mutating `Priority`; validating `NamespaceLifecycle`, `Priority`.
+    /// The default chain: mutating `Priority`, `DefaultTolerationSeconds`; validating
+    /// `NamespaceLifecycle`, `Priority` (upstream's recommended order).
     pub fn with_default_plugins() -> AdmissionChain {
         let mut c = AdmissionChain::empty();
         c.add_mutating(Box::new(Priority));
+        c.add_mutating(Box::new(DefaultTolerationSeconds));
         c.add_validating(Box::new(NamespaceLifecycle));
         c.add_validating(Box::new(Priority));
         c

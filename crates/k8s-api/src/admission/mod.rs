@@ -6,12 +6,15 @@
 //! Default chain (upstream's recommended order, restricted to what k8s-mini simulates):
 //! - validating: [`namespace_lifecycle::NamespaceLifecycle`], [`priority::Priority`]
 //!   (PriorityClass checks);
-//! - mutating: [`priority::Priority`] (resolves a pod's priority).
+//! - mutating: [`priority::Priority`] (resolves a pod's priority),
+//!   [`default_toleration_seconds::DefaultTolerationSeconds`] (300 s not-ready / unreachable
+//!   tolerations).
 //!
 //! Defaulting is not a plugin: upstream applies defaults while decoding the request, before any
 //! admission, and so does the apiserver here (see [`crate::defaults`]).
 
 pub mod chain;
+pub mod default_toleration_seconds;
 pub mod namespace_lifecycle;
 pub mod priority;
 
