@@ -55,7 +55,9 @@ impl TaintEvictionController {
 }
 
 /// When the pod must go: `Some(0)` at once, `Some(n)` after n ticks, `None` never (upstream
-/// `getMinTolerationTime` over the NoExecute taints).
+/// `GetMatchingTolerations`, which keeps the first toleration that tolerates each NoExecute taint,
+/// then `getMinTolerationTime` over those: the shortest `tolerationSeconds`, one without seconds
+/// never expiring, 0 or less at once).
 fn eviction_delay(pod: &Pod, node: &Node) -> Option<Tick> {
     let no_execute: Vec<_> = node
         .spec
@@ -71,11 +73,10 @@ fn eviction_delay(pod: &Pod, node: &Node) -> Option<Tick> {
         if !tolerated(taint, &pod.spec.tolerations) {
             return Some(0);
         }
-        // The tolerations that match this taint; the shortest limit among them counts.
-        for t in pod.spec.tolerations.iter().filter(|t| t.tolerates(taint)) {
-            if let Some(secs) = t.toleration_seconds {
-                min = Some(min.map_or(secs, |m| m.min(secs)));
-            }
+        // Only the first toleration that matches this taint counts.
+        let first = pod.spec.tolerations.iter().find(|t| t.tolerates(taint));
+        if let Some(secs) = first.and_then(|t| t.toleration_seconds) {
+            min = Some(min.map_or(secs, |m| m.min(secs)));
         }
     }
     min.map(|s| Tick::try_from(s.max(0)).unwrap_or(0))
@@ -205,5 +206,24 @@ mod tests {
             eviction_delay(&Pod::default(), &node_with("NoSchedule")),
             None
         );
+    }
+
+    /// Upstream `GetMatchingTolerations` keeps the first toleration matching a taint: a first one
+    /// without seconds means never, whatever a later one says; the other order evicts after 10.
+    #[test]
+    fn only_the_first_matching_toleration_of_a_taint_counts() {
+        let node = node_with("NoExecute");
+        let mut forever_first = pod_tolerating(None);
+        forever_first
+            .spec
+            .tolerations
+            .extend(pod_tolerating(Some(10)).spec.tolerations);
+        assert_eq!(eviction_delay(&forever_first, &node), None);
+        let mut ten_first = pod_tolerating(Some(10));
+        ten_first
+            .spec
+            .tolerations
+            .extend(pod_tolerating(None).spec.tolerations);
+        assert_eq!(eviction_delay(&ten_first, &node), Some(10));
     }
 }
