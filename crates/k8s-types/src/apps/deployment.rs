@@ -81,7 +81,7 @@ pub struct RollingUpdateDeployment {
     pub max_surge: Option<IntOrString>,
 }
 
-/// Upstream `appsv1.DeploymentStatus`.
+/// Upstream `appsv1.DeploymentStatus` (the counts are `omitempty` upstream: 0 is not printed).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DeploymentStatus {
@@ -89,19 +89,19 @@ pub struct DeploymentStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
     /// Pods of all ReplicaSets.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::apps::is_zero")]
     pub replicas: i32,
     /// Pods of the new ReplicaSet.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::apps::is_zero")]
     pub updated_replicas: i32,
     /// Ready pods.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::apps::is_zero")]
     pub ready_replicas: i32,
     /// Available pods (ready for minReadySeconds).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::apps::is_zero")]
     pub available_replicas: i32,
     /// replicas - available.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::apps::is_zero")]
     pub unavailable_replicas: i32,
     /// Available, Progressing.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

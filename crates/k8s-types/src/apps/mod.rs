@@ -22,6 +22,12 @@ pub struct PodTemplateSpec {
     pub spec: PodSpec,
 }
 
+/// Serde helper for upstream's `omitempty` on an `int32` status field: 0 is left out of the
+/// output (a missing field reads back as 0).
+pub(crate) fn is_zero(v: &i32) -> bool {
+    *v == 0
+}
+
 /// An `int-or-string` value (upstream `intstr.IntOrString`), e.g. `maxSurge: 1` or `maxSurge: 25%`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -74,5 +80,32 @@ mod tests {
         assert!(IntOrString::String("abc".into())
             .scaled_value(3, false)
             .is_err());
+    }
+}
+
+#[cfg(test)]
+mod omitempty_tests {
+    use super::*;
+
+    /// Upstream's JSON tags: every DeploymentStatus count is `omitempty`; ReplicaSetStatus keeps
+    /// `replicas` (no `omitempty`) and drops the other zero counts.
+    #[test]
+    fn zero_status_counts_are_left_out_as_upstream() {
+        let d = serde_json::to_value(DeploymentStatus::default()).expect("json");
+        assert_eq!(d, serde_json::json!({}));
+        let rs = serde_json::to_value(ReplicaSetStatus::default()).expect("json");
+        assert_eq!(rs, serde_json::json!({"replicas": 0}));
+        let d = DeploymentStatus {
+            replicas: 3,
+            available_replicas: 2,
+            ..Default::default()
+        };
+        assert_eq!(
+            serde_json::to_value(&d).expect("json"),
+            serde_json::json!({"replicas": 3, "availableReplicas": 2})
+        );
+        // A missing field reads back as 0.
+        let back: DeploymentStatus = serde_json::from_value(serde_json::json!({})).expect("read");
+        assert_eq!(back, DeploymentStatus::default());
     }
 }

@@ -45,7 +45,8 @@ pub struct ReplicaSetSpec {
     pub template: PodTemplateSpec,
 }
 
-/// Upstream `appsv1.ReplicaSetStatus`.
+/// Upstream `appsv1.ReplicaSetStatus` (`replicas` is always printed; the other counts are
+/// `omitempty` upstream: 0 is not printed).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReplicaSetStatus {
@@ -53,13 +54,13 @@ pub struct ReplicaSetStatus {
     #[serde(default)]
     pub replicas: i32,
     /// Owned pods with labels matching the template.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::apps::is_zero")]
     pub fully_labeled_replicas: i32,
     /// Ready pods.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::apps::is_zero")]
     pub ready_replicas: i32,
     /// Available pods.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::apps::is_zero")]
     pub available_replicas: i32,
     /// Generation acted on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
