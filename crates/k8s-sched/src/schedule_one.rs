@@ -573,7 +573,8 @@ fn find_nodes_that_fit(
     // the same feasible nodes, statuses and next start index.
     if ctx.nominator.is_empty() {
         if let Some(plan) = fwk.fused_filter(state, pod, &skips, nodes) {
-            let mut rejected: Vec<(usize, Option<Status>)> = Vec::new();
+            let mut rejected: Vec<(usize, Status)> = Vec::new();
+            let mut deferred: Vec<usize> = scratch::take();
             let search = fwk.find_feasible_fused(
                 &plan,
                 state,
@@ -586,20 +587,22 @@ fn find_nodes_that_fit(
                 want,
                 &mut feasible,
                 &mut rejected,
+                &mut deferred,
             );
             if let Some(k) = search.error {
-                let message = rejected[k].1.as_ref().map(Status::message);
-                return Err(Failure::error(message.unwrap_or_default()));
+                scratch::give(deferred);
+                return Err(Failure::error(rejected[k].1.message()));
             }
             *ctx.next_start_node_index = (start + search.processed) % n;
             if feasible.is_empty() {
-                // The statuses a gate left uncomputed: upstream's first failing plugin, in order.
-                let all = rejected.into_iter().map(|(idx, st)| {
-                    let st = st.unwrap_or_else(|| fwk.run_filter(state, pod, &nodes[idx], &skips));
-                    (idx, st)
-                });
-                record_rejections(&mut diagnosis, nodes, all)?;
+                // The statuses a gate left uncomputed: upstream's first failing plugin. The
+                // diagnosis is keyed by node, so the order of the two lists does not matter.
+                let gated = deferred
+                    .iter()
+                    .map(|&idx| (idx, fwk.run_filter(state, pod, &nodes[idx], &skips)));
+                record_rejections(&mut diagnosis, nodes, rejected.into_iter().chain(gated))?;
             }
+            scratch::give(deferred);
             return Ok((feasible, diagnosis));
         }
     }

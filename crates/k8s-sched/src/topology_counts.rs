@@ -425,14 +425,15 @@ impl DomainView {
         self.counts.get(id as usize).copied().unwrap_or(0)
     }
 
-    /// A fused-pass [`GateCondition`] over these domains: a domain passes when `verdict` holds
-    /// for its total; a node without the key gets `missing`. Exact for the snapshot last synced
-    /// (every position counted, as after a sync).
-    pub fn gate(&self, verdict: impl Fn(i64) -> bool, missing: bool) -> GateCondition {
+    /// A fused-pass [`GateCondition`] over these domains: a domain passes when its total is in
+    /// `min..=max`; a node without the key gets `missing`. Shares the arrays (no copy). Exact
+    /// for the snapshot last synced (every position counted, as after a sync).
+    pub fn gate(&self, min: i64, max: i64, missing: bool) -> GateCondition {
         GateCondition {
             domains: Arc::clone(&self.domains),
-            pass: self.counts.iter().map(|&c| verdict(c)).collect(),
-            otherwise: verdict(0),
+            counts: Arc::clone(&self.counts),
+            min,
+            max,
             missing,
         }
     }

@@ -156,9 +156,10 @@ impl Framework {
     /// `start` (position `k` is node `candidates[k]`, or node `k` without candidates) until `want`
     /// nodes passed or all were seen. Feasible node indices go to `feasible`, rejected ones with
     /// their status to `rejected`, both in visiting order. Same outcome as running
-    /// [`Framework::run_filter`] on each node in turn, except that the status of a node a gate
-    /// rejected is left `None` when every plugin of the attempt is covered (it is a rejection,
-    /// never an error; [`Framework::run_filter`] gives it when the pod fits nowhere).
+    /// [`Framework::run_filter`] on each node in turn, except that a node a gate rejected goes
+    /// to `deferred` without a status when every plugin of the attempt is covered (it is a
+    /// rejection, never an error; [`Framework::run_filter`] gives its status when the pod fits
+    /// nowhere).
     #[allow(clippy::too_many_arguments)]
     pub fn find_feasible_fused(
         &self,
@@ -172,7 +173,8 @@ impl Framework {
         start: usize,
         want: usize,
         feasible: &mut Vec<usize>,
-        rejected: &mut Vec<(usize, Option<Status>)>,
+        rejected: &mut Vec<(usize, Status)>,
+        deferred: &mut Vec<usize>,
     ) -> FilterSearch {
         let n = candidates.map_or(nodes.len(), <[usize]>::len);
         if n == 0 || want == 0 || arrays.len() != nodes.len() {
@@ -198,7 +200,7 @@ impl Framework {
                 let mut i = lo;
                 while i < hi {
                     let (next, done) = if gated {
-                        scan_gated(&k, gate, arrays, i, hi, want, feasible, rejected)
+                        scan_gated(&k, gate, arrays, i, hi, want, feasible, deferred)
                     } else {
                         scan_admitted(&k, arrays, i, hi, want, feasible)
                     };
@@ -225,7 +227,7 @@ impl Framework {
                         }
                     } else {
                         let error = !st.is_rejected();
-                        rejected.push((next, Some(st)));
+                        rejected.push((next, st));
                         if error {
                             return FilterSearch {
                                 processed: step,
@@ -252,14 +254,14 @@ impl Framework {
                 }
                 let i = index(pos);
                 if gated && !gate.passes(i) {
-                    rejected.push((i, None));
+                    deferred.push(i);
                     continue;
                 }
                 if !admits(i) {
                     let st = self.run_filter(state, pod, &nodes[i], skips);
                     if !st.is_success() {
                         let error = !st.is_rejected();
-                        rejected.push((i, Some(st)));
+                        rejected.push((i, st));
                         if error {
                             return FilterSearch {
                                 processed: step + 1,
@@ -337,7 +339,7 @@ impl Framework {
                 match st {
                     Some(st) => {
                         let error = !st.is_rejected();
-                        rejected.push((i, Some(st)));
+                        rejected.push((i, st));
                         if error {
                             out = FilterSearch {
                                 processed: step + off + 1,
@@ -647,7 +649,7 @@ fn scan_admitted(
     (hi, false)
 }
 
-/// [`scan_admitted`] with a gate: a node the gate rejects goes to `rejected` without a status
+/// [`scan_admitted`] with a gate: a node the gate rejects goes to `deferred` (no status)
 /// (and the scan goes on); stops at the first node the gate passes and the kernel does not
 /// admit, or when `feasible` reaches `want`.
 #[allow(clippy::too_many_arguments)]
@@ -660,7 +662,7 @@ fn scan_gated(
     hi: usize,
     want: usize,
     feasible: &mut Vec<usize>,
-    rejected: &mut Vec<(usize, Option<Status>)>,
+    deferred: &mut Vec<usize>,
 ) -> (usize, bool) {
     let flags = &arrays.flags[lo..hi];
     let pods = &arrays.free_pods[lo..hi];
@@ -676,12 +678,12 @@ fn scan_gated(
         let passes = match single {
             Some((domains, c)) => match domains[j] {
                 GATE_NO_DOMAIN => c.missing,
-                d => c.pass.get(d as usize).copied().unwrap_or(c.otherwise),
+                d => c.passes_domain(d),
             },
             None => gate.passes(lo + j),
         };
         if !passes {
-            rejected.push((lo + j, None));
+            deferred.push(lo + j);
             continue;
         }
         let ok = flags[j] & k.slow_flags == 0
@@ -1025,7 +1027,7 @@ mod tests {
                     .fused_filter(&state, &pod, &skips, nodes)
                     .expect("kernels");
                 fused_filters += 1;
-                let (mut feasible, mut rejected) = (vec![], vec![]);
+                let (mut feasible, mut rejected, mut deferred) = (vec![], vec![], vec![]);
                 let search = fwk.find_feasible_fused(
                     &plan,
                     &state,
@@ -1038,19 +1040,22 @@ mod tests {
                     want,
                     &mut feasible,
                     &mut rejected,
+                    &mut deferred,
                 );
                 assert_eq!(feasible, want_feasible, "pod {}", pod.metadata.name);
                 // A status a gate left out is the one the plugins give.
-                deferred_total += rejected.iter().filter(|(_, st)| st.is_none()).count();
-                let rejected: Vec<(usize, Status)> = rejected
+                deferred_total += deferred.len();
+                // A node a gate rejected gets the status the plugins give; in visiting order
+                // (from `start`) with the others.
+                let mut rejected: Vec<(usize, Status)> = rejected
                     .into_iter()
-                    .map(|(i, st)| {
-                        (
-                            i,
-                            st.unwrap_or_else(|| fwk.run_filter(&state, &pod, &nodes[i], &skips)),
-                        )
-                    })
+                    .chain(
+                        deferred
+                            .into_iter()
+                            .map(|i| (i, fwk.run_filter(&state, &pod, &nodes[i], &skips))),
+                    )
                     .collect();
+                rejected.sort_by_key(|(i, _)| (*i + n - start) % n);
                 assert_eq!(rejected, want_rejected, "pod {}", pod.metadata.name);
                 assert_eq!(search.processed, processed);
                 rejected_total += rejected.len();

@@ -105,16 +105,19 @@ impl NodeFilterKernel {
 /// The domain id of a node without the topology key, in [`GateCondition::domains`].
 pub const GATE_NO_DOMAIN: u32 = u32::MAX;
 
-/// One condition of a [`NodeGate`]: the node's domain of one topology key must pass.
+/// One condition of a [`NodeGate`]: the number of pods the plugin counts in the node's domain
+/// of one topology key must lie in `min..=max`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GateCondition {
     /// Per node position in the snapshot PreFilter read ([`super::Handle::node_infos`] order):
     /// the node's domain id for the key, [`GATE_NO_DOMAIN`] when the node lacks the key.
     pub domains: Arc<Vec<u32>>,
-    /// Per domain id: whether nodes of that domain pass.
-    pub pass: Vec<bool>,
-    /// The verdict for domain ids at or past `pass.len()`.
-    pub otherwise: bool,
+    /// Per domain id: the plugin's count of matching pods (0 for ids past the end).
+    pub counts: Arc<Vec<i64>>,
+    /// The smallest count that passes.
+    pub min: i64,
+    /// The largest count that passes.
+    pub max: i64,
     /// The verdict for a node without the key.
     pub missing: bool,
 }
@@ -126,30 +129,16 @@ impl GateCondition {
     pub fn passes(&self, pos: usize) -> bool {
         match self.domains.get(pos) {
             Some(&GATE_NO_DOMAIN) => self.missing,
-            Some(&d) => self.pass.get(d as usize).copied().unwrap_or(self.otherwise),
+            Some(&d) => self.passes_domain(d),
             None => false,
         }
     }
 
-    /// Both conditions at once, when they read the same domains (the same `Arc`); `None`
-    /// otherwise.
-    pub fn and(&self, other: &GateCondition) -> Option<GateCondition> {
-        if !Arc::ptr_eq(&self.domains, &other.domains) {
-            return None;
-        }
-        let len = self.pass.len().max(other.pass.len());
-        let pass = (0..len)
-            .map(|d| {
-                self.pass.get(d).copied().unwrap_or(self.otherwise)
-                    && other.pass.get(d).copied().unwrap_or(other.otherwise)
-            })
-            .collect();
-        Some(GateCondition {
-            domains: Arc::clone(&self.domains),
-            pass,
-            otherwise: self.otherwise && other.otherwise,
-            missing: self.missing && other.missing,
-        })
+    /// The verdict for domain id `d` (not [`GATE_NO_DOMAIN`]).
+    #[inline]
+    pub fn passes_domain(&self, d: u32) -> bool {
+        let c = self.counts.get(d as usize).copied().unwrap_or(0);
+        self.min <= c && c <= self.max
     }
 }
 
@@ -184,14 +173,8 @@ impl NodeGate {
                 .all(|c| c.domains.len() == nodes.len())
     }
 
-    /// Adds a condition, merged into an existing one over the same domains.
+    /// Adds a condition.
     pub fn push(&mut self, c: GateCondition) {
-        for existing in &mut self.conditions {
-            if let Some(merged) = existing.and(&c) {
-                *existing = merged;
-                return;
-            }
-        }
         self.conditions.push(c);
     }
 
@@ -257,46 +240,44 @@ mod tests {
 
     fn cond(
         domains: &Arc<Vec<u32>>,
-        pass: &[bool],
-        otherwise: bool,
+        counts: &[i64],
+        min: i64,
+        max: i64,
         missing: bool,
     ) -> GateCondition {
         GateCondition {
             domains: Arc::clone(domains),
-            pass: pass.to_vec(),
-            otherwise,
+            counts: Arc::new(counts.to_vec()),
+            min,
+            max,
             missing,
         }
     }
 
     #[test]
-    fn a_condition_reads_the_domain_of_each_position() {
-        // Positions 0..5: domains 0, 1, none, 2 (past `pass`), 0.
+    fn a_condition_reads_the_count_of_each_positions_domain() {
+        // Positions 0..5: domains 0, 1, none, 2 (past `counts`: count 0), 0.
         let d = Arc::new(vec![0, 1, GATE_NO_DOMAIN, 2, 0]);
-        let c = cond(&d, &[true, false], true, false);
+        // Passes with at most 1 pod in the domain.
+        let c = cond(&d, &[1, 2], i64::MIN, 1, false);
         let got: Vec<bool> = (0..6).map(|p| c.passes(p)).collect();
         // Position 5 is unknown: it never passes.
         assert_eq!(got, [true, false, false, true, true, false]);
+        // At least one pod, a node without the key passing.
+        let c = cond(&d, &[1, 2], 1, i64::MAX, true);
+        let got: Vec<bool> = (0..5).map(|p| c.passes(p)).collect();
+        assert_eq!(got, [true, true, true, false, true]);
     }
 
     #[test]
-    fn conditions_over_the_same_domains_merge_and_others_stay_apart() {
-        let d = Arc::new(vec![0, 1, GATE_NO_DOMAIN, 2]);
-        let other = Arc::new(vec![0, 0, 0, 0]);
+    fn a_gate_needs_every_condition() {
+        let d = Arc::new(vec![0, 1, 2]);
+        let other = Arc::new(vec![0, 0, 1]);
         let mut g = NodeGate::default();
-        g.push(cond(&d, &[true, true, true], true, true));
-        g.push(cond(&d, &[true, false], false, true));
-        g.push(cond(&other, &[true], true, true));
-        assert_eq!(g.conditions.len(), 2);
-        // Merged: domain 1 fails, domain 2 takes the second's `otherwise` (false).
-        assert_eq!(g.conditions[0].pass, [true, false, false]);
-        assert!(!g.conditions[0].otherwise);
-        assert!(g.conditions[0].missing);
-        let got: Vec<bool> = (0..4).map(|p| g.passes(p)).collect();
-        assert_eq!(got, [true, false, true, false]);
-        // A condition of another domain list rejects everything.
-        g.push(cond(&other, &[false], true, true));
-        assert!((0..4).all(|p| !g.passes(p)));
+        g.push(cond(&d, &[0, 0, 5], i64::MIN, 0, true));
+        g.push(cond(&other, &[0, 3], i64::MIN, 0, true));
+        let got: Vec<bool> = (0..3).map(|p| g.passes(p)).collect();
+        assert_eq!(got, [true, true, false]);
     }
 
     #[test]
@@ -308,7 +289,7 @@ mod tests {
         assert!(!g.covers(&nodes[..1]));
         let copy = nodes.clone();
         assert!(!g.covers(&copy));
-        g.push(cond(&Arc::new(vec![0]), &[true], true, true));
+        g.push(cond(&Arc::new(vec![0]), &[0], 0, 0, true));
         assert!(!g.covers(&nodes), "a condition shorter than the slice");
     }
 }

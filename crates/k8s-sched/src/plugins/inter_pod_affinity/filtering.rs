@@ -102,12 +102,13 @@ impl FastFilter {
     /// (a node without such a key passes those).
     pub fn gate(&self) -> NodeGate {
         let mut g = self.positions.gate();
-        let first = self.affinity_first_pod;
+        // The first pod of a group only needs the keys: any count passes.
+        let min = if self.affinity_first_pod { i64::MIN } else { 1 };
         for v in &self.affinity {
-            g.push(v.gate(|count| first || count > 0, false));
+            g.push(v.gate(min, i64::MAX, false));
         }
         for v in self.anti.iter().chain(&self.existing) {
-            g.push(v.gate(|count| count <= 0, true));
+            g.push(v.gate(i64::MIN, 0, true));
         }
         g
     }

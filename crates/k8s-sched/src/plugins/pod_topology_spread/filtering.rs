@@ -128,7 +128,7 @@ impl FastFilter {
     pub fn gate(&self) -> NodeGate {
         let mut g = self.positions.gate();
         for (view, max_skew, self_minus_min) in &self.constraints {
-            g.push(view.gate(|count| count + self_minus_min <= *max_skew, false));
+            g.push(view.gate(i64::MIN, max_skew.saturating_sub(*self_minus_min), false));
         }
         g
     }
