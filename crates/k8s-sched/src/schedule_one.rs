@@ -512,6 +512,9 @@ fn find_nodes_that_fit(
     }
     let cache: &Cache = &*ctx.cache;
     let skips = fwk.filter_skips(state);
+    // The nominated node when it was tried and rejected: upstream's NodeToStatus lists it, so it
+    // counts in the next start index even if the search below does not visit it.
+    let mut nominated_rejected: Option<usize> = None;
     // The nominated node first (upstream evaluateNominatedNode).
     if let Some(nom) = pod
         .status
@@ -535,11 +538,14 @@ fn find_nodes_that_fit(
             if st.is_success() {
                 return Ok((vec![idx], diagnosis));
             }
-            if !st.is_rejected() {
-                return Err(Failure::error(st.message()));
+            if st.is_rejected() {
+                diagnosis.add_plugin_status(&st);
+                diagnosis.node_to_status.set(nom, st);
+                nominated_rejected = Some(idx);
+            } else {
+                // Upstream logs "Evaluation failed on nominated node" and searches every node.
+                tracing::error!(pod = %pod.key(), node = nom, status = %st, "evaluation failed on nominated node");
             }
-            diagnosis.add_plugin_status(&st);
-            diagnosis.node_to_status.set(nom, st);
         }
     }
     // `None`: every node, without listing them (position k of the candidates is node k).
@@ -558,7 +564,15 @@ fn find_nodes_that_fit(
         }
     };
     let n = candidates.as_ref().map_or(cache.num_nodes(), Vec::len);
+    let num_all = cache.num_nodes();
     if n == 0 {
+        advance_start_index(
+            ctx.next_start_node_index,
+            num_all,
+            0,
+            0,
+            nominated_rejected.is_some(),
+        );
         return Ok((Vec::new(), diagnosis));
     }
     let pct = fwk
@@ -566,6 +580,17 @@ fn find_nodes_that_fit(
         .unwrap_or(ctx.global_percentage);
     let want = num_feasible_nodes_to_find(pct, n);
     let start = *ctx.next_start_node_index % n;
+    // Whether the search visited the nominated node, given how many nodes it visited from
+    // `start` (not counting a node whose Filter failed with an error).
+    let nominated_unvisited = |visited: usize| {
+        nominated_rejected.is_some_and(|idx| {
+            let pos = match &candidates {
+                None => Some(idx),
+                Some(c) => c.binary_search(&idx).ok(),
+            };
+            pos.is_none_or(|p| (p + n - start) % n >= visited)
+        })
+    };
     let mut feasible: Vec<usize> = scratch::take();
     let mut processed = 0;
     let nodes = cache.node_infos();
@@ -590,10 +615,28 @@ fn find_nodes_that_fit(
                 &mut deferred,
             );
             if let Some(k) = search.error {
+                // Upstream keeps no feasible node and no status for the failing one.
+                let rejected_before = k + deferred.len();
+                let unvisited = nominated_unvisited(search.processed - 1);
+                advance_start_index(
+                    ctx.next_start_node_index,
+                    num_all,
+                    0,
+                    rejected_before,
+                    unvisited,
+                );
                 scratch::give(deferred);
                 return Err(Failure::error(rejected[k].1.message()));
             }
-            *ctx.next_start_node_index = (start + search.processed) % n;
+            let unvisited = nominated_unvisited(search.processed);
+            let rejected_count = rejected.len() + deferred.len();
+            advance_start_index(
+                ctx.next_start_node_index,
+                num_all,
+                feasible.len(),
+                rejected_count,
+                unvisited,
+            );
             if feasible.is_empty() {
                 // The statuses a gate left uncomputed: upstream's first failing plugin. The
                 // diagnosis is keyed by node, so the order of the two lists does not matter.
@@ -648,7 +691,17 @@ fn find_nodes_that_fit(
             processed += 1;
             match statuses.next_if(|(p, _)| *p == pos) {
                 Some((_, st)) if st.is_rejected() => rejected.push((idx, st)),
-                Some((_, st)) => return Err(Failure::error(st.message())),
+                Some((_, st)) => {
+                    let unvisited = nominated_unvisited(processed - 1);
+                    advance_start_index(
+                        ctx.next_start_node_index,
+                        num_all,
+                        0,
+                        rejected.len(),
+                        unvisited,
+                    );
+                    return Err(Failure::error(st.message()));
+                }
                 None => {
                     feasible.push(idx);
                     if feasible.len() >= want {
@@ -662,11 +715,36 @@ fn find_nodes_that_fit(
     buffers.release();
     scratch::give(chunk);
     scratch::give(chunk_idx);
-    *ctx.next_start_node_index = (start + processed) % n;
+    let unvisited = nominated_unvisited(processed);
+    advance_start_index(
+        ctx.next_start_node_index,
+        num_all,
+        feasible.len(),
+        rejected.len(),
+        unvisited,
+    );
     if feasible.is_empty() {
         record_rejections(&mut diagnosis, nodes, rejected.into_iter())?;
     }
     Ok((feasible, diagnosis))
+}
+
+/// Upstream's `nextStartNodeIndex` update in `findNodesThatFitPod`: advanced by the feasible
+/// nodes plus the nodes with a status in NodeToStatus (the rejected ones of the search, and the
+/// rejected nominated node when the search did not visit it), modulo the number of all nodes
+/// (not of the PreFilterResult's candidates; the search starts at the index modulo the
+/// candidates). Also done when a Filter failed with an error (then with no feasible node).
+fn advance_start_index(
+    next: &mut usize,
+    num_all_nodes: usize,
+    feasible: usize,
+    rejected: usize,
+    nominated_unvisited: bool,
+) {
+    if num_all_nodes > 0 {
+        let processed = feasible + rejected + usize::from(nominated_unvisited);
+        *next = (*next + processed) % num_all_nodes;
+    }
 }
 
 /// Records the rejected nodes' statuses in the diagnosis (upstream does so as it filters; only

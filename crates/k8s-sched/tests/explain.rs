@@ -214,3 +214,40 @@ fn a_rejecting_pre_filter_shows_no_filter_skip_list() {
         "  PreFilter: Coscheduling: pre-filter pod a cannot find enough sibling pods, current pods number: 2, minMember of group: 3 [UnschedulableAndUnresolvable]"
     );
 }
+
+#[test]
+fn a_pre_filter_result_advances_the_start_index_modulo_all_nodes() {
+    // Upstream findNodesThatFitPod: nextStartNodeIndex = (index + feasible + NodeToStatus.Len())
+    // % len(allNodes), the search itself starting at the index modulo the candidates. A pod
+    // pinned to 3 of 200 nodes (matchFields metadata.name) finds its 3 nodes feasible, so the
+    // next pod starts at 3, not at 0.
+    let mut api = FakeApi::new();
+    many_nodes(&mut api, 200);
+    let mut pinned = pod("pinned", "100m", "128Mi", &[]);
+    pinned.spec.affinity = Some(Affinity {
+        node_affinity: Some(NodeAffinity {
+            required_during_scheduling_ignored_during_execution: Some(NodeSelector {
+                node_selector_terms: vec![NodeSelectorTerm {
+                    match_fields: vec![NodeSelectorRequirement {
+                        key: "metadata.name".into(),
+                        operator: "In".into(),
+                        values: vec!["node-010".into(), "node-020".into(), "node-030".into()],
+                    }],
+                    ..Default::default()
+                }],
+            }),
+            ..Default::default()
+        }),
+        ..Default::default()
+    });
+    api.add(pinned);
+    api.add(pod("next", "100m", "128Mi", &[]));
+    let mut s = Scheduler::new(config(Some(50))).unwrap();
+    s.set_explain(Some(PodKey::new("default", "next")));
+    s.schedule(&mut api);
+    let w = s.explanations()[0].window.clone().unwrap();
+    assert_eq!(w.candidates, 200);
+    assert_eq!(w.num_feasible_nodes_to_find, 100);
+    assert_eq!(w.start_index, 3);
+    assert_eq!(w.evaluated, 100);
+}
