@@ -184,17 +184,17 @@ fn validate_pod_affinity_term(term: &PodAffinityTerm, path: &str) -> ErrorList {
         ));
     }
     errs.extend(validate_label_keys_fields(term, path));
+    // Upstream reports both: Required, then the label-name errors of the empty key.
     if term.topology_key.is_empty() {
         errs.push(FieldError::required(
             child(path, "topologyKey"),
             "can not be empty",
         ));
-    } else {
-        errs.extend(validate_label_name(
-            &term.topology_key,
-            &child(path, "topologyKey"),
-        ));
     }
+    errs.extend(validate_label_name(
+        &term.topology_key,
+        &child(path, "topologyKey"),
+    ));
     errs
 }
 
@@ -305,6 +305,9 @@ mod tests {
                 format!("{p}.requiredDuringSchedulingIgnoredDuringExecution[0].labelSelector.matchExpressions[0].operator: Invalid value: \"Foo\": not a valid selector operator"),
                 format!("{p}.requiredDuringSchedulingIgnoredDuringExecution[1].labelSelector.matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'"),
                 format!("{p}.requiredDuringSchedulingIgnoredDuringExecution[1].topologyKey: Required value: can not be empty"),
+                // Upstream validates the empty key as a label name too (validatePodAffinityTerm).
+                format!("{p}.requiredDuringSchedulingIgnoredDuringExecution[1].topologyKey: Invalid value: \"\": name part must be non-empty"),
+                format!("{p}.requiredDuringSchedulingIgnoredDuringExecution[1].topologyKey: Invalid value: \"\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"),
                 format!("{p}.preferredDuringSchedulingIgnoredDuringExecution[0].weight: Invalid value: 0: must be in the range 1-100"),
             ]
         );
