@@ -634,11 +634,7 @@ fn scan_admitted(
         start += BLOCK;
     }
     for j in start..flags.len() {
-        let ok = flags[j] & k.slow_flags == 0
-            && pods[j] >= k.min_free_pods
-            && cpu[j] >= k.min_free_milli_cpu
-            && mem[j] >= k.min_free_memory;
-        if !ok {
+        if !kernel_ok(k, (flags, [pods, cpu, mem]), j) {
             return (lo + j, false);
         }
         feasible.push(lo + j);
@@ -647,6 +643,20 @@ fn scan_admitted(
         }
     }
     (hi, false)
+}
+
+/// The kernel's condition on node `j` of the sliced arrays (flags, free pods, free milli-CPU,
+/// free memory): the per-node test of [`scan_admitted`] and [`scan_gated`].
+#[inline(always)]
+fn kernel_ok(
+    k: &NodeFilterKernel,
+    (flags, [pods, cpu, mem]): (&[u32], [&[i64]; 3]),
+    j: usize,
+) -> bool {
+    flags[j] & k.slow_flags == 0
+        && pods[j] >= k.min_free_pods
+        && cpu[j] >= k.min_free_milli_cpu
+        && mem[j] >= k.min_free_memory
 }
 
 /// [`scan_admitted`] with a gate: a node the gate rejects goes to `deferred` (no status)
@@ -686,11 +696,7 @@ fn scan_gated(
             deferred.push(lo + j);
             continue;
         }
-        let ok = flags[j] & k.slow_flags == 0
-            && pods[j] >= k.min_free_pods
-            && cpu[j] >= k.min_free_milli_cpu
-            && mem[j] >= k.min_free_memory;
-        if !ok {
+        if !kernel_ok(k, (flags, [pods, cpu, mem]), j) {
             return (lo + j, false);
         }
         feasible.push(lo + j);
