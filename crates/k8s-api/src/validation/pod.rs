@@ -42,8 +42,12 @@ fn validate_containers_only_for_pod(containers: &[Container], path: &str) -> Err
         .collect()
 }
 
-/// Upstream `ValidatePod`: metadata (name a DNS-1123 subdomain), spec, and pod-only container
-/// checks.
+/// Upstream message when a pod is created bound to a node while it still has scheduling gates.
+pub const NODE_NAME_WITH_GATES_MSG: &str =
+    "cannot be set until all schedulingGates have been cleared";
+
+/// Upstream `ValidatePodCreate`: metadata (name a DNS-1123 subdomain), spec, pod-only container
+/// checks, and no `spec.nodeName` while scheduling gates remain.
 pub fn validate_pod(pod: &Pod) -> ErrorList {
     let mut errs = validate_object_meta(&pod.metadata, true, name_is_dns_subdomain, "metadata");
     errs.extend(validate_pod_spec(&pod.spec, "spec"));
@@ -55,6 +59,14 @@ pub fn validate_pod(pod: &Pod) -> ErrorList {
         &pod.spec.init_containers,
         "spec.initContainers",
     ));
+    if pod.spec.node_name.as_deref().is_some_and(|n| !n.is_empty())
+        && !pod.spec.scheduling_gates.is_empty()
+    {
+        errs.push(FieldError::forbidden(
+            "spec.nodeName",
+            NODE_NAME_WITH_GATES_MSG,
+        ));
+    }
     errs
 }
 
@@ -221,6 +233,25 @@ mod tests {
         assert_eq!(errs.len(), 1);
         assert_eq!(errs[0].field, "spec");
         assert_eq!(errs[0].detail, POD_UPDATE_FORBIDDEN_MSG);
+    }
+
+    /// Upstream `ValidatePodCreate` (kubernetes PR #115569): a pod created with a node and
+    /// scheduling gates is Forbidden at `spec.nodeName`.
+    #[test]
+    fn a_pod_cannot_be_created_bound_while_gated() {
+        let mut p = pod();
+        p.spec.scheduling_gates = vec![PodSchedulingGate {
+            name: "example.com/foo".into(),
+        }];
+        assert!(validate_pod(&p).is_empty());
+        p.spec.node_name = Some("node-a".into());
+        let errs: Vec<String> = validate_pod(&p).iter().map(ToString::to_string).collect();
+        assert_eq!(
+            errs,
+            vec!["spec.nodeName: Forbidden: cannot be set until all schedulingGates have been cleared"]
+        );
+        p.spec.scheduling_gates.clear();
+        assert!(validate_pod(&p).is_empty());
     }
 
     #[test]
