@@ -162,7 +162,8 @@ fn bad_percentage_and_aggregates_point_at_the_first_field() {
     );
     assert_eq!(
         error(&text, &RunOptions::default()),
-        "F:11: [percentageOfNodesToScore: Invalid value: -1: not in valid range [0-100], profiles[1].schedulerName: Duplicate value: \"a\"]"
+        // Upstream's order: the profiles' errors, then the top-level percentage.
+        "F:10: [profiles[1].schedulerName: Duplicate value: \"a\", percentageOfNodesToScore: Invalid value: -1: not in valid range [0-100]]"
     );
 }
 

@@ -48,19 +48,48 @@ pub const POD_MAX_BACKOFF: Tick = 10;
 /// Upstream `DefaultPodMaxInUnschedulablePodsDuration` (5 min), in ticks.
 pub const POD_MAX_IN_UNSCHEDULABLE: Tick = 300;
 
-/// Upstream `calculateBackoffDuration`: 1, 2, 4, 8, 10, 10 ... ticks for attempts 1, 2, 3, ...
+/// Upstream `calculateBackoffDuration` with the default durations: 1, 2, 4, 8, 10, 10 ... ticks
+/// for attempts 1, 2, 3, ...
 pub fn backoff_duration(attempts: u32) -> Tick {
-    if attempts == 0 {
-        return 0;
-    }
-    let mut d = POD_INITIAL_BACKOFF;
-    for _ in 1..attempts {
-        if d > POD_MAX_BACKOFF - d {
-            return POD_MAX_BACKOFF;
+    Backoff::default().duration(attempts)
+}
+
+/// A pod's backoff after failed attempts (upstream `podInitialBackoffSeconds` and
+/// `podMaxBackoffSeconds` of the KubeSchedulerConfiguration), in ticks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Backoff {
+    /// Backoff after the first failed attempt.
+    pub initial: Tick,
+    /// The longest backoff.
+    pub max: Tick,
+}
+
+impl Default for Backoff {
+    /// Upstream's defaults: 1 s and 10 s.
+    fn default() -> Backoff {
+        Backoff {
+            initial: POD_INITIAL_BACKOFF,
+            max: POD_MAX_BACKOFF,
         }
-        d += d;
     }
-    d
+}
+
+impl Backoff {
+    /// Upstream `calculateBackoffDuration`: the initial backoff doubled once per attempt after
+    /// the first, capped at the maximum; 0 before any attempt.
+    pub fn duration(&self, attempts: u32) -> Tick {
+        if attempts == 0 {
+            return 0;
+        }
+        let mut d = self.initial;
+        for _ in 1..attempts {
+            if d > self.max.saturating_sub(d) {
+                return self.max;
+            }
+            d += d;
+        }
+        d.min(self.max)
+    }
 }
 
 /// What the queue remembers about a pending pod.
@@ -127,9 +156,24 @@ pub struct SchedulingQueue {
     in_flight_events: Vec<(u64, ObservedEvent)>,
     /// The sequence number of the next cluster event.
     next_event: u64,
+    /// Backoff durations.
+    backoff: Backoff,
 }
 
 impl SchedulingQueue {
+    /// An empty queue with the given backoff durations.
+    pub fn with_backoff(backoff: Backoff) -> SchedulingQueue {
+        SchedulingQueue {
+            backoff,
+            ..SchedulingQueue::default()
+        }
+    }
+
+    /// The backoff durations.
+    pub fn backoff(&self) -> Backoff {
+        self.backoff
+    }
+
     /// Registers a pending pod (or resets a recreated one) and returns its queue info.
     pub(crate) fn observe(&mut self, pod: &Arc<Pod>, now: Tick, revision: i64) -> QueuedPodInfo {
         let key = pod.key();
@@ -214,7 +258,7 @@ impl SchedulingQueue {
             return;
         };
         e.last_failure = Some(now);
-        e.backoff_until = now + backoff_duration(e.attempts);
+        e.backoff_until = now + self.backoff.duration(e.attempts);
         e.timestamp = now;
         e.unschedulable_plugins = rejection.unschedulable_plugins;
         e.pending_plugins = rejection.pending_plugins;
@@ -463,6 +507,31 @@ mod tests {
     fn backoff_doubles_to_ten() {
         let d: Vec<Tick> = (0..7).map(backoff_duration).collect();
         assert_eq!(d, vec![0, 1, 2, 4, 8, 10, 10]);
+        // podInitialBackoffSeconds 2, podMaxBackoffSeconds 4; and 3 / 5 (capped, not 6).
+        let b = Backoff { initial: 2, max: 4 };
+        let d: Vec<Tick> = (0..5).map(|a| b.duration(a)).collect();
+        assert_eq!(d, vec![0, 2, 4, 4, 4]);
+        let b = Backoff { initial: 3, max: 5 };
+        let d: Vec<Tick> = (0..4).map(|a| b.duration(a)).collect();
+        assert_eq!(d, vec![0, 3, 5, 5]);
+    }
+
+    /// The configured backoff reaches a failed pod: with podInitialBackoffSeconds 2 and
+    /// podMaxBackoffSeconds 4, a pod failing at ticks 0 and 2 waits until 2, then 6.
+    #[test]
+    fn the_configured_backoff_is_used() {
+        let mut q = SchedulingQueue::with_backoff(Backoff { initial: 2, max: 4 });
+        let p = pod("p", "100m", None);
+        let hints = QueueingHintMap::default();
+        q.observe(&p, 0, 1);
+        q.record_attempt(&p.key(), 0);
+        q.record_failure(&p.key(), 0, Rejection::default(), &hints);
+        assert!(!q.should_attempt(&p.key(), 1));
+        assert!(q.should_attempt(&p.key(), 2));
+        q.record_attempt(&p.key(), 2);
+        q.record_failure(&p.key(), 2, Rejection::default(), &hints);
+        assert!(!q.should_attempt(&p.key(), 5));
+        assert!(q.should_attempt(&p.key(), 6));
     }
 
     #[test]

@@ -27,7 +27,7 @@ use crate::informer::{Informer, Synced};
 use crate::nominator::Nominator;
 use crate::plugins::inter_pod_affinity::terms::namespace_labels;
 use crate::podgroup_status::update_pod_groups;
-use crate::queue::SchedulingQueue;
+use crate::queue::{Backoff, SchedulingQueue};
 use crate::queueing_hints::{has_cross_topology_term, EventScope, ObservedEvent};
 use crate::registry::Registry;
 use crate::runtime::Framework;
@@ -84,7 +84,16 @@ impl Scheduler {
             by_name,
             percentage_of_nodes_to_score: config.percentage_of_nodes_to_score.unwrap_or(0),
             cache: Cache::default(),
-            queue: SchedulingQueue::default(),
+            queue: SchedulingQueue::with_backoff(Backoff {
+                initial: config
+                    .pod_initial_backoff_seconds
+                    .and_then(|s| k8s_types::Tick::try_from(s).ok())
+                    .unwrap_or(crate::queue::POD_INITIAL_BACKOFF),
+                max: config
+                    .pod_max_backoff_seconds
+                    .and_then(|s| k8s_types::Tick::try_from(s).ok())
+                    .unwrap_or(crate::queue::POD_MAX_BACKOFF),
+            }),
             waiting: WaitingPods::default(),
             nominator: Nominator::default(),
             next_start_node_index: 0,

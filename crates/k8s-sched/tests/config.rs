@@ -253,3 +253,18 @@ fn out_of_tree_plugin_is_registered_and_enabled_by_name() {
         "a plugin named NodeName already exists"
     );
 }
+
+/// `podInitialBackoffSeconds` / `podMaxBackoffSeconds` from a KubeSchedulerConfiguration reach
+/// the scheduling queue (upstream `NewSchedulingQueue(WithPodInitialBackoffDuration, ...)`);
+/// unset, upstream's 1 s and 10 s.
+#[test]
+fn backoff_durations_come_from_the_configuration() {
+    let yaml = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\npodInitialBackoffSeconds: 2\npodMaxBackoffSeconds: 4\n";
+    let cfg = KubeSchedulerConfiguration::from_yaml(yaml).expect("parses");
+    let s = Scheduler::new(cfg).expect("valid");
+    let b = s.queue().backoff();
+    assert_eq!((b.initial, b.max), (2, 4));
+    let s = Scheduler::new(KubeSchedulerConfiguration::default()).expect("valid");
+    let b = s.queue().backoff();
+    assert_eq!((b.initial, b.max), (1, 10));
+}

@@ -51,6 +51,16 @@ pub struct KubeSchedulerConfiguration {
     /// adaptive default (50% minus 1% per 125 nodes, at least 5%, never fewer than 100 nodes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub percentage_of_nodes_to_score: Option<i32>,
+    /// Upstream `parallelism` (default 16): validated (greater than 0) but without effect, as
+    /// k8s-mini filters and scores on one thread.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallelism: Option<i32>,
+    /// Initial backoff of a pod that failed scheduling, in seconds (ticks); default 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod_initial_backoff_seconds: Option<i64>,
+    /// Maximum backoff, in seconds (ticks); default 10.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod_max_backoff_seconds: Option<i64>,
     /// Scheduling profiles; one per schedulerName. Empty = one default profile.
     #[serde(default)]
     pub profiles: Vec<KubeSchedulerProfile>,
@@ -177,6 +187,9 @@ impl Default for KubeSchedulerConfiguration {
             api_version: API_VERSION.to_string(),
             kind: KIND.to_string(),
             percentage_of_nodes_to_score: None,
+            parallelism: None,
+            pod_initial_backoff_seconds: None,
+            pod_max_backoff_seconds: None,
             profiles: vec![KubeSchedulerProfile {
                 scheduler_name: Some(DEFAULT_SCHEDULER_NAME.to_string()),
                 ..Default::default()

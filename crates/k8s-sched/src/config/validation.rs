@@ -40,11 +40,13 @@ fn validate_percentage(path: &str, v: Option<i32>, errs: &mut Vec<FieldError>) {
 /// [`ConfigError::Invalid`] with every field error found.
 pub fn validate(cfg: &KubeSchedulerConfiguration) -> Result<(), ConfigError> {
     let mut errs = Vec::new();
-    validate_percentage(
-        "percentageOfNodesToScore",
-        cfg.percentage_of_nodes_to_score,
-        &mut errs,
-    );
+    if let Some(p) = cfg.parallelism.filter(|p| *p <= 0) {
+        errs.push(FieldError::invalid(
+            "parallelism",
+            p.to_string(),
+            "should be an integer value greater than zero",
+        ));
+    }
     let mut names = BTreeSet::new();
     for (i, p) in cfg.profiles.iter().enumerate() {
         let path = format!("profiles[{i}]");
@@ -74,15 +76,76 @@ pub fn validate(cfg: &KubeSchedulerConfiguration) -> Result<(), ConfigError> {
             }
         }
     }
+    validate_common_queue_sort(cfg, &mut errs);
+    validate_percentage(
+        "percentageOfNodesToScore",
+        cfg.percentage_of_nodes_to_score,
+        &mut errs,
+    );
+    let initial = cfg
+        .pod_initial_backoff_seconds
+        .unwrap_or(crate::queue::POD_INITIAL_BACKOFF as i64);
+    if initial <= 0 {
+        errs.push(FieldError::invalid(
+            "podInitialBackoffSeconds",
+            initial.to_string(),
+            "must be greater than 0",
+        ));
+    }
+    let max = cfg
+        .pod_max_backoff_seconds
+        .unwrap_or(crate::queue::POD_MAX_BACKOFF as i64);
+    if max < initial {
+        errs.push(FieldError::invalid(
+            "podMaxBackoffSeconds",
+            max.to_string(),
+            "must be greater than or equal to PodInitialBackoffSeconds",
+        ));
+    }
     match ConfigError::from_field_errors(errs) {
         Some(e) => Err(e),
         None => Ok(()),
     }
 }
 
+/// Upstream `validateCommonQueueSort`: every profile's `plugins.queueSort` must equal the first
+/// profile's (one queue serves all profiles), and the first may enable at most one plugin. The
+/// rejected value is shown as JSON (upstream prints the Go struct).
+fn validate_common_queue_sort(cfg: &KubeSchedulerConfiguration, errs: &mut Vec<FieldError>) {
+    let queue_sort = |i: usize| {
+        cfg.profiles[i]
+            .plugins
+            .as_ref()
+            .map(|p| p.queue_sort.clone())
+            .unwrap_or_default()
+    };
+    if cfg.profiles.is_empty() {
+        return;
+    }
+    let canon = queue_sort(0);
+    if canon.enabled.len() > 1 {
+        errs.push(FieldError::invalid(
+            "profiles[0].plugins.queueSort.Enabled",
+            canon.enabled.len().to_string(),
+            "only one queue sort plugin can be enabled",
+        ));
+    }
+    for i in 1..cfg.profiles.len() {
+        let curr = queue_sort(i);
+        if curr != canon {
+            errs.push(FieldError::invalid(
+                format!("profiles[{i}].plugins.queueSort"),
+                serde_json::to_string(&curr).unwrap_or_default(),
+                "must be the same for all profiles",
+            ));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::{Plugin, Plugins};
 
     #[test]
     fn defaults_and_errors_follow_upstream() {
@@ -105,7 +168,51 @@ mod tests {
         bad.profiles.push(KubeSchedulerProfile::default());
         assert_eq!(
             validate(&bad).unwrap_err().to_string(),
-            "[percentageOfNodesToScore: Invalid value: 101: not in valid range [0-100], profiles[1].schedulerName: Duplicate value: \"default-scheduler\", profiles[2].schedulerName: Required value]"
+            "[profiles[1].schedulerName: Duplicate value: \"default-scheduler\", profiles[2].schedulerName: Required value, percentageOfNodesToScore: Invalid value: 101: not in valid range [0-100]]"
+        );
+    }
+
+    /// Upstream `ValidateKubeSchedulerConfiguration`: parallelism above 0, initial backoff above
+    /// 0 and the maximum not below it, in that order after the profiles' errors.
+    #[test]
+    fn parallelism_and_backoffs_are_validated() {
+        let bad = KubeSchedulerConfiguration {
+            parallelism: Some(0),
+            pod_initial_backoff_seconds: Some(0),
+            pod_max_backoff_seconds: Some(-1),
+            ..Default::default()
+        };
+        assert_eq!(
+            validate(&bad).unwrap_err().to_string(),
+            "[parallelism: Invalid value: 0: should be an integer value greater than zero, podInitialBackoffSeconds: Invalid value: 0: must be greater than 0, podMaxBackoffSeconds: Invalid value: -1: must be greater than or equal to PodInitialBackoffSeconds]"
+        );
+        let ok = KubeSchedulerConfiguration {
+            parallelism: Some(16),
+            pod_initial_backoff_seconds: Some(2),
+            pod_max_backoff_seconds: Some(4),
+            ..Default::default()
+        };
+        assert!(validate(&ok).is_ok());
+    }
+
+    /// Upstream `validateCommonQueueSort`: a second profile with its own queueSort set.
+    #[test]
+    fn every_profile_needs_the_same_queue_sort() {
+        let mut cfg = KubeSchedulerConfiguration::default();
+        let mut b = KubeSchedulerProfile {
+            scheduler_name: Some("b".into()),
+            ..Default::default()
+        };
+        let mut plugins = Plugins::default();
+        plugins.queue_sort.enabled.push(Plugin {
+            name: "PrioritySort".into(),
+            weight: None,
+        });
+        b.plugins = Some(plugins);
+        cfg.profiles.push(b);
+        assert_eq!(
+            validate(&cfg).unwrap_err().to_string(),
+            "profiles[1].plugins.queueSort: Invalid value: {\"enabled\":[{\"name\":\"PrioritySort\"}]}: must be the same for all profiles"
         );
     }
 }
