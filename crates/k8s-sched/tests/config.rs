@@ -268,3 +268,29 @@ fn backoff_durations_come_from_the_configuration() {
     let b = s.queue().backoff();
     assert_eq!((b.initial, b.max), (1, 10));
 }
+
+/// Upstream `validatePluginConfig` reports every pluginConfig entry's errors together, in
+/// pluginConfig order: DefaultPreemption's two zero minimums and InterPodAffinity's weight.
+#[test]
+fn every_plugin_args_error_is_reported_together() {
+    let yaml = concat!(
+        "apiVersion: kubescheduler.config.k8s.io/v1\n",
+        "kind: KubeSchedulerConfiguration\n",
+        "profiles:\n",
+        "- schedulerName: default-scheduler\n",
+        "  pluginConfig:\n",
+        "  - name: DefaultPreemption\n",
+        "    args: {minCandidateNodesPercentage: 0, minCandidateNodesAbsolute: 0}\n",
+        "  - name: InterPodAffinity\n",
+        "    args: {hardPodAffinityWeight: 101}\n",
+    );
+    let cfg = KubeSchedulerConfiguration::from_yaml(yaml).expect("parses");
+    let err = match Scheduler::new(cfg) {
+        Ok(_) => panic!("the configuration is rejected"),
+        Err(e) => e.to_string(),
+    };
+    assert_eq!(
+        err,
+        "[profiles[0].pluginConfig[0].args.minCandidateNodesPercentage: Invalid value: 0: cannot be zero at the same time as minCandidateNodesAbsolute, profiles[0].pluginConfig[0].args.minCandidateNodesAbsolute: Invalid value: 0: cannot be zero at the same time as minCandidateNodesPercentage, profiles[0].pluginConfig[1].args.hardPodAffinityWeight: Invalid value: 101: not in valid range [0, 100]]"
+    );
+}

@@ -267,6 +267,9 @@ impl Framework {
             }
         }
         let mut instances: BTreeMap<String, Arc<dyn Plugin>> = BTreeMap::new();
+        let mut args_errors: Vec<k8s_types::status::FieldError> = Vec::new();
+        // Plugins whose args were rejected (not validated a second time below).
+        let mut failed: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
         for name in &needed {
             if not_yet_implemented(name) {
                 tracing::warn!(
@@ -280,23 +283,40 @@ impl Framework {
                 .get(name)
                 .cloned()
                 .unwrap_or_else(|| (format!("{path}.pluginConfig"), None));
-            let plugin = registry.build(&PluginArgs {
+            match registry.build(&PluginArgs {
                 name,
                 args: a,
                 path: apath,
-            })?;
-            instances.insert((*name).to_string(), plugin);
+            }) {
+                Ok(plugin) => {
+                    instances.insert((*name).to_string(), plugin);
+                }
+                Err(ConfigError::Invalid(errs)) => {
+                    failed.insert(*name);
+                    args_errors.extend(errs);
+                }
+                Err(e) => return Err(e),
+            }
         }
         // Args of known plugins that are not enabled are still validated (as upstream validation
         // decodes every pluginConfig entry).
         for (name, (apath, a)) in &args {
-            if !instances.contains_key(*name) && registry.contains(name) {
-                registry.build(&PluginArgs {
+            if !instances.contains_key(*name) && !failed.contains(name) && registry.contains(name) {
+                match registry.build(&PluginArgs {
                     name,
                     args: *a,
                     path: apath.clone(),
-                })?;
+                }) {
+                    Ok(_) => {}
+                    Err(ConfigError::Invalid(errs)) => args_errors.extend(errs),
+                    Err(e) => return Err(e),
+                }
             }
+        }
+        // Every entry's errors together, in pluginConfig order (upstream validatePluginConfig).
+        if !args_errors.is_empty() {
+            args_errors.sort_by_key(|e| plugin_config_index(&e.field));
+            return Err(ConfigError::Invalid(args_errors));
         }
 
         let mut lists: BTreeMap<ExtensionPoint, Vec<Arc<dyn Plugin>>> = BTreeMap::new();
@@ -887,6 +907,15 @@ impl Framework {
         }
         last
     }
+}
+
+/// The `pluginConfig` index in a field path like `profiles[0].pluginConfig[2].args.x` (paths
+/// without one sort last).
+fn plugin_config_index(path: &str) -> usize {
+    path.split_once("pluginConfig[")
+        .and_then(|(_, rest)| rest.split_once(']'))
+        .and_then(|(n, _)| n.parse().ok())
+        .unwrap_or(usize::MAX)
 }
 
 /// Builds one extension point's plugin list: the specific set (upstream `updatePluginList`), then
