@@ -61,7 +61,7 @@ fn unknown_score_plugin_points_at_its_name() {
     );
     assert_eq!(
         error(&text, &RunOptions::default()),
-        "F:17: profiles[0].plugins.score.enabled[1].name: Invalid value: \"NodeResourcesFitt\": plugin does not exist in the registry"
+        "F:17: profiles[0].plugins.score.enabled[1].name: ScorePlugin \"NodeResourcesFitt\" does not exist"
     );
 }
 
@@ -185,7 +185,7 @@ fn scheduler_config_file_errors_name_that_file_and_line() {
     let e = error(NODE, &opts).replace(&config.display().to_string(), "C");
     assert_eq!(
         e,
-        "C:7: profiles[0].plugins.filter.enabled[0].name: Invalid value: \"NoSuchFilter\": plugin does not exist in the registry"
+        "C:7: profiles[0].plugins.filter.enabled[0].name: FilterPlugin \"NoSuchFilter\" does not exist"
     );
 }
 
@@ -209,6 +209,6 @@ fn list_items_point_inside_the_list() {
     );
     assert_eq!(
         error(&text, &RunOptions::default()),
-        "F:16: profiles[0].plugins.score.enabled[0].name: Invalid value: \"Nope\": plugin does not exist in the registry"
+        "F:16: profiles[0].plugins.score.enabled[0].name: ScorePlugin \"Nope\" does not exist"
     );
 }

@@ -67,7 +67,7 @@ fn unknown_plugins_are_rejected_and_unimplemented_ones_skipped() {
     cfg.profiles[0].plugins = Some(plugins);
     assert_eq!(
         Scheduler::new(cfg).unwrap_err().to_string(),
-        "profiles[0].plugins.filter.enabled[0].name: Invalid value: \"NoSuchPlugin\": plugin does not exist in the registry"
+        "profiles[0].plugins.filter.enabled[0].name: FilterPlugin \"NoSuchPlugin\" does not exist"
     );
 
     let mut cfg = KubeSchedulerConfiguration::default();
@@ -292,5 +292,31 @@ fn every_plugin_args_error_is_reported_together() {
     assert_eq!(
         err,
         "[profiles[0].pluginConfig[0].args.minCandidateNodesPercentage: Invalid value: 0: cannot be zero at the same time as minCandidateNodesAbsolute, profiles[0].pluginConfig[0].args.minCandidateNodesAbsolute: Invalid value: 0: cannot be zero at the same time as minCandidateNodesPercentage, profiles[0].pluginConfig[1].args.hardPodAffinityWeight: Invalid value: 101: not in valid range [0, 100]]"
+    );
+}
+
+/// Upstream's framework reports the first unknown plugin in its extension-point order (Filter
+/// before Score, whatever the file's order), then multiPoint names as the first extension point
+/// they expand into: `<interface> "<name>" does not exist`.
+#[test]
+fn unknown_plugins_are_reported_in_upstreams_order() {
+    let err = |yaml: &str| match Scheduler::new(
+        KubeSchedulerConfiguration::from_yaml(yaml).expect("parses"),
+    ) {
+        Ok(_) => panic!("rejected"),
+        Err(e) => e.to_string(),
+    };
+    let head = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: default-scheduler\n  plugins:\n";
+    assert_eq!(
+        err(&format!(
+            "{head}    score:\n      enabled: [{{name: NopeScore}}]\n    filter:\n      enabled: [{{name: NopeFilter}}]\n"
+        )),
+        "profiles[0].plugins.filter.enabled[0].name: FilterPlugin \"NopeFilter\" does not exist"
+    );
+    assert_eq!(
+        err(&format!(
+            "{head}    multiPoint:\n      enabled: [{{name: Nope}}]\n"
+        )),
+        "profiles[0].plugins.multiPoint.enabled[0].name: PreFilterPlugin \"Nope\" does not exist"
     );
 }

@@ -20,7 +20,6 @@ use k8s_types::framework::{
     PostFilterResult, PreFilterResult, QueuedPodInfo, Status, MAX_NODE_SCORE, MAX_PERMIT_TIMEOUT,
     MIN_NODE_SCORE,
 };
-use k8s_types::status::FieldError;
 use k8s_types::Tick;
 
 use crate::config::default_plugins::{default_plugins, merge_plugins};
@@ -203,6 +202,23 @@ impl std::fmt::Debug for Framework {
     }
 }
 
+/// The order of upstream's `getExtensionPoints` (`pkg/scheduler/framework/runtime/framework.go`),
+/// in which it reports the first unknown plugin.
+const UPSTREAM_EXTENSION_ORDER: [ExtensionPoint; 12] = [
+    ExtensionPoint::PreFilter,
+    ExtensionPoint::Filter,
+    ExtensionPoint::PostFilter,
+    ExtensionPoint::Reserve,
+    ExtensionPoint::PreScore,
+    ExtensionPoint::Score,
+    ExtensionPoint::PreBind,
+    ExtensionPoint::Bind,
+    ExtensionPoint::PostBind,
+    ExtensionPoint::Permit,
+    ExtensionPoint::PreEnqueue,
+    ExtensionPoint::QueueSort,
+];
+
 fn framework_err(path: &str, msg: String) -> ConfigError {
     ConfigError::Framework(format!("{path}: {msg}"))
 }
@@ -221,26 +237,33 @@ impl Framework {
     ) -> Result<Framework, ConfigError> {
         let path = format!("profiles[{index}]");
         let scheduler_name = profile.scheduler_name.clone().unwrap_or_default();
-        // Unknown names in the user's plugin sets.
+        // Unknown names in the user's plugin sets: the first one in upstream's order (each
+        // extension point's set in `getExtensionPoints` order, `updatePluginList`; then
+        // multiPoint, `expandMultiPointPlugins`, named after the first extension point it
+        // expands into), `<interface> "<name>" does not exist`, at the name's field path.
         if let Some(custom) = &profile.plugins {
-            let mut errs = Vec::new();
-            let sets = ExtensionPoint::ALL
-                .iter()
-                .map(|e| (e.field(), e.set(custom)))
-                .chain(std::iter::once(("multiPoint", &custom.multi_point)));
-            for (field, set) in sets {
-                for (j, p) in set.enabled.iter().enumerate() {
-                    if !registry.contains(&p.name) && !not_yet_implemented(&p.name) {
-                        errs.push(FieldError::invalid(
-                            format!("{path}.plugins.{field}.enabled[{j}].name"),
-                            format!("\"{}\"", p.name),
-                            "plugin does not exist in the registry",
-                        ));
-                    }
+            let unknown = |p: &&crate::config::Plugin| {
+                !registry.contains(&p.name) && !not_yet_implemented(&p.name)
+            };
+            for ext in UPSTREAM_EXTENSION_ORDER {
+                let set = ext.set(custom);
+                if let Some((j, p)) = set.enabled.iter().enumerate().find(|(_, p)| unknown(p)) {
+                    return Err(framework_err(
+                        &format!("{path}.plugins.{}.enabled[{j}].name", ext.field()),
+                        format!("{} {:?} does not exist", ext.interface(), p.name),
+                    ));
                 }
             }
-            if let Some(e) = ConfigError::from_field_errors(errs) {
-                return Err(e);
+            let multi = &custom.multi_point.enabled;
+            if let Some((j, p)) = multi.iter().enumerate().find(|(_, p)| unknown(p)) {
+                let first = UPSTREAM_EXTENSION_ORDER
+                    .into_iter()
+                    .find(|e| !e.set(custom).disabled.iter().any(|d| d.name == "*"))
+                    .unwrap_or(ExtensionPoint::PreFilter);
+                return Err(framework_err(
+                    &format!("{path}.plugins.multiPoint.enabled[{j}].name"),
+                    format!("{} {:?} does not exist", first.interface(), p.name),
+                ));
             }
         }
         let plugins = merge_plugins(default_plugins(), profile.plugins.as_ref());
