@@ -183,12 +183,8 @@ impl Framework {
         let k = plan.kernel;
         let gate = &plan.gate;
         let gated = !gate.conditions.is_empty();
-        let admits = |i: usize| {
-            arrays.flags[i] & k.slow_flags == 0
-                && arrays.free_pods[i] >= k.min_free_pods
-                && arrays.free_cpu[i] >= k.min_free_milli_cpu
-                && arrays.free_mem[i] >= k.min_free_memory
-        };
+        let all = KernelSlices::of(arrays, 0, arrays.len());
+        let admits = |i: usize| all.ok(&k, i);
         let index = |pos: usize| candidates.map_or(pos, |c| c[pos]);
         if !plan.has_residual && candidates.is_none() {
             // Every plugin this attempt has a kernel or a gate and every node is a candidate:
@@ -608,10 +604,8 @@ fn scan_admitted(
     want: usize,
     feasible: &mut Vec<usize>,
 ) -> (usize, bool) {
-    let flags = &arrays.flags[lo..hi];
-    let pods = &arrays.free_pods[lo..hi];
-    let cpu = &arrays.free_cpu[lo..hi];
-    let mem = &arrays.free_mem[lo..hi];
+    let s = KernelSlices::of(arrays, lo, hi);
+    let (flags, pods, cpu, mem) = (s.flags, s.pods, s.cpu, s.mem);
     feasible.reserve((hi - lo).min(want.saturating_sub(feasible.len())));
     // Blocks of 8 nodes that are all admitted and cannot reach `want` are checked without
     // branches (the compiler vectorizes the block) and pushed at once; the first block with a
@@ -634,7 +628,7 @@ fn scan_admitted(
         start += BLOCK;
     }
     for j in start..flags.len() {
-        if !kernel_ok(k, (flags, [pods, cpu, mem]), j) {
+        if !s.ok(k, j) {
             return (lo + j, false);
         }
         feasible.push(lo + j);
@@ -645,18 +639,34 @@ fn scan_admitted(
     (hi, false)
 }
 
-/// The kernel's condition on node `j` of the sliced arrays (flags, free pods, free milli-CPU,
-/// free memory): the per-node test of [`scan_admitted`] and [`scan_gated`].
-#[inline(always)]
-fn kernel_ok(
-    k: &NodeFilterKernel,
-    (flags, [pods, cpu, mem]): (&[u32], [&[i64]; 3]),
-    j: usize,
-) -> bool {
-    flags[j] & k.slow_flags == 0
-        && pods[j] >= k.min_free_pods
-        && cpu[j] >= k.min_free_milli_cpu
-        && mem[j] >= k.min_free_memory
+/// The four arrays a [`NodeFilterKernel`] reads, over nodes `lo..hi` (index `j` is node
+/// `lo + j`): the per-node test of the fused Filter scans.
+struct KernelSlices<'a> {
+    flags: &'a [u32],
+    pods: &'a [i64],
+    cpu: &'a [i64],
+    mem: &'a [i64],
+}
+
+impl<'a> KernelSlices<'a> {
+    #[inline(always)]
+    fn of(arrays: &'a NodeArrays, lo: usize, hi: usize) -> KernelSlices<'a> {
+        KernelSlices {
+            flags: &arrays.flags[lo..hi],
+            pods: &arrays.free_pods[lo..hi],
+            cpu: &arrays.free_cpu[lo..hi],
+            mem: &arrays.free_mem[lo..hi],
+        }
+    }
+
+    /// The kernel admits node `j` of the slices.
+    #[inline(always)]
+    fn ok(&self, k: &NodeFilterKernel, j: usize) -> bool {
+        self.flags[j] & k.slow_flags == 0
+            && self.pods[j] >= k.min_free_pods
+            && self.cpu[j] >= k.min_free_milli_cpu
+            && self.mem[j] >= k.min_free_memory
+    }
 }
 
 /// [`scan_admitted`] with a gate: a node the gate rejects goes to `deferred` (no status)
@@ -674,17 +684,14 @@ fn scan_gated(
     feasible: &mut Vec<usize>,
     deferred: &mut Vec<usize>,
 ) -> (usize, bool) {
-    let flags = &arrays.flags[lo..hi];
-    let pods = &arrays.free_pods[lo..hi];
-    let cpu = &arrays.free_cpu[lo..hi];
-    let mem = &arrays.free_mem[lo..hi];
+    let s = KernelSlices::of(arrays, lo, hi);
     feasible.reserve((hi - lo).min(want.saturating_sub(feasible.len())));
     // One condition (the common case) is read through plain slices.
     let single = match gate.conditions.as_slice() {
         [c] if c.domains.len() >= hi => Some((&c.domains[lo..hi], c)),
         _ => None,
     };
-    for j in 0..flags.len() {
+    for j in 0..hi - lo {
         let passes = match single {
             Some((domains, c)) => match domains[j] {
                 GATE_NO_DOMAIN => c.missing,
@@ -696,7 +703,7 @@ fn scan_gated(
             deferred.push(lo + j);
             continue;
         }
-        if !kernel_ok(k, (flags, [pods, cpu, mem]), j) {
+        if !s.ok(k, j) {
             return (lo + j, false);
         }
         feasible.push(lo + j);
