@@ -105,11 +105,7 @@ mod queueing_hints {
                 .node_name
                 .as_deref()
                 .is_none_or(|n| n.is_empty() || n == added.metadata.name);
-            Ok(if fits {
-                QueueingHint::Queue
-            } else {
-                QueueingHint::QueueSkip
-            })
+            Ok(QueueingHint::queue_if(fits))
         }
     }
 }

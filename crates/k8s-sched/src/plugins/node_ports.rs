@@ -148,11 +148,7 @@ mod queueing_hints {
             let conflict = pod_host_ports(pod)
                 .iter()
                 .any(|(ip, proto, port)| in_use.check_conflict(ip, proto, *port));
-            Ok(if conflict {
-                QueueingHint::Queue
-            } else {
-                QueueingHint::QueueSkip
-            })
+            Ok(QueueingHint::queue_if(conflict))
         }
     }
 }

@@ -134,11 +134,7 @@ mod queueing_hints {
                     Some(o) => o.spec.unschedulable && !modified.spec.unschedulable,
                     None => !modified.spec.unschedulable,
                 };
-                return Ok(if queue {
-                    QueueingHint::Queue
-                } else {
-                    QueueingHint::QueueSkip
-                });
+                return Ok(QueueingHint::queue_if(queue));
             }
             let (original, modified) = as_pods(old, new)?;
             let (Some(original), Some(modified)) = (original, modified) else {

@@ -85,11 +85,9 @@ mod queueing_hints {
             let (_, modified) = as_pods(old, new)?;
             let modified = modified.ok_or("a pod update needs the new pod")?;
             // Only the gated pod's own update can make it schedulable.
-            Ok(if modified.metadata.uid == pod.metadata.uid {
-                QueueingHint::Queue
-            } else {
-                QueueingHint::QueueSkip
-            })
+            Ok(QueueingHint::queue_if(
+                modified.metadata.uid == pod.metadata.uid,
+            ))
         }
     }
 }

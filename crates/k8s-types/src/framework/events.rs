@@ -258,6 +258,17 @@ pub enum QueueingHint {
     Queue,
 }
 
+impl QueueingHint {
+    /// `Queue` when `queue` holds, else `QueueSkip`.
+    pub fn queue_if(queue: bool) -> QueueingHint {
+        if queue {
+            QueueingHint::Queue
+        } else {
+            QueueingHint::QueueSkip
+        }
+    }
+}
+
 /// The object an event is about (the Go hints receive `interface{}` and cast it).
 #[derive(Clone, Copy, Debug)]
 pub enum EventObject<'a> {

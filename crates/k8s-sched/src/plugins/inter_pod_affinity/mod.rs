@@ -249,14 +249,6 @@ mod queueing_hints {
 
     use super::terms::{pod_matches_all_affinity_terms, required_terms};
 
-    fn hint(queue: bool) -> QueueingHint {
-        if queue {
-            QueueingHint::Queue
-        } else {
-            QueueingHint::QueueSkip
-        }
-    }
-
     impl EnqueueExtensions for InterPodAffinity {
         /// Pod Add|UpdatePodLabel|Delete and Node Add|UpdateNodeLabel, each with a hint.
         fn events_to_register(&self) -> Vec<ClusterEventWithHint> {
@@ -289,7 +281,7 @@ mod queueing_hints {
                     .iter()
                     .chain(anti_terms.iter())
                     .any(|t| modified.metadata.labels.contains_key(&t.topology_key));
-                return Ok(hint(has_key));
+                return Ok(QueueingHint::queue_if(has_key));
             }
             let (original, modified) = as_pods(old, new)?;
             if modified.is_some_and(|m| m.node_name().is_none())
@@ -298,14 +290,19 @@ mod queueing_hints {
                 return Ok(QueueingHint::QueueSkip);
             }
             match (original, modified) {
-                (Some(o), Some(m)) => Ok(hint(
+                (Some(o), Some(m)) => Ok(QueueingHint::queue_if(
                     (!pod_matches_all_affinity_terms(&terms, o)
                         && pod_matches_all_affinity_terms(&terms, m))
                         || (pod_matches_all_affinity_terms(&anti_terms, o)
                             && !pod_matches_all_affinity_terms(&anti_terms, m)),
                 )),
-                (None, Some(m)) => Ok(hint(pod_matches_all_affinity_terms(&terms, m))),
-                (Some(o), None) => Ok(hint(pod_matches_all_affinity_terms(&anti_terms, o))),
+                (None, Some(m)) => Ok(QueueingHint::queue_if(pod_matches_all_affinity_terms(
+                    &terms, m,
+                ))),
+                (Some(o), None) => Ok(QueueingHint::queue_if(pod_matches_all_affinity_terms(
+                    &anti_terms,
+                    o,
+                ))),
                 (None, None) => Err("a pod event needs a pod".to_string()),
             }
         }

@@ -340,14 +340,6 @@ mod queueing_hints {
         constraints.iter().any(|c| c.selector.matches(labels))
     }
 
-    fn hint(queue: bool) -> QueueingHint {
-        if queue {
-            QueueingHint::Queue
-        } else {
-            QueueingHint::QueueSkip
-        }
-    }
-
     impl EnqueueExtensions for PodTopologySpread {
         /// Pod Add|UpdatePodLabel|UpdatePodToleration|Delete and Node
         /// Add|Delete|UpdateNodeLabel|UpdateNodeTaint, each with a hint.
@@ -379,7 +371,9 @@ mod queueing_hints {
         ) -> Result<QueueingHint, String> {
             if registered.resource == EventResource::Node {
                 let (original, modified) = as_nodes(old, new)?;
-                return Ok(hint(self.after_node_change(pod, original, modified)?));
+                return Ok(QueueingHint::queue_if(
+                    self.after_node_change(pod, original, modified)?,
+                ));
             }
             let (original, modified) = as_pods(old, new)?;
             if modified.is_some_and(|m| !involved(m, pod))
@@ -399,13 +393,19 @@ mod queueing_hints {
                     if m.metadata.labels == o.metadata.labels {
                         return Ok(QueueingHint::QueueSkip);
                     }
-                    Ok(hint(constraints.iter().any(|c| {
+                    Ok(QueueingHint::queue_if(constraints.iter().any(|c| {
                         c.selector.matches(&o.metadata.labels)
                             != c.selector.matches(&m.metadata.labels)
                     })))
                 }
-                (None, Some(m)) => Ok(hint(any_selector_matches(&constraints, &m.metadata.labels))),
-                (Some(o), None) => Ok(hint(any_selector_matches(&constraints, &o.metadata.labels))),
+                (None, Some(m)) => Ok(QueueingHint::queue_if(any_selector_matches(
+                    &constraints,
+                    &m.metadata.labels,
+                ))),
+                (Some(o), None) => Ok(QueueingHint::queue_if(any_selector_matches(
+                    &constraints,
+                    &o.metadata.labels,
+                ))),
                 (None, None) => Err("a pod event needs a pod".to_string()),
             }
         }
