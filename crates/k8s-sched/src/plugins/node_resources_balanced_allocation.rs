@@ -93,15 +93,13 @@ impl ScorePlugin for NodeResourcesBalancedAllocation {
         nodes: &[&NodeInfo],
         scores: &mut [i64],
     ) -> Result<(), Status> {
-        let computed;
-        let reqs = match state.read::<PreScoreState>(PRE_SCORE_STATE_KEY) {
-            Some(s) => &s.0,
-            None => {
-                computed = self.scorer.pod_requests(pod);
-                &computed
-            }
-        };
-        self.scorer.score_nodes(nodes, reqs, scores);
+        let reqs = self.scorer.requests_or_compute(
+            state
+                .read::<PreScoreState>(PRE_SCORE_STATE_KEY)
+                .map(|s| &s.0),
+            pod,
+        );
+        self.scorer.score_nodes(nodes, &reqs, scores);
         Ok(())
     }
 
@@ -113,20 +111,18 @@ impl ScorePlugin for NodeResourcesBalancedAllocation {
         if cpu.name != "cpu" || memory.name != "memory" || !self.scorer.use_requested {
             return None;
         }
-        let computed;
-        let reqs = match state.read::<PreScoreState>(PRE_SCORE_STATE_KEY) {
-            Some(s) => &s.0,
-            None => {
-                computed = self.scorer.pod_requests(pod);
-                &computed
-            }
-        };
-        let [milli_cpu, mem] = reqs.as_slice() else {
+        let reqs = self.scorer.requests_or_compute(
+            state
+                .read::<PreScoreState>(PRE_SCORE_STATE_KEY)
+                .map(|s| &s.0),
+            pod,
+        );
+        let [milli_cpu, mem] = *reqs else {
             return None;
         };
         Some(NodeScoreKernel::BalancedCpuMemory {
-            milli_cpu: *milli_cpu,
-            memory: *mem,
+            milli_cpu,
+            memory: mem,
         })
     }
 }

@@ -412,15 +412,13 @@ impl ScorePlugin for NodeResourcesFit {
         if self.scorer.resources.is_empty() {
             return Err(Status::error("resources not found"));
         }
-        let computed;
-        let reqs = match state.read::<PreScoreState>(PRE_SCORE_STATE_KEY) {
-            Some(s) => &s.0,
-            None => {
-                computed = self.scorer.pod_requests(pod);
-                &computed
-            }
-        };
-        self.scorer.score_nodes(nodes, reqs, scores);
+        let reqs = self.scorer.requests_or_compute(
+            state
+                .read::<PreScoreState>(PRE_SCORE_STATE_KEY)
+                .map(|s| &s.0),
+            pod,
+        );
+        self.scorer.score_nodes(nodes, &reqs, scores);
         Ok(())
     }
 
@@ -437,21 +435,19 @@ impl ScorePlugin for NodeResourcesFit {
         if cpu.name != "cpu" || memory.name != "memory" {
             return None;
         }
-        let computed;
-        let reqs = match state.read::<PreScoreState>(PRE_SCORE_STATE_KEY) {
-            Some(s) => &s.0,
-            None => {
-                computed = self.scorer.pod_requests(pod);
-                &computed
-            }
-        };
-        let [milli_cpu, mem] = reqs.as_slice() else {
+        let reqs = self.scorer.requests_or_compute(
+            state
+                .read::<PreScoreState>(PRE_SCORE_STATE_KEY)
+                .map(|s| &s.0),
+            pod,
+        );
+        let [milli_cpu, mem] = *reqs else {
             return None;
         };
         Some(NodeScoreKernel::ResourceAllocation {
             strategy,
-            milli_cpu: *milli_cpu,
-            memory: *mem,
+            milli_cpu,
+            memory: mem,
             cpu_weight: cpu.weight,
             memory_weight: memory.weight,
             use_requested: self.scorer.use_requested,
