@@ -160,8 +160,6 @@ impl PreFilterState {
         anti_nodes: Option<&[&NodeInfo]>,
         api: Option<&dyn ApiClient>,
     ) -> Option<PreFilterState> {
-        let mut affinity_terms = required_terms(pod, false);
-        let mut anti_affinity_terms = required_terms(pod, true);
         let anti_nodes: Vec<&NodeInfo> = match anti_nodes {
             Some(list) => list.to_vec(),
             None => all_nodes
@@ -169,17 +167,8 @@ impl PreFilterState {
                 .filter(|n| n.num_pods_with_required_anti_affinity() > 0)
                 .collect(),
         };
-        let any_existing_anti = !anti_nodes.is_empty();
-        if !any_existing_anti && affinity_terms.is_empty() && anti_affinity_terms.is_empty() {
-            return None;
-        }
-        for t in affinity_terms
-            .iter_mut()
-            .chain(anti_affinity_terms.iter_mut())
-        {
-            t.merge_namespaces(api);
-        }
-        let ns_labels = namespace_labels(pod.metadata.namespace(), api);
+        let (affinity_terms, anti_affinity_terms, ns_labels) =
+            incoming_terms(pod, !anti_nodes.is_empty(), api)?;
 
         // Existing pods' required anti-affinity (upstream getExistingAntiAffinityCounts over the
         // nodes that have such pods).
@@ -251,18 +240,8 @@ impl PreFilterState {
         api: Option<&dyn ApiClient>,
         index: &mut TopologyIndex,
     ) -> Option<PreFilterState> {
-        let mut affinity_terms = required_terms(pod, false);
-        let mut anti_affinity_terms = required_terms(pod, true);
-        if !any_existing_anti && affinity_terms.is_empty() && anti_affinity_terms.is_empty() {
-            return None;
-        }
-        for t in affinity_terms
-            .iter_mut()
-            .chain(anti_affinity_terms.iter_mut())
-        {
-            t.merge_namespaces(api);
-        }
-        let ns_labels = namespace_labels(pod.metadata.namespace(), api);
+        let (affinity_terms, anti_affinity_terms, ns_labels) =
+            incoming_terms(pod, any_existing_anti, api)?;
         index.sync_with_terms(all_nodes, generations);
 
         let mut existing_views = Vec::new();
@@ -396,6 +375,29 @@ impl PreFilterState {
         }
         true
     }
+}
+
+/// The start of upstream's PreFilter: the incoming pod's required affinity and anti-affinity
+/// terms (namespace selectors merged) and its namespace's labels; `None` (Skip) when it has no
+/// required term and no placed pod has required anti-affinity.
+fn incoming_terms(
+    pod: &Pod,
+    any_existing_anti: bool,
+    api: Option<&dyn ApiClient>,
+) -> Option<(Vec<AffinityTerm>, Vec<AffinityTerm>, NamespaceLabels)> {
+    let mut affinity_terms = required_terms(pod, false);
+    let mut anti_affinity_terms = required_terms(pod, true);
+    if !any_existing_anti && affinity_terms.is_empty() && anti_affinity_terms.is_empty() {
+        return None;
+    }
+    for t in affinity_terms
+        .iter_mut()
+        .chain(anti_affinity_terms.iter_mut())
+    {
+        t.merge_namespaces(api);
+    }
+    let ns_labels = namespace_labels(pod.metadata.namespace(), api);
+    Some((affinity_terms, anti_affinity_terms, ns_labels))
 }
 
 fn missing_state() -> Status {
