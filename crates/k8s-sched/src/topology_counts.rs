@@ -537,6 +537,22 @@ impl TopologyIndex {
         }
     }
 
+    /// Adds `delta` placed pods carrying term `t` to the domain of position `pos` (nothing when
+    /// the node lacks the term's key).
+    fn add_term_count(&mut self, t: u32, pos: usize, delta: i64) {
+        let e = &mut self.terms[t as usize];
+        let dom = self.keys[e.key].per_node[pos];
+        if dom != NO_DOMAIN {
+            add_to(
+                &mut e.totals,
+                &mut e.dense,
+                &self.keys[e.key].values[dom as usize],
+                dom,
+                delta,
+            );
+        }
+    }
+
     /// Removes everything position `pos` contributes (its node left the snapshot).
     fn clear_position(&mut self, pos: usize) {
         if self.gens[pos] != 0 {
@@ -548,17 +564,7 @@ impl TopologyIndex {
         }
         self.scoring_pods -= slot.scoring_pods as usize;
         for (t, n) in slot.terms {
-            let e = &mut self.terms[t as usize];
-            let dom = self.keys[e.key].per_node[pos];
-            if dom != NO_DOMAIN {
-                add_to(
-                    &mut e.totals,
-                    &mut e.dense,
-                    &self.keys[e.key].values[dom as usize],
-                    dom,
-                    -i64::from(n),
-                );
-            }
+            self.add_term_count(t, pos, -i64::from(n));
         }
         for c in &mut self.counters {
             let dom = self.keys[c.key].per_node[pos];
@@ -631,17 +637,7 @@ impl TopologyIndex {
             }
         }
         for (&t, &n) in &found {
-            let e = &mut self.terms[t as usize];
-            let dom = self.keys[e.key].per_node[pos];
-            if dom != NO_DOMAIN {
-                add_to(
-                    &mut e.totals,
-                    &mut e.dense,
-                    &self.keys[e.key].values[dom as usize],
-                    dom,
-                    i64::from(n),
-                );
-            }
+            self.add_term_count(t, pos, i64::from(n));
         }
         self.slots[pos].terms = found.into_iter().collect();
     }
