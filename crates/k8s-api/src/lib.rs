@@ -10,7 +10,7 @@
 //! validating [`admission`] -> the store.
 //!
 //! Modules: [`server`] (the struct), [`verbs`], [`subresources`] (`pods/binding`), [`qos`],
-//! [`errors`] (Status builders).
+//! [`errors`] (Status builders), [`watch_cache`] (the `spec.nodeName` pod index kubelets list from).
 //!
 //! Determinism: timestamps come from [`ApiServer::set_tick`]; generated names and UIDs are derived
 //! from the store revision, never from randomness or wall time.
@@ -25,6 +25,7 @@ pub mod server;
 pub mod subresources;
 pub mod validation;
 pub mod verbs;
+pub mod watch_cache;
 
 pub use admission::AdmissionChain;
 pub use server::ApiServer;

@@ -6,6 +6,8 @@
 //! Upstream: `k8s.io/apiserver/pkg/registry/generic/registry/store.go` (the generic REST store every
 //! built-in resource uses) with the per-kind strategies of `pkg/registry`.
 
+use std::sync::Arc;
+
 use k8s_types::admission::{MutatingAdmission, ValidatingAdmission};
 use k8s_types::apiserver::{ApiClient, DeleteOptions};
 use k8s_types::core::{Binding, Pod};
@@ -13,15 +15,18 @@ use k8s_types::labels::LabelSelector;
 use k8s_types::object::Kind;
 use k8s_types::status::Status;
 use k8s_types::store::{ObjectStore, WatchEvent};
-use k8s_types::{Object, Tick};
+use k8s_types::{Object, Resource, Tick};
 
 use crate::admission::AdmissionChain;
+use crate::watch_cache::NodeNameIndex;
 
 /// The apiserver: the store, the clock (ticks) and the admission chain.
 pub struct ApiServer {
     pub(crate) store: Box<dyn ObjectStore>,
     pub(crate) now: Tick,
     pub(crate) admission: AdmissionChain,
+    /// Pods by `spec.nodeName` (the watch cache's field index), for kubelets' lists.
+    node_index: NodeNameIndex,
 }
 
 impl ApiServer {
@@ -38,6 +43,7 @@ impl ApiServer {
             store,
             now: 0,
             admission,
+            node_index: NodeNameIndex::default(),
         }
     }
 
@@ -84,10 +90,19 @@ impl ApiClient for ApiServer {
     }
 
     fn create(&mut self, obj: Object) -> Result<Object, Status> {
+        self.create_object(obj).map(Arc::unwrap_or_clone)
+    }
+
+    fn create_shared(&mut self, obj: Object) -> Result<Arc<Object>, Status> {
         self.create_object(obj)
     }
 
     fn get(&self, kind: &Kind, namespace: &str, name: &str) -> Result<Object, Status> {
+        self.get_object(kind, namespace, name)
+            .map(Arc::unwrap_or_clone)
+    }
+
+    fn get_shared(&self, kind: &Kind, namespace: &str, name: &str) -> Result<Arc<Object>, Status> {
         self.get_object(kind, namespace, name)
     }
 
@@ -98,26 +113,39 @@ impl ApiClient for ApiServer {
         selector: Option<&LabelSelector>,
     ) -> Vec<Object> {
         self.list_objects(kind, namespace, selector)
+            .into_iter()
+            .map(Arc::unwrap_or_clone)
+            .collect()
+    }
+
+    fn list_shared(
+        &self,
+        kind: &Kind,
+        namespace: Option<&str>,
+        selector: Option<&LabelSelector>,
+    ) -> Vec<Arc<Object>> {
+        self.list_objects(kind, namespace, selector)
     }
 
     fn update(&mut self, obj: Object) -> Result<Object, Status> {
+        self.update_object(obj).map(Arc::unwrap_or_clone)
+    }
+
+    fn update_shared(&mut self, obj: Object) -> Result<Arc<Object>, Status> {
         self.update_object(obj)
     }
 
     fn list_pods_on_node(&self, node_name: &str) -> Vec<Pod> {
-        // The `spec.nodeName` field selector, matched on the stored objects so that only the
-        // node's own pods are copied.
-        self.store()
-            .list(&Kind::Pod.key_prefix())
-            .into_iter()
-            .filter_map(|o| match o {
-                Object::Pod(p) if p.node_name() == Some(node_name) => Some(p.clone()),
-                _ => None,
-            })
-            .collect()
+        // The `spec.nodeName` field selector, served from the watch cache's index.
+        self.node_index
+            .pods_on_node_typed(self.store.as_ref(), node_name)
     }
 
     fn update_status(&mut self, obj: Object) -> Result<Object, Status> {
+        self.update_object_status(obj).map(Arc::unwrap_or_clone)
+    }
+
+    fn update_status_shared(&mut self, obj: Object) -> Result<Arc<Object>, Status> {
         self.update_object_status(obj)
     }
 
@@ -129,10 +157,18 @@ impl ApiClient for ApiServer {
         options: DeleteOptions,
     ) -> Result<Object, Status> {
         self.delete_object(kind, namespace, name, options)
+            .map(Arc::unwrap_or_clone)
     }
 
     fn bind(&mut self, binding: &Binding) -> Result<Pod, Status> {
-        self.bind_pod(binding)
+        self.bind_pod(binding).and_then(|o| {
+            Pod::from_object(Arc::unwrap_or_clone(o))
+                .ok_or_else(|| Status::internal("stored object has the wrong kind"))
+        })
+    }
+
+    fn bind_only(&mut self, binding: &Binding) -> Result<(), Status> {
+        self.bind_pod(binding).map(|_| ())
     }
 
     fn watch(&self, kind: &Kind, after_revision: i64) -> Result<Vec<WatchEvent>, Status> {

@@ -242,7 +242,7 @@ impl Cluster {
             out.insert(ev.object.meta().name.clone());
         }
         for ev in self.api.watch(&k8s_types::Kind::Pod, since).ok()? {
-            if let Object::Pod(p) = &ev.object {
+            if let Object::Pod(p) = &*ev.object {
                 if let Some(n) = p.node_name() {
                     out.insert(n.to_string());
                 }

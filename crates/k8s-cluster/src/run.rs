@@ -723,7 +723,7 @@ fn collect_events(api: &dyn ApiClient, last_rev: &mut i64, rows: &mut Vec<Vec<St
     if let Ok(changes) = api.watch(&Kind::Event, *last_rev) {
         for ch in changes {
             if ch.type_ == WatchEventType::Added {
-                if let Object::Event(e) = &ch.object {
+                if let Object::Event(e) = &*ch.object {
                     rows.push(output::event_row(e));
                 }
             }

@@ -4,11 +4,13 @@
 //! its selector, adopts matching orphans (adds a controller ownerReference) and releases owned
 //! objects that stopped matching (removes its ownerReference).
 
+use std::sync::Arc;
+
 use k8s_types::apiserver::ApiClient;
 use k8s_types::labels::LabelSelector;
 use k8s_types::meta::ObjectMeta;
 use k8s_types::status::Status;
-use k8s_types::{Kind, Resource};
+use k8s_types::{Kind, Object, Resource};
 
 use crate::controller_utils::new_controller_ref;
 
@@ -55,6 +57,29 @@ pub fn claim_objects<R: Resource>(
     selector: &LabelSelector,
     objs: Vec<R>,
 ) -> Result<Vec<R>, Status> {
+    let shared = objs
+        .into_iter()
+        .map(|o| Arc::new(o.into_object()))
+        .collect();
+    let claimed = claim_shared(api, owner_kind, owner, selector, shared)?;
+    Ok(claimed
+        .into_iter()
+        .filter_map(|o| R::from_object(Arc::unwrap_or_clone(o)))
+        .collect())
+}
+
+/// [`claim_objects`] over objects shared with an informer's cache: nothing is copied except the
+/// objects it writes (adopted or released).
+///
+/// # Errors
+/// As [`claim_objects`].
+pub fn claim_shared(
+    api: &mut dyn ApiClient,
+    owner_kind: &Kind,
+    owner: &ObjectMeta,
+    selector: &LabelSelector,
+    objs: Vec<Arc<Object>>,
+) -> Result<Vec<Arc<Object>>, Status> {
     let owner_uid = owner.uid.clone().unwrap_or_default();
     let owner_deleting = owner.deletion_timestamp.is_some();
     let mut claimed = Vec::new();
@@ -74,7 +99,7 @@ pub fn claim_objects<R: Resource>(
             if owner_deleting {
                 continue;
             }
-            let mut o = obj.into_object();
+            let mut o = Arc::unwrap_or_clone(obj);
             o.meta_mut().owner_references.retain(|r| r.uid != owner_uid);
             if let Err(e) = api.update(o) {
                 if !e.is_not_found() && first_err.is_none() {
@@ -99,16 +124,12 @@ pub fn claim_objects<R: Resource>(
             }
             continue;
         }
-        let mut o = obj.into_object();
+        let mut o = Arc::unwrap_or_clone(obj);
         o.meta_mut()
             .owner_references
             .push(new_controller_ref(owner, owner_kind));
-        match api.update(o) {
-            Ok(updated) => {
-                if let Some(r) = R::from_object(updated) {
-                    claimed.push(r);
-                }
-            }
+        match api.update_shared(o) {
+            Ok(updated) => claimed.push(updated),
             Err(e) => {
                 if !e.is_not_found() && first_err.is_none() {
                     first_err = Some(e);

@@ -1,62 +1,40 @@
 //! The garbage collector, after upstream `pkg/controller/garbagecollector/garbagecollector.go`
 //! (`attemptToDeleteItem`, `classifyReferences`) with background cascading deletion.
 //!
-//! Each tick it brings its snapshot of every object k8s-mini types up to date (a [`WatchCache`] per
-//! kind: watch events since the last pass, as upstream's graph builder consumes informer events),
-//! then for every object with
-//! `ownerReferences` that is not already being deleted, classifies each owner reference as
+//! It reads every typed kind from the shared informers (upstream's graph builder consumes informer
+//! events for every resource). Event handlers: an object that gains owners (or is added with
+//! some) is queued; an object deleted, or replaced by one with another uid, queues its dependents
+//! (the informers' owner-uid index). The sync of one dependent (not being deleted) classifies each
+//! owner reference as
 //! *solid* (an object of that kind and name exists, in the dependent's namespace or cluster-wide
 //! for cluster-scoped kinds, with the same uid) or *dangling* (missing, or a different uid). With no
 //! solid owner and at least one dangling one the object is deleted (default grace period); with
 //! both, the dangling references are removed. Owner kinds k8s-mini cannot resolve (unknown
 //! custom resources) count as solid: upstream cannot map them either and never deletes for them.
 //!
-//! Because the snapshot is taken once per pass, a cascade advances one level per tick: deleting a
-//! Deployment removes its ReplicaSets on the next pass and their pods on the one after.
+//! The informers reflect the apiserver at the start of the collector's turn, so a cascade advances
+//! one level per tick: deleting a Deployment removes its ReplicaSets in that tick's turn and their
+//! pods in the next one.
 //!
 //! Not modelled: foreground deletion (`foregroundDeletion` finalizer, `blockOwnerDeletion`), the
 //! orphan policy, and the `OwnerRefInvalidNamespace` event.
 
-use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use k8s_types::apiserver::{ApiClient, DeleteOptions};
-use k8s_types::controller::{Controller, ReconcileReason};
+use k8s_types::controller::{Action, Controller, SyncError};
+use k8s_types::informer::{object_key, Delta, SharedInformerFactory};
 use k8s_types::meta::OwnerReference;
 use k8s_types::object::UNSIMULATED_BUILTIN_KINDS;
+use k8s_types::workqueue::WorkQueue;
 use k8s_types::{Kind, Object};
-
-use crate::watch_cache::WatchCache;
 
 /// The controller name upstream registers (`garbagecollector`).
 pub const GARBAGE_COLLECTOR_NAME: &str = "garbagecollector";
 
 /// kube-controller-manager's garbage collector (background cascading deletion).
-#[derive(Clone, Debug)]
-pub struct GarbageCollector {
-    /// One cache per kind of [`Kind::TYPED`], in that order.
-    caches: Vec<WatchCache>,
-    /// Identities of every cached object.
-    present: BTreeSet<Identity>,
-    /// (kind index, store key) of the cached objects with owners that are not being deleted, in
-    /// pass order.
-    dependents: BTreeSet<(usize, String)>,
-}
-
-impl Default for GarbageCollector {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-fn identity(o: &Object) -> Identity {
-    let m = o.meta();
-    (
-        o.kind().name().to_string(),
-        m.namespace().to_string(),
-        m.name.clone(),
-        m.uid.clone().unwrap_or_default(),
-    )
-}
+#[derive(Clone, Debug, Default)]
+pub struct GarbageCollector;
 
 /// What one owner reference points to, as classified this pass.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,42 +45,40 @@ enum OwnerState {
     Dangling,
 }
 
-/// (kind name, namespace, name, uid) of an object present at the start of the pass.
-type Identity = (String, String, String, String);
+/// The queue key of a dependent: `<index in Kind::TYPED>:<namespace/name>`, so keys sort by kind
+/// (in [`Kind::TYPED`] order) then by object key.
+fn queue_key(kind: &Kind, key: &str) -> Option<String> {
+    let i = Kind::TYPED.iter().position(|k| k == kind)?;
+    Some(format!("{i}:{key}"))
+}
+
+fn parse_queue_key(qk: &str) -> Option<(Kind, &str)> {
+    let (i, key) = qk.split_once(':')?;
+    let kind = Kind::TYPED.get(i.parse::<usize>().ok()?)?.clone();
+    Some((kind, key))
+}
+
+/// The owners' uids of an object (empty when it has none).
+fn owner_uids(o: Option<&Arc<Object>>) -> Vec<&str> {
+    o.map(|o| {
+        o.meta()
+            .owner_references
+            .iter()
+            .map(|r| r.uid.as_str())
+            .collect()
+    })
+    .unwrap_or_default()
+}
 
 impl GarbageCollector {
-    /// The collector; its caches fill at the first pass.
+    /// The collector.
     pub fn new() -> Self {
-        GarbageCollector {
-            caches: Kind::TYPED.iter().cloned().map(WatchCache::new).collect(),
-            present: BTreeSet::new(),
-            dependents: BTreeSet::new(),
-        }
-    }
-
-    /// Applies the changes since the previous pass to `present` and `dependents`.
-    fn refresh(&mut self, api: &dyn ApiClient) {
-        for (i, cache) in self.caches.iter_mut().enumerate() {
-            for (key, old) in cache.sync(api) {
-                if let Some(o) = old {
-                    self.present.remove(&identity(&o));
-                }
-                let entry = (i, key);
-                self.dependents.remove(&entry);
-                if let Some(o) = cache.get(&entry.1) {
-                    self.present.insert(identity(o));
-                    let m = o.meta();
-                    if !m.owner_references.is_empty() && m.deletion_timestamp.is_none() {
-                        self.dependents.insert(entry);
-                    }
-                }
-            }
-        }
+        GarbageCollector
     }
 
     fn classify(
         api: &dyn ApiClient,
-        present: &BTreeSet<Identity>,
+        informers: &SharedInformerFactory,
         dependent_ns: &str,
         r: &OwnerReference,
     ) -> OwnerState {
@@ -122,7 +98,7 @@ impl GarbageCollector {
                     namespaced: *namespaced,
                 };
                 let ns = if *namespaced { dependent_ns } else { "" };
-                return match api.get(&kind, ns, &r.name) {
+                return match api.get_shared(&kind, ns, &r.name) {
                     Ok(o) if o.meta().uid.as_deref() == Some(r.uid.as_str()) => OwnerState::Solid,
                     Ok(_) => OwnerState::Dangling,
                     Err(e) if e.is_not_found() => OwnerState::Dangling,
@@ -130,66 +106,67 @@ impl GarbageCollector {
                 };
             }
         };
-        let ns = if kind.namespaced() { dependent_ns } else { "" };
-        let id = (
-            kind.name().to_string(),
-            ns.to_string(),
-            r.name.clone(),
-            r.uid.clone(),
-        );
-        if present.contains(&id) {
+        let key = if kind.namespaced() {
+            format!("{dependent_ns}/{}", r.name)
+        } else {
+            r.name.clone()
+        };
+        let uid_matches = |o: &Object| o.meta().uid.as_deref() == Some(r.uid.as_str());
+        let present = match informers.informer(&kind) {
+            Some(i) => i.get(&key).is_some_and(|o| uid_matches(o)),
+            // Events are not watched (nothing owns through them); ask the apiserver.
+            None => api
+                .get_shared(&kind, dependent_ns, &r.name)
+                .is_ok_and(|o| uid_matches(&o)),
+        };
+        if present {
             OwnerState::Solid
         } else {
             OwnerState::Dangling
         }
     }
 
-    /// One pass (upstream: `attemptToDeleteItem` for every object with owners).
-    fn collect(&mut self, api: &mut dyn ApiClient) {
-        self.refresh(&*api);
-        let present = &self.present;
-        for (i, key) in &self.dependents {
-            let Some(obj) = self.caches.get(*i).and_then(|c| c.get(key)) else {
-                continue;
-            };
-            let meta = obj.meta();
-            let states: Vec<OwnerState> = meta
-                .owner_references
-                .iter()
-                .map(|r| Self::classify(api, present, meta.namespace(), r))
-                .collect();
-            let solid = states.contains(&OwnerState::Solid);
-            let dangling = states.contains(&OwnerState::Dangling);
-            if !dangling {
-                continue;
-            }
-            let kind = obj.kind();
-            if !solid {
-                tracing::debug!(object = %obj.display_name(), kind = %kind.name(), "deleting object whose owners are gone");
-                match api.delete(
-                    &kind,
-                    meta.namespace(),
-                    &meta.name,
-                    DeleteOptions::default(),
-                ) {
-                    Ok(_) => {}
-                    Err(e) if e.is_not_found() => {}
-                    Err(e) => tracing::debug!(error = %e, "garbage collector delete failed"),
-                }
-            } else {
-                let mut patched = obj.clone();
-                let refs = meta.owner_references.clone();
-                patched.meta_mut().owner_references = refs
-                    .into_iter()
-                    .zip(states)
-                    .filter(|(_, s)| *s == OwnerState::Solid)
-                    .map(|(r, _)| r)
-                    .collect();
-                if let Err(e) = api.update(patched) {
-                    tracing::debug!(error = %e, "garbage collector could not remove dangling owner references");
-                }
-            }
+    /// Upstream `attemptToDeleteItem` for one dependent.
+    fn attempt_to_delete(
+        api: &mut dyn ApiClient,
+        informers: &SharedInformerFactory,
+        kind: &Kind,
+        key: &str,
+    ) -> Result<(), SyncError> {
+        let Some(obj) = informers.informer(kind).and_then(|i| i.get(key)).cloned() else {
+            return Ok(());
+        };
+        let meta = obj.meta();
+        if meta.owner_references.is_empty() || meta.deletion_timestamp.is_some() {
+            return Ok(());
         }
+        let states: Vec<OwnerState> = meta
+            .owner_references
+            .iter()
+            .map(|r| Self::classify(&*api, informers, meta.namespace(), r))
+            .collect();
+        let solid = states.contains(&OwnerState::Solid);
+        let dangling = states.contains(&OwnerState::Dangling);
+        if !dangling {
+            return Ok(());
+        }
+        if !solid {
+            tracing::debug!(object = %obj.display_name(), kind = %kind.name(), "deleting object whose owners are gone");
+            return match api.delete(kind, meta.namespace(), &meta.name, DeleteOptions::default()) {
+                Ok(_) => Ok(()),
+                Err(e) if e.is_not_found() => Ok(()),
+                Err(e) => Err(e.into()),
+            };
+        }
+        let mut patched = Arc::unwrap_or_clone(obj);
+        let refs = std::mem::take(&mut patched.meta_mut().owner_references);
+        patched.meta_mut().owner_references = refs
+            .into_iter()
+            .zip(states)
+            .filter(|(_, s)| *s == OwnerState::Solid)
+            .map(|(r, _)| r)
+            .collect();
+        api.update_shared(patched).map(|_| ()).map_err(Into::into)
     }
 }
 
@@ -198,8 +175,69 @@ impl Controller for GarbageCollector {
         GARBAGE_COLLECTOR_NAME
     }
 
-    fn reconcile(&mut self, api: &mut dyn ApiClient) {
-        tracing::trace!(reason = %ReconcileReason::BulkReconcile, "garbage collector pass");
-        self.collect(api);
+    /// Every typed kind but Event: events are written by recorders, never with owners, and are
+    /// the most numerous objects, so the collector does not cache them.
+    fn informers(&self) -> Vec<Kind> {
+        Kind::TYPED
+            .iter()
+            .filter(|k| **k != Kind::Event)
+            .cloned()
+            .collect()
+    }
+
+    fn on_change(
+        &mut self,
+        change: &Delta,
+        informers: &SharedInformerFactory,
+        queue: &mut WorkQueue,
+    ) {
+        // The object itself, when it has owners it did not have before (or it came back from
+        // being deleted): its owners must be checked.
+        if let Some(new) = &change.new {
+            let before = owner_uids(change.old.as_ref());
+            let gained = new
+                .meta()
+                .owner_references
+                .iter()
+                .any(|r| !before.contains(&r.uid.as_str()));
+            let undeleted = change
+                .old
+                .as_ref()
+                .is_some_and(|o| o.meta().deletion_timestamp.is_some())
+                && new.meta().deletion_timestamp.is_none();
+            if gained || undeleted {
+                if let Some(qk) = queue_key(&change.kind, &change.key) {
+                    queue.add(qk);
+                }
+            }
+        }
+        // Its dependents, when the object with the old uid is gone.
+        let old_uid = change.old.as_ref().and_then(|o| o.meta().uid.clone());
+        let new_uid = change.new.as_ref().and_then(|o| o.meta().uid.clone());
+        if let Some(uid) = old_uid.filter(|u| Some(u) != new_uid.as_ref()) {
+            for kind in &self.informers() {
+                let Some(inf) = informers.informer(kind) else {
+                    continue;
+                };
+                for dep in inf.dependents_of(&uid) {
+                    if let Some(qk) = queue_key(kind, &object_key(dep)) {
+                        queue.add(qk);
+                    }
+                }
+            }
+        }
+    }
+
+    fn sync(
+        &mut self,
+        key: &str,
+        informers: &SharedInformerFactory,
+        api: &mut dyn ApiClient,
+    ) -> Result<Action, SyncError> {
+        let Some((kind, key)) = parse_queue_key(key) else {
+            return Ok(Action::AwaitChange);
+        };
+        Self::attempt_to_delete(api, informers, &kind, key)?;
+        Ok(Action::AwaitChange)
     }
 }

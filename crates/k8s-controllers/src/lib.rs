@@ -16,13 +16,13 @@
 pub mod controller_ref_manager;
 pub mod controller_utils;
 pub mod deployment;
+pub mod expectations;
 pub mod garbage_collector;
 pub mod manager;
 pub mod pod_gc;
 pub mod pod_template_hash;
 pub mod replica_set;
 pub mod taint_eviction;
-pub mod watch_cache;
 
 pub use deployment::DeploymentController;
 pub use garbage_collector::GarbageCollector;
@@ -31,15 +31,4 @@ pub use pod_gc::PodGarbageCollector;
 pub use replica_set::ReplicaSetController;
 pub use taint_eviction::TaintEvictionController;
 
-/// Why one object's sync stopped early. Controllers log it and carry on with the next object; the
-/// next tick retries (upstream: the work queue's rate-limited requeue).
-#[derive(Debug, thiserror::Error)]
-pub enum SyncError {
-    /// The apiserver refused a read or write.
-    #[error(transparent)]
-    Api(#[from] k8s_types::status::Status),
-    /// The object's spec cannot be acted on (e.g. `unexpected deployment strategy type: Foo`,
-    /// an unparseable maxSurge).
-    #[error("{0}")]
-    Invalid(String),
-}
+pub use k8s_types::controller::SyncError;

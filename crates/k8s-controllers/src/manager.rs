@@ -1,8 +1,27 @@
-//! [`ControllerManager`]: kube-controller-manager (upstream `cmd/kube-controller-manager`), here a
-//! list of [`Controller`]s run once each per tick, in order.
+//! [`ControllerManager`]: kube-controller-manager (upstream `cmd/kube-controller-manager`): one
+//! [`SharedInformerFactory`] for every controller, and per controller a work queue fed by its event
+//! handlers and drained by its sync handler (see [`k8s_types::controller::Controller`] for the
+//! contract).
+//!
+//! One tick, for each controller in order:
+//! 1. the informers catch up with the apiserver (watch from their last revision);
+//! 2. the controller's event handlers see every change since its previous turn (in revision order),
+//!    and, every [`RESYNC_PERIOD_TICKS`], every cached object again (client-go's resync);
+//! 3. every key due now is synced once, in key order; its [`Action`] is honoured (`Requeue`:
+//!    queued again for `now + after`; `AwaitChange`: nothing until a change), an error requeues
+//!    it with the rate limiter's backoff.
+//!
+//! Because each controller's turn starts with a sync of the informers, a controller sees what the
+//! controllers before it wrote in the same tick (the Deployment controller scales a ReplicaSet; the
+//! ReplicaSet controller creates its pods in the same tick).
+
+use std::sync::Arc;
 
 use k8s_types::apiserver::ApiClient;
-use k8s_types::controller::Controller;
+use k8s_types::controller::{Action, Controller, ReconcileReason};
+use k8s_types::informer::{Delta, SharedInformerFactory};
+use k8s_types::workqueue::WorkQueue;
+use k8s_types::Tick;
 
 use crate::deployment::DeploymentController;
 use crate::garbage_collector::GarbageCollector;
@@ -10,9 +29,27 @@ use crate::pod_gc::PodGarbageCollector;
 use crate::replica_set::ReplicaSetController;
 use crate::taint_eviction::TaintEvictionController;
 
-/// Runs its controllers one after the other, each making one pass per tick.
+/// How often every cached object is handed to the event handlers again (client-go resync). Upstream
+/// kube-controller-manager's `--min-resync-period` is 12 h, randomized per informer to 12-24 h;
+/// k8s-mini uses the 12 h minimum for every informer (deterministic).
+pub const RESYNC_PERIOD_TICKS: Tick = 12 * 60 * 60;
+
+/// One controller with its queue and its position in the informers' change log.
+struct Running {
+    controller: Box<dyn Controller>,
+    queue: WorkQueue,
+    /// Sequence number of the first change this controller has not seen.
+    cursor: u64,
+    /// Tick of the last resync (the first turn counts as one: the initial list is handed over as
+    /// adds).
+    last_resync: Option<Tick>,
+}
+
+/// Runs its controllers one after the other, each taking one turn per tick.
 pub struct ControllerManager {
-    controllers: Vec<Box<dyn Controller>>,
+    informers: SharedInformerFactory,
+    controllers: Vec<Running>,
+    resync_period: Tick,
 }
 
 impl Default for ControllerManager {
@@ -46,19 +83,115 @@ impl ControllerManager {
 
     /// A manager running exactly `controllers`, in the given order.
     pub fn with_controllers(controllers: Vec<Box<dyn Controller>>) -> Self {
-        ControllerManager { controllers }
+        let mut informers = SharedInformerFactory::new();
+        for c in &controllers {
+            for kind in c.informers() {
+                informers.start(kind);
+            }
+        }
+        ControllerManager {
+            informers,
+            controllers: controllers
+                .into_iter()
+                .map(|controller| Running {
+                    controller,
+                    queue: WorkQueue::new(),
+                    cursor: 0,
+                    last_resync: None,
+                })
+                .collect(),
+            resync_period: RESYNC_PERIOD_TICKS,
+        }
     }
 
-    /// One tick: each controller's [`Controller::reconcile`] once, in order.
+    /// Sets the resync period (ticks; 0 turns resyncs off).
+    pub fn set_resync_period(&mut self, ticks: Tick) {
+        self.resync_period = ticks;
+    }
+
+    /// One tick: each controller's turn, in order.
     pub fn reconcile(&mut self, api: &mut dyn ApiClient) {
-        for c in &mut self.controllers {
-            let _span = tracing::debug_span!("controller", name = c.name()).entered();
-            c.reconcile(api);
+        let now = api.now();
+        for run in &mut self.controllers {
+            let _span = tracing::debug_span!("controller", name = run.controller.name()).entered();
+            self.informers.sync(&*api);
+            let kinds = run.controller.informers();
+            for change in self.informers.changes_since(run.cursor) {
+                if kinds.contains(&change.kind) {
+                    run.controller
+                        .on_change(change, &self.informers, &mut run.queue);
+                }
+            }
+            run.cursor = self.informers.log_end();
+            let resync_due = match run.last_resync {
+                None => {
+                    run.last_resync = Some(now);
+                    false
+                }
+                Some(last) => self.resync_period > 0 && now >= last + self.resync_period,
+            };
+            if resync_due {
+                run.last_resync = Some(now);
+                for kind in &kinds {
+                    let Some(inf) = self.informers.informer(kind) else {
+                        continue;
+                    };
+                    let all: Vec<Delta> = inf
+                        .list()
+                        .map(|o| Delta {
+                            kind: kind.clone(),
+                            key: k8s_types::informer::object_key(o),
+                            old: Some(Arc::clone(o)),
+                            new: Some(Arc::clone(o)),
+                        })
+                        .collect();
+                    for d in &all {
+                        run.controller.on_change(d, &self.informers, &mut run.queue);
+                    }
+                }
+            }
+            for key in run.queue.take_ready(now) {
+                let reason = ReconcileReason::Unknown;
+                match run.controller.sync(&key, &self.informers, api) {
+                    Ok(action) => {
+                        run.queue.forget(&key);
+                        if let Action::Requeue { after } = action {
+                            run.queue
+                                .add_at(key.clone(), now.saturating_add(after.max(1)));
+                        }
+                        tracing::trace!(%key, %reason, ?action, "synced");
+                    }
+                    Err(e) => {
+                        tracing::debug!(%key, error = %e, "error syncing; requeued");
+                        run.queue.add_rate_limited(key, now);
+                    }
+                }
+            }
         }
+        let min_cursor = self.controllers.iter().map(|r| r.cursor).min();
+        if let Some(c) = min_cursor {
+            self.informers.trim_log(c);
+        }
+    }
+
+    /// The shared informers (what the controllers read).
+    pub fn informers(&self) -> &SharedInformerFactory {
+        &self.informers
     }
 
     /// The controllers' names, in run order (e.g. `deployment-controller`).
     pub fn controller_names(&self) -> Vec<&str> {
-        self.controllers.iter().map(|c| c.name()).collect()
+        self.controllers
+            .iter()
+            .map(|c| c.controller.name())
+            .collect()
+    }
+
+    /// The earliest tick at which some controller has a key waiting (a requeue or a backoff).
+    pub fn next_due(&self) -> Option<Tick> {
+        self.controllers
+            .iter()
+            .filter_map(|r| r.queue.next_due())
+            .min()
     }
 }

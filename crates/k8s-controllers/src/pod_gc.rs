@@ -3,18 +3,22 @@
 //! has been missing for the quarantine time, 40 s) and `gcUnscheduledTerminating` (pods being deleted
 //! that were never bound are force-deleted).
 //!
+//! Keyed by pod: a pod that is unbound and being deleted, or bound to a node the informer does not
+//! have, is queued; a node's delete queues its pods (from the informer's node index); a pod of a
+//! missing node is synced again when the quarantine runs out.
+//!
 //! Not modelled: `gcTerminated` (upstream deletes the oldest terminated pods above
 //! `--terminated-pod-gc-threshold`, 12500 by default).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use k8s_types::apiserver::{ApiClient, ApiExt, DeleteOptions};
-use k8s_types::controller::Controller;
+use k8s_types::controller::{Action, Controller, SyncError};
 use k8s_types::core::{condition_status, phases, Pod, PodCondition};
+use k8s_types::informer::{Delta, SharedInformerFactory};
 use k8s_types::meta::tick_timestamp;
-use k8s_types::{Kind, Object, Tick};
-
-use crate::watch_cache::WatchCache;
+use k8s_types::workqueue::WorkQueue;
+use k8s_types::{Kind, Resource, Tick};
 
 /// The controller name upstream registers (`pod-garbage-collector`).
 pub const POD_GC_NAME: &str = "pod-garbage-collector";
@@ -33,9 +37,6 @@ pub const DISRUPTION_TARGET: &str = "DisruptionTarget";
 pub struct PodGarbageCollector {
     /// Node name -> first tick it was seen missing while pods were bound to it.
     missing_since: BTreeMap<String, Tick>,
-    /// Nodes and pods as the informers see them.
-    nodes: WatchCache,
-    pods: WatchCache,
 }
 
 impl Default for PodGarbageCollector {
@@ -49,9 +50,15 @@ impl PodGarbageCollector {
     pub fn new() -> Self {
         PodGarbageCollector {
             missing_since: BTreeMap::new(),
-            nodes: WatchCache::new(Kind::Node),
-            pods: WatchCache::new(Kind::Pod),
         }
+    }
+}
+
+/// True when PodGC acts on `pod`: unbound and being deleted, or bound to a node `informers` lacks.
+fn collectable(pod: &Pod, informers: &SharedInformerFactory) -> bool {
+    match pod.node_name() {
+        None => pod.is_terminating(),
+        Some(node) => informers.of(&Kind::Node).get(node).is_none(),
     }
 }
 
@@ -60,67 +67,77 @@ impl Controller for PodGarbageCollector {
         POD_GC_NAME
     }
 
-    fn reconcile(&mut self, api: &mut dyn ApiClient) {
-        let now = api.now();
-        self.nodes.sync(&*api);
-        self.pods.sync(&*api);
-        let nodes: BTreeSet<&str> = self
-            .nodes
-            .objects()
-            .map(|(_, n)| n.meta().name.as_str())
-            .collect();
-        // Only unbound terminating pods and pods of missing nodes are acted on; the others are
-        // not copied out of the cache.
-        let pods: Vec<Pod> = self
-            .pods
-            .objects()
-            .filter_map(|(_, o)| match o {
-                Object::Pod(p) => Some(p),
-                _ => None,
-            })
-            .filter(|p| match p.node_name() {
-                None => p.is_terminating(),
-                Some(node) => !nodes.contains(node),
-            })
-            .cloned()
-            .collect();
-        let mut still_missing = BTreeMap::new();
-        for pod in pods {
-            let ns = pod.metadata.namespace().to_string();
-            let name = pod.metadata.name.clone();
-            match pod.node_name() {
-                None if pod.is_terminating() => {
-                    let opts = DeleteOptions {
-                        grace_period_seconds: Some(0),
-                    };
-                    let _ = api.delete(&Kind::Pod, &ns, &name, opts);
-                }
-                Some(node) if !nodes.contains(node) => {
-                    let since = *self.missing_since.get(node).unwrap_or(&now);
-                    still_missing.insert(node.to_string(), since);
-                    if now.saturating_sub(since) < QUARANTINE_TICKS {
-                        continue;
+    fn informers(&self) -> Vec<Kind> {
+        vec![Kind::Node, Kind::Pod]
+    }
+
+    fn on_change(
+        &mut self,
+        change: &Delta,
+        informers: &SharedInformerFactory,
+        queue: &mut WorkQueue,
+    ) {
+        match change.kind {
+            Kind::Node => {
+                let name = &change.object().meta().name;
+                if change.is_delete() {
+                    for key in informers.of(&Kind::Pod).keys_on_node(name) {
+                        queue.add(key.clone());
                     }
-                    let mut failed = pod.clone();
-                    if !failed.is_terminal() {
-                        failed.status.phase = Some(phases::FAILED.to_string());
-                    }
-                    failed.set_condition(PodCondition {
-                        type_: DISRUPTION_TARGET.to_string(),
-                        status: condition_status::TRUE.to_string(),
-                        reason: Some(REASON_DELETION_BY_POD_GC.to_string()),
-                        message: Some(MESSAGE_NODE_GONE.to_string()),
-                        last_transition_time: Some(tick_timestamp(now)),
-                    });
-                    let _ = api.update_status_typed(failed);
-                    let opts = DeleteOptions {
-                        grace_period_seconds: Some(0),
-                    };
-                    let _ = api.delete(&Kind::Pod, &ns, &name, opts);
+                } else {
+                    self.missing_since.remove(name);
                 }
-                _ => {}
             }
+            Kind::Pod => {
+                if let Some(p) = change.new.as_deref().and_then(Pod::from_object_ref) {
+                    if collectable(p, informers) {
+                        queue.add(change.key.clone());
+                    }
+                }
+            }
+            _ => {}
         }
-        self.missing_since = still_missing;
+    }
+
+    fn sync(
+        &mut self,
+        key: &str,
+        informers: &SharedInformerFactory,
+        api: &mut dyn ApiClient,
+    ) -> Result<Action, SyncError> {
+        let now = api.now();
+        let Some(pod) = informers.of(&Kind::Pod).get_typed::<Pod>(key) else {
+            return Ok(Action::AwaitChange);
+        };
+        if !collectable(pod, informers) {
+            return Ok(Action::AwaitChange);
+        }
+        let ns = pod.metadata.namespace().to_string();
+        let name = pod.metadata.name.clone();
+        let force = DeleteOptions {
+            grace_period_seconds: Some(0),
+        };
+        let Some(node) = pod.node_name() else {
+            let _ = api.delete(&Kind::Pod, &ns, &name, force);
+            return Ok(Action::AwaitChange);
+        };
+        let since = *self.missing_since.entry(node.to_string()).or_insert(now);
+        if now.saturating_sub(since) < QUARANTINE_TICKS {
+            return Ok(Action::requeue(since + QUARANTINE_TICKS - now));
+        }
+        let mut failed = pod.clone();
+        if !failed.is_terminal() {
+            failed.status.phase = Some(phases::FAILED.to_string());
+        }
+        failed.set_condition(PodCondition {
+            type_: DISRUPTION_TARGET.to_string(),
+            status: condition_status::TRUE.to_string(),
+            reason: Some(REASON_DELETION_BY_POD_GC.to_string()),
+            message: Some(MESSAGE_NODE_GONE.to_string()),
+            last_transition_time: Some(tick_timestamp(now)),
+        });
+        let _ = api.update_status_typed(failed);
+        let _ = api.delete(&Kind::Pod, &ns, &name, force);
+        Ok(Action::AwaitChange)
     }
 }

@@ -2,32 +2,46 @@
 //! (`syncReplicaSet`, `claimPods`, `manageReplicas`, `getPodsToDelete`) and
 //! `replica_set_utils.go` (`calculateStatus`, `updateReplicaSetStatus`).
 //!
-//! Every tick, for each ReplicaSet: list the active pods of its namespace, claim the ones it
-//! controls or adopts (orphans matching its selector), create `replicas - len(pods)` pods from its
-//! template (at most `burstReplicas` per pass, in slow-start batches) or delete the surplus chosen by
-//! upstream's ranking, then write `status` if it changed.
+//! Event handlers (upstream `addRS`/`updateRS`/`deleteRS`, `addPod`/`updatePod`/`deletePod`): a
+//! ReplicaSet's change queues it; a pod's change queues the ReplicaSet controlling it (an orphan's,
+//! every ReplicaSet of its namespace whose selector matches it) and counts toward that ReplicaSet's
+//! expectations. A pod that became ready under `minReadySeconds` queues its ReplicaSet again
+//! `minReadySeconds` later (upstream adds one second; k8s-mini's status math counts whole ticks,
+//! so `minReadySeconds` ticks is when it turns available).
 //!
-//! Differences from upstream: no expectations cache (k8s-mini's reads are never stale, so a pass
-//! never double-creates); no `ReplicaFailure` status condition (k8s-mini's `ReplicaSetStatus` has no
-//! conditions; failures show as `FailedCreate`/`FailedDelete` events); the optional
+//! The sync of one ReplicaSet (`syncReplicaSet`), from the informers' caches: its active pods (the
+//! ones it controls and the orphans of its namespace, from the controller-uid index, in key order),
+//! claimed (orphans matching its selector adopted); when its expectations are satisfied, create
+//! `replicas - len(pods)` pods from its template (at most `burstReplicas` per sync, in slow-start
+//! batches) or delete the surplus chosen by upstream's ranking, recording the expected creations or
+//! deletions first; then write `status` if it changed.
+//!
+//! Differences from upstream: no `ReplicaFailure` status condition (k8s-mini's `ReplicaSetStatus`
+//! has no conditions; failures show as `FailedCreate`/`FailedDelete` events); the optional
 //! terminating-replicas status field is not computed.
+
+use std::sync::Arc;
 
 use k8s_types::apiserver::{ApiClient, ApiExt, DeleteOptions};
 use k8s_types::apps::ReplicaSet;
-use k8s_types::controller::{Action, Controller, ReconcileReason};
+use k8s_types::controller::{Action, Controller, SyncError};
 use k8s_types::core::event::{event_types, EventSource};
 use k8s_types::core::Pod;
 use k8s_types::events;
+use k8s_types::informer::{object_key, Delta, SharedInformerFactory};
+use k8s_types::meta::OwnerReference;
 use k8s_types::status::Status;
+use k8s_types::workqueue::WorkQueue;
 use k8s_types::{Kind, Object, Resource, Tick};
 
-use crate::controller_ref_manager::claim_objects;
+use crate::controller_ref_manager::claim_shared;
 use crate::controller_utils::{
-    is_controlled_by, is_pod_active, is_pod_available, new_controller_ref, pod_from_template,
+    is_pod_active, is_pod_available, new_controller_ref, pod_from_template, pod_ready_tick,
     rs_replicas, slow_start_batch, sort_pods_for_deletion, RankedPod, FAILED_CREATE_POD_REASON,
     FAILED_DELETE_POD_REASON, SLOW_START_INITIAL_BATCH_SIZE, SUCCESSFUL_CREATE_POD_REASON,
     SUCCESSFUL_DELETE_POD_REASON,
 };
+use crate::expectations::ControllerExpectations;
 
 /// The controller name, also the `source.component` of its Events (upstream
 /// `ReplicaSetController` registered as `replicaset-controller`).
@@ -40,6 +54,7 @@ pub const BURST_REPLICAS: usize = 500;
 #[derive(Clone, Debug)]
 pub struct ReplicaSetController {
     burst_replicas: usize,
+    expectations: ControllerExpectations,
 }
 
 impl Default for ReplicaSetController {
@@ -48,30 +63,169 @@ impl Default for ReplicaSetController {
     }
 }
 
+/// The pods of `informers` a ReplicaSet may claim: the ones controlled by `uid` and the orphans of
+/// `namespace`, in key order (upstream lists the namespace; the controller-uid index gives the same
+/// candidates without visiting other controllers' pods).
+fn candidate_pods<'a>(
+    informers: &'a SharedInformerFactory,
+    namespace: &str,
+    uid: &str,
+) -> Vec<&'a Arc<Object>> {
+    let pods = informers.of(&Kind::Pod);
+    let mut out = pods.controlled_by(uid);
+    out.extend(pods.orphans(namespace));
+    out.sort_by_cached_key(|o| object_key(o));
+    out
+}
+
+fn as_pod(o: &Object) -> Option<&Pod> {
+    Pod::from_object_ref(o)
+}
+
 impl ReplicaSetController {
     /// A controller with upstream's burst of [`BURST_REPLICAS`] (500) creates/deletes per sync.
     pub fn new() -> Self {
-        ReplicaSetController {
-            burst_replicas: BURST_REPLICAS,
-        }
+        Self::with_burst_replicas(BURST_REPLICAS)
     }
 
-    /// A controller creating or deleting at most `burst` pods per ReplicaSet per tick (upstream
+    /// A controller creating or deleting at most `burst` pods per ReplicaSet per sync (upstream
     /// `--concurrent-replicaset-syncs` is unrelated; this is `burstReplicas`). 0 is raised to 1.
     pub fn with_burst_replicas(burst: usize) -> Self {
         ReplicaSetController {
             burst_replicas: burst.max(1),
+            expectations: ControllerExpectations::new(),
         }
     }
 
-    /// One sync of one ReplicaSet (upstream `syncReplicaSet`).
+    /// Upstream `resolveControllerRef`: the key of the ReplicaSet `cref` names in `namespace`, when
+    /// it exists with that uid.
+    fn resolve(
+        informers: &SharedInformerFactory,
+        namespace: &str,
+        cref: &OwnerReference,
+    ) -> Option<String> {
+        if cref.kind != Kind::ReplicaSet.name() {
+            return None;
+        }
+        let key = format!("{namespace}/{}", cref.name);
+        let rs = informers
+            .of(&Kind::ReplicaSet)
+            .get_typed::<ReplicaSet>(&key)?;
+        (rs.metadata.uid.as_deref() == Some(cref.uid.as_str())).then_some(key)
+    }
+
+    /// Upstream `getPodReplicaSets`: the ReplicaSets of the pod's namespace whose selector matches
+    /// its labels.
+    fn pod_replica_sets(informers: &SharedInformerFactory, pod: &Pod) -> Vec<String> {
+        if pod.metadata.labels.is_empty() {
+            return Vec::new();
+        }
+        informers
+            .of(&Kind::ReplicaSet)
+            .list_namespace::<ReplicaSet>(pod.metadata.namespace())
+            .filter(|rs| {
+                rs.spec
+                    .selector
+                    .as_ref()
+                    .is_some_and(|s| !s.is_empty() && s.matches(&pod.metadata.labels))
+            })
+            .map(|rs| format!("{}/{}", rs.metadata.namespace(), rs.metadata.name))
+            .collect()
+    }
+
+    /// Upstream `deletePod` for the handlers: the controlling ReplicaSet observes the deletion.
+    fn pod_deleted(
+        &mut self,
+        informers: &SharedInformerFactory,
+        key: &str,
+        pod: &Pod,
+        queue: &mut WorkQueue,
+    ) {
+        if let Some(rs_key) = pod
+            .metadata
+            .controller_ref()
+            .and_then(|c| Self::resolve(informers, pod.metadata.namespace(), c))
+        {
+            self.expectations.deletion_observed(&rs_key, key);
+            queue.add(rs_key);
+        }
+    }
+
+    fn on_pod_change(
+        &mut self,
+        change: &Delta,
+        informers: &SharedInformerFactory,
+        queue: &mut WorkQueue,
+    ) {
+        let old = change.old.as_deref().and_then(as_pod);
+        let Some(cur) = change.new.as_deref().and_then(as_pod) else {
+            if let Some(old) = old {
+                self.pod_deleted(informers, &change.key, old, queue);
+            }
+            return;
+        };
+        let Some(old) = old else {
+            // addPod
+            if cur.metadata.deletion_timestamp.is_some() {
+                self.pod_deleted(informers, &change.key, cur, queue);
+                return;
+            }
+            if let Some(cref) = cur.metadata.controller_ref() {
+                if let Some(rs_key) = Self::resolve(informers, cur.metadata.namespace(), cref) {
+                    self.expectations.creation_observed(&rs_key);
+                    queue.add(rs_key);
+                }
+                return;
+            }
+            for rs_key in Self::pod_replica_sets(informers, cur) {
+                queue.add(rs_key);
+            }
+            return;
+        };
+        // updatePod
+        if cur.metadata.resource_version == old.metadata.resource_version {
+            return;
+        }
+        let labels_changed = cur.metadata.labels != old.metadata.labels;
+        if cur.metadata.deletion_timestamp.is_some() {
+            self.pod_deleted(informers, &change.key, cur, queue);
+            if labels_changed {
+                self.pod_deleted(informers, &change.key, old, queue);
+            }
+            return;
+        }
+        let cur_ref = cur.metadata.controller_ref();
+        let old_ref = old.metadata.controller_ref();
+        let ref_changed = cur_ref != old_ref;
+        if ref_changed {
+            if let Some(rs_key) =
+                old_ref.and_then(|c| Self::resolve(informers, old.metadata.namespace(), c))
+            {
+                queue.add(rs_key);
+            }
+        }
+        if let Some(cref) = cur_ref {
+            if let Some(rs_key) = Self::resolve(informers, cur.metadata.namespace(), cref) {
+                queue.add(rs_key);
+            }
+            return;
+        }
+        if labels_changed || ref_changed {
+            for rs_key in Self::pod_replica_sets(informers, cur) {
+                queue.add(rs_key);
+            }
+        }
+    }
+
+    /// One sync of one ReplicaSet (upstream `syncReplicaSet`), reading pods from `informers`.
     ///
     /// # Errors
-    /// An apiserver error from claiming pods (the pass skips the rest of this ReplicaSet) or from the
+    /// An apiserver error from claiming pods (the sync skips the rest of this ReplicaSet) or from the
     /// status update; create/delete failures are reported as events and in the return value.
     pub fn sync_replica_set(
-        &self,
+        &mut self,
         api: &mut dyn ApiClient,
+        informers: &SharedInformerFactory,
         rs: &ReplicaSet,
     ) -> Result<Action, Status> {
         let Some(selector) = rs.spec.selector.clone() else {
@@ -80,87 +234,111 @@ impl ReplicaSetController {
             tracing::warn!(rs = %rs.metadata.name, "ReplicaSet has no selector; skipping");
             return Ok(Action::AwaitChange);
         };
+        let now = api.now();
         let namespace = rs.metadata.namespace().to_string();
-        let all_pods: Vec<Pod> = api.list_typed::<Pod>(Some(&namespace), None);
-        let active: Vec<Pod> = all_pods
-            .iter()
-            .filter(|p| is_pod_active(p))
+        let key = format!("{namespace}/{}", rs.metadata.name);
+        let rs_needs_sync = self.expectations.satisfied(&key, now);
+        let uid = rs.metadata.uid.clone().unwrap_or_default();
+        let active: Vec<Arc<Object>> = candidate_pods(informers, &namespace, &uid)
+            .into_iter()
+            .filter(|o| as_pod(o).is_some_and(is_pod_active))
             .cloned()
             .collect();
-        let filtered = claim_objects(api, &Kind::ReplicaSet, &rs.metadata, &selector, active)?;
+        let filtered = claim_shared(api, &Kind::ReplicaSet, &rs.metadata, &selector, active)?;
+        let filtered: Vec<&Pod> = filtered.iter().filter_map(|o| as_pod(o)).collect();
 
         let mut manage_err = None;
-        if rs.metadata.deletion_timestamp.is_none() {
-            if let Err(e) = self.manage_replicas(api, rs, &filtered, &all_pods) {
+        if rs_needs_sync && rs.metadata.deletion_timestamp.is_none() {
+            if let Err(e) = self.manage_replicas(api, informers, rs, &key, &filtered) {
                 manage_err = Some(e);
             }
         }
 
-        let now = api.now();
         let new_status = calculate_status(rs, &filtered, now);
         let updated = update_replica_set_status(api, rs, new_status)?;
         if let Some(e) = manage_err {
             return Err(e);
         }
+        // Upstream requeues after minReadySeconds once every replica is ready but not all are
+        // available; k8s-mini requeues at the exact tick the next ready pod turns available
+        // (`readyTime + minReadySeconds < now`), which is when upstream's status would change.
         let min_ready = updated.spec.min_ready_seconds.unwrap_or(0);
-        let replicas = rs_replicas(&updated);
-        if min_ready > 0
-            && updated.status.ready_replicas == replicas
-            && updated.status.available_replicas != replicas
-        {
-            return Ok(Action::requeue(min_ready as Tick));
+        if min_ready > 0 {
+            let next = filtered
+                .iter()
+                .filter(|p| !is_pod_available(p, min_ready, now))
+                .filter_map(|p| pod_ready_tick(p))
+                .map(|r| r.saturating_add(min_ready as Tick).saturating_add(1))
+                .filter(|t| *t > now)
+                .min();
+            if let Some(t) = next {
+                return Ok(Action::requeue(t - now));
+            }
         }
         Ok(Action::AwaitChange)
     }
 
-    /// Upstream `manageReplicas`: creates or deletes pods so `filtered` reaches `spec.replicas`.
+    /// Upstream `manageReplicas`: creates or deletes pods so `filtered` reaches `spec.replicas`,
+    /// recording the creations (deletions) it expects to observe before making them.
     fn manage_replicas(
-        &self,
+        &mut self,
         api: &mut dyn ApiClient,
+        informers: &SharedInformerFactory,
         rs: &ReplicaSet,
-        filtered: &[Pod],
-        all_pods: &[Pod],
+        key: &str,
+        filtered: &[&Pod],
     ) -> Result<(), Status> {
         let want = rs_replicas(rs).max(0) as usize;
         let have = filtered.len();
+        let now = api.now();
         let rs_obj = rs.clone().into_object();
         if have < want {
             let diff = (want - have).min(self.burst_replicas);
+            self.expectations.expect_creations(key, diff, now);
             let controller_ref = new_controller_ref(&rs.metadata, &Kind::ReplicaSet);
             let template = pod_from_template(&rs.spec.template, &rs.metadata, controller_ref);
-            let (_, err) = slow_start_batch(diff, SLOW_START_INITIAL_BATCH_SIZE, &mut || match api
-                .create(Object::Pod(template.clone()))
-            {
-                Ok(created) => {
-                    events::record(
-                        api,
-                        &rs_obj,
-                        event_types::NORMAL,
-                        SUCCESSFUL_CREATE_POD_REASON,
-                        format!("Created pod: {}", created.meta().name),
-                        source(),
-                    );
-                    Ok(())
-                }
-                Err(e) => {
-                    events::record(
-                        api,
-                        &rs_obj,
-                        event_types::WARNING,
-                        FAILED_CREATE_POD_REASON,
-                        format!("Error creating: {}", e.message),
-                        source(),
-                    );
-                    Err(e)
-                }
-            });
+            let mut failed = 0usize;
+            let (successes, err) =
+                slow_start_batch(diff, SLOW_START_INITIAL_BATCH_SIZE, &mut || match api
+                    .create_shared(Object::Pod(template.clone()))
+                {
+                    Ok(created) => {
+                        events::record(
+                            api,
+                            &rs_obj,
+                            event_types::NORMAL,
+                            SUCCESSFUL_CREATE_POD_REASON,
+                            format!("Created pod: {}", created.meta().name),
+                            source(),
+                        );
+                        Ok(())
+                    }
+                    Err(e) => {
+                        failed += 1;
+                        events::record(
+                            api,
+                            &rs_obj,
+                            event_types::WARNING,
+                            FAILED_CREATE_POD_REASON,
+                            format!("Error creating: {}", e.message),
+                            source(),
+                        );
+                        Err(e)
+                    }
+                });
+            // Upstream: a failed create is never observed (`CreationObserved` in the error path),
+            // nor are the creates a failed batch skipped.
+            let skipped = diff - successes - failed;
+            self.expectations.lower_creations(key, failed + skipped);
             if let Some(e) = err {
                 return Err(e);
             }
         } else if have > want {
             let diff = (have - want).min(self.burst_replicas);
-            let related = indirectly_related_pods(api, rs, all_pods);
-            let to_delete = get_pods_to_delete(filtered, &related, diff, api.now());
+            let related = indirectly_related_pods(informers, rs);
+            let to_delete = get_pods_to_delete(filtered, &related, diff, now);
+            let keys = to_delete.iter().map(|p| p.key()).collect();
+            self.expectations.expect_deletions(key, keys, now);
             let mut first_err = None;
             for pod in to_delete {
                 let name = pod.metadata.name.clone();
@@ -178,8 +356,12 @@ impl ReplicaSetController {
                         format!("Deleted pod: {name}"),
                         source(),
                     ),
-                    Err(e) if e.is_not_found() => {}
+                    Err(e) if e.is_not_found() => {
+                        self.expectations.deletion_observed(key, &pod.key());
+                    }
                     Err(e) => {
+                        // Upstream: a delete that failed will not be observed.
+                        self.expectations.deletion_observed(key, &pod.key());
                         events::record(
                             api,
                             &rs_obj,
@@ -212,36 +394,36 @@ fn source() -> EventSource {
 /// Upstream `getIndirectlyRelatedPods`: the pods (any state) controlled by any ReplicaSet that
 /// shares `rs`'s controller (e.g. every ReplicaSet of one Deployment); just `rs`'s own pods when it
 /// has no controller.
-fn indirectly_related_pods(api: &dyn ApiClient, rs: &ReplicaSet, all_pods: &[Pod]) -> Vec<Pod> {
-    let related_rss: Vec<ReplicaSet> = match rs.metadata.controller_ref() {
-        Some(cref) => api
-            .list_typed::<ReplicaSet>(Some(rs.metadata.namespace()), None)
+fn indirectly_related_pods<'a>(
+    informers: &'a SharedInformerFactory,
+    rs: &ReplicaSet,
+) -> Vec<&'a Pod> {
+    let own_uid = rs.metadata.uid.clone().unwrap_or_default();
+    let rs_uids: Vec<String> = match rs.metadata.controller_ref() {
+        Some(cref) => informers
+            .of(&Kind::ReplicaSet)
+            .controlled_by(&cref.uid)
             .into_iter()
-            .filter(|o| {
-                o.metadata
-                    .controller_ref()
-                    .is_some_and(|r| r.uid == cref.uid)
-            })
+            .filter(|o| o.meta().namespace() == rs.metadata.namespace())
+            .filter_map(|o| o.meta().uid.clone())
             .collect(),
-        None => vec![rs.clone()],
+        None => vec![own_uid],
     };
-    all_pods
+    let pods = informers.of(&Kind::Pod);
+    rs_uids
         .iter()
-        .filter(|p| {
-            related_rss
-                .iter()
-                .any(|r| is_controlled_by(&p.metadata, &r.metadata))
-        })
-        .cloned()
+        .flat_map(|uid| pods.controlled_by(uid))
+        .filter_map(|o| as_pod(o))
+        .filter(|p| p.metadata.namespace() == rs.metadata.namespace())
         .collect()
 }
 
 /// Upstream `getPodsToDelete`: the first `diff` pods of `filtered` ranked by
 /// `ActivePodsWithRanks`, where a pod's rank is the number of active `related` pods on its node.
 /// When every pod goes, no ranking is needed and the given order is kept.
-pub fn get_pods_to_delete(filtered: &[Pod], related: &[Pod], diff: usize, now: Tick) -> Vec<Pod> {
+pub fn get_pods_to_delete(filtered: &[&Pod], related: &[&Pod], diff: usize, now: Tick) -> Vec<Pod> {
     if diff >= filtered.len() {
-        return filtered.to_vec();
+        return filtered.iter().map(|p| (*p).clone()).collect();
     }
     let mut on_node = std::collections::BTreeMap::<String, usize>::new();
     for p in related.iter().filter(|p| is_pod_active(p)) {
@@ -256,7 +438,7 @@ pub fn get_pods_to_delete(filtered: &[Pod], related: &[Pod], diff: usize, now: T
                 .get(p.node_name().unwrap_or(""))
                 .copied()
                 .unwrap_or(0),
-            pod: p.clone(),
+            pod: (*p).clone(),
         })
         .collect();
     sort_pods_for_deletion(&mut ranked, now);
@@ -268,7 +450,7 @@ pub fn get_pods_to_delete(filtered: &[Pod], related: &[Pod], diff: usize, now: T
 /// active pods. `observedGeneration` is left as it was.
 pub fn calculate_status(
     rs: &ReplicaSet,
-    filtered: &[Pod],
+    filtered: &[&Pod],
     now: Tick,
 ) -> k8s_types::apps::ReplicaSetStatus {
     let mut status = rs.status.clone();
@@ -324,17 +506,42 @@ impl Controller for ReplicaSetController {
         REPLICA_SET_CONTROLLER_NAME
     }
 
-    fn reconcile(&mut self, api: &mut dyn ApiClient) {
-        let reason = ReconcileReason::BulkReconcile;
-        for rs in api.list_typed::<ReplicaSet>(None, None) {
-            match self.sync_replica_set(api, &rs) {
-                Ok(action) => tracing::trace!(
-                    rs = %rs.metadata.name, %reason, ?action, "synced ReplicaSet"
-                ),
-                Err(e) => tracing::debug!(
-                    rs = %rs.metadata.name, %reason, error = %e, "error syncing ReplicaSet"
-                ),
+    fn informers(&self) -> Vec<Kind> {
+        vec![Kind::ReplicaSet, Kind::Pod]
+    }
+
+    fn on_change(
+        &mut self,
+        change: &Delta,
+        informers: &SharedInformerFactory,
+        queue: &mut WorkQueue,
+    ) {
+        match change.kind {
+            Kind::ReplicaSet => {
+                if change.is_delete() {
+                    self.expectations.delete(&change.key);
+                }
+                queue.add(change.key.clone());
             }
+            Kind::Pod => self.on_pod_change(change, informers, queue),
+            _ => {}
         }
+    }
+
+    fn sync(
+        &mut self,
+        key: &str,
+        informers: &SharedInformerFactory,
+        api: &mut dyn ApiClient,
+    ) -> Result<Action, SyncError> {
+        let Some(rs) = informers
+            .of(&Kind::ReplicaSet)
+            .get_typed::<ReplicaSet>(key)
+            .cloned()
+        else {
+            self.expectations.delete(key);
+            return Ok(Action::AwaitChange);
+        };
+        Ok(self.sync_replica_set(api, informers, &rs)?)
     }
 }

@@ -4,18 +4,23 @@
 //! tick the controller first saw the pod under the taints); a pod tolerating them without
 //! `tolerationSeconds` stays. Before deleting, the pod gets the `DisruptionTarget` condition
 //! (`DeletionByTaintManager`) and a `TaintManagerEviction` event, as upstream.
+//!
+//! Keyed by pod, as upstream's `handlePodUpdate`/`handleNodeUpdate` feed its timed queue: a node
+//! whose NoExecute taints change queues its pods (from the informer's node index); a bound pod's
+//! change queues it when its node has NoExecute taints or an eviction is pending; a pod tolerating
+//! the taints for a while is synced again when its time runs out.
 
 use std::collections::BTreeMap;
 
 use k8s_types::apiserver::{ApiClient, ApiExt, DeleteOptions};
-use k8s_types::controller::Controller;
+use k8s_types::controller::{Action, Controller, SyncError};
 use k8s_types::core::event::{event_types, EventSource};
 use k8s_types::core::taints::{effects, tolerated};
-use k8s_types::core::{condition_status, Node, Pod, PodCondition};
+use k8s_types::core::{condition_status, Node, Pod, PodCondition, Taint};
+use k8s_types::informer::{Delta, SharedInformerFactory};
 use k8s_types::meta::tick_timestamp;
-use k8s_types::{events, Kind, Object, Tick};
-
-use crate::watch_cache::WatchCache;
+use k8s_types::workqueue::WorkQueue;
+use k8s_types::{events, Kind, Object, Resource, Tick};
 
 /// The controller name upstream registers (`taint-eviction-controller`).
 pub const TAINT_EVICTION_NAME: &str = "taint-eviction-controller";
@@ -32,9 +37,6 @@ pub struct TaintEvictionController {
     /// `namespace/name` -> tick the pod was first seen under NoExecute taints it tolerates for a
     /// limited time.
     since: BTreeMap<String, Tick>,
-    /// Nodes and pods as the informers see them.
-    nodes: WatchCache,
-    pods: WatchCache,
 }
 
 impl Default for TaintEvictionController {
@@ -48,8 +50,6 @@ impl TaintEvictionController {
     pub fn new() -> Self {
         TaintEvictionController {
             since: BTreeMap::new(),
-            nodes: WatchCache::new(Kind::Node),
-            pods: WatchCache::new(Kind::Pod),
         }
     }
 }
@@ -82,89 +82,117 @@ fn eviction_delay(pod: &Pod, node: &Node) -> Option<Tick> {
     min.map(|s| Tick::try_from(s.max(0)).unwrap_or(0))
 }
 
+/// A node's NoExecute taints (what eviction depends on).
+fn no_execute_taints(node: &Node) -> Vec<&Taint> {
+    node.spec
+        .taints
+        .iter()
+        .filter(|t| t.effect == effects::NO_EXECUTE)
+        .collect()
+}
+
+fn node_taints_of(o: Option<&std::sync::Arc<Object>>) -> Vec<Taint> {
+    o.and_then(|o| Node::from_object_ref(o))
+        .map(|n| no_execute_taints(n).into_iter().cloned().collect())
+        .unwrap_or_default()
+}
+
 impl Controller for TaintEvictionController {
     fn name(&self) -> &str {
         TAINT_EVICTION_NAME
     }
 
-    fn reconcile(&mut self, api: &mut dyn ApiClient) {
-        let now = api.now();
-        self.nodes.sync(&*api);
-        self.pods.sync(&*api);
-        // Only nodes with a NoExecute taint can evict (`eviction_delay` is None elsewhere), so only
-        // they and their pods are copied out of the caches.
-        let nodes: BTreeMap<String, Node> = self
-            .nodes
-            .objects()
-            .filter_map(|(_, o)| match o {
-                Object::Node(n)
-                    if n.spec
-                        .taints
-                        .iter()
-                        .any(|t| t.effect == effects::NO_EXECUTE) =>
-                {
-                    Some((n.metadata.name.clone(), n.clone()))
+    fn informers(&self) -> Vec<Kind> {
+        vec![Kind::Node, Kind::Pod]
+    }
+
+    fn on_change(
+        &mut self,
+        change: &Delta,
+        informers: &SharedInformerFactory,
+        queue: &mut WorkQueue,
+    ) {
+        match change.kind {
+            Kind::Node => {
+                // Upstream `handleNodeUpdate`: only a change of the NoExecute taints matters.
+                if node_taints_of(change.old.as_ref()) == node_taints_of(change.new.as_ref()) {
+                    return;
                 }
-                _ => None,
-            })
-            .collect();
-        let candidates: Vec<Pod> = if nodes.is_empty() {
-            Vec::new()
-        } else {
-            self.pods
-                .objects()
-                .filter_map(|(_, o)| match o {
-                    Object::Pod(p) if p.node_name().is_some_and(|n| nodes.contains_key(n)) => {
-                        Some(p.clone())
-                    }
-                    _ => None,
-                })
-                .collect()
-        };
-        let mut pending = BTreeMap::new();
-        for pod in candidates {
-            if pod.is_terminating() || pod.is_terminal() {
-                continue;
+                let name = &change.object().meta().name;
+                for key in informers.of(&Kind::Pod).keys_on_node(name) {
+                    queue.add(key.clone());
+                }
             }
-            let Some(node) = pod.node_name().and_then(|n| nodes.get(n)) else {
-                continue;
-            };
-            let Some(delay) = eviction_delay(&pod, node) else {
-                continue;
-            };
-            let key = pod.key();
-            let since = *self.since.get(&key).unwrap_or(&now);
-            if now.saturating_sub(since) < delay {
-                pending.insert(key, since);
-                continue;
+            Kind::Pod => {
+                let Some(p) = change.new.as_deref().and_then(Pod::from_object_ref) else {
+                    self.since.remove(&change.key);
+                    return;
+                };
+                let tainted = p.node_name().is_some_and(|n| {
+                    informers
+                        .of(&Kind::Node)
+                        .get_typed::<Node>(n)
+                        .is_some_and(|node| !no_execute_taints(node).is_empty())
+                });
+                if tainted || self.since.contains_key(&change.key) {
+                    queue.add(change.key.clone());
+                }
             }
-            let (ns, name) = (
-                pod.metadata.namespace().to_string(),
-                pod.metadata.name.clone(),
-            );
-            events::record(
-                api,
-                &Object::Pod(pod.clone()),
-                event_types::NORMAL,
-                REASON_TAINT_MANAGER_EVICTION,
-                format!("Marking for deletion Pod {ns}/{name}"),
-                EventSource {
-                    component: "taint-eviction-controller".to_string(),
-                    host: String::new(),
-                },
-            );
-            let mut marked = pod;
-            marked.set_condition(PodCondition {
-                type_: crate::pod_gc::DISRUPTION_TARGET.to_string(),
-                status: condition_status::TRUE.to_string(),
-                reason: Some(REASON_DELETION_BY_TAINT_MANAGER.to_string()),
-                message: Some(MESSAGE_NO_EXECUTE.to_string()),
-                last_transition_time: Some(tick_timestamp(now)),
-            });
-            let _ = api.update_status_typed(marked);
-            let _ = api.delete(&Kind::Pod, &ns, &name, DeleteOptions::default());
+            _ => {}
         }
-        self.since = pending;
+    }
+
+    fn sync(
+        &mut self,
+        key: &str,
+        informers: &SharedInformerFactory,
+        api: &mut dyn ApiClient,
+    ) -> Result<Action, SyncError> {
+        let now = api.now();
+        let pod = informers.of(&Kind::Pod).get_typed::<Pod>(key);
+        let pod = pod.filter(|p| !p.is_terminating() && !p.is_terminal());
+        let node = pod
+            .and_then(|p| p.node_name())
+            .and_then(|n| informers.of(&Kind::Node).get_typed::<Node>(n));
+        let (Some(pod), Some(node)) = (pod, node) else {
+            self.since.remove(key);
+            return Ok(Action::AwaitChange);
+        };
+        let Some(delay) = eviction_delay(pod, node) else {
+            self.since.remove(key);
+            return Ok(Action::AwaitChange);
+        };
+        let since = *self.since.entry(key.to_string()).or_insert(now);
+        if now.saturating_sub(since) < delay {
+            return Ok(Action::requeue(since.saturating_add(delay) - now));
+        }
+        self.since.remove(key);
+        let (ns, name) = (
+            pod.metadata.namespace().to_string(),
+            pod.metadata.name.clone(),
+        );
+        events::record(
+            api,
+            &Object::Pod(pod.clone()),
+            event_types::NORMAL,
+            REASON_TAINT_MANAGER_EVICTION,
+            format!("Marking for deletion Pod {ns}/{name}"),
+            EventSource {
+                component: "taint-eviction-controller".to_string(),
+                host: String::new(),
+            },
+        );
+        let mut marked = pod.clone();
+        marked.set_condition(PodCondition {
+            type_: crate::pod_gc::DISRUPTION_TARGET.to_string(),
+            status: condition_status::TRUE.to_string(),
+            reason: Some(REASON_DELETION_BY_TAINT_MANAGER.to_string()),
+            message: Some(MESSAGE_NO_EXECUTE.to_string()),
+            last_transition_time: Some(tick_timestamp(now)),
+        });
+        let _ = api.update_status_typed(marked);
+        let _ = api.delete(&Kind::Pod, &ns, &name, DeleteOptions::default());
+        Ok(Action::AwaitChange)
     }
 }
 

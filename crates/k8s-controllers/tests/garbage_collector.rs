@@ -4,9 +4,8 @@
 mod common;
 
 use common::{deployment, FakeApi, FakeCluster};
-use k8s_controllers::GarbageCollector;
+use k8s_controllers::{ControllerManager, GarbageCollector};
 use k8s_types::apiserver::{ApiClient, ApiExt, DeleteOptions};
-use k8s_types::controller::Controller;
 use k8s_types::core::{Pod, PodSpec};
 use k8s_types::meta::{ObjectMeta, OwnerReference};
 use k8s_types::Kind;
@@ -94,7 +93,7 @@ fn only_dangling_references_are_removed_when_an_owner_remains() {
     api.create_typed(pod_with_owners("custom", vec![unknown]))
         .expect("custom");
 
-    let mut gc = GarbageCollector::new();
+    let mut gc = ControllerManager::with_controllers(vec![Box::new(GarbageCollector::new())]);
     api.now = 1;
     gc.reconcile(&mut api);
     let both: Pod = api.get_typed("default", "both").expect("kept");

@@ -12,6 +12,8 @@ use k8s_types::apps::{
     Deployment, IntOrString, ReplicaSet, ReplicaSetSpec, POD_TEMPLATE_HASH_LABEL,
     REVISION_ANNOTATION,
 };
+use k8s_types::controller::Controller;
+use k8s_types::informer::SharedInformerFactory;
 use k8s_types::meta::ObjectMeta;
 use k8s_types::Kind;
 
@@ -77,8 +79,13 @@ fn scaling_mid_rollout_is_proportional() {
     api.update_typed(d).expect("scale");
     api.now = 2;
     let d: Deployment = api.get_typed("default", "web").expect("d");
+    let mut informers = SharedInformerFactory::new();
+    for kind in DeploymentController::new().informers() {
+        informers.start(kind);
+    }
+    informers.sync(&api);
     DeploymentController::new()
-        .sync_deployment(&mut api, &d)
+        .sync_deployment(&mut api, &informers, &d)
         .expect("sync");
 
     let sizes: Vec<(String, Option<i32>, String)> = api

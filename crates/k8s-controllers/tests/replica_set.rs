@@ -9,7 +9,6 @@ use common::{fake_scheduler_and_kubelet, owner, FakeApi};
 use k8s_controllers::{ControllerManager, ReplicaSetController};
 use k8s_types::apiserver::ApiExt;
 use k8s_types::apps::{PodTemplateSpec, ReplicaSet, ReplicaSetSpec};
-use k8s_types::controller::Controller;
 use k8s_types::core::{Container, Pod, PodSpec};
 use k8s_types::labels::LabelSelector;
 use k8s_types::meta::ObjectMeta;
@@ -49,7 +48,12 @@ fn replica_set(name: &str, replicas: i32) -> ReplicaSet {
     }
 }
 
-fn tick(api: &mut FakeApi, ctrl: &mut ReplicaSetController) {
+/// The ReplicaSet controller alone, run by a manager (informers and work queue).
+fn rs_controller() -> ControllerManager {
+    ControllerManager::with_controllers(vec![Box::new(ReplicaSetController::new())])
+}
+
+fn tick(api: &mut FakeApi, ctrl: &mut ControllerManager) {
     api.now += 1;
     ctrl.reconcile(api);
     fake_scheduler_and_kubelet(api);
@@ -59,7 +63,7 @@ fn tick(api: &mut FakeApi, ctrl: &mut ReplicaSetController) {
 fn creates_pods_from_template_with_owner_reference_and_events() {
     let mut api = FakeApi::new();
     let rs = api.create_typed(replica_set("db", 2)).expect("rs");
-    let mut ctrl = ReplicaSetController::new();
+    let mut ctrl = rs_controller();
     tick(&mut api, &mut ctrl);
     let pods = api.pods();
     assert_eq!(pods.len(), 2);
@@ -121,7 +125,7 @@ fn adopts_matching_orphans_and_releases_pods_that_stop_matching() {
     };
     api.create_typed(orphan).expect("orphan");
     api.create_typed(replica_set("db", 2)).expect("rs");
-    let mut ctrl = ReplicaSetController::new();
+    let mut ctrl = rs_controller();
     tick(&mut api, &mut ctrl);
     let pods = api.pods();
     assert_eq!(pods.len(), 2, "the orphan counts as one replica");
@@ -144,7 +148,7 @@ fn adopts_matching_orphans_and_releases_pods_that_stop_matching() {
 fn scale_down_deletes_not_ready_pods_first() {
     let mut api = FakeApi::new();
     api.create_typed(replica_set("db", 3)).expect("rs");
-    let mut ctrl = ReplicaSetController::new();
+    let mut ctrl = rs_controller();
     tick(&mut api, &mut ctrl);
     tick(&mut api, &mut ctrl);
     // Three Ready pods; scale to 4 then immediately to 1 once the fourth exists but is not ready.

@@ -190,15 +190,23 @@ impl ChangeTracker {
     /// Applies one watch event of a Node, Pod or PodGroup (other kinds are ignored).
     pub(crate) fn apply(&mut self, cache: &mut Cache, ev: WatchEvent) {
         let deleted = ev.type_ == WatchEventType::Deleted;
-        match ev.object {
+        // The watch shares the stored object; the cache keeps typed objects of its own (a deleted
+        // object is only read, so it is not copied).
+        match &*ev.object {
             Object::Node(n) if deleted => self.remove_node(cache, &n.metadata.name),
-            Object::Node(n) => self.upsert_node(cache, Arc::new(n)),
             Object::Pod(p) if deleted => self.remove_pod(cache, &p.key()),
-            Object::Pod(p) => self.upsert_pod(cache, Arc::new(p)),
             Object::PodGroup(g) if deleted => {
                 let key = format!("{}/{}", g.metadata.namespace(), g.metadata.name);
                 self.remove_pod_group(cache, &key);
             }
+            _ => {}
+        }
+        if deleted {
+            return;
+        }
+        match Arc::unwrap_or_clone(ev.object) {
+            Object::Node(n) => self.upsert_node(cache, Arc::new(n)),
+            Object::Pod(p) => self.upsert_pod(cache, Arc::new(p)),
             Object::PodGroup(g) => self.upsert_pod_group(cache, Arc::new(g)),
             _ => {}
         }

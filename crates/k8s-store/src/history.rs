@@ -10,12 +10,16 @@
 //! until compaction too). The cluster decides when to compact; memory grows with the number of
 //! writes until then.
 
-use k8s_types::store::{StoreError, WatchEvent};
+use std::sync::Arc;
 
-/// One recorded change: the key it happened at and the event.
+use k8s_types::store::{StoreError, WatchEvent, WatchEventType};
+use k8s_types::Object;
+
+/// One recorded change: the key it happened at and the event. The event's object is shared with
+/// the store (and with every watcher it is served to), so keeping history copies no object.
 #[derive(Clone, Debug, PartialEq)]
 struct Entry {
-    key: String,
+    key: Arc<str>,
     event: WatchEvent,
 }
 
@@ -34,12 +38,16 @@ impl History {
         History::default()
     }
 
-    /// Records a change at `key`. The caller guarantees `event.revision` is greater than every
-    /// revision already recorded.
-    pub fn record(&mut self, key: &str, event: WatchEvent) {
+    /// Records a change at `key`. The caller guarantees `revision` is greater than every revision
+    /// already recorded.
+    pub fn record(&mut self, key: &str, type_: WatchEventType, revision: i64, object: Arc<Object>) {
         self.entries.push(Entry {
-            key: key.to_string(),
-            event,
+            key: Arc::from(key),
+            event: WatchEvent {
+                type_,
+                revision,
+                object,
+            },
         });
     }
 
@@ -99,23 +107,17 @@ impl History {
 mod tests {
     use super::*;
     use k8s_types::core::Node;
-    use k8s_types::store::WatchEventType;
-    use k8s_types::Object;
 
-    fn ev(rev: i64) -> WatchEvent {
-        WatchEvent {
-            type_: WatchEventType::Added,
-            revision: rev,
-            object: Object::Node(Node::default()),
-        }
+    fn node() -> Arc<Object> {
+        Arc::new(Object::Node(Node::default()))
     }
 
     #[test]
     fn since_filters_by_prefix_and_revision() {
         let mut h = History::new();
-        h.record("/registry/nodes/a", ev(1));
-        h.record("/registry/pods/default/p", ev(2));
-        h.record("/registry/nodes/b", ev(3));
+        h.record("/registry/nodes/a", WatchEventType::Added, 1, node());
+        h.record("/registry/pods/default/p", WatchEventType::Added, 2, node());
+        h.record("/registry/nodes/b", WatchEventType::Added, 3, node());
         let revs: Vec<i64> = h
             .since("/registry/nodes/", 1)
             .unwrap()
@@ -130,7 +132,7 @@ mod tests {
     fn compaction_drops_events_and_rejects_old_watches() {
         let mut h = History::new();
         for r in 1..=5 {
-            h.record("/k", ev(r));
+            h.record("/k", WatchEventType::Added, r, node());
         }
         h.compact(3);
         assert_eq!(h.len(), 2);

@@ -8,16 +8,18 @@
 //! missing key is `KeyNotFound`) over etcd's MVCC revisions.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use k8s_types::store::{ObjectStore, StoreError, WatchEvent, WatchEventType};
 use k8s_types::Object;
 
 use crate::history::History;
 
-/// A stored object and the revision of its last write (etcd `mod_revision`).
+/// A stored object and the revision of its last write (etcd `mod_revision`). The object is shared
+/// with the history entry of that write and with every watcher that received it.
 #[derive(Clone, Debug, PartialEq)]
 struct Stored {
-    object: Object,
+    object: Arc<Object>,
     mod_revision: i64,
 }
 
@@ -87,40 +89,53 @@ impl ObjectStore for MemStore {
     }
 
     fn get(&self, key: &str) -> Option<&Object> {
-        self.objects.get(key).map(|s| &s.object)
+        self.objects.get(key).map(|s| &*s.object)
     }
 
     fn list(&self, prefix: &str) -> Vec<&Object> {
         self.objects
-            .range(prefix.to_string()..)
+            .range::<str, _>((
+                std::ops::Bound::Included(prefix),
+                std::ops::Bound::Unbounded,
+            ))
             .take_while(|(k, _)| k.starts_with(prefix))
-            .map(|(_, s)| &s.object)
+            .map(|(_, s)| &*s.object)
             .collect()
     }
 
-    fn create(&mut self, key: &str, mut obj: Object) -> Result<Object, StoreError> {
+    fn get_shared(&self, key: &str) -> Option<Arc<Object>> {
+        self.objects.get(key).map(|s| Arc::clone(&s.object))
+    }
+
+    fn list_shared(&self, prefix: &str) -> Vec<Arc<Object>> {
+        self.objects
+            .range::<str, _>((
+                std::ops::Bound::Included(prefix),
+                std::ops::Bound::Unbounded,
+            ))
+            .take_while(|(k, _)| k.starts_with(prefix))
+            .map(|(_, s)| Arc::clone(&s.object))
+            .collect()
+    }
+
+    fn create(&mut self, key: &str, mut obj: Object) -> Result<Arc<Object>, StoreError> {
         if self.objects.contains_key(key) {
             return Err(StoreError::AlreadyExists {
                 key: key.to_string(),
             });
         }
         let rev = self.stamp(&mut obj);
-        self.history.record(
-            key,
-            WatchEvent {
-                type_: WatchEventType::Added,
-                revision: rev,
-                object: obj.clone(),
-            },
-        );
+        let shared = Arc::new(obj);
+        self.history
+            .record(key, WatchEventType::Added, rev, Arc::clone(&shared));
         self.objects.insert(
             key.to_string(),
             Stored {
-                object: obj.clone(),
+                object: Arc::clone(&shared),
                 mod_revision: rev,
             },
         );
-        Ok(obj)
+        Ok(shared)
     }
 
     fn update(
@@ -128,37 +143,36 @@ impl ObjectStore for MemStore {
         key: &str,
         mut obj: Object,
         expected_revision: Option<i64>,
-    ) -> Result<Object, StoreError> {
+    ) -> Result<Arc<Object>, StoreError> {
         let stored = self.objects.get(key).ok_or_else(|| StoreError::NotFound {
             key: key.to_string(),
         })?;
         self.check_precondition(key, stored, expected_revision)?;
         let rev = self.stamp(&mut obj);
-        self.history.record(
-            key,
-            WatchEvent {
-                type_: WatchEventType::Modified,
-                revision: rev,
-                object: obj.clone(),
-            },
-        );
+        let shared = Arc::new(obj);
+        self.history
+            .record(key, WatchEventType::Modified, rev, Arc::clone(&shared));
         self.objects.insert(
             key.to_string(),
             Stored {
-                object: obj.clone(),
+                object: Arc::clone(&shared),
                 mod_revision: rev,
             },
         );
-        Ok(obj)
+        Ok(shared)
     }
 
-    fn delete(&mut self, key: &str, expected_revision: Option<i64>) -> Result<Object, StoreError> {
+    fn delete(
+        &mut self,
+        key: &str,
+        expected_revision: Option<i64>,
+    ) -> Result<Arc<Object>, StoreError> {
         let stored = self.objects.get(key).ok_or_else(|| StoreError::NotFound {
             key: key.to_string(),
         })?;
         self.check_precondition(key, stored, expected_revision)?;
         let mut obj = match self.objects.remove(key) {
-            Some(s) => s.object,
+            Some(s) => Arc::unwrap_or_clone(s.object),
             None => {
                 return Err(StoreError::NotFound {
                     key: key.to_string(),
@@ -166,15 +180,10 @@ impl ObjectStore for MemStore {
             }
         };
         let rev = self.stamp(&mut obj);
-        self.history.record(
-            key,
-            WatchEvent {
-                type_: WatchEventType::Deleted,
-                revision: rev,
-                object: obj.clone(),
-            },
-        );
-        Ok(obj)
+        let shared = Arc::new(obj);
+        self.history
+            .record(key, WatchEventType::Deleted, rev, Arc::clone(&shared));
+        Ok(shared)
     }
 
     fn watch(&self, prefix: &str, after_revision: i64) -> Result<Vec<WatchEvent>, StoreError> {
@@ -212,7 +221,9 @@ mod tests {
         let b = s.create("/registry/pods/default/b", pod("b")).unwrap();
         assert_eq!(a.meta().resource_version.as_deref(), Some("1"));
         assert_eq!(b.meta().resource_version.as_deref(), Some("2"));
-        let a2 = s.update("/registry/pods/default/a", a, Some(1)).unwrap();
+        let a2 = s
+            .update("/registry/pods/default/a", (*a).clone(), Some(1))
+            .unwrap();
         assert_eq!(a2.meta().resource_version.as_deref(), Some("3"));
         let gone = s.delete("/registry/pods/default/b", None).unwrap();
         assert_eq!(gone.meta().resource_version.as_deref(), Some("4"));

@@ -34,11 +34,11 @@ fn update_with_a_stale_revision_is_a_conflict() {
     let mut s = MemStore::default();
     let key = "/registry/pods/default/web";
     let created = s.create(key, pod("default", "web")).unwrap();
-    let updated = s.update(key, created.clone(), Some(1)).unwrap();
+    let updated = s.update(key, (*created).clone(), Some(1)).unwrap();
     assert_eq!(updated.meta().resource_version.as_deref(), Some("2"));
     // Writing again with the revision we read first must fail: the object moved to revision 2.
     assert_eq!(
-        s.update(key, created, Some(1)),
+        s.update(key, (*created).clone(), Some(1)),
         Err(StoreError::Conflict {
             key: key.into(),
             expected: 1,
@@ -54,7 +54,7 @@ fn update_with_a_stale_revision_is_a_conflict() {
         })
     );
     // An unconditional update succeeds and takes the next revision.
-    let forced = s.update(key, updated, None).unwrap();
+    let forced = s.update(key, (*updated).clone(), None).unwrap();
     assert_eq!(forced.meta().resource_version.as_deref(), Some("3"));
     assert_eq!(s.revision(), 3);
 }
@@ -91,7 +91,7 @@ fn watch_returns_added_modified_deleted_in_revision_order() {
     let key = "/registry/pods/default/web";
     let p = s.create(key, pod("default", "web")).unwrap(); // rev 1
     s.create("/registry/nodes/a", node("a")).unwrap(); // rev 2, other prefix
-    s.update(key, p, Some(1)).unwrap(); // rev 3
+    s.update(key, (*p).clone(), Some(1)).unwrap(); // rev 3
     s.delete(key, None).unwrap(); // rev 4
 
     let all = s.watch("/registry/pods/", 0).unwrap();

@@ -1,6 +1,8 @@
 //! The kube-apiserver contract ([`ApiClient`]): the only write path components use. Answers are
 //! upstream `Status` errors. [`ApiExt`] adds typed helpers over any client.
 
+use std::sync::Arc;
+
 use crate::core::{Binding, Pod};
 use crate::labels::LabelSelector;
 use crate::object::{Kind, Object, Resource};
@@ -93,6 +95,54 @@ pub trait ApiClient {
     /// # Errors
     /// `Gone` when the revision was compacted.
     fn watch(&self, kind: &Kind, after_revision: i64) -> Result<Vec<WatchEvent>, Status>;
+
+    /// [`ApiClient::get`] answering with the stored object itself, shared (kube-apiserver's watch
+    /// cache serves the same decoded object to every reader). The default copies `get`'s answer.
+    ///
+    /// # Errors
+    /// As `get`.
+    fn get_shared(&self, kind: &Kind, namespace: &str, name: &str) -> Result<Arc<Object>, Status> {
+        self.get(kind, namespace, name).map(Arc::new)
+    }
+
+    /// [`ApiClient::list`], shared (no copies); the default copies `list`'s answer.
+    fn list_shared(
+        &self,
+        kind: &Kind,
+        namespace: Option<&str>,
+        selector: Option<&LabelSelector>,
+    ) -> Vec<Arc<Object>> {
+        self.list(kind, namespace, selector)
+            .into_iter()
+            .map(Arc::new)
+            .collect()
+    }
+
+    /// [`ApiClient::create`] answering with the stored object shared, for callers that keep or drop
+    /// it without changing it (an informer, the event recorder). The default wraps `create`.
+    ///
+    /// # Errors
+    /// As `create`.
+    fn create_shared(&mut self, obj: Object) -> Result<Arc<Object>, Status> {
+        self.create(obj).map(Arc::new)
+    }
+
+    /// [`ApiClient::update`] answering with the stored object shared. The default wraps `update`.
+    ///
+    /// # Errors
+    /// As `update`.
+    fn update_shared(&mut self, obj: Object) -> Result<Arc<Object>, Status> {
+        self.update(obj).map(Arc::new)
+    }
+
+    /// [`ApiClient::update_status`] answering with the stored object shared. The default wraps
+    /// `update_status`.
+    ///
+    /// # Errors
+    /// As `update_status`.
+    fn update_status_shared(&mut self, obj: Object) -> Result<Arc<Object>, Status> {
+        self.update_status(obj).map(Arc::new)
+    }
 
     /// Pods bound to `node_name`, in key order: the kubelet's list with the field selector
     /// `spec.nodeName=<node>`. The default lists every pod and filters; an apiserver overrides it to

@@ -1,16 +1,34 @@
-//! The controller contract (kube-controller-manager side): a [`Controller`] makes one level-triggered
-//! pass over every object of its kind per tick, plus the vocabulary controllers use to say why they
-//! ran ([`ReconcileReason`]) and when they next need to run ([`Action`]).
+//! The controller contract (kube-controller-manager side), as every upstream controller of
+//! `pkg/controller/` is built: shared informers ([`crate::informer`]) whose event handlers put
+//! object keys on the controller's work queue ([`crate::workqueue`]), and a sync handler that
+//! reconciles one key from the informers' caches, writing through the apiserver, and says when it
+//! next needs to run ([`Action`]). Plus the vocabulary of why a reconcile ran
+//! ([`ReconcileReason`]).
 //!
-//! Shaped after kube-runtime's `Controller`/`Action`/`ReconcileReason` and controller-runtime's
-//! `reconcile.Result`; the upstream controllers themselves live in kubernetes/kubernetes
-//! `pkg/controller/`. k8s-mini runs every controller once per tick, so a `Requeue` is a promise that
-//! the next passes will look again, not a timer the manager must keep.
+//! Shaped after client-go's `ResourceEventHandler` + work queue + `syncHandler` pattern (e.g.
+//! `pkg/controller/replicaset/replica_set.go`), and kube-runtime's `Action`/`ReconcileReason`.
 
 use std::fmt;
 
 use crate::apiserver::ApiClient;
+use crate::informer::{Delta, SharedInformerFactory};
+use crate::object::Kind;
+use crate::status::Status;
+use crate::workqueue::WorkQueue;
 use crate::Tick;
+
+/// Why one key's sync stopped early. The manager logs it and requeues the key rate-limited
+/// (upstream `handleErr` with `AddRateLimited`).
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    /// The apiserver refused a read or write.
+    #[error(transparent)]
+    Api(#[from] Status),
+    /// The object's spec cannot be acted on (e.g. `unexpected deployment strategy type: Foo`,
+    /// an unparseable maxSurge).
+    #[error("{0}")]
+    Invalid(String),
+}
 
 /// What a reconcile of one object wants next (kube-runtime `Action`, controller-runtime
 /// `reconcile.Result`).
@@ -100,19 +118,48 @@ impl fmt::Display for ReconcileReason {
 
 /// One controller of kube-controller-manager (Deployment, ReplicaSet, garbage collector, ...).
 ///
-/// Contract: [`Controller::reconcile`] is called once per tick, after the apiserver clock is set and
-/// before the scheduler and kubelets run. It makes one pass over all objects of its kind, reading
-/// current state through `api` and writing through it; it must be level-triggered (every pass
-/// recomputes from what the apiserver holds now) and keep no intermediate state between passes
-/// except upstream-style expectations if it needs them. Errors on one object are logged and must not
-/// stop the pass over the others. The trait is object-safe: the manager holds `Box<dyn Controller>`.
+/// Contract (the manager, `k8s_controllers::ControllerManager`, drives it once per tick, after the
+/// apiserver clock is set and before the scheduler and kubelets run):
+/// 1. [`Controller::informers`]: the kinds whose shared informers it reads; the manager starts
+///    them and brings them up to date before the controller's turn.
+/// 2. [`Controller::on_change`]: the event handler, called for every change of those kinds since
+///    the controller's previous turn (and for every object at a periodic resync); it only maps the
+///    change to the keys it concerns and queues them (e.g. a pod's change queues its ReplicaSet).
+/// 3. [`Controller::sync`]: the sync handler, called once per queued key due now, in key order. It
+///    reads the informers' caches (never lists through the apiserver), writes through `api`, and
+///    must be level-triggered (recompute from what the caches hold). Its [`Action`] is honoured:
+///    `Requeue { after }` runs the key again `after` ticks later, `AwaitChange` waits for a change;
+///    an error requeues the key with the rate limiter's backoff.
+///
+/// The caches reflect the apiserver at the start of the controller's turn: writes it makes during
+/// its turn are seen at its next turn (a controller that must not act twice on the same state keeps
+/// upstream's expectations). The trait is object-safe: the manager holds `Box<dyn Controller>`.
 pub trait Controller {
     /// The controller's name as upstream registers it, e.g. `replicaset-controller`
     /// (also the `source.component` of the Events it writes).
     fn name(&self) -> &str;
 
-    /// One pass over all objects of this controller's kind.
-    fn reconcile(&mut self, api: &mut dyn ApiClient);
+    /// The kinds it reads from shared informers (its event handlers see changes of these).
+    fn informers(&self) -> Vec<Kind>;
+
+    /// The event handler: queue the keys `change` concerns.
+    fn on_change(
+        &mut self,
+        change: &Delta,
+        informers: &SharedInformerFactory,
+        queue: &mut WorkQueue,
+    );
+
+    /// The sync handler for one key.
+    ///
+    /// # Errors
+    /// A [`SyncError`]; the manager requeues the key rate-limited.
+    fn sync(
+        &mut self,
+        key: &str,
+        informers: &SharedInformerFactory,
+        api: &mut dyn ApiClient,
+    ) -> Result<Action, SyncError>;
 }
 
 #[cfg(test)]

@@ -24,6 +24,7 @@ pub mod deviceplugin;
 pub mod events;
 pub mod framework;
 pub mod gpushare;
+pub mod informer;
 pub mod labels;
 pub mod meta;
 pub mod object;
@@ -33,6 +34,7 @@ pub mod rng;
 pub mod scheduling;
 pub mod status;
 pub mod store;
+pub mod workqueue;
 
 pub use object::{Kind, Object, Resource};
 pub use quantity::{Format, Quantity, QuantityError};

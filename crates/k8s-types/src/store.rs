@@ -2,6 +2,8 @@
 //! `resourceVersion`, and watch from a revision. The store knows no kinds: keys are opaque strings laid
 //! out like etcd's registry (`/registry/pods/<namespace>/<name>`, see [`crate::Kind::key`]).
 
+use std::sync::Arc;
+
 use crate::object::Object;
 
 /// The type of a watch event (upstream `watch.EventType`).
@@ -34,8 +36,9 @@ pub struct WatchEvent {
     /// The store revision of the change (for Deleted: the revision of the delete).
     pub revision: i64,
     /// The object after the change (for Deleted: as it was when deleted, with the delete's
-    /// resourceVersion).
-    pub object: Object,
+    /// resourceVersion). Shared with the store and every other watcher, as kube-apiserver's watch
+    /// cache hands the same decoded object to every watcher: reading it copies nothing.
+    pub object: Arc<Object>,
 }
 
 /// Store failures; the apiserver maps them to `Status` (NotFound 404, AlreadyExists 409,
@@ -75,7 +78,8 @@ pub enum StoreError {
 }
 
 /// The one source of truth (etcd). Every successful write increments the global revision by one and
-/// stamps the object's `metadata.resourceVersion` with it.
+/// stamps the object's `metadata.resourceVersion` with it. Writes answer with the stored object,
+/// shared with the store (an `Arc`): the caller copies it only if it needs its own.
 pub trait ObjectStore {
     /// The current global revision (0 before the first write).
     fn revision(&self) -> i64;
@@ -86,11 +90,25 @@ pub trait ObjectStore {
     /// Every object whose key starts with `prefix`, in key order.
     fn list(&self, prefix: &str) -> Vec<&Object>;
 
+    /// The object at `key`, shared (no copy). The default copies [`ObjectStore::get`]'s answer; a
+    /// store that keeps objects behind an `Arc` hands out its own.
+    fn get_shared(&self, key: &str) -> Option<Arc<Object>> {
+        self.get(key).map(|o| Arc::new(o.clone()))
+    }
+
+    /// [`ObjectStore::list`], shared (no copies); the default copies.
+    fn list_shared(&self, prefix: &str) -> Vec<Arc<Object>> {
+        self.list(prefix)
+            .into_iter()
+            .map(|o| Arc::new(o.clone()))
+            .collect()
+    }
+
     /// Stores a new object.
     ///
     /// # Errors
     /// [`StoreError::AlreadyExists`] when the key exists.
-    fn create(&mut self, key: &str, obj: Object) -> Result<Object, StoreError>;
+    fn create(&mut self, key: &str, obj: Object) -> Result<Arc<Object>, StoreError>;
 
     /// Replaces the object at `key`. With `expected_revision` set, succeeds only when the stored
     /// object's resourceVersion equals it (compare-and-swap).
@@ -102,14 +120,18 @@ pub trait ObjectStore {
         key: &str,
         obj: Object,
         expected_revision: Option<i64>,
-    ) -> Result<Object, StoreError>;
+    ) -> Result<Arc<Object>, StoreError>;
 
     /// Removes the object at `key`, optionally only if its resourceVersion equals
     /// `expected_revision`. Returns the removed object.
     ///
     /// # Errors
     /// [`StoreError::NotFound`] or [`StoreError::Conflict`].
-    fn delete(&mut self, key: &str, expected_revision: Option<i64>) -> Result<Object, StoreError>;
+    fn delete(
+        &mut self,
+        key: &str,
+        expected_revision: Option<i64>,
+    ) -> Result<Arc<Object>, StoreError>;
 
     /// Changes under `prefix` with a revision greater than `after_revision`, in revision order.
     ///

@@ -102,8 +102,8 @@ fn keep_system_fields(new: &mut Object, old: &Object) {
 /// - PodGroup and untyped kinds (custom resources): only the status (upstream
 ///   `customresource.statusStrategy`);
 /// - PriorityClass, Event (no status subresource): the stored object, unchanged.
-pub fn with_status_from(new: &Object, old: &Object) -> Object {
-    let mut out = new.clone();
+pub fn with_status_from(new: Object, old: &Object) -> Object {
+    let mut out = new;
     keep_system_fields(&mut out, old);
     match (&mut out, old) {
         (Object::Pod(n), Object::Pod(o)) => pod::prepare_for_status_update(n, o),
@@ -131,10 +131,13 @@ pub fn with_status_from(new: &Object, old: &Object) -> Object {
 
 /// True when two versions of an object are the same apart from resourceVersion (upstream skips
 /// such no-op writes: `GuaranteedUpdate` does not write identical bytes, so the revision stays).
-pub fn same_ignoring_resource_version(a: &Object, b: &Object) -> bool {
-    let mut a = a.clone();
-    a.meta_mut()
-        .resource_version
-        .clone_from(&b.meta().resource_version);
-    a == *b
+/// `a`'s resourceVersion is swapped for `b`'s during the comparison and put back (no copy).
+pub fn same_ignoring_resource_version(a: &mut Object, b: &Object) -> bool {
+    let saved = std::mem::replace(
+        &mut a.meta_mut().resource_version,
+        b.meta().resource_version.clone(),
+    );
+    let same = *a == *b;
+    a.meta_mut().resource_version = saved;
+    same
 }

@@ -9,6 +9,8 @@
 //!
 //! Binding does not check that the node exists (neither does upstream).
 
+use std::sync::Arc;
+
 use k8s_types::core::{condition_status, pod_conditions, Binding, Pod, PodCondition};
 use k8s_types::meta::tick_timestamp;
 use k8s_types::object::Kind;
@@ -56,7 +58,7 @@ fn validate_binding(binding: &Binding) -> validation::ErrorList {
 
 impl ApiServer {
     /// The bind verb.
-    pub(crate) fn bind_pod(&mut self, binding: &Binding) -> Result<Pod, Status> {
+    pub(crate) fn bind_pod(&mut self, binding: &Binding) -> Result<Arc<Object>, Status> {
         let name = binding.metadata.name.as_str();
         if name.is_empty() {
             return Err(crate::verbs::name_required());
@@ -122,11 +124,8 @@ impl ApiServer {
             message: None,
             last_transition_time: Some(tick_timestamp(self.now)),
         });
-        let written = self
-            .store
+        self.store
             .update(&key, Object::Pod(pod), Some(expected))
-            .map_err(|e| errors::from_store(e, &Kind::Pod, name))?;
-        Pod::from_object(written)
-            .ok_or_else(|| Status::internal("stored object has the wrong kind"))
+            .map_err(|e| errors::from_store(e, &Kind::Pod, name))
     }
 }

@@ -7,6 +7,8 @@ use k8s_types::admission::Operation;
 use k8s_types::status::Status;
 use k8s_types::Object;
 
+use std::sync::Arc;
+
 use crate::names::{generate_name, uid_for_revision, GENERATE_NAME_ATTEMPTS};
 use crate::server::ApiServer;
 use crate::{defaults, errors, registry, validation};
@@ -29,7 +31,7 @@ impl ApiServer {
     }
 
     /// The create verb.
-    pub(crate) fn create_object(&mut self, mut obj: Object) -> Result<Object, Status> {
+    pub(crate) fn create_object(&mut self, mut obj: Object) -> Result<Arc<Object>, Status> {
         obj.set_type_meta();
         registry::normalize_namespace(&mut obj);
         defaults::apply(&mut obj);

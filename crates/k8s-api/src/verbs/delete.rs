@@ -11,6 +11,8 @@
 //! once. Finalizers are not waited for, and deleting an owner does not delete its dependents (that
 //! is the garbage collector's job).
 
+use std::sync::Arc;
+
 use k8s_types::admission::Operation;
 use k8s_types::apiserver::DeleteOptions;
 use k8s_types::meta::{tick_timestamp, timestamp_tick};
@@ -81,7 +83,7 @@ impl ApiServer {
         namespace: &str,
         name: &str,
         options: DeleteOptions,
-    ) -> Result<Object, Status> {
+    ) -> Result<Arc<Object>, Status> {
         if name.is_empty() {
             return Err(super::name_required());
         }
@@ -89,8 +91,7 @@ impl ApiServer {
         let key = kind.key(&ns, name);
         let old = self
             .store
-            .get(&key)
-            .cloned()
+            .get_shared(&key)
             .ok_or_else(|| Status::not_found(kind, name))?;
         self.admission
             .validate(Operation::Delete, &old, Some(&old), self.store.as_ref())?;
@@ -104,7 +105,7 @@ impl ApiServer {
                 deletion_tick,
                 grace,
             } => {
-                let mut updated = old.clone();
+                let mut updated = (*old).clone();
                 let meta = updated.meta_mut();
                 if meta.deletion_timestamp.is_none() {
                     if let Some(g) = meta.generation.filter(|g| *g > 0) {

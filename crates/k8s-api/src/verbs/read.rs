@@ -3,6 +3,8 @@
 //! selector; a watch serves the store's history under the kind's prefix, and a compacted revision
 //! is `410 Gone`.
 
+use std::sync::Arc;
+
 use k8s_types::labels::LabelSelector;
 use k8s_types::object::Kind;
 use k8s_types::status::Status;
@@ -19,14 +21,13 @@ impl ApiServer {
         kind: &Kind,
         namespace: &str,
         name: &str,
-    ) -> Result<Object, Status> {
+    ) -> Result<Arc<Object>, Status> {
         if name.is_empty() {
             return Err(super::name_required());
         }
         let ns = registry::request_namespace(kind, namespace);
         self.store
-            .get(&kind.key(&ns, name))
-            .cloned()
+            .get_shared(&kind.key(&ns, name))
             .ok_or_else(|| Status::not_found(kind, name))
     }
 
@@ -37,7 +38,7 @@ impl ApiServer {
         kind: &Kind,
         namespace: Option<&str>,
         selector: Option<&LabelSelector>,
-    ) -> Vec<Object> {
+    ) -> Vec<Arc<Object>> {
         let mut prefix = kind.key_prefix();
         if kind.namespaced() {
             if let Some(ns) = namespace.filter(|ns| !ns.is_empty()) {
@@ -46,10 +47,9 @@ impl ApiServer {
             }
         }
         self.store
-            .list(&prefix)
+            .list_shared(&prefix)
             .into_iter()
             .filter(|o| selector.is_none_or(|s| s.matches(&o.meta().labels)))
-            .cloned()
             .collect()
     }
 

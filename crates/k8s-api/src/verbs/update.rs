@@ -5,6 +5,8 @@
 //! update that changes nothing is not written (upstream `GuaranteedUpdate` skips identical
 //! objects), so the resourceVersion stays.
 
+use std::sync::Arc;
+
 use k8s_types::admission::Operation;
 use k8s_types::status::Status;
 use k8s_types::Object;
@@ -14,7 +16,7 @@ use crate::{defaults, errors, registry, validation};
 
 impl ApiServer {
     /// Reads the stored object `obj` addresses and checks the resourceVersion precondition.
-    fn stored_for_update(&self, obj: &Object) -> Result<Object, Status> {
+    fn stored_for_update(&self, obj: &Object) -> Result<Arc<Object>, Status> {
         let kind = obj.kind();
         let name = obj.meta().name.clone();
         if name.is_empty() {
@@ -22,8 +24,7 @@ impl ApiServer {
         }
         let old = self
             .store
-            .get(&obj.key())
-            .cloned()
+            .get_shared(&obj.key())
             .ok_or_else(|| Status::not_found(&kind, &name))?;
         if let Some(rv) = obj
             .meta()
@@ -39,11 +40,11 @@ impl ApiServer {
     }
 
     /// Validating admission, the no-op check and the compare-and-swap write shared by both verbs.
-    fn finish_update(&mut self, new: Object, old: &Object) -> Result<Object, Status> {
+    fn finish_update(&mut self, mut new: Object, old: &Arc<Object>) -> Result<Arc<Object>, Status> {
         self.admission
             .validate(Operation::Update, &new, Some(old), self.store.as_ref())?;
-        if registry::same_ignoring_resource_version(&new, old) {
-            return Ok(old.clone());
+        if registry::same_ignoring_resource_version(&mut new, old) {
+            return Ok(Arc::clone(old));
         }
         let kind = new.kind();
         let name = new.meta().name.clone();
@@ -55,7 +56,7 @@ impl ApiServer {
     }
 
     /// The update verb.
-    pub(crate) fn update_object(&mut self, mut obj: Object) -> Result<Object, Status> {
+    pub(crate) fn update_object(&mut self, mut obj: Object) -> Result<Arc<Object>, Status> {
         obj.set_type_meta();
         registry::normalize_namespace(&mut obj);
         let old = self.stored_for_update(&obj)?;
@@ -71,13 +72,13 @@ impl ApiServer {
     }
 
     /// The update_status verb (the `/status` subresource).
-    pub(crate) fn update_object_status(&mut self, mut obj: Object) -> Result<Object, Status> {
+    pub(crate) fn update_object_status(&mut self, mut obj: Object) -> Result<Arc<Object>, Status> {
         obj.set_type_meta();
         registry::normalize_namespace(&mut obj);
         let old = self.stored_for_update(&obj)?;
         self.admission
             .admit(Operation::Update, &mut obj, Some(&old), self.store.as_ref())?;
-        let new = registry::with_status_from(&obj, &old);
+        let new = registry::with_status_from(obj, &old);
         let errs = validation::validate_status_update(&new, &old);
         if !errs.is_empty() {
             return Err(Status::invalid(&new.kind(), &new.meta().name, errs));

@@ -30,7 +30,7 @@ impl FakeStore {
             WatchEvent {
                 type_: t,
                 revision: self.rev,
-                object: obj.clone(),
+                object: std::sync::Arc::new(obj.clone()),
             },
         ));
         obj
@@ -68,32 +68,40 @@ impl ObjectStore for FakeStore {
             .map(|(_, o)| o)
             .collect()
     }
-    fn create(&mut self, key: &str, obj: Object) -> Result<Object, StoreError> {
+    fn create(&mut self, key: &str, obj: Object) -> Result<std::sync::Arc<Object>, StoreError> {
         if self.objects.contains_key(key) {
             return Err(StoreError::AlreadyExists { key: key.into() });
         }
         let o = self.write(key, obj, WatchEventType::Added);
         self.objects.insert(key.into(), o.clone());
-        Ok(o)
+        Ok(std::sync::Arc::new(o))
     }
     fn update(
         &mut self,
         key: &str,
         obj: Object,
         expected: Option<i64>,
-    ) -> Result<Object, StoreError> {
+    ) -> Result<std::sync::Arc<Object>, StoreError> {
         self.check(key, expected)?;
         let o = self.write(key, obj, WatchEventType::Modified);
         self.objects.insert(key.into(), o.clone());
-        Ok(o)
+        Ok(std::sync::Arc::new(o))
     }
-    fn delete(&mut self, key: &str, expected: Option<i64>) -> Result<Object, StoreError> {
+    fn delete(
+        &mut self,
+        key: &str,
+        expected: Option<i64>,
+    ) -> Result<std::sync::Arc<Object>, StoreError> {
         self.check(key, expected)?;
         let old = self
             .objects
             .remove(key)
             .ok_or(StoreError::NotFound { key: key.into() })?;
-        Ok(self.write(key, old, WatchEventType::Deleted))
+        Ok(std::sync::Arc::new(self.write(
+            key,
+            old,
+            WatchEventType::Deleted,
+        )))
     }
     fn watch(&self, prefix: &str, after: i64) -> Result<Vec<WatchEvent>, StoreError> {
         if after < self.compacted {

@@ -375,7 +375,9 @@ pub fn replay_timeline(
         // Observe what the tick (and the driver's writes) did to the trace pods.
         if let Ok(evs) = cluster.api_ref().watch(&Kind::Pod, seen_revision) {
             for ev in evs {
-                let Object::Pod(p) = &ev.object else { continue };
+                let Object::Pod(p) = &*ev.object else {
+                    continue;
+                };
                 let Some(&i) = index.get(&p.metadata.name) else {
                     continue;
                 };

@@ -3,10 +3,17 @@
 //! (`scaleReplicaSet`, `scaleReplicaSetAndRecordEvent`).
 //!
 //! A Deployment owns ReplicaSets, one per pod template: the *new* ReplicaSet (template equal to the
-//! Deployment's, named `<deployment>-<pod-template-hash>`) and *old* ones. Each tick, for each
-//! Deployment, the controller adopts/releases ReplicaSets, then either only scales (paused, or
-//! `spec.replicas` changed: [`sync`]), or rolls out ([`rolling`] / [`recreate`]), and writes
-//! `status` (with the `Available` and `Progressing` conditions, [`progress`]).
+//! Deployment's, named `<deployment>-<pod-template-hash>`) and *old* ones. A sync of one Deployment
+//! adopts/releases ReplicaSets, then either only scales (paused, or `spec.replicas` changed:
+//! [`sync`]), or rolls out ([`rolling`] / [`recreate`]), and writes `status` (with the `Available`
+//! and `Progressing` conditions, [`progress`]).
+//!
+//! Event handlers (upstream `addDeployment`/`updateDeployment`/`deleteDeployment`,
+//! `addReplicaSet`/`updateReplicaSet`/`deleteReplicaSet`, `deletePod`): a Deployment's change
+//! queues it; a ReplicaSet's change queues the Deployment controlling it (an orphan's, every
+//! Deployment of its namespace whose selector matches it); a pod's change queues the Deployment of
+//! its ReplicaSet when that Deployment uses the Recreate strategy (which waits for old pods to
+//! go). Reads come from the shared informers' caches.
 //!
 //! Files: [`sync`] (new/old ReplicaSets, revisions, scaling, cleanup, status), [`rolling`],
 //! [`recreate`], [`progress`], [`util`] (pure helpers).
@@ -21,17 +28,19 @@ use std::collections::BTreeMap;
 
 use k8s_types::apiserver::{ApiClient, ApiExt};
 use k8s_types::apps::{Deployment, ReplicaSet};
-use k8s_types::controller::{Action, Controller, ReconcileReason};
+use k8s_types::controller::{Action, Controller, SyncError};
 use k8s_types::core::event::{event_types, EventSource};
 use k8s_types::core::Pod;
 use k8s_types::events;
+use k8s_types::informer::{Delta, SharedInformerFactory};
 use k8s_types::labels::LabelSelector;
+use k8s_types::meta::{ObjectMeta, OwnerReference};
 use k8s_types::status::Status;
-use k8s_types::{Kind, Tick};
+use k8s_types::workqueue::WorkQueue;
+use k8s_types::{Kind, Object, Resource, Tick};
 
 use crate::controller_ref_manager::claim_objects;
-use crate::controller_utils::{is_controlled_by, rs_replicas};
-use crate::SyncError;
+use crate::controller_utils::rs_replicas;
 
 /// The controller name, also the `source.component` of its Events (upstream
 /// `deployment-controller`).
@@ -65,6 +74,7 @@ impl DeploymentController {
     pub fn sync_deployment(
         &self,
         api: &mut dyn ApiClient,
+        informers: &SharedInformerFactory,
         deployment: &Deployment,
     ) -> Result<Action, SyncError> {
         let mut d = deployment.clone();
@@ -90,9 +100,15 @@ impl DeploymentController {
             return Ok(Action::AwaitChange);
         }
 
-        let rss = get_replica_sets_for_deployment(api, &d, &selector)?;
+        let rss = get_replica_sets_for_deployment(api, informers, &d, &selector)?;
         let now = api.now();
-        let mut s = DeploymentSync { api, d, rss, now };
+        let mut s = DeploymentSync {
+            api,
+            informers,
+            d,
+            rss,
+            now,
+        };
 
         if s.d.metadata.deletion_timestamp.is_some() {
             s.sync_status_only()?;
@@ -132,10 +148,15 @@ fn source() -> EventSource {
 /// non-matching ones (`ReplicaSetControllerRefManager.ClaimReplicaSets`).
 fn get_replica_sets_for_deployment(
     api: &mut dyn ApiClient,
+    informers: &SharedInformerFactory,
     d: &Deployment,
     selector: &LabelSelector,
 ) -> Result<Vec<ReplicaSet>, Status> {
-    let all = api.list_typed::<ReplicaSet>(Some(d.metadata.namespace()), None);
+    let all = informers
+        .of(&Kind::ReplicaSet)
+        .list_namespace::<ReplicaSet>(d.metadata.namespace())
+        .cloned()
+        .collect();
     claim_objects(api, &Kind::Deployment, &d.metadata, selector, all)
 }
 
@@ -144,6 +165,7 @@ fn get_replica_sets_for_deployment(
 /// sync see what the apiserver holds).
 pub(crate) struct DeploymentSync<'a> {
     api: &'a mut dyn ApiClient,
+    informers: &'a SharedInformerFactory,
     d: Deployment,
     rss: Vec<ReplicaSet>,
     now: Tick,
@@ -269,21 +291,140 @@ impl DeploymentSync<'_> {
         let Some(selector) = self.d.spec.selector.as_ref() else {
             return map;
         };
-        for pod in self
-            .api
-            .list_typed::<Pod>(Some(self.d.metadata.namespace()), Some(selector))
-        {
-            if let Some(rs) = self
-                .rss
-                .iter()
-                .find(|rs| is_controlled_by(&pod.metadata, &rs.metadata))
-            {
-                if let Some(uid) = &rs.metadata.uid {
-                    map.entry(uid.clone()).or_default().push(pod);
+        // The pods each claimed ReplicaSet controls (the controller-uid index) that match the
+        // Deployment's selector, in key order.
+        let pods = self.informers.of(&Kind::Pod);
+        for (uid, list) in &mut map {
+            list.extend(
+                pods.controlled_by(uid)
+                    .into_iter()
+                    .filter_map(|o| Pod::from_object_ref(o))
+                    .filter(|p| p.metadata.namespace() == self.d.metadata.namespace())
+                    .filter(|p| selector.matches(&p.metadata.labels))
+                    .cloned(),
+            );
+        }
+        map
+    }
+}
+
+impl DeploymentController {
+    /// Upstream `resolveControllerRef`: the key of the Deployment `cref` names in `namespace`,
+    /// when it exists with that uid.
+    fn resolve(
+        informers: &SharedInformerFactory,
+        namespace: &str,
+        cref: &OwnerReference,
+    ) -> Option<String> {
+        if cref.kind != Kind::Deployment.name() {
+            return None;
+        }
+        let key = format!("{namespace}/{}", cref.name);
+        let d = informers
+            .of(&Kind::Deployment)
+            .get_typed::<Deployment>(&key)?;
+        (d.metadata.uid.as_deref() == Some(cref.uid.as_str())).then_some(key)
+    }
+
+    /// Upstream `getDeploymentsForReplicaSet`: the Deployments of the ReplicaSet's namespace whose
+    /// (non-empty) selector matches its labels.
+    fn deployments_for(informers: &SharedInformerFactory, meta: &ObjectMeta) -> Vec<String> {
+        if meta.labels.is_empty() {
+            return Vec::new();
+        }
+        informers
+            .of(&Kind::Deployment)
+            .list_namespace::<Deployment>(meta.namespace())
+            .filter(|d| {
+                d.spec
+                    .selector
+                    .as_ref()
+                    .is_some_and(|s| !s.is_empty() && s.matches(&meta.labels))
+            })
+            .map(|d| format!("{}/{}", d.metadata.namespace(), d.metadata.name))
+            .collect()
+    }
+
+    fn on_replica_set_change(
+        change: &Delta,
+        informers: &SharedInformerFactory,
+        queue: &mut WorkQueue,
+    ) {
+        let meta_of = |o: &Option<std::sync::Arc<Object>>| o.as_deref().map(|o| o.meta().clone());
+        let (old, cur) = (meta_of(&change.old), meta_of(&change.new));
+        let Some(cur) = cur else {
+            // deleteReplicaSet
+            if let Some(old) = old {
+                if let Some(k) = old
+                    .controller_ref()
+                    .and_then(|c| Self::resolve(informers, old.namespace(), c))
+                {
+                    queue.add(k);
+                }
+            }
+            return;
+        };
+        if let Some(old) = &old {
+            if old.resource_version == cur.resource_version {
+                return;
+            }
+            let old_ref = old.controller_ref();
+            if old_ref.is_some() && old_ref != cur.controller_ref() {
+                if let Some(k) = old_ref.and_then(|c| Self::resolve(informers, old.namespace(), c))
+                {
+                    queue.add(k);
                 }
             }
         }
-        map
+        if let Some(cref) = cur.controller_ref() {
+            if let Some(k) = Self::resolve(informers, cur.namespace(), cref) {
+                queue.add(k);
+            }
+            return;
+        }
+        let relabeled = old
+            .as_ref()
+            .is_none_or(|o| o.labels != cur.labels || o.controller_ref() != cur.controller_ref());
+        if relabeled {
+            for k in Self::deployments_for(informers, &cur) {
+                queue.add(k);
+            }
+        }
+    }
+
+    /// Upstream `deletePod` (generalised to every pod change, which only adds syncs): a pod of a
+    /// ReplicaSet controlled by a Recreate Deployment queues that Deployment.
+    fn on_pod_change(change: &Delta, informers: &SharedInformerFactory, queue: &mut WorkQueue) {
+        let pod = change.object();
+        let Some(rs_ref) = pod.meta().controller_ref() else {
+            return;
+        };
+        if rs_ref.kind != Kind::ReplicaSet.name() {
+            return;
+        }
+        let ns = pod.meta().namespace();
+        let rs_key = format!("{ns}/{}", rs_ref.name);
+        let Some(rs) = informers
+            .of(&Kind::ReplicaSet)
+            .get_typed::<ReplicaSet>(&rs_key)
+            .filter(|rs| rs.metadata.uid.as_deref() == Some(rs_ref.uid.as_str()))
+        else {
+            return;
+        };
+        let Some(d_key) = rs
+            .metadata
+            .controller_ref()
+            .and_then(|c| Self::resolve(informers, ns, c))
+        else {
+            return;
+        };
+        let recreate = informers
+            .of(&Kind::Deployment)
+            .get_typed::<Deployment>(&d_key)
+            .is_some_and(|d| util::strategy_type(d) == util::RECREATE);
+        if recreate {
+            queue.add(d_key);
+        }
     }
 }
 
@@ -292,17 +433,37 @@ impl Controller for DeploymentController {
         DEPLOYMENT_CONTROLLER_NAME
     }
 
-    fn reconcile(&mut self, api: &mut dyn ApiClient) {
-        let reason = ReconcileReason::BulkReconcile;
-        for d in api.list_typed::<Deployment>(None, None) {
-            match self.sync_deployment(api, &d) {
-                Ok(action) => tracing::trace!(
-                    deployment = %d.metadata.name, %reason, ?action, "synced Deployment"
-                ),
-                Err(e) => tracing::debug!(
-                    deployment = %d.metadata.name, %reason, error = %e, "error syncing Deployment"
-                ),
-            }
+    fn informers(&self) -> Vec<Kind> {
+        vec![Kind::Deployment, Kind::ReplicaSet, Kind::Pod]
+    }
+
+    fn on_change(
+        &mut self,
+        change: &Delta,
+        informers: &SharedInformerFactory,
+        queue: &mut WorkQueue,
+    ) {
+        match change.kind {
+            Kind::Deployment => queue.add(change.key.clone()),
+            Kind::ReplicaSet => Self::on_replica_set_change(change, informers, queue),
+            Kind::Pod => Self::on_pod_change(change, informers, queue),
+            _ => {}
         }
+    }
+
+    fn sync(
+        &mut self,
+        key: &str,
+        informers: &SharedInformerFactory,
+        api: &mut dyn ApiClient,
+    ) -> Result<Action, SyncError> {
+        let Some(d) = informers
+            .of(&Kind::Deployment)
+            .get_typed::<Deployment>(key)
+            .cloned()
+        else {
+            return Ok(Action::AwaitChange);
+        };
+        self.sync_deployment(api, informers, &d)
     }
 }

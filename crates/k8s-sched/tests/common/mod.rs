@@ -133,7 +133,7 @@ impl FakeApi {
             WatchEvent {
                 type_,
                 revision: self.rev,
-                object: obj.clone(),
+                object: std::sync::Arc::new(obj.clone()),
             },
         ));
         self.objects.insert(key, obj);
@@ -147,7 +147,7 @@ impl FakeApi {
                 WatchEvent {
                     type_: WatchEventType::Deleted,
                     revision: self.rev,
-                    object: obj,
+                    object: std::sync::Arc::new(obj),
                 },
             ));
         }

@@ -1,0 +1,391 @@
+//! Shared informers, after client-go `tools/cache` (`SharedInformerFactory`,
+//! `SharedIndexInformer`, `Indexer`, `Reflector.ListAndWatch`): one watch cache per kind that every
+//! controller of kube-controller-manager reads, kept current by watching the apiserver from the last
+//! revision it saw (a full list the first time and after `410 Gone`), with indexes by namespace,
+//! by owner and by node, and a log of the changes ([`Delta`]) that the manager hands to each
+//! controller's event handlers.
+//!
+//! Objects are shared with the apiserver's store (`Arc`): an informer copies no object.
+//!
+//! Keys are client-go's `MetaNamespaceKeyFunc`: `namespace/name`, or `name` for cluster-scoped
+//! kinds. Every iteration is in key order (deterministic).
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::Arc;
+
+use crate::apiserver::ApiClient;
+use crate::object::{Kind, Object, Resource};
+use crate::store::WatchEventType;
+
+/// client-go `MetaNamespaceKeyFunc`: `namespace/name`, or `name` when there is no namespace.
+pub fn object_key(obj: &Object) -> String {
+    let m = obj.meta();
+    match m.namespace() {
+        "" => m.name.clone(),
+        ns => format!("{ns}/{}", m.name),
+    }
+}
+
+/// client-go `SplitMetaNamespaceKey`: (namespace, name); the namespace is empty for a key without
+/// a `/`.
+pub fn split_key(key: &str) -> (&str, &str) {
+    key.split_once('/').unwrap_or(("", key))
+}
+
+/// One change an informer observed (client-go's `OnAdd` / `OnUpdate` / `OnDelete`, with the
+/// object before and after). A resync delivers every object with `old` and `new` the same.
+#[derive(Clone, Debug)]
+pub struct Delta {
+    /// The kind of the object.
+    pub kind: Kind,
+    /// The object's key (`namespace/name`).
+    pub key: String,
+    /// The object before the change (`None` for an add).
+    pub old: Option<Arc<Object>>,
+    /// The object after the change (`None` for a delete).
+    pub new: Option<Arc<Object>>,
+}
+
+impl Delta {
+    /// The object after the change, else the one deleted.
+    pub fn object(&self) -> &Object {
+        match (&self.new, &self.old) {
+            (Some(o), _) | (None, Some(o)) => o,
+            (None, None) => unreachable!("a delta has an old or a new object"),
+        }
+    }
+
+    /// True for a delete.
+    pub fn is_delete(&self) -> bool {
+        self.new.is_none()
+    }
+}
+
+/// One kind's cache with its indexes (client-go `Indexer` with the namespace index, the
+/// controller-uid index of `pkg/controller/controller_utils.go` `AddPodControllerUIDIndexer`, an
+/// owner-uid index for the garbage collector's dependents, and `spec.nodeName` for pods).
+#[derive(Clone, Debug)]
+pub struct Informer {
+    kind: Kind,
+    /// The store revision the cache reflects; `None` before the first list.
+    revision: Option<i64>,
+    objects: BTreeMap<String, Arc<Object>>,
+    /// Controller uid -> keys of the objects it controls.
+    by_controller: BTreeMap<String, BTreeSet<String>>,
+    /// Namespace -> keys of the objects without a controller (upstream's `_ORPHAN_POD` index key).
+    orphans: BTreeMap<String, BTreeSet<String>>,
+    /// Owner uid (any ownerReference) -> keys of its dependents.
+    by_owner: BTreeMap<String, BTreeSet<String>>,
+    /// Node name -> keys of the pods bound to it.
+    by_node: BTreeMap<String, BTreeSet<String>>,
+}
+
+fn index_add(map: &mut BTreeMap<String, BTreeSet<String>>, k: &str, key: &str) {
+    map.entry(k.to_string())
+        .or_default()
+        .insert(key.to_string());
+}
+
+fn index_remove(map: &mut BTreeMap<String, BTreeSet<String>>, k: &str, key: &str) {
+    if let Some(set) = map.get_mut(k) {
+        set.remove(key);
+        if set.is_empty() {
+            map.remove(k);
+        }
+    }
+}
+
+impl Informer {
+    /// An empty informer of `kind` (the first [`Informer::sync`] lists).
+    pub fn new(kind: Kind) -> Informer {
+        Informer {
+            kind,
+            revision: None,
+            objects: BTreeMap::new(),
+            by_controller: BTreeMap::new(),
+            orphans: BTreeMap::new(),
+            by_owner: BTreeMap::new(),
+            by_node: BTreeMap::new(),
+        }
+    }
+
+    /// The kind.
+    pub fn kind(&self) -> &Kind {
+        &self.kind
+    }
+
+    /// Number of cached objects.
+    pub fn len(&self) -> usize {
+        self.objects.len()
+    }
+
+    /// True when nothing is cached.
+    pub fn is_empty(&self) -> bool {
+        self.objects.is_empty()
+    }
+
+    fn index(&mut self, key: &str, obj: &Object, add: bool) {
+        let meta = obj.meta();
+        let f = if add { index_add } else { index_remove };
+        match meta.controller_ref() {
+            Some(c) => f(&mut self.by_controller, &c.uid, key),
+            None => f(&mut self.orphans, meta.namespace(), key),
+        }
+        for r in &meta.owner_references {
+            f(&mut self.by_owner, &r.uid, key);
+        }
+        if let Object::Pod(p) = obj {
+            if let Some(node) = p.node_name() {
+                f(&mut self.by_node, node, key);
+            }
+        }
+    }
+
+    fn put(&mut self, key: String, obj: Arc<Object>) -> Option<Arc<Object>> {
+        let old = self.objects.remove(&key);
+        if let Some(o) = &old {
+            self.index(&key, o, false);
+        }
+        self.index(&key, &obj, true);
+        self.objects.insert(key, obj);
+        old
+    }
+
+    fn remove(&mut self, key: &str) -> Option<Arc<Object>> {
+        let old = self.objects.remove(key);
+        if let Some(o) = &old {
+            self.index(key, o, false);
+        }
+        old
+    }
+
+    /// Brings the cache to the apiserver's current revision (client-go `Reflector`: watch from the
+    /// last revision, or list when there is none or the watch answers `410 Gone`) and appends
+    /// what changed to `out`, in revision order (a relist: in key order).
+    pub fn sync(&mut self, api: &dyn ApiClient, out: &mut Vec<(i64, Delta)>) {
+        let current = api.revision();
+        if self.revision == Some(current) {
+            return;
+        }
+        let events = self.revision.and_then(|r| api.watch(&self.kind, r).ok());
+        match events {
+            Some(events) => {
+                for ev in events {
+                    let key = object_key(&ev.object);
+                    let (old, new) = match ev.type_ {
+                        WatchEventType::Deleted => (self.remove(&key), None),
+                        _ => (
+                            self.put(key.clone(), Arc::clone(&ev.object)),
+                            Some(ev.object),
+                        ),
+                    };
+                    let kind = self.kind.clone();
+                    out.push((
+                        ev.revision,
+                        Delta {
+                            kind,
+                            key,
+                            old,
+                            new,
+                        },
+                    ));
+                }
+            }
+            None => {
+                let fresh: BTreeMap<String, Arc<Object>> = api
+                    .list_shared(&self.kind, None, None)
+                    .into_iter()
+                    .map(|o| (object_key(&o), o))
+                    .collect();
+                let gone: Vec<String> = self
+                    .objects
+                    .keys()
+                    .filter(|k| !fresh.contains_key(*k))
+                    .cloned()
+                    .collect();
+                for key in gone {
+                    let old = self.remove(&key);
+                    let kind = self.kind.clone();
+                    out.push((
+                        current,
+                        Delta {
+                            kind,
+                            key,
+                            old,
+                            new: None,
+                        },
+                    ));
+                }
+                for (key, obj) in fresh {
+                    let same = self
+                        .objects
+                        .get(&key)
+                        .is_some_and(|o| o.meta().resource_version == obj.meta().resource_version);
+                    if same {
+                        continue;
+                    }
+                    let old = self.put(key.clone(), Arc::clone(&obj));
+                    let kind = self.kind.clone();
+                    out.push((
+                        current,
+                        Delta {
+                            kind,
+                            key,
+                            old,
+                            new: Some(obj),
+                        },
+                    ));
+                }
+            }
+        }
+        self.revision = Some(current);
+    }
+
+    /// One object by key.
+    pub fn get(&self, key: &str) -> Option<&Arc<Object>> {
+        self.objects.get(key)
+    }
+
+    /// One typed object by key.
+    pub fn get_typed<R: Resource>(&self, key: &str) -> Option<&R> {
+        self.objects.get(key).and_then(|o| R::from_object_ref(o))
+    }
+
+    /// Every object, in key order.
+    pub fn list(&self) -> impl Iterator<Item = &Arc<Object>> {
+        self.objects.values()
+    }
+
+    /// Every typed object, in key order.
+    pub fn list_typed<'a, R: Resource + 'a>(&'a self) -> impl Iterator<Item = &'a R> + 'a {
+        self.objects.values().filter_map(|o| R::from_object_ref(o))
+    }
+
+    /// The objects of one namespace, in key order (client-go's namespace index / lister).
+    pub fn list_namespace<'a, R: Resource + 'a>(
+        &'a self,
+        namespace: &str,
+    ) -> impl Iterator<Item = &'a R> + 'a {
+        let prefix = format!("{namespace}/");
+        self.objects
+            .range(prefix.clone()..)
+            .take_while(move |(k, _)| k.starts_with(&prefix))
+            .filter_map(|(_, o)| R::from_object_ref(o))
+    }
+
+    fn by(&self, map: &BTreeMap<String, BTreeSet<String>>, k: &str) -> Vec<&Arc<Object>> {
+        map.get(k)
+            .into_iter()
+            .flatten()
+            .filter_map(|key| self.objects.get(key))
+            .collect()
+    }
+
+    /// The objects whose controller has `uid`, in key order.
+    pub fn controlled_by(&self, uid: &str) -> Vec<&Arc<Object>> {
+        self.by(&self.by_controller, uid)
+    }
+
+    /// The objects of `namespace` without a controller, in key order.
+    pub fn orphans(&self, namespace: &str) -> Vec<&Arc<Object>> {
+        self.by(&self.orphans, namespace)
+    }
+
+    /// The objects with an ownerReference to `uid`, in key order.
+    pub fn dependents_of(&self, uid: &str) -> Vec<&Arc<Object>> {
+        self.by(&self.by_owner, uid)
+    }
+
+    /// The keys of the pods bound to `node`, in key order.
+    pub fn keys_on_node(&self, node: &str) -> impl Iterator<Item = &String> {
+        self.by_node.get(node).into_iter().flatten()
+    }
+
+    /// The pods bound to `node`, in key order.
+    pub fn pods_on_node(&self, node: &str) -> Vec<&Arc<Object>> {
+        self.by(&self.by_node, node)
+    }
+}
+
+/// Every informer of one process (client-go `SharedInformerFactory`), and the log of the changes
+/// they observed that some consumer has not read yet.
+#[derive(Clone, Debug, Default)]
+pub struct SharedInformerFactory {
+    informers: BTreeMap<Kind, Informer>,
+    /// Changes not yet read by every consumer; `log[0]` has sequence number `log_start`.
+    log: VecDeque<Delta>,
+    log_start: u64,
+}
+
+impl SharedInformerFactory {
+    /// A factory with no informers.
+    pub fn new() -> SharedInformerFactory {
+        SharedInformerFactory::default()
+    }
+
+    /// Starts an informer for `kind` (no-op when it exists); it lists at the next sync.
+    pub fn start(&mut self, kind: Kind) {
+        self.informers
+            .entry(kind.clone())
+            .or_insert_with(|| Informer::new(kind));
+    }
+
+    /// The informer of `kind`, if started.
+    pub fn informer(&self, kind: &Kind) -> Option<&Informer> {
+        self.informers.get(kind)
+    }
+
+    /// The informer of `kind`.
+    ///
+    /// # Panics
+    /// When no informer of `kind` was started (a controller must declare the kinds it reads).
+    pub fn of(&self, kind: &Kind) -> &Informer {
+        match self.informers.get(kind) {
+            Some(i) => i,
+            None => panic!("no informer started for {}", kind.name()),
+        }
+    }
+
+    /// Brings every informer to the apiserver's revision; the changes are appended to the log in
+    /// revision order.
+    pub fn sync(&mut self, api: &dyn ApiClient) {
+        let mut batch = Vec::new();
+        for inf in self.informers.values_mut() {
+            inf.sync(api, &mut batch);
+        }
+        batch.sort_by_key(|(rev, _)| *rev);
+        self.log.extend(batch.into_iter().map(|(_, d)| d));
+    }
+
+    /// The sequence number the next logged change will get.
+    pub fn log_end(&self) -> u64 {
+        self.log_start + self.log.len() as u64
+    }
+
+    /// The logged changes from sequence number `from` on.
+    pub fn changes_since(&self, from: u64) -> impl Iterator<Item = &Delta> {
+        let skip = from.saturating_sub(self.log_start);
+        self.log
+            .iter()
+            .skip(usize::try_from(skip).unwrap_or(usize::MAX))
+    }
+
+    /// Forgets the logged changes before sequence number `upto` (every consumer has read them).
+    pub fn trim_log(&mut self, upto: u64) {
+        while self.log_start < upto && !self.log.is_empty() {
+            self.log.pop_front();
+            self.log_start += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_namespace_slash_name() {
+        assert_eq!(split_key("default/web-0"), ("default", "web-0"));
+        assert_eq!(split_key("node-a"), ("", "node-a"));
+    }
+}
