@@ -14,7 +14,7 @@ mod timeline;
 mod timeline_plot;
 
 use k8s_cluster::manifest::{self, Document};
-use k8s_cluster::{run_file, OutputFormat, RunOptions};
+use k8s_cluster::{run_file_to, OutputFormat, RunOptions};
 
 #[derive(Parser)]
 #[command(
@@ -152,9 +152,17 @@ fn main() -> ExitCode {
                     Output::Yaml => OutputFormat::Yaml,
                 },
             };
-            match run_file(&path, &opts) {
+            // Standard output is written as the run produces it (the json/yaml List is streamed).
+            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            match run_file_to(&path, &opts, &mut out) {
                 Ok(outcome) => {
-                    print!("{}", outcome.stdout);
+                    drop(out);
+                    if let Some(e) = &outcome.output_error {
+                        // A reader that closed the pipe (`| head`) is not an error of the run.
+                        if !e.contains("Broken pipe") {
+                            eprintln!("error: writing the output: {e}");
+                        }
+                    }
                     eprint!("{}", outcome.stderr);
                     ExitCode::from(u8::try_from(outcome.exit_code()).unwrap_or(1))
                 }

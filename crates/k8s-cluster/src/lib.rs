@@ -21,4 +21,4 @@ pub mod trace;
 pub mod yaml_position;
 
 pub use cluster::{Cluster, ClusterConfig};
-pub use run::{run_file, OutputFormat, RunOptions, RunOutcome};
+pub use run::{run_file, run_file_to, OutputFormat, RunOptions, RunOutcome};

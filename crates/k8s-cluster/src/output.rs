@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use k8s_types::apiserver::{ApiClient, ApiExt};
 use k8s_types::core::{Event, Node, Pod};
 use k8s_types::meta::timestamp_tick;
-use k8s_types::object::{Kind, Object};
+use k8s_types::object::Kind;
 use k8s_types::resources::Resources;
 use k8s_types::Tick;
 
@@ -187,35 +187,117 @@ pub fn nodes_table(api: &dyn ApiClient) -> String {
 }
 
 /// Every object as a `v1` `List` (kinds in [`Kind::TYPED`] order, then other kinds by key; objects
-/// in key order within a kind), as `kubectl get -o json` prints a list.
-pub fn list_json(
-    api: &dyn ApiClient,
-    other_kinds: &BTreeSet<(String, String, bool)>,
-) -> serde_json::Value {
-    let mut items: Vec<serde_json::Value> = Vec::new();
-    let mut push_all = |objs: Vec<Object>| {
-        for o in objs {
-            items.push(o.to_json());
-        }
-    };
-    for kind in Kind::TYPED {
-        push_all(api.list(&kind, None, None));
+/// in key order within a kind), as `kubectl get -o json` prints a list. Serializing it writes one
+/// object at a time (each converted to JSON on its own, keys sorted as `kubectl` prints them), so a
+/// `List` of the whole cluster is streamed to the writer, never built in memory.
+pub struct ListView<'a> {
+    api: &'a dyn ApiClient,
+    other_kinds: &'a BTreeSet<(String, String, bool)>,
+}
+
+impl<'a> ListView<'a> {
+    /// The List of everything `api` holds (typed kinds and `other_kinds`).
+    pub fn new(api: &'a dyn ApiClient, other_kinds: &'a BTreeSet<(String, String, bool)>) -> Self {
+        ListView { api, other_kinds }
     }
-    for (api_version, kind, namespaced) in other_kinds {
-        push_all(api.list(
-            &Kind::Other {
+
+    fn kinds(&self) -> impl Iterator<Item = Kind> + '_ {
+        Kind::TYPED.into_iter().chain(self.other_kinds.iter().map(
+            |(api_version, kind, namespaced)| Kind::Other {
                 api_version: api_version.clone(),
                 kind: kind.clone(),
                 namespaced: *namespaced,
             },
-            None,
-            None,
-        ));
+        ))
     }
-    serde_json::json!({
-        "apiVersion": "v1",
-        "kind": "List",
-        "metadata": {"resourceVersion": api.revision().to_string()},
-        "items": items,
-    })
+}
+
+/// The `items` of a [`ListView`].
+struct Items<'a>(&'a ListView<'a>);
+
+impl serde::Serialize for Items<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(None)?;
+        for kind in self.0.kinds() {
+            for o in self.0.api.list_shared(&kind, None, None) {
+                seq.serialize_element(&o.to_json())?;
+            }
+        }
+        seq.end()
+    }
+}
+
+impl serde::Serialize for ListView<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        // Keys in sorted order, as a `serde_json::Value` map prints them.
+        let mut map = s.serialize_map(Some(4))?;
+        map.serialize_entry("apiVersion", "v1")?;
+        map.serialize_entry("items", &Items(self))?;
+        map.serialize_entry("kind", "List")?;
+        map.serialize_entry(
+            "metadata",
+            &serde_json::json!({"resourceVersion": self.api.revision().to_string()}),
+        )?;
+        map.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_api::ApiServer;
+    use k8s_store::MemStore;
+    use k8s_types::core::{Namespace, Pod};
+    use k8s_types::meta::ObjectMeta;
+    use k8s_types::Object;
+
+    /// The streamed List is byte for byte what serializing it as one JSON value printed before
+    /// (`serde_json::to_string_pretty` / `serde_yaml::to_string` of the whole List).
+    #[test]
+    fn streamed_list_equals_the_whole_value() {
+        let mut api = ApiServer::new(Box::new(MemStore::new()));
+        let meta = |name: &str, ns: Option<&str>| ObjectMeta {
+            name: name.into(),
+            namespace: ns.map(str::to_string),
+            ..Default::default()
+        };
+        api.create(Object::Namespace(Namespace {
+            metadata: meta("default", None),
+            ..Default::default()
+        }))
+        .expect("namespace");
+        for name in ["b", "a"] {
+            let mut pod = Pod {
+                metadata: meta(name, Some("default")),
+                ..Default::default()
+            };
+            pod.spec.containers.push(k8s_types::core::Container {
+                name: "c".into(),
+                image: "app:v1".into(),
+                ..Default::default()
+            });
+            api.create(Object::Pod(pod)).expect("pod");
+        }
+        let other = BTreeSet::new();
+        let view = ListView::new(&api, &other);
+        let value = serde_json::to_value(&view).expect("value");
+        let items = value["items"].as_array().expect("items");
+        assert_eq!(items.len(), 3);
+        assert_eq!(items[1]["metadata"]["name"], "a");
+        assert_eq!(value["metadata"]["resourceVersion"], "3");
+        let mut json = Vec::new();
+        serde_json::to_writer_pretty(&mut json, &view).expect("json");
+        assert_eq!(
+            String::from_utf8(json).expect("utf8"),
+            serde_json::to_string_pretty(&value).expect("json")
+        );
+        let mut yaml = Vec::new();
+        serde_yaml::to_writer(&mut yaml, &view).expect("yaml");
+        assert_eq!(
+            String::from_utf8(yaml).expect("utf8"),
+            serde_yaml::to_string(&value).expect("yaml")
+        );
+    }
 }

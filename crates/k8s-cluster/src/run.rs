@@ -53,8 +53,10 @@ pub struct RunOptions {
 /// The result of a run.
 #[derive(Clone, Debug)]
 pub struct RunOutcome {
-    /// What goes to standard output.
+    /// What goes to standard output ([`run_file`]; empty after [`run_file_to`], which wrote it).
     pub stdout: String,
+    /// Why writing the output failed, if it did ([`run_file_to`]; e.g. a closed pipe).
+    pub output_error: Option<String>,
     /// What goes to standard error (warnings; expectation failures in json/yaml mode).
     pub stderr: String,
     /// Number of expectations (and steps) that failed.
@@ -70,11 +72,27 @@ impl RunOutcome {
     }
 }
 
-/// Runs the scenario in `path`.
+/// Runs the scenario in `path`; the output is returned in [`RunOutcome::stdout`].
 ///
 /// # Errors
 /// A [`ManifestError`] for bad input (the CLI exits 2).
 pub fn run_file(path: &Path, opts: &RunOptions) -> Result<RunOutcome, ManifestError> {
+    let mut buf = Vec::new();
+    let mut outcome = run_file_to(path, opts, &mut buf)?;
+    outcome.stdout = String::from_utf8_lossy(&buf).into_owned();
+    Ok(outcome)
+}
+
+/// Runs the scenario in `path`, writing what goes to standard output to `out` as it is produced:
+/// the `--output json|yaml` List is serialized object by object, never held in memory whole.
+///
+/// # Errors
+/// A [`ManifestError`] for bad input (the CLI exits 2).
+pub fn run_file_to(
+    path: &Path,
+    opts: &RunOptions,
+    out: &mut dyn std::io::Write,
+) -> Result<RunOutcome, ManifestError> {
     let manifests = manifest::load_file(path)?;
     let mut scheduler_config: Option<KubeSchedulerConfiguration> = None;
     let mut scheduler_config_source: Option<Source> = None;
@@ -185,6 +203,7 @@ pub fn run_file(path: &Path, opts: &RunOptions) -> Result<RunOutcome, ManifestEr
         other_kinds,
         warnings,
         &path.display().to_string(),
+        out,
     ))
 }
 
@@ -487,6 +506,7 @@ fn run_cluster(
     other_kinds: BTreeSet<(String, String, bool)>,
     warnings: Vec<String>,
     file: &str,
+    out: &mut dyn std::io::Write,
 ) -> RunOutcome {
     let fixed = opts.ticks.or(scenario.spec.ticks);
     let last_step = steps.iter().map(|s| s.step.at).max();
@@ -505,8 +525,12 @@ fn run_cluster(
     let mut last_rev = 0i64;
     let mut quiet = 0u64;
     let mut last_active: Option<Tick> = None;
+    // The event table is printed in text mode only; json/yaml output carries the Events as objects.
+    let text = opts.output == OutputFormat::Text;
     // Events written while loading the initial objects (e.g. kubelet registration).
-    collect_events(cluster.api_ref(), &mut last_rev, &mut event_rows);
+    if text {
+        collect_events(cluster.api_ref(), &mut last_rev, &mut event_rows);
+    }
     loop {
         let t = cluster.now();
         match fixed {
@@ -532,7 +556,9 @@ fn run_cluster(
             }
         }
         cluster.tick();
-        collect_events(cluster.api_ref(), &mut last_rev, &mut event_rows);
+        if text {
+            collect_events(cluster.api_ref(), &mut last_rev, &mut event_rows);
+        }
         if cluster.api_ref().revision() == rev_before {
             quiet += 1;
         } else {
@@ -616,6 +642,7 @@ fn run_cluster(
     let checks = results.len();
     let mut stdout = String::new();
     let mut stderr = String::new();
+    let mut output_error = None;
     let name = if scenario.metadata.name.is_empty() {
         file.to_string()
     } else {
@@ -665,13 +692,15 @@ fn run_cluster(
             }
         }
         OutputFormat::Json | OutputFormat::Yaml => {
-            let list = output::list_json(cluster.api_ref(), &other_kinds);
-            if opts.output == OutputFormat::Json {
-                stdout = serde_json::to_string_pretty(&list).unwrap_or_default();
-                stdout.push('\n');
+            let list = output::ListView::new(cluster.api_ref(), &other_kinds);
+            let written = if opts.output == OutputFormat::Json {
+                serde_json::to_writer_pretty(&mut *out, &list)
+                    .map_err(|e| e.to_string())
+                    .and_then(|()| out.write_all(b"\n").map_err(|e| e.to_string()))
             } else {
-                stdout = serde_yaml::to_string(&list).unwrap_or_default();
-            }
+                serde_yaml::to_writer(&mut *out, &list).map_err(|e| e.to_string())
+            };
+            output_error = written.err();
             for w in &warnings {
                 stderr.push_str(&format!("warning: {w}\n"));
             }
@@ -691,8 +720,18 @@ fn run_cluster(
             ));
         }
     }
+    if !stdout.is_empty() && output_error.is_none() {
+        output_error = out
+            .write_all(stdout.as_bytes())
+            .err()
+            .map(|e| e.to_string());
+    }
+    if output_error.is_none() {
+        output_error = out.flush().err().map(|e| e.to_string());
+    }
     RunOutcome {
-        stdout,
+        stdout: String::new(),
+        output_error,
         stderr,
         failures,
         checks,
