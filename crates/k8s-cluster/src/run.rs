@@ -200,11 +200,21 @@ pub fn run_file_to(
         &scenario,
         steps,
         opts,
-        other_kinds,
-        warnings,
-        &path.display().to_string(),
+        Loaded {
+            other_kinds,
+            warnings,
+            file: &path.display().to_string(),
+        },
         out,
     ))
+}
+
+/// What loading the input left for the run's output: the untyped kinds seen (listed in the json/yaml
+/// List), the load warnings and the input's file name.
+struct Loaded<'a> {
+    other_kinds: BTreeSet<(String, String, bool)>,
+    warnings: Vec<String>,
+    file: &'a str,
 }
 
 fn bad(source: &Source, message: &str) -> ManifestError {
@@ -503,11 +513,14 @@ fn run_cluster(
     scenario: &Scenario,
     steps: Vec<ReadyStep>,
     opts: &RunOptions,
-    other_kinds: BTreeSet<(String, String, bool)>,
-    warnings: Vec<String>,
-    file: &str,
+    loaded: Loaded<'_>,
     out: &mut dyn std::io::Write,
 ) -> RunOutcome {
+    let Loaded {
+        other_kinds,
+        warnings,
+        file,
+    } = loaded;
     let fixed = opts.ticks.or(scenario.spec.ticks);
     let last_step = steps.iter().map(|s| s.step.at).max();
     let last_expect = scenario
