@@ -15,9 +15,9 @@
 use k8s_types::apiserver::{ApiClient, ApiExt, DeleteOptions};
 use k8s_types::apps::ReplicaSet;
 use k8s_types::controller::{Action, Controller, ReconcileReason};
-use k8s_types::core::event::{event_types, EventSource};
+use k8s_types::core::event::event_types;
 use k8s_types::core::Pod;
-use k8s_types::events;
+use k8s_types::events::EventRecorder;
 use k8s_types::status::Status;
 use k8s_types::{Kind, Object, Resource, Tick};
 
@@ -40,6 +40,8 @@ pub const BURST_REPLICAS: usize = 500;
 #[derive(Clone, Debug)]
 pub struct ReplicaSetController {
     burst_replicas: usize,
+    /// The controller's event recorder (upstream: its own broadcaster and recorder).
+    events: EventRecorder,
 }
 
 impl Default for ReplicaSetController {
@@ -53,6 +55,7 @@ impl ReplicaSetController {
     pub fn new() -> Self {
         ReplicaSetController {
             burst_replicas: BURST_REPLICAS,
+            events: EventRecorder::for_component(REPLICA_SET_CONTROLLER_NAME),
         }
     }
 
@@ -61,6 +64,7 @@ impl ReplicaSetController {
     pub fn with_burst_replicas(burst: usize) -> Self {
         ReplicaSetController {
             burst_replicas: burst.max(1),
+            events: EventRecorder::for_component(REPLICA_SET_CONTROLLER_NAME),
         }
     }
 
@@ -70,7 +74,7 @@ impl ReplicaSetController {
     /// An apiserver error from claiming pods (the pass skips the rest of this ReplicaSet) or from the
     /// status update; create/delete failures are reported as events and in the return value.
     pub fn sync_replica_set(
-        &self,
+        &mut self,
         api: &mut dyn ApiClient,
         rs: &ReplicaSet,
     ) -> Result<Action, Status> {
@@ -115,7 +119,7 @@ impl ReplicaSetController {
 
     /// Upstream `manageReplicas`: creates or deletes pods so `filtered` reaches `spec.replicas`.
     fn manage_replicas(
-        &self,
+        &mut self,
         api: &mut dyn ApiClient,
         rs: &ReplicaSet,
         filtered: &[Pod],
@@ -128,28 +132,27 @@ impl ReplicaSetController {
             let diff = (want - have).min(self.burst_replicas);
             let controller_ref = new_controller_ref(&rs.metadata, &Kind::ReplicaSet);
             let template = pod_from_template(&rs.spec.template, &rs.metadata, controller_ref);
+            let events = &mut self.events;
             let (_, err) = slow_start_batch(diff, SLOW_START_INITIAL_BATCH_SIZE, &mut || match api
                 .create(Object::Pod(template.clone()))
             {
                 Ok(created) => {
-                    events::record(
+                    events.record(
                         api,
                         &rs_obj,
                         event_types::NORMAL,
                         SUCCESSFUL_CREATE_POD_REASON,
                         format!("Created pod: {}", created.meta().name),
-                        source(),
                     );
                     Ok(())
                 }
                 Err(e) => {
-                    events::record(
+                    events.record(
                         api,
                         &rs_obj,
                         event_types::WARNING,
                         FAILED_CREATE_POD_REASON,
                         format!("Error creating: {}", e.message),
-                        source(),
                     );
                     Err(e)
                 }
@@ -160,6 +163,7 @@ impl ReplicaSetController {
         } else if have > want {
             let diff = (have - want).min(self.burst_replicas);
             let related = indirectly_related_pods(api, rs, all_pods);
+            let events = &mut self.events;
             let to_delete = get_pods_to_delete(filtered, &related, diff, api.now());
             let mut first_err = None;
             for pod in to_delete {
@@ -170,23 +174,23 @@ impl ReplicaSetController {
                     &name,
                     DeleteOptions::default(),
                 ) {
-                    Ok(_) => events::record(
-                        api,
-                        &rs_obj,
-                        event_types::NORMAL,
-                        SUCCESSFUL_DELETE_POD_REASON,
-                        format!("Deleted pod: {name}"),
-                        source(),
-                    ),
+                    Ok(_) => {
+                        events.record(
+                            api,
+                            &rs_obj,
+                            event_types::NORMAL,
+                            SUCCESSFUL_DELETE_POD_REASON,
+                            format!("Deleted pod: {name}"),
+                        );
+                    }
                     Err(e) if e.is_not_found() => {}
                     Err(e) => {
-                        events::record(
+                        events.record(
                             api,
                             &rs_obj,
                             event_types::WARNING,
                             FAILED_DELETE_POD_REASON,
                             format!("Error deleting: {}", e.message),
-                            source(),
                         );
                         if first_err.is_none() {
                             first_err = Some(e);
@@ -199,13 +203,6 @@ impl ReplicaSetController {
             }
         }
         Ok(())
-    }
-}
-
-fn source() -> EventSource {
-    EventSource {
-        component: REPLICA_SET_CONTROLLER_NAME.into(),
-        host: String::new(),
     }
 }
 

@@ -9,11 +9,12 @@ use std::collections::BTreeMap;
 
 use k8s_types::apiserver::{ApiClient, ApiExt, DeleteOptions};
 use k8s_types::controller::Controller;
-use k8s_types::core::event::{event_types, EventSource};
+use k8s_types::core::event::event_types;
 use k8s_types::core::taints::{effects, tolerated};
 use k8s_types::core::{condition_status, Node, Pod, PodCondition};
+use k8s_types::events::EventRecorder;
 use k8s_types::meta::tick_timestamp;
-use k8s_types::{events, Kind, Object, Tick};
+use k8s_types::{Kind, Object, Tick};
 
 use crate::watch_cache::WatchCache;
 
@@ -35,6 +36,8 @@ pub struct TaintEvictionController {
     /// Nodes and pods as the informers see them.
     nodes: WatchCache,
     pods: WatchCache,
+    /// The controller's event recorder (upstream: its own broadcaster and recorder).
+    events: EventRecorder,
 }
 
 impl Default for TaintEvictionController {
@@ -50,6 +53,7 @@ impl TaintEvictionController {
             since: BTreeMap::new(),
             nodes: WatchCache::new(Kind::Node),
             pods: WatchCache::new(Kind::Pod),
+            events: EventRecorder::for_component(TAINT_EVICTION_NAME),
         }
     }
 }
@@ -142,16 +146,12 @@ impl Controller for TaintEvictionController {
                 pod.metadata.namespace().to_string(),
                 pod.metadata.name.clone(),
             );
-            events::record(
+            self.events.record(
                 api,
                 &Object::Pod(pod.clone()),
                 event_types::NORMAL,
                 REASON_TAINT_MANAGER_EVICTION,
                 format!("Marking for deletion Pod {ns}/{name}"),
-                EventSource {
-                    component: "taint-eviction-controller".to_string(),
-                    host: String::new(),
-                },
             );
             let mut marked = pod;
             marked.set_condition(PodCondition {

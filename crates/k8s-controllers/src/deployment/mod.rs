@@ -22,9 +22,9 @@ use std::collections::BTreeMap;
 use k8s_types::apiserver::{ApiClient, ApiExt};
 use k8s_types::apps::{Deployment, ReplicaSet};
 use k8s_types::controller::{Action, Controller, ReconcileReason};
-use k8s_types::core::event::{event_types, EventSource};
+use k8s_types::core::event::event_types;
 use k8s_types::core::Pod;
-use k8s_types::events;
+use k8s_types::events::EventRecorder;
 use k8s_types::labels::LabelSelector;
 use k8s_types::status::Status;
 use k8s_types::{Kind, Tick};
@@ -48,13 +48,25 @@ pub const SELECTING_ALL_MESSAGE: &str =
     "This deployment is selecting all pods. A non-empty selector is required.";
 
 /// kube-controller-manager's Deployment controller.
-#[derive(Clone, Debug, Default)]
-pub struct DeploymentController;
+#[derive(Clone, Debug)]
+pub struct DeploymentController {
+    /// The controller's event recorder (upstream: its own broadcaster and recorder); the only
+    /// state it keeps between ticks.
+    events: EventRecorder,
+}
+
+impl Default for DeploymentController {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 
 impl DeploymentController {
-    /// The controller (it keeps no state between ticks).
+    /// The controller, with an empty event correlator.
     pub fn new() -> Self {
-        DeploymentController
+        DeploymentController {
+            events: EventRecorder::for_component(DEPLOYMENT_CONTROLLER_NAME),
+        }
     }
 
     /// One sync of one Deployment (upstream `syncDeployment`).
@@ -63,7 +75,7 @@ impl DeploymentController {
     /// An apiserver error (the rest of this Deployment's sync is skipped until the next tick) or an
     /// invalid spec (unsupported strategy type, unparseable maxSurge/maxUnavailable).
     pub fn sync_deployment(
-        &self,
+        &mut self,
         api: &mut dyn ApiClient,
         deployment: &Deployment,
     ) -> Result<Action, SyncError> {
@@ -76,13 +88,12 @@ impl DeploymentController {
             // Upstream records this on every sync; k8s-mini syncs every tick, so it records it once
             // per generation (when observedGeneration catches up) to avoid one event per tick.
             if d.status.observed_generation.unwrap_or(0) < d.metadata.generation.unwrap_or(0) {
-                events::record(
+                self.events.record(
                     api,
                     &k8s_types::Object::Deployment(d.clone()),
                     event_types::WARNING,
                     SELECTING_ALL_REASON,
                     SELECTING_ALL_MESSAGE,
-                    source(),
                 );
                 d.status.observed_generation = d.metadata.generation;
                 api.update_status_typed(d)?;
@@ -92,7 +103,13 @@ impl DeploymentController {
 
         let rss = get_replica_sets_for_deployment(api, &d, &selector)?;
         let now = api.now();
-        let mut s = DeploymentSync { api, d, rss, now };
+        let mut s = DeploymentSync {
+            api,
+            events: &mut self.events,
+            d,
+            rss,
+            now,
+        };
 
         if s.d.metadata.deletion_timestamp.is_some() {
             s.sync_status_only()?;
@@ -120,13 +137,6 @@ impl DeploymentController {
     }
 }
 
-fn source() -> EventSource {
-    EventSource {
-        component: DEPLOYMENT_CONTROLLER_NAME.into(),
-        host: String::new(),
-    }
-}
-
 /// Upstream `getReplicaSetsForDeployment`: the ReplicaSets of the Deployment's namespace it
 /// controls and that match its selector, after adopting matching orphans and releasing
 /// non-matching ones (`ReplicaSetControllerRefManager.ClaimReplicaSets`).
@@ -144,6 +154,7 @@ fn get_replica_sets_for_deployment(
 /// sync see what the apiserver holds).
 pub(crate) struct DeploymentSync<'a> {
     api: &'a mut dyn ApiClient,
+    events: &'a mut EventRecorder,
     d: Deployment,
     rss: Vec<ReplicaSet>,
     now: Tick,
@@ -201,7 +212,7 @@ impl DeploymentSync<'_> {
     /// Records a Normal event on the Deployment.
     fn event(&mut self, type_: &str, reason: &str, message: String) {
         let obj = k8s_types::Object::Deployment(self.d.clone());
-        events::record(self.api, &obj, type_, reason, message, source());
+        self.events.record(self.api, &obj, type_, reason, message);
     }
 
     /// Upstream `scaleReplicaSetAndRecordEvent`: scales `rs` to `new_scale` unless it already has
