@@ -150,19 +150,6 @@ pub fn make_event(
     }
 }
 
-/// Records one Event per occurrence, without correlation (the path before [`EventRecorder`]).
-pub fn record(
-    api: &mut dyn ApiClient,
-    involved: &Object,
-    type_: &str,
-    reason: &str,
-    message: impl Into<String>,
-    source: EventSource,
-) {
-    let event = make_event(api, involved, type_, reason, message.into(), source);
-    let _ = api.create(Object::Event(event));
-}
-
 fn fresh_name(api: &dyn ApiClient, involved_name: &str) -> String {
     format!("{involved_name}.{:016x}", api.revision() + 1)
 }
