@@ -99,6 +99,7 @@ impl<V> Lru<V> {
     }
 
     /// Number of entries.
+    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.entries.len()
     }
@@ -348,10 +349,5 @@ impl EventCorrelator {
     /// Upstream `UpdateState`: the Event as the apiserver stored it after a successful write.
     pub fn update_state(&mut self, event: &Event) {
         self.logger.update_state(event);
-    }
-
-    /// Entries of the logger's cache (for tests of the LRU bound).
-    pub fn logged_keys(&self) -> usize {
-        self.logger.cache.len()
     }
 }
