@@ -49,13 +49,22 @@ pub fn object_ref(e: &Event) -> String {
     )
 }
 
-/// One event row: tick, type, reason, object, message.
+/// One event row for one occurrence: tick, type, reason, object, message. The tick is the
+/// occurrence's (`lastTimestamp`); an Event counted more than once (upstream's `EventCorrelator`)
+/// gets `kubectl get events`' LAST SEEN suffix with the span since `firstTimestamp` in ticks,
+/// e.g. `40 (x3 over 20s)` (kubectl `printOneEvent`: `<last> (x<count> over <first>)`).
 pub fn event_row(e: &Event) -> Vec<String> {
-    let tick = e
-        .first_timestamp
-        .as_deref()
-        .and_then(timestamp_tick)
-        .map_or_else(|| "?".to_string(), |t| t.to_string());
+    let tick_of = |ts: &Option<String>| ts.as_deref().and_then(timestamp_tick);
+    let first = tick_of(&e.first_timestamp);
+    let last = tick_of(&e.last_timestamp).or(first);
+    let mut tick = last.map_or_else(|| "?".to_string(), |t| t.to_string());
+    if e.count > 1 {
+        let over = match (first, last) {
+            (Some(f), Some(l)) => format!("{}s", l.saturating_sub(f)),
+            _ => "?".to_string(),
+        };
+        tick.push_str(&format!(" (x{} over {over})", e.count));
+    }
     vec![
         tick,
         e.type_.clone(),

@@ -531,6 +531,7 @@ fn run_cluster(
         .max();
     let quiet_needed = scenario.spec.kubelet.startup_ticks.saturating_add(11);
     let mut event_rows: Vec<Vec<String>> = Vec::new();
+    let mut event_counts: BTreeMap<String, i32> = BTreeMap::new();
     let mut step_rows: Vec<String> = Vec::new();
     let mut results: Vec<(String, CheckResult)> = Vec::new();
     let mut range_failed: BTreeSet<usize> = BTreeSet::new();
@@ -542,7 +543,12 @@ fn run_cluster(
     let text = opts.output == OutputFormat::Text;
     // Events written while loading the initial objects (e.g. kubelet registration).
     if text {
-        collect_events(cluster.api_ref(), &mut last_rev, &mut event_rows);
+        collect_events(
+            cluster.api_ref(),
+            &mut last_rev,
+            &mut event_counts,
+            &mut event_rows,
+        );
     }
     loop {
         let t = cluster.now();
@@ -570,7 +576,12 @@ fn run_cluster(
         }
         cluster.tick();
         if text {
-            collect_events(cluster.api_ref(), &mut last_rev, &mut event_rows);
+            collect_events(
+                cluster.api_ref(),
+                &mut last_rev,
+                &mut event_counts,
+                &mut event_rows,
+            );
         }
         if cluster.api_ref().revision() == rev_before {
             quiet += 1;
@@ -771,12 +782,34 @@ fn render_results(results: &[(String, CheckResult)]) -> String {
     out
 }
 
-fn collect_events(api: &dyn ApiClient, last_rev: &mut i64, rows: &mut Vec<Vec<String>>) {
+/// The event rows of the Events written since `last_rev`: one row per occurrence the components'
+/// event correlators let through, i.e. per Added Event and per Modified Event whose `count` grew
+/// (`counts` remembers the last count seen per Event); dropped occurrences wrote nothing.
+fn collect_events(
+    api: &dyn ApiClient,
+    last_rev: &mut i64,
+    counts: &mut BTreeMap<String, i32>,
+    rows: &mut Vec<Vec<String>>,
+) {
     if let Ok(changes) = api.watch(&Kind::Event, *last_rev) {
         for ch in changes {
-            if ch.type_ == WatchEventType::Added {
-                if let Object::Event(e) = &*ch.object {
+            let Object::Event(e) = &*ch.object else {
+                continue;
+            };
+            let key = ch.object.key();
+            match ch.type_ {
+                WatchEventType::Added => {
+                    counts.insert(key, e.count);
                     rows.push(output::event_row(e));
+                }
+                WatchEventType::Modified => {
+                    let before = counts.insert(key, e.count).unwrap_or(0);
+                    if e.count > before {
+                        rows.push(output::event_row(e));
+                    }
+                }
+                WatchEventType::Deleted => {
+                    counts.remove(&key);
                 }
             }
         }

@@ -25,9 +25,9 @@ use std::sync::Arc;
 use k8s_types::apiserver::{ApiClient, ApiExt, DeleteOptions};
 use k8s_types::apps::ReplicaSet;
 use k8s_types::controller::{Action, Controller, SyncError};
-use k8s_types::core::event::{event_types, EventSource};
+use k8s_types::core::event::event_types;
 use k8s_types::core::Pod;
-use k8s_types::events;
+use k8s_types::events::EventRecorder;
 use k8s_types::informer::{object_key, Delta, SharedInformerFactory};
 use k8s_types::meta::OwnerReference;
 use k8s_types::status::Status;
@@ -55,6 +55,8 @@ pub const BURST_REPLICAS: usize = 500;
 pub struct ReplicaSetController {
     burst_replicas: usize,
     expectations: ControllerExpectations,
+    /// The controller's event recorder (upstream: its own broadcaster and recorder).
+    events: EventRecorder,
 }
 
 impl Default for ReplicaSetController {
@@ -94,6 +96,7 @@ impl ReplicaSetController {
         ReplicaSetController {
             burst_replicas: burst.max(1),
             expectations: ControllerExpectations::new(),
+            events: EventRecorder::for_component(REPLICA_SET_CONTROLLER_NAME),
         }
     }
 
@@ -298,30 +301,29 @@ impl ReplicaSetController {
             let controller_ref = new_controller_ref(&rs.metadata, &Kind::ReplicaSet);
             let template = pod_from_template(&rs.spec.template, &rs.metadata, controller_ref);
             let mut failed = 0usize;
+            let events = &mut self.events;
             let (successes, err) =
                 slow_start_batch(diff, SLOW_START_INITIAL_BATCH_SIZE, &mut || match api
                     .create_shared(Object::Pod(template.clone()))
                 {
                     Ok(created) => {
-                        events::record(
+                        events.record(
                             api,
                             &rs_obj,
                             event_types::NORMAL,
                             SUCCESSFUL_CREATE_POD_REASON,
                             format!("Created pod: {}", created.meta().name),
-                            source(),
                         );
                         Ok(())
                     }
                     Err(e) => {
                         failed += 1;
-                        events::record(
+                        events.record(
                             api,
                             &rs_obj,
                             event_types::WARNING,
                             FAILED_CREATE_POD_REASON,
                             format!("Error creating: {}", e.message),
-                            source(),
                         );
                         Err(e)
                     }
@@ -340,6 +342,7 @@ impl ReplicaSetController {
             let keys = to_delete.iter().map(|p| p.key()).collect();
             self.expectations.expect_deletions(key, keys, now);
             let mut first_err = None;
+            let events = &mut self.events;
             for pod in to_delete {
                 let name = pod.metadata.name.clone();
                 match api.delete(
@@ -348,27 +351,27 @@ impl ReplicaSetController {
                     &name,
                     DeleteOptions::default(),
                 ) {
-                    Ok(_) => events::record(
-                        api,
-                        &rs_obj,
-                        event_types::NORMAL,
-                        SUCCESSFUL_DELETE_POD_REASON,
-                        format!("Deleted pod: {name}"),
-                        source(),
-                    ),
+                    Ok(_) => {
+                        events.record(
+                            api,
+                            &rs_obj,
+                            event_types::NORMAL,
+                            SUCCESSFUL_DELETE_POD_REASON,
+                            format!("Deleted pod: {name}"),
+                        );
+                    }
                     Err(e) if e.is_not_found() => {
                         self.expectations.deletion_observed(key, &pod.key());
                     }
                     Err(e) => {
                         // Upstream: a delete that failed will not be observed.
                         self.expectations.deletion_observed(key, &pod.key());
-                        events::record(
+                        events.record(
                             api,
                             &rs_obj,
                             event_types::WARNING,
                             FAILED_DELETE_POD_REASON,
                             format!("Error deleting: {}", e.message),
-                            source(),
                         );
                         if first_err.is_none() {
                             first_err = Some(e);
@@ -381,13 +384,6 @@ impl ReplicaSetController {
             }
         }
         Ok(())
-    }
-}
-
-fn source() -> EventSource {
-    EventSource {
-        component: REPLICA_SET_CONTROLLER_NAME.into(),
-        host: String::new(),
     }
 }
 

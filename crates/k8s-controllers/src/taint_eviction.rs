@@ -14,13 +14,14 @@ use std::collections::BTreeMap;
 
 use k8s_types::apiserver::{ApiClient, ApiExt, DeleteOptions};
 use k8s_types::controller::{Action, Controller, SyncError};
-use k8s_types::core::event::{event_types, EventSource};
+use k8s_types::core::event::event_types;
 use k8s_types::core::taints::{effects, tolerated};
 use k8s_types::core::{condition_status, Node, Pod, PodCondition, Taint};
+use k8s_types::events::EventRecorder;
 use k8s_types::informer::{Delta, SharedInformerFactory};
 use k8s_types::meta::tick_timestamp;
 use k8s_types::workqueue::WorkQueue;
-use k8s_types::{events, Kind, Object, Resource, Tick};
+use k8s_types::{Kind, Object, Resource, Tick};
 
 /// The controller name upstream registers (`taint-eviction-controller`).
 pub const TAINT_EVICTION_NAME: &str = "taint-eviction-controller";
@@ -37,6 +38,8 @@ pub struct TaintEvictionController {
     /// `namespace/name` -> tick the pod was first seen under NoExecute taints it tolerates for a
     /// limited time.
     since: BTreeMap<String, Tick>,
+    /// The controller's event recorder (upstream: its own broadcaster and recorder).
+    events: EventRecorder,
 }
 
 impl Default for TaintEvictionController {
@@ -50,6 +53,7 @@ impl TaintEvictionController {
     pub fn new() -> Self {
         TaintEvictionController {
             since: BTreeMap::new(),
+            events: EventRecorder::for_component(TAINT_EVICTION_NAME),
         }
     }
 }
@@ -171,16 +175,12 @@ impl Controller for TaintEvictionController {
             pod.metadata.namespace().to_string(),
             pod.metadata.name.clone(),
         );
-        events::record(
+        self.events.record(
             api,
             &Object::Pod(pod.clone()),
             event_types::NORMAL,
             REASON_TAINT_MANAGER_EVICTION,
             format!("Marking for deletion Pod {ns}/{name}"),
-            EventSource {
-                component: "taint-eviction-controller".to_string(),
-                host: String::new(),
-            },
         );
         let mut marked = pod.clone();
         marked.set_condition(PodCondition {

@@ -194,3 +194,55 @@ fn manager_runs_controllers_in_order() {
     only_rs.reconcile(&mut api);
     assert_eq!(api.pods().len(), 1);
 }
+
+/// Upstream's recorder correlates the 100 `SuccessfulCreate` events of one sync
+/// (client-go `tools/record/events_cache.go`): the first 9 distinct messages are Events of their
+/// own; the 10th distinct message of the same (source, object, type, reason) within 600 s becomes
+/// the aggregate `(combined from similar events): ...`, which the 11th and later count up; the
+/// spam filter lets 25 events about one object (and type) through at once, so the aggregate stops
+/// at 25 - 9 = 16 and the other 75 are dropped. A token comes back 300 s later: of the 100
+/// `SuccessfulDelete` events of a scale-down then, exactly one is written.
+#[test]
+fn scaling_to_100_writes_nine_events_and_an_aggregate_counted_to_16() {
+    let mut api = FakeApi::new();
+    api.create_typed(replica_set("big", 100)).expect("rs");
+    let mut ctrl = rs_controller();
+    tick(&mut api, &mut ctrl);
+    let mut pods = api.pods();
+    assert_eq!(pods.len(), 100);
+    pods.sort_by_key(|p| p.metadata.uid.clone());
+    let mut created: Vec<_> = api
+        .events()
+        .into_iter()
+        .filter(|e| e.reason == "SuccessfulCreate")
+        .collect();
+    created.sort_by_key(|e| e.metadata.uid.clone());
+    let got: Vec<(String, i32)> = created
+        .iter()
+        .map(|e| (e.message.clone(), e.count))
+        .collect();
+    let mut want: Vec<(String, i32)> = pods[..9]
+        .iter()
+        .map(|p| (format!("Created pod: {}", p.metadata.name), 1))
+        .collect();
+    want.push((
+        format!(
+            "(combined from similar events): Created pod: {}",
+            pods[24].metadata.name
+        ),
+        16,
+    ));
+    assert_eq!(got, want);
+    let aggregate = &created[9];
+    assert_eq!(aggregate.first_timestamp, aggregate.last_timestamp);
+    assert_eq!(created.iter().map(|e| e.count).sum::<i32>(), 25);
+
+    // 300 ticks after the burst, one token is back.
+    api.now = 300;
+    let mut rs = api.get_typed::<ReplicaSet>("default", "big").expect("rs");
+    rs.spec.replicas = Some(0);
+    api.update_typed(rs).expect("scale down");
+    tick(&mut api, &mut ctrl);
+    assert_eq!(api.event_messages("SuccessfulDelete").len(), 1);
+    assert_eq!(api.event_messages("SuccessfulCreate").len(), 10);
+}

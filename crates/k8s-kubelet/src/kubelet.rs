@@ -33,7 +33,7 @@ use k8s_types::apiserver::{ApiClient, ApiExt, DeleteOptions};
 use k8s_types::core::event::event_types;
 use k8s_types::core::{Node, NodeAddress, Pod, ResourceList, ALLOCATED_DEVICES_ANNOTATION};
 use k8s_types::deviceplugin::{ContainerAllocateResponse, DevicePlugin};
-use k8s_types::events;
+use k8s_types::events::EventRecorder;
 use k8s_types::meta::timestamp_tick;
 use k8s_types::object::{Kind, Object, Resource};
 use k8s_types::status::Status;
@@ -87,6 +87,9 @@ pub struct Kubelet {
     last_unschedulable: Option<bool>,
     /// A device changed health since the last full sync.
     devices_changed: bool,
+    /// The kubelet's event recorder, source `kubelet` on this node (upstream: the kubelet's own
+    /// broadcaster and recorder).
+    events: EventRecorder,
 }
 
 fn pod_key(pod: &Pod) -> String {
@@ -127,6 +130,7 @@ impl Kubelet {
     ) -> Kubelet {
         let name = node.metadata.name.clone();
         let addresses = node_status::node_addresses(&node);
+        let events = EventRecorder::new(node_status::kubelet_source(&name));
         let mut kubelet = Kubelet {
             name,
             manifest: node,
@@ -139,6 +143,7 @@ impl Kubelet {
             last_status_report: None,
             last_unschedulable: None,
             devices_changed: false,
+            events,
         };
         let cidr = kubelet
             .manifest
@@ -227,14 +232,13 @@ impl Kubelet {
             .and_then(|p| p.pod_ip.as_deref())
     }
 
-    fn record_node_event(&self, api: &mut dyn ApiClient, reason: &str, message: String) {
-        events::record(
+    fn record_node_event(&mut self, api: &mut dyn ApiClient, reason: &str, message: String) {
+        self.events.record(
             api,
             &node_status::node_ref(&self.name),
             event_types::NORMAL,
             reason,
             message,
-            node_status::kubelet_source(&self.name),
         );
     }
 
@@ -495,12 +499,12 @@ impl Kubelet {
     }
 
     /// Stops a pod's containers (one `Killing` event each, in upstream stop order).
-    fn kill_containers(&self, api: &mut dyn ApiClient, rec: &RuntimePod, pod: &Pod) {
+    fn kill_containers(&mut self, api: &mut dyn ApiClient, rec: &RuntimePod, pod: &Pod) {
         for c in rec.stop_order() {
             sync_pod::record_pod_event(
                 api,
+                &mut self.events,
                 pod,
-                &self.name,
                 event_types::NORMAL,
                 sync_pod::EVENT_KILLING,
                 sync_pod::killing_message(&c.name),
@@ -584,9 +588,9 @@ impl Kubelet {
         let pod = written.unwrap_or_else(|| rec.pod.clone());
         for c in rec.start_order() {
             if with_create_events {
-                sync_pod::record_pulled_created(api, &pod, &self.name, &c.name, &c.image);
+                sync_pod::record_pulled_created(api, &mut self.events, &pod, &c.name, &c.image);
             }
-            sync_pod::record_started(api, &pod, &self.name, &c.name);
+            sync_pod::record_started(api, &mut self.events, &pod, &c.name);
         }
     }
 
@@ -610,8 +614,8 @@ impl Kubelet {
     ) {
         sync_pod::record_pod_event(
             api,
+            &mut self.events,
             pod,
-            &self.name,
             event_types::WARNING,
             &rejection.reason,
             rejection.message.clone(),
@@ -738,7 +742,7 @@ impl Kubelet {
         });
         let pod = written.unwrap_or_else(|| pod.clone());
         for c in rec.start_order() {
-            sync_pod::record_pulled_created(api, &pod, &self.name, &c.name, &c.image);
+            sync_pod::record_pulled_created(api, &mut self.events, &pod, &c.name, &c.image);
         }
     }
 }

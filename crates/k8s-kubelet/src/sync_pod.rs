@@ -16,13 +16,12 @@ use k8s_types::core::{
     condition_status, phases, pod_conditions, ContainerState, ContainerStateDetail,
     ContainerStatus, Pod, PodCondition, PodStatus,
 };
-use k8s_types::events;
+use k8s_types::events::EventRecorder;
 use k8s_types::meta::tick_timestamp;
 use k8s_types::object::Object;
 use k8s_types::Tick;
 
 use crate::admission::{Rejection, POD_REJECTED_PREFIX};
-use crate::node_status::kubelet_source;
 
 /// Upstream `PodReadyToStartContainers` condition (beta, on by default since v1.29).
 pub const POD_READY_TO_START_CONTAINERS: &str = "PodReadyToStartContainers";
@@ -334,39 +333,39 @@ pub fn write_annotation(
     None
 }
 
-/// Records a kubelet event about a pod.
+/// Records a kubelet event about a pod through the kubelet's recorder.
 pub fn record_pod_event(
     api: &mut dyn ApiClient,
+    events: &mut EventRecorder,
     pod: &Pod,
-    node: &str,
     type_: &str,
     reason: &str,
     message: String,
 ) {
     let obj = Object::Pod(pod.clone());
-    events::record(api, &obj, type_, reason, message, kubelet_source(node));
+    events.record(api, &obj, type_, reason, message);
 }
 
 /// `Pulled` + `Created` for one container.
 pub fn record_pulled_created(
     api: &mut dyn ApiClient,
+    events: &mut EventRecorder,
     pod: &Pod,
-    node: &str,
     name: &str,
     image: &str,
 ) {
     record_pod_event(
         api,
+        events,
         pod,
-        node,
         event_types::NORMAL,
         EVENT_PULLED,
         pulled_message(image),
     );
     record_pod_event(
         api,
+        events,
         pod,
-        node,
         event_types::NORMAL,
         EVENT_CREATED,
         created_message(name),
@@ -374,11 +373,11 @@ pub fn record_pulled_created(
 }
 
 /// `Started` for one container.
-pub fn record_started(api: &mut dyn ApiClient, pod: &Pod, node: &str, name: &str) {
+pub fn record_started(api: &mut dyn ApiClient, events: &mut EventRecorder, pod: &Pod, name: &str) {
     record_pod_event(
         api,
+        events,
         pod,
-        node,
         event_types::NORMAL,
         EVENT_STARTED,
         started_message(name),

@@ -14,9 +14,8 @@
 use std::sync::Arc;
 
 use k8s_types::apiserver::{ApiClient, ApiExt};
-use k8s_types::core::event::{event_types, EventSource};
+use k8s_types::core::event::event_types;
 use k8s_types::core::{condition_status, pod_conditions, Pod, PodCondition};
-use k8s_types::events::record;
 use k8s_types::framework::{
     Code, CycleState, Diagnosis, FitError, NodeInfo, NominatingInfo, NominatingMode, PodInfo,
     Status,
@@ -303,7 +302,7 @@ fn binding_cycle(
     if let Some(log) = ctx.detached.as_deref_mut() {
         log.push((Arc::clone(pod), Ok(host.to_string())));
     } else {
-        record(
+        fwk.record_event(
             &mut *ctx.api,
             &Object::Pod((**pod).clone()),
             event_types::NORMAL,
@@ -314,10 +313,6 @@ fn binding_cycle(
                 pod.metadata.name,
                 host
             ),
-            EventSource {
-                component: fwk.scheduler_name().to_string(),
-                host: String::new(),
-            },
         );
     }
     let mut h = ctx.handle(fwk);
@@ -844,16 +839,12 @@ fn handle_failure(ctx: &mut Ctx<'_>, fwk: &Framework, pod: &Arc<Pod>, f: Failure
             }),
     };
     if emit {
-        record(
+        fwk.record_event(
             &mut *ctx.api,
             &Object::Pod(fresh.clone()),
             event_types::WARNING,
             EVENT_REASON_FAILED_SCHEDULING,
             msg.clone(),
-            EventSource {
-                component: fwk.scheduler_name().to_string(),
-                host: String::new(),
-            },
         );
     }
     ctx.queue.set_last_message(&key, msg);

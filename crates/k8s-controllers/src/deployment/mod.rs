@@ -29,9 +29,9 @@ use std::collections::BTreeMap;
 use k8s_types::apiserver::{ApiClient, ApiExt};
 use k8s_types::apps::{Deployment, ReplicaSet};
 use k8s_types::controller::{Action, Controller, SyncError};
-use k8s_types::core::event::{event_types, EventSource};
+use k8s_types::core::event::event_types;
 use k8s_types::core::Pod;
-use k8s_types::events;
+use k8s_types::events::EventRecorder;
 use k8s_types::informer::{Delta, SharedInformerFactory};
 use k8s_types::labels::LabelSelector;
 use k8s_types::meta::{ObjectMeta, OwnerReference};
@@ -57,13 +57,24 @@ pub const SELECTING_ALL_MESSAGE: &str =
     "This deployment is selecting all pods. A non-empty selector is required.";
 
 /// kube-controller-manager's Deployment controller.
-#[derive(Clone, Debug, Default)]
-pub struct DeploymentController;
+#[derive(Clone, Debug)]
+pub struct DeploymentController {
+    /// The controller's event recorder (upstream: its own broadcaster and recorder).
+    events: EventRecorder,
+}
+
+impl Default for DeploymentController {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 
 impl DeploymentController {
-    /// The controller (it keeps no state between ticks).
+    /// The controller (its only state is its event recorder).
     pub fn new() -> Self {
-        DeploymentController
+        DeploymentController {
+            events: EventRecorder::for_component(DEPLOYMENT_CONTROLLER_NAME),
+        }
     }
 
     /// One sync of one Deployment (upstream `syncDeployment`).
@@ -72,7 +83,7 @@ impl DeploymentController {
     /// An apiserver error (the rest of this Deployment's sync is skipped until the next tick) or an
     /// invalid spec (unsupported strategy type, unparseable maxSurge/maxUnavailable).
     pub fn sync_deployment(
-        &self,
+        &mut self,
         api: &mut dyn ApiClient,
         informers: &SharedInformerFactory,
         deployment: &Deployment,
@@ -86,13 +97,12 @@ impl DeploymentController {
             // Upstream records this on every sync; k8s-mini syncs every tick, so it records it once
             // per generation (when observedGeneration catches up) to avoid one event per tick.
             if d.status.observed_generation.unwrap_or(0) < d.metadata.generation.unwrap_or(0) {
-                events::record(
+                self.events.record(
                     api,
                     &k8s_types::Object::Deployment(d.clone()),
                     event_types::WARNING,
                     SELECTING_ALL_REASON,
                     SELECTING_ALL_MESSAGE,
-                    source(),
                 );
                 d.status.observed_generation = d.metadata.generation;
                 api.update_status_typed(d)?;
@@ -104,6 +114,7 @@ impl DeploymentController {
         let now = api.now();
         let mut s = DeploymentSync {
             api,
+            events: &mut self.events,
             informers,
             d,
             rss,
@@ -136,13 +147,6 @@ impl DeploymentController {
     }
 }
 
-fn source() -> EventSource {
-    EventSource {
-        component: DEPLOYMENT_CONTROLLER_NAME.into(),
-        host: String::new(),
-    }
-}
-
 /// Upstream `getReplicaSetsForDeployment`: the ReplicaSets of the Deployment's namespace it
 /// controls and that match its selector, after adopting matching orphans and releasing
 /// non-matching ones (`ReplicaSetControllerRefManager.ClaimReplicaSets`).
@@ -165,6 +169,7 @@ fn get_replica_sets_for_deployment(
 /// sync see what the apiserver holds).
 pub(crate) struct DeploymentSync<'a> {
     api: &'a mut dyn ApiClient,
+    events: &'a mut EventRecorder,
     informers: &'a SharedInformerFactory,
     d: Deployment,
     rss: Vec<ReplicaSet>,
@@ -223,7 +228,7 @@ impl DeploymentSync<'_> {
     /// Records a Normal event on the Deployment.
     fn event(&mut self, type_: &str, reason: &str, message: String) {
         let obj = k8s_types::Object::Deployment(self.d.clone());
-        events::record(self.api, &obj, type_, reason, message, source());
+        self.events.record(self.api, &obj, type_, reason, message);
     }
 
     /// Upstream `scaleReplicaSetAndRecordEvent`: scales `rs` to `new_scale` unless it already has

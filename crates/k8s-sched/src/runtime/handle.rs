@@ -5,9 +5,7 @@
 use std::sync::Arc;
 
 use k8s_types::apiserver::ApiClient;
-use k8s_types::core::event::EventSource;
 use k8s_types::core::Pod;
-use k8s_types::events::record;
 use k8s_types::framework::{
     CycleState, Handle, NodeGenerations, NodeInfo, PodInfo, Status, WaitingPodInfo,
 };
@@ -89,17 +87,8 @@ impl Handle for CycleHandle<'_> {
     }
 
     fn record_event(&mut self, involved: &Object, type_: &str, reason: &str, message: &str) {
-        record(
-            &mut *self.api,
-            involved,
-            type_,
-            reason,
-            message,
-            EventSource {
-                component: self.fwk.scheduler_name().to_string(),
-                host: String::new(),
-            },
-        );
+        self.fwk
+            .record_event(&mut *self.api, involved, type_, reason, message);
     }
 
     fn waiting_pods(&self) -> Vec<WaitingPodInfo> {

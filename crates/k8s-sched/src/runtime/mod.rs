@@ -11,15 +11,19 @@ pub mod handle;
 pub mod node_arrays;
 pub mod score_explain;
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+use k8s_types::apiserver::ApiClient;
 use k8s_types::core::Pod;
+use k8s_types::events::{EventRecorder, Recorded};
 use k8s_types::framework::{
     Code, CycleState, Handle, NodeInfo, NodeScore, NodeToStatus, PermitDecision, Plugin, PodInfo,
     PostFilterResult, PreFilterResult, QueuedPodInfo, Status, MAX_NODE_SCORE, MAX_PERMIT_TIMEOUT,
     MIN_NODE_SCORE,
 };
+use k8s_types::object::Object;
 use k8s_types::Tick;
 
 use crate::config::default_plugins::{default_plugins, merge_plugins};
@@ -179,6 +183,9 @@ pub struct Framework {
     post_bind: Vec<Arc<dyn Plugin>>,
     /// The events each plugin of the profile registered (queueing hints).
     queueing_hints: crate::queueing_hints::QueueingHintMap,
+    /// The profile's event recorder, source `<schedulerName>` (upstream `frameworkImpl`'s
+    /// `eventRecorder`, shared by the attempts that only borrow the framework).
+    events: RefCell<EventRecorder>,
 }
 
 impl std::fmt::Debug for Framework {
@@ -403,7 +410,6 @@ impl Framework {
             .collect();
 
         Ok(Framework {
-            scheduler_name,
             percentage_of_nodes_to_score: profile.percentage_of_nodes_to_score,
             pre_enqueue,
             queue_sort: queue_sort.remove(0),
@@ -419,7 +425,24 @@ impl Framework {
             pre_bind,
             post_bind,
             queueing_hints: crate::queueing_hints::QueueingHintMap::build(&instances),
+            events: RefCell::new(EventRecorder::for_component(&scheduler_name)),
+            scheduler_name,
         })
+    }
+
+    /// Records an event about `involved` as this profile's scheduler (upstream
+    /// `fwk.EventRecorder().Eventf`).
+    pub fn record_event(
+        &self,
+        api: &mut dyn ApiClient,
+        involved: &Object,
+        type_: &str,
+        reason: &str,
+        message: impl Into<String>,
+    ) -> Recorded {
+        self.events
+            .borrow_mut()
+            .record(api, involved, type_, reason, message)
     }
 
     /// The profile's scheduler name.

@@ -1,0 +1,353 @@
+//! Client-side event correlation, after upstream client-go `tools/record/events_cache.go`
+//! (`EventCorrelator`, `EventAggregator`, `eventLogger`, `EventSourceObjectSpamFilter`). Each
+//! recorder runs every event through [`EventCorrelator::correlate`] before writing it:
+//!
+//! 1. the aggregator (`EventAggregate`, `EventAggregatorByReasonFunc`): events that differ only by
+//!    message are grouped; once [`DEFAULT_AGGREGATE_MAX_EVENTS`] distinct messages of a group were
+//!    seen within [`DEFAULT_AGGREGATE_INTERVAL_SECONDS`] of each other, the event is replaced by one
+//!    whose message is [`AGGREGATE_MESSAGE_PREFIX`] + the latest message, keyed by the group so
+//!    that later ones count up that single event;
+//! 2. the logger (`eventObserve`): an event whose key was seen before becomes an update of the
+//!    Event written then (same name and `firstTimestamp`, `count` + 1);
+//! 3. the spam filter (`EventSourceObjectSpamFilter.Filter`): a token bucket per source, object and
+//!    type ([`DEFAULT_SPAM_BURST`] tokens, one back every [`SPAM_REFILL_SECONDS`]); an event without
+//!    a token is dropped. As upstream, the logger has already counted it, so the next occurrence
+//!    that gets through carries the dropped ones in its `count`.
+//!
+//! Determinism: time is the apiserver's tick; the three LRU caches ([`MAX_LRU_CACHE_ENTRIES`]
+//! entries each, upstream `groupcache/lru`) order entries by a use counter; the aggregator's
+//! "pop any" of a full local-key set takes the smallest key (upstream takes whichever a Go map
+//! iteration yields first). The token bucket counts in token-seconds (integers): upstream's
+//! `rate.Limiter` at `float32(1/300)` tokens per second gives back its first token after exactly
+//! 300 whole seconds too.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::core::event::Event;
+use crate::meta::ObjectMeta;
+use crate::Tick;
+
+/// Upstream `maxLruCacheEntries`: capacity of each of the correlator's three caches.
+pub const MAX_LRU_CACHE_ENTRIES: usize = 4096;
+/// Upstream `defaultAggregateMaxEvents`: distinct messages of one group before aggregating.
+pub const DEFAULT_AGGREGATE_MAX_EVENTS: usize = 10;
+/// Upstream `defaultAggregateIntervalInSeconds`: a group older than this (strictly) starts over.
+pub const DEFAULT_AGGREGATE_INTERVAL_SECONDS: Tick = 600;
+/// Upstream `defaultSpamBurst`: events a source may write about one object (and type) at once.
+pub const DEFAULT_SPAM_BURST: u64 = 25;
+/// Upstream `defaultSpamQPS` is `1/300`: one token comes back every 300 seconds.
+pub const SPAM_REFILL_SECONDS: Tick = 300;
+/// Upstream `EventAggregatorByReasonMessageFunc`'s prefix of an aggregate event's message.
+pub const AGGREGATE_MESSAGE_PREFIX: &str = "(combined from similar events): ";
+
+/// A least-recently-used map (upstream `groupcache/lru.Cache`): `get` and `add` make an entry the
+/// most recent; adding past capacity evicts the least recent. Recency is a counter, so eviction
+/// order depends only on the order of calls.
+#[derive(Clone, Debug)]
+pub(crate) struct Lru<V> {
+    capacity: usize,
+    entries: BTreeMap<String, (u64, V)>,
+    by_use: BTreeMap<u64, String>,
+    clock: u64,
+}
+
+impl<V> Lru<V> {
+    pub(crate) fn new(capacity: usize) -> Self {
+        Lru {
+            capacity,
+            entries: BTreeMap::new(),
+            by_use: BTreeMap::new(),
+            clock: 0,
+        }
+    }
+
+    fn touch(&mut self, key: &str) -> u64 {
+        self.clock += 1;
+        let now = self.clock;
+        if let Some((used, _)) = self.entries.get_mut(key) {
+            self.by_use.remove(used);
+            *used = now;
+            self.by_use.insert(now, key.to_string());
+        }
+        now
+    }
+
+    /// The entry, made most recent.
+    pub(crate) fn get(&mut self, key: &str) -> Option<&V> {
+        if !self.entries.contains_key(key) {
+            return None;
+        }
+        self.touch(key);
+        self.entries.get(key).map(|(_, v)| v)
+    }
+
+    /// Sets the entry and makes it most recent; evicts the least recent entry past capacity.
+    pub(crate) fn add(&mut self, key: String, value: V) {
+        if let Some((_, v)) = self.entries.get_mut(&key) {
+            *v = value;
+            self.touch(&key);
+            return;
+        }
+        self.clock += 1;
+        self.by_use.insert(self.clock, key.clone());
+        self.entries.insert(key, (self.clock, value));
+        if self.entries.len() > self.capacity {
+            if let Some((_, oldest)) = self.by_use.pop_first() {
+                self.entries.remove(&oldest);
+            }
+        }
+    }
+
+    /// Number of entries.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.entries.len()
+    }
+}
+
+/// Upstream `getEventKey`: source, involved object (with `fieldPath`), type, reason and message,
+/// joined without a separator as upstream does.
+pub fn event_key(e: &Event) -> String {
+    let io = &e.involved_object;
+    [
+        e.source.component.as_str(),
+        &e.source.host,
+        &io.kind,
+        &io.namespace,
+        &io.name,
+        &io.field_path,
+        &io.uid,
+        &io.api_version,
+        &e.type_,
+        &e.reason,
+        &e.message,
+    ]
+    .concat()
+}
+
+/// Upstream `getSpamKey`: source, involved object (without `fieldPath`) and type.
+pub fn spam_key(e: &Event) -> String {
+    let io = &e.involved_object;
+    [
+        e.source.component.as_str(),
+        &e.source.host,
+        &io.kind,
+        &io.namespace,
+        &io.name,
+        &io.uid,
+        &io.api_version,
+        &e.type_,
+    ]
+    .concat()
+}
+
+/// Upstream `EventAggregatorByReasonFunc`: the aggregate key (source, involved object without
+/// `fieldPath`, type, reason, reportingController, reportingInstance) and the local key (the
+/// message). k8s-mini's Event has no `reportingInstance`; upstream's recorder sets it to
+/// `source.host`, which is what is used here.
+pub fn aggregate_keys(e: &Event) -> (String, String) {
+    let io = &e.involved_object;
+    let key = [
+        e.source.component.as_str(),
+        &e.source.host,
+        &io.kind,
+        &io.namespace,
+        &io.name,
+        &io.uid,
+        &io.api_version,
+        &e.type_,
+        &e.reason,
+        e.reporting_component.as_deref().unwrap_or(""),
+        &e.source.host,
+    ]
+    .concat();
+    (key, e.message.clone())
+}
+
+/// Upstream `aggregateRecord`: the distinct messages of a group and when it was last seen.
+#[derive(Clone, Debug, Default)]
+struct AggregateRecord {
+    local_keys: BTreeSet<String>,
+    last: Option<Tick>,
+}
+
+/// Upstream `EventAggregator` with `EventAggregatorByReasonFunc` and
+/// `EventAggregatorByReasonMessageFunc`.
+#[derive(Clone, Debug)]
+struct EventAggregator {
+    cache: Lru<AggregateRecord>,
+}
+
+impl EventAggregator {
+    /// Upstream `EventAggregate`: the event to write (the incoming one, or the aggregate) and its
+    /// cache key for the logger (the full event key, or the aggregate key).
+    fn aggregate(&mut self, event: Event, now: Tick) -> (Event, String) {
+        let event_key = event_key(&event);
+        let (aggregate_key, local_key) = aggregate_keys(&event);
+        let mut record = self.cache.get(&aggregate_key).cloned().unwrap_or_default();
+        // Too old (or never seen: upstream's zero time): start over.
+        if record
+            .last
+            .is_none_or(|last| now.saturating_sub(last) > DEFAULT_AGGREGATE_INTERVAL_SECONDS)
+        {
+            record = AggregateRecord::default();
+        }
+        record.local_keys.insert(local_key);
+        record.last = Some(now);
+        if record.local_keys.len() < DEFAULT_AGGREGATE_MAX_EVENTS {
+            self.cache.add(aggregate_key, record);
+            return (event, event_key);
+        }
+        // Upstream `PopAny` keeps the set below the maximum; k8s-mini pops the smallest key.
+        record.local_keys.pop_first();
+        self.cache.add(aggregate_key.clone(), record);
+        // Upstream copies only these fields (no reportingController/Instance); the name is
+        // `<involved name>.<suffix>` as for any new event.
+        let aggregate = Event {
+            api_version: event.api_version,
+            kind: event.kind,
+            metadata: ObjectMeta {
+                name: event.metadata.name,
+                namespace: event.metadata.namespace,
+                ..Default::default()
+            },
+            involved_object: event.involved_object,
+            reason: event.reason,
+            message: format!("{AGGREGATE_MESSAGE_PREFIX}{}", event.message),
+            source: event.source,
+            type_: event.type_,
+            first_timestamp: event.first_timestamp,
+            last_timestamp: event.last_timestamp,
+            count: 1,
+            reporting_component: None,
+        };
+        (aggregate, aggregate_key)
+    }
+}
+
+/// Upstream `eventLog`: what the logger remembers of the Event written for a key.
+#[derive(Clone, Debug)]
+struct EventLog {
+    count: i32,
+    first_timestamp: Option<String>,
+    name: String,
+}
+
+impl EventLog {
+    fn of(e: &Event) -> EventLog {
+        EventLog {
+            count: e.count,
+            first_timestamp: e.first_timestamp.clone(),
+            name: e.metadata.name.clone(),
+        }
+    }
+}
+
+/// Upstream `eventLogger`.
+#[derive(Clone, Debug)]
+struct EventLogger {
+    cache: Lru<EventLog>,
+}
+
+impl EventLogger {
+    /// Upstream `eventObserve`: a key seen before takes the earlier Event's name and
+    /// `firstTimestamp` and counts one more; the observation is remembered either way.
+    fn observe(&mut self, mut event: Event, key: String) -> Event {
+        if let Some(last) = self.cache.get(&key).filter(|l| l.count > 0) {
+            event.metadata.name.clone_from(&last.name);
+            event.first_timestamp.clone_from(&last.first_timestamp);
+            event.count = last.count + 1;
+        }
+        self.cache.add(key, EventLog::of(&event));
+        event
+    }
+
+    /// Upstream `updateState`: remembers the Event as the apiserver returned it, under its own key.
+    fn update_state(&mut self, event: &Event) {
+        self.cache.add(event_key(event), EventLog::of(event));
+    }
+}
+
+/// One token bucket of the spam filter, in token-seconds: a token is [`SPAM_REFILL_SECONDS`]
+/// units and every second adds one unit, up to [`DEFAULT_SPAM_BURST`] tokens.
+#[derive(Clone, Copy, Debug)]
+struct TokenBucket {
+    units: u64,
+    last: Tick,
+}
+
+/// Upstream `EventSourceObjectSpamFilter` with `getSpamKey`, burst [`DEFAULT_SPAM_BURST`] and
+/// `qps` 1/[`SPAM_REFILL_SECONDS`] (`flowcontrol.NewTokenBucketPassiveRateLimiterWithClock`, a
+/// bucket that starts full).
+#[derive(Clone, Debug)]
+struct SpamFilter {
+    cache: Lru<TokenBucket>,
+}
+
+impl SpamFilter {
+    /// Upstream `Filter`: true when the event must be dropped (no token left).
+    fn filter(&mut self, event: &Event, now: Tick) -> bool {
+        let capacity = DEFAULT_SPAM_BURST * SPAM_REFILL_SECONDS;
+        let key = spam_key(event);
+        let mut bucket = self.cache.get(&key).copied().unwrap_or(TokenBucket {
+            units: capacity,
+            last: now,
+        });
+        bucket.units = (bucket.units + now.saturating_sub(bucket.last)).min(capacity);
+        bucket.last = now;
+        let accepted = bucket.units >= SPAM_REFILL_SECONDS;
+        if accepted {
+            bucket.units -= SPAM_REFILL_SECONDS;
+        }
+        self.cache.add(key, bucket);
+        !accepted
+    }
+}
+
+/// Upstream `EventCorrelator` as `NewEventCorrelator` configures it (the defaults above).
+#[derive(Clone, Debug)]
+pub struct EventCorrelator {
+    aggregator: EventAggregator,
+    logger: EventLogger,
+    spam: SpamFilter,
+}
+
+impl Default for EventCorrelator {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl EventCorrelator {
+    /// A correlator with empty caches.
+    pub fn new() -> Self {
+        EventCorrelator {
+            aggregator: EventAggregator {
+                cache: Lru::new(MAX_LRU_CACHE_ENTRIES),
+            },
+            logger: EventLogger {
+                cache: Lru::new(MAX_LRU_CACHE_ENTRIES),
+            },
+            spam: SpamFilter {
+                cache: Lru::new(MAX_LRU_CACHE_ENTRIES),
+            },
+        }
+    }
+
+    /// Upstream `EventCorrelate`: aggregate, observe, then filter. `None` when the spam filter
+    /// drops the event; otherwise the event to write, which updates an existing Event (same name)
+    /// when its `count` is above 1 (upstream `recordToSink`'s `Count > 1`).
+    pub fn correlate(&mut self, event: Event, now: Tick) -> Option<Event> {
+        let (event, key) = self.aggregator.aggregate(event, now);
+        let observed = self.logger.observe(event, key);
+        if self.spam.filter(&observed, now) {
+            return None;
+        }
+        Some(observed)
+    }
+
+    /// Upstream `UpdateState`: the Event as the apiserver stored it after a successful write.
+    pub fn update_state(&mut self, event: &Event) {
+        self.logger.update_state(event);
+    }
+}

@@ -1,0 +1,208 @@
+//! Recording `v1` Events the way upstream's legacy recorder does (client-go `tools/record/event.go`:
+//! `recorderImpl.generateEvent`/`makeEvent`, `eventBroadcasterImpl.recordToSink`, `recordEvent`).
+//!
+//! Each component owns one [`EventRecorder`] (upstream: each component has its own broadcaster,
+//! whose sink runs one `EventCorrelator`). An occurrence is built as a new Event named
+//! `<involved name>.<16 hex digits>`, passed through the [`EventCorrelator`] (aggregation, counting,
+//! spam filter: see [`correlator`]), then either created, or written over the Event it repeats
+//! (`count`, `lastTimestamp` and `message`, as upstream's patch) with `update` — a Modified watch
+//! event.
+
+pub mod correlator;
+
+pub use correlator::EventCorrelator;
+
+use crate::apiserver::ApiClient;
+use crate::core::event::{Event, EventSource};
+use crate::meta::{tick_timestamp, ObjectMeta, ObjectReference};
+use crate::object::{Kind, Object};
+use crate::status::Status;
+
+/// What became of one occurrence.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Recorded {
+    /// A new Event was written (as the apiserver returned it).
+    Created(Event),
+    /// An existing Event was counted up (as the apiserver returned it).
+    Updated(Event),
+    /// The spam filter had no token for it: nothing was written.
+    Dropped,
+    /// The apiserver refused the write (upstream gives up on such errors too).
+    Failed(Status),
+}
+
+/// One component's event recorder: its default source and its correlator, on the apiserver's
+/// clock.
+#[derive(Clone, Debug)]
+pub struct EventRecorder {
+    source: EventSource,
+    correlator: EventCorrelator,
+}
+
+impl EventRecorder {
+    /// A recorder writing as `source` (upstream `NewRecorder(scheme, source)`), with empty caches.
+    pub fn new(source: EventSource) -> Self {
+        EventRecorder {
+            source,
+            correlator: EventCorrelator::new(),
+        }
+    }
+
+    /// A recorder for `component` with no host (controllers, the scheduler).
+    pub fn for_component(component: &str) -> Self {
+        Self::new(EventSource {
+            component: component.to_string(),
+            host: String::new(),
+        })
+    }
+
+    /// The source its events carry.
+    pub fn source(&self) -> &EventSource {
+        &self.source
+    }
+
+    /// Records an event about `involved` (upstream `recorder.Event`, then the sink's
+    /// `recordToSink`). Write failures are returned, not retried: upstream retries only transport
+    /// errors, which k8s-mini has none of.
+    pub fn record(
+        &mut self,
+        api: &mut dyn ApiClient,
+        involved: &Object,
+        type_: &str,
+        reason: &str,
+        message: impl Into<String>,
+    ) -> Recorded {
+        let source = self.source.clone();
+        self.record_as(api, source, involved, type_, reason, message)
+    }
+
+    /// [`EventRecorder::record`] with another source (the scheduler's profiles each write as their
+    /// own `schedulerName`; upstream gives each profile a recorder of one broadcaster).
+    pub fn record_as(
+        &mut self,
+        api: &mut dyn ApiClient,
+        source: EventSource,
+        involved: &Object,
+        type_: &str,
+        reason: &str,
+        message: impl Into<String>,
+    ) -> Recorded {
+        let now = api.now();
+        let event = make_event(api, involved, type_, reason, message.into(), source);
+        let Some(event) = self.correlator.correlate(event, now) else {
+            return Recorded::Dropped;
+        };
+        let written = if event.count > 1 {
+            update_existing(api, event)
+        } else {
+            create(api, event)
+        };
+        if let Recorded::Created(e) | Recorded::Updated(e) = &written {
+            self.correlator.update_state(e);
+        }
+        written
+    }
+}
+
+/// Upstream `makeEvent` + `generateEvent`: a new Event about `involved`, `count` 1, first and last
+/// timestamp now. The name suffix is the store revision the Event would get, in 16 hex digits
+/// (upstream: the time in nanoseconds), so names are unique and deterministic. Events about
+/// cluster-scoped objects live in `default`.
+pub fn make_event(
+    api: &dyn ApiClient,
+    involved: &Object,
+    type_: &str,
+    reason: &str,
+    message: String,
+    source: EventSource,
+) -> Event {
+    let meta = involved.meta();
+    let kind = involved.kind();
+    let now = tick_timestamp(api.now());
+    Event {
+        api_version: "v1".into(),
+        kind: "Event".into(),
+        metadata: ObjectMeta {
+            name: fresh_name(api, &meta.name),
+            namespace: Some(match meta.namespace() {
+                "" => "default".to_string(),
+                ns => ns.to_string(),
+            }),
+            ..Default::default()
+        },
+        involved_object: ObjectReference {
+            kind: kind.name().to_string(),
+            namespace: meta.namespace().to_string(),
+            name: meta.name.clone(),
+            uid: meta.uid.clone().unwrap_or_default(),
+            api_version: kind.api_version().to_string(),
+            resource_version: meta.resource_version.clone().unwrap_or_default(),
+            field_path: String::new(),
+        },
+        reason: reason.to_string(),
+        message,
+        reporting_component: Some(source.component.clone()),
+        source,
+        type_: type_.to_string(),
+        first_timestamp: Some(now.clone()),
+        last_timestamp: Some(now),
+        count: 1,
+    }
+}
+
+fn fresh_name(api: &dyn ApiClient, involved_name: &str) -> String {
+    format!("{involved_name}.{:016x}", api.revision() + 1)
+}
+
+fn create(api: &mut dyn ApiClient, mut event: Event) -> Recorded {
+    // Upstream clears the resourceVersion before a create.
+    event.metadata.resource_version = None;
+    match api.create(Object::Event(event)) {
+        Ok(Object::Event(e)) => Recorded::Created(e),
+        Ok(_) => Recorded::Failed(Status::internal("stored object has the wrong kind")),
+        Err(e) => Recorded::Failed(e),
+    }
+}
+
+/// True when `stored` is the Event `event` repeats: same source, involved object, type and reason
+/// (the message of an aggregate changes with every occurrence).
+fn same_series(stored: &Event, event: &Event) -> bool {
+    let (a, b) = (&stored.involved_object, &event.involved_object);
+    stored.source == event.source
+        && a.kind == b.kind
+        && a.namespace == b.namespace
+        && a.name == b.name
+        && a.uid == b.uid
+        && stored.type_ == event.type_
+        && stored.reason == event.reason
+}
+
+/// Upstream `recordEvent` with `updateExistingEvent`: the patch of `count`, `lastTimestamp` and
+/// `message` onto the Event of that name (here a read and an `update`); when it is gone, a create
+/// of the whole event under the same name. k8s-mini's revision-derived names can, unlike
+/// upstream's nanosecond ones, have been taken by an unrelated Event when the first occurrence was
+/// dropped; that case creates the event under a fresh name.
+fn update_existing(api: &mut dyn ApiClient, mut event: Event) -> Recorded {
+    let namespace = event.metadata.namespace().to_string();
+    match api.get(&Kind::Event, &namespace, &event.metadata.name) {
+        Ok(Object::Event(mut stored)) if same_series(&stored, &event) => {
+            stored.count = event.count;
+            stored.last_timestamp = event.last_timestamp;
+            stored.message = event.message;
+            match api.update(Object::Event(stored)) {
+                Ok(Object::Event(e)) => Recorded::Updated(e),
+                Ok(_) => Recorded::Failed(Status::internal("stored object has the wrong kind")),
+                Err(e) => Recorded::Failed(e),
+            }
+        }
+        Err(e) if e.is_not_found() => create(api, event),
+        Err(e) => Recorded::Failed(e),
+        Ok(_) => {
+            event.metadata.name = fresh_name(api, &event.involved_object.name);
+            create(api, event)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

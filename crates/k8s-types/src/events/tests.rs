@@ -1,0 +1,310 @@
+//! The correlator's rules, each checked against a value worked out by hand from client-go
+//! `tools/record/events_cache.go`.
+
+use std::collections::BTreeMap;
+
+use super::correlator::{Lru, AGGREGATE_MESSAGE_PREFIX};
+use super::*;
+use crate::core::event::event_types::{NORMAL, WARNING};
+use crate::core::{Binding, Pod};
+use crate::labels::LabelSelector;
+use crate::meta::timestamp_tick;
+use crate::store::WatchEvent;
+use crate::Tick;
+
+/// An apiserver holding only Events: create, get, update, list.
+#[derive(Default)]
+struct EventApi {
+    now: Tick,
+    revision: i64,
+    objects: BTreeMap<String, Object>,
+}
+
+impl EventApi {
+    fn events(&self) -> Vec<Event> {
+        self.objects
+            .values()
+            .filter_map(|o| match o {
+                Object::Event(e) => Some(e.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+impl ApiClient for EventApi {
+    fn now(&self) -> Tick {
+        self.now
+    }
+
+    fn revision(&self) -> i64 {
+        self.revision
+    }
+
+    fn create(&mut self, mut obj: Object) -> Result<Object, Status> {
+        let key = obj.key();
+        if self.objects.contains_key(&key) {
+            return Err(Status::already_exists(&obj.kind(), &obj.meta().name));
+        }
+        self.revision += 1;
+        obj.meta_mut().resource_version = Some(self.revision.to_string());
+        self.objects.insert(key, obj.clone());
+        Ok(obj)
+    }
+
+    fn get(&self, kind: &Kind, namespace: &str, name: &str) -> Result<Object, Status> {
+        self.objects
+            .get(&kind.key(namespace, name))
+            .cloned()
+            .ok_or_else(|| Status::not_found(kind, name))
+    }
+
+    fn list(&self, _: &Kind, _: Option<&str>, _: Option<&LabelSelector>) -> Vec<Object> {
+        self.objects.values().cloned().collect()
+    }
+
+    fn update(&mut self, mut obj: Object) -> Result<Object, Status> {
+        let key = obj.key();
+        let Some(stored) = self.objects.get(&key) else {
+            return Err(Status::not_found(&obj.kind(), &obj.meta().name));
+        };
+        if obj.meta().resource_version != stored.meta().resource_version {
+            return Err(Status::conflict(&obj.kind(), &obj.meta().name));
+        }
+        self.revision += 1;
+        obj.meta_mut().resource_version = Some(self.revision.to_string());
+        self.objects.insert(key, obj.clone());
+        Ok(obj)
+    }
+
+    fn update_status(&mut self, obj: Object) -> Result<Object, Status> {
+        self.update(obj)
+    }
+
+    fn delete(
+        &mut self,
+        kind: &Kind,
+        namespace: &str,
+        name: &str,
+        _: crate::apiserver::DeleteOptions,
+    ) -> Result<Object, Status> {
+        self.revision += 1;
+        self.objects
+            .remove(&kind.key(namespace, name))
+            .ok_or_else(|| Status::not_found(kind, name))
+    }
+
+    fn bind(&mut self, _: &Binding) -> Result<Pod, Status> {
+        Err(Status::internal("no pods here"))
+    }
+
+    fn watch(&self, _: &Kind, _: i64) -> Result<Vec<WatchEvent>, Status> {
+        Ok(Vec::new())
+    }
+}
+
+fn pod(name: &str) -> Object {
+    let mut p = Pod::default();
+    p.metadata.name = name.to_string();
+    p.metadata.namespace = Some("default".into());
+    p.metadata.uid = Some(format!("uid-{name}"));
+    Object::Pod(p)
+}
+
+fn recorder() -> EventRecorder {
+    EventRecorder::for_component("test-controller")
+}
+
+fn created(r: Recorded) -> Event {
+    match r {
+        Recorded::Created(e) => e,
+        other => panic!("expected a create, got {other:?}"),
+    }
+}
+
+fn updated(r: Recorded) -> Event {
+    match r {
+        Recorded::Updated(e) => e,
+        other => panic!("expected an update, got {other:?}"),
+    }
+}
+
+fn tick(ts: &Option<String>) -> Tick {
+    ts.as_deref().and_then(timestamp_tick).expect("timestamp")
+}
+
+#[test]
+fn first_occurrence_is_created_with_count_one_and_a_revision_name() {
+    let (mut api, mut r) = (EventApi::default(), recorder());
+    api.revision = 41;
+    let e = created(r.record(
+        &mut api,
+        &pod("p"),
+        NORMAL,
+        "Started",
+        "Started container app",
+    ));
+    assert_eq!(e.metadata.name, "p.000000000000002a");
+    assert_eq!(e.count, 1);
+    assert_eq!(e.source.component, "test-controller");
+    assert_eq!(e.reporting_component.as_deref(), Some("test-controller"));
+}
+
+#[test]
+fn identical_event_increments_count_and_keeps_first_timestamp() {
+    let (mut api, mut r) = (EventApi::default(), recorder());
+    api.now = 5;
+    let first = created(r.record(&mut api, &pod("p"), WARNING, "BackOff", "Back-off"));
+    api.now = 9;
+    let again = updated(r.record(&mut api, &pod("p"), WARNING, "BackOff", "Back-off"));
+    assert_eq!(again.metadata.name, first.metadata.name);
+    assert_eq!(again.count, 2);
+    assert_eq!(tick(&again.first_timestamp), 5);
+    assert_eq!(tick(&again.last_timestamp), 9);
+    api.now = 12;
+    let third = updated(r.record(&mut api, &pod("p"), WARNING, "BackOff", "Back-off"));
+    assert_eq!((third.count, tick(&third.first_timestamp)), (3, 5));
+    assert_eq!(api.events().len(), 1);
+    // Another message, reason, type or object is another Event.
+    created(r.record(&mut api, &pod("p"), WARNING, "BackOff", "Back-off 2"));
+    created(r.record(&mut api, &pod("p"), WARNING, "Failed", "Back-off"));
+    created(r.record(&mut api, &pod("p"), NORMAL, "BackOff", "Back-off"));
+    created(r.record(&mut api, &pod("q"), WARNING, "BackOff", "Back-off"));
+    assert_eq!(api.events().len(), 5);
+}
+
+#[test]
+fn tenth_similar_event_becomes_the_aggregate() {
+    let (mut api, mut r) = (EventApi::default(), recorder());
+    let msg = |i: usize| format!("Created pod: p-{i:02}");
+    // Nine distinct messages of one (source, object, type, reason): nine Events.
+    for i in 0..9 {
+        let e = created(r.record(&mut api, &pod("rs"), NORMAL, "SuccessfulCreate", msg(i)));
+        assert_eq!(e.message, msg(i));
+    }
+    // The tenth makes ten distinct messages: a new Event with the combined message, count 1.
+    let agg = created(r.record(&mut api, &pod("rs"), NORMAL, "SuccessfulCreate", msg(9)));
+    assert_eq!(
+        agg.message,
+        "(combined from similar events): Created pod: p-09"
+    );
+    assert!(agg.message.starts_with(AGGREGATE_MESSAGE_PREFIX));
+    assert_eq!(agg.count, 1);
+    assert_eq!(agg.reporting_component, None);
+    // The eleventh counts that Event up and carries the latest message.
+    api.now = 3;
+    let next = updated(r.record(&mut api, &pod("rs"), NORMAL, "SuccessfulCreate", msg(10)));
+    assert_eq!(next.metadata.name, agg.metadata.name);
+    assert_eq!(next.count, 2);
+    assert_eq!(
+        next.message,
+        "(combined from similar events): Created pod: p-10"
+    );
+    assert_eq!(
+        (tick(&next.first_timestamp), tick(&next.last_timestamp)),
+        (0, 3)
+    );
+    assert_eq!(api.events().len(), 10);
+}
+
+#[test]
+fn a_message_still_in_the_local_set_is_counted_on_its_own_event() {
+    let (mut api, mut r) = (EventApi::default(), recorder());
+    for i in 0..10 {
+        r.record(&mut api, &pod("rs"), NORMAL, "R", format!("m{i}"));
+    }
+    // The set held m0..m9; m0 (the smallest) was popped, so m5 is still in it: nine keys, no
+    // aggregation, and m5's own Event counts 2.
+    let e = updated(r.record(&mut api, &pod("rs"), NORMAL, "R", "m5"));
+    assert_eq!((e.message.as_str(), e.count), ("m5", 2));
+    // m0 was popped: it makes ten again and counts up the aggregate.
+    let e = updated(r.record(&mut api, &pod("rs"), NORMAL, "R", "m0"));
+    assert_eq!(e.message, format!("{AGGREGATE_MESSAGE_PREFIX}m0"));
+    assert_eq!(e.count, 2);
+}
+
+#[test]
+fn similar_events_more_than_600_seconds_apart_start_a_new_group() {
+    for (gap, aggregated) in [(600, true), (601, false)] {
+        let (mut api, mut r) = (EventApi::default(), recorder());
+        for i in 0..9 {
+            r.record(&mut api, &pod("rs"), NORMAL, "R", format!("m{i}"));
+        }
+        api.now = gap;
+        let e = created(r.record(&mut api, &pod("rs"), NORMAL, "R", "m9"));
+        assert_eq!(
+            e.message.starts_with(AGGREGATE_MESSAGE_PREFIX),
+            aggregated,
+            "gap {gap}"
+        );
+    }
+}
+
+#[test]
+fn twenty_sixth_event_in_a_tick_is_dropped_and_a_token_returns_after_300_ticks() {
+    let (mut api, mut r) = (EventApi::default(), recorder());
+    let mut record = |api: &mut EventApi| r.record(api, &pod("p"), WARNING, "BackOff", "Back-off");
+    for n in 1..=25 {
+        let got = record(&mut api);
+        let e = if n == 1 { created(got) } else { updated(got) };
+        assert_eq!(e.count, n);
+    }
+    assert_eq!(record(&mut api), Recorded::Dropped);
+    api.now = 299;
+    assert_eq!(record(&mut api), Recorded::Dropped);
+    api.now = 300;
+    // The logger counted the two dropped occurrences before the filter dropped them (upstream
+    // observes, then filters): 25 + 2 + 1.
+    let e = updated(record(&mut api));
+    assert_eq!(e.count, 28);
+    assert_eq!(record(&mut api), Recorded::Dropped);
+    assert_eq!(api.events().len(), 1);
+    assert_eq!(api.events()[0].count, 28);
+}
+
+#[test]
+fn the_spam_bucket_is_per_object_and_type() {
+    let (mut api, mut r) = (EventApi::default(), recorder());
+    for i in 0..25 {
+        r.record(&mut api, &pod("p"), NORMAL, "R", format!("m{i}"));
+    }
+    assert_eq!(
+        r.record(&mut api, &pod("p"), NORMAL, "Other", "x"),
+        Recorded::Dropped
+    );
+    created(r.record(&mut api, &pod("p"), WARNING, "Other", "x"));
+    created(r.record(&mut api, &pod("q"), NORMAL, "Other", "x"));
+    let mut other = EventRecorder::for_component("another-controller");
+    created(other.record(&mut api, &pod("p"), NORMAL, "Other", "x"));
+}
+
+#[test]
+fn a_repeat_of_a_deleted_event_is_created_again_under_its_name() {
+    let (mut api, mut r) = (EventApi::default(), recorder());
+    let e = created(r.record(&mut api, &pod("p"), NORMAL, "R", "m"));
+    api.delete(
+        &Kind::Event,
+        "default",
+        &e.metadata.name,
+        Default::default(),
+    )
+    .expect("delete");
+    let again = created(r.record(&mut api, &pod("p"), NORMAL, "R", "m"));
+    assert_eq!((again.metadata.name, again.count), (e.metadata.name, 2));
+}
+
+#[test]
+fn lru_evicts_the_least_recently_used_entry() {
+    let mut lru = Lru::new(2);
+    lru.add("a".into(), 1);
+    lru.add("b".into(), 2);
+    assert_eq!(lru.get("a"), Some(&1));
+    lru.add("c".into(), 3);
+    assert_eq!(lru.get("b"), None);
+    assert_eq!(lru.get("a"), Some(&1));
+    lru.add("a".into(), 4);
+    lru.add("d".into(), 5);
+    assert_eq!(lru.get("c"), None);
+    assert_eq!(lru.get("a"), Some(&4));
+    assert_eq!(lru.len(), 2);
+}
