@@ -15,7 +15,7 @@ use k8s_types::labels::LabelSelector;
 use k8s_types::object::Kind;
 use k8s_types::status::Status;
 use k8s_types::store::{ObjectStore, WatchEvent};
-use k8s_types::{Object, Resource, Tick};
+use k8s_types::{Object, Resource, Shared, Tick};
 
 use crate::admission::AdmissionChain;
 use crate::watch_cache::NodeNameIndex;
@@ -139,6 +139,14 @@ impl ApiClient for ApiServer {
         // The `spec.nodeName` field selector, served from the watch cache's index.
         self.node_index
             .pods_on_node_typed(self.store.as_ref(), node_name)
+    }
+
+    fn list_pods_on_node_shared(&self, node_name: &str) -> Vec<Shared<Pod>> {
+        self.node_index
+            .pods_on_node(self.store.as_ref(), node_name)
+            .into_iter()
+            .filter_map(Shared::new)
+            .collect()
     }
 
     fn update_status(&mut self, obj: Object) -> Result<Object, Status> {

@@ -37,7 +37,7 @@ use k8s_types::events::EventRecorder;
 use k8s_types::meta::timestamp_tick;
 use k8s_types::object::{Kind, Object, Resource};
 use k8s_types::status::Status;
-use k8s_types::{Format, Quantity, Tick};
+use k8s_types::{Format, Quantity, Shared, Tick};
 
 use crate::admission::{self, Rejection, UNEXPECTED_ADMISSION_ERROR};
 use crate::device_manager::DeviceManager;
@@ -367,8 +367,9 @@ impl Kubelet {
                 n
             });
 
-        let pods: BTreeMap<String, Pod> = api
-            .list_pods_on_node(&self.name)
+        // The node's pods, shared with the apiserver (the `spec.nodeName` index; nothing copied).
+        let pods: BTreeMap<String, Shared<Pod>> = api
+            .list_pods_on_node_shared(&self.name)
             .into_iter()
             .map(|p| (pod_key(&p), p))
             .collect();
@@ -385,7 +386,7 @@ impl Kubelet {
             }
         }
 
-        let mut additions: Vec<&Pod> = Vec::new();
+        let mut additions: Vec<&Shared<Pod>> = Vec::new();
         for (key, pod) in &pods {
             if pod.is_terminating() {
                 self.terminate(api, key, pod);
@@ -537,10 +538,13 @@ impl Kubelet {
     }
 
     /// A known pod: start its containers when due; stop them if the pod turned terminal.
-    fn advance(&mut self, api: &mut dyn ApiClient, key: &str, pod: &Pod, now: Tick) {
-        let Some(rec) = self.runtime.get(key).cloned() else {
+    fn advance(&mut self, api: &mut dyn ApiClient, key: &str, pod: &Shared<Pod>, now: Tick) {
+        // The record follows the pod as listed (sharing it), so no older copy is kept alive.
+        let Some(rec) = self.runtime.get_mut(key) else {
             return;
         };
+        rec.pod = pod.clone();
+        let rec = rec.clone();
         if pod.is_terminal() {
             if rec.phase.is_active() {
                 self.kill_containers(api, &rec, pod);
@@ -608,10 +612,11 @@ impl Kubelet {
         &mut self,
         api: &mut dyn ApiClient,
         key: &str,
-        pod: &Pod,
+        shared: &Shared<Pod>,
         rejection: Rejection,
         now: Tick,
     ) {
+        let pod: &Pod = shared;
         sync_pod::record_pod_event(
             api,
             &mut self.events,
@@ -632,7 +637,7 @@ impl Kubelet {
             key.to_string(),
             RuntimePod {
                 uid,
-                pod: pod.clone(),
+                pod: shared.clone(),
                 phase: PodPhase::Rejected,
                 pod_ip: None,
             },
@@ -657,7 +662,8 @@ impl Kubelet {
 
     /// Upstream `HandlePodAdditions` for one pod: admit (devices, then predicates) or reject; on
     /// admission create the sandbox and containers.
-    fn add_pod(&mut self, api: &mut dyn ApiClient, pod: &Pod, node: &Node, now: Tick) {
+    fn add_pod(&mut self, api: &mut dyn ApiClient, shared: &Shared<Pod>, node: &Node, now: Tick) {
+        let pod: &Pod = shared;
         let key = pod_key(pod);
         let uid = pod_uid(pod);
         if pod.is_terminal() {
@@ -665,7 +671,7 @@ impl Kubelet {
                 key,
                 RuntimePod {
                     uid,
-                    pod: pod.clone(),
+                    pod: shared.clone(),
                     phase: PodPhase::Terminated,
                     pod_ip: None,
                 },
@@ -683,14 +689,14 @@ impl Kubelet {
                 reason: UNEXPECTED_ADMISSION_ERROR.into(),
                 message: format!("Allocate failed due to {e}, which is unexpected"),
             };
-            self.reject(api, &key, pod, rejection, now);
+            self.reject(api, &key, shared, rejection, now);
             return;
         }
         let allocatable = self.admission_allocatable(node, &key);
         let active: Vec<&Pod> = self.runtime.active_pods();
         if let Err(rejection) = admission::admit(pod, node, &allocatable, &active) {
             self.devices.free_pod(&key);
-            self.reject(api, &key, pod, rejection, now);
+            self.reject(api, &key, shared, rejection, now);
             return;
         }
 
@@ -707,7 +713,7 @@ impl Kubelet {
         };
         let rec = RuntimePod {
             uid: uid.clone(),
-            pod: pod.clone(),
+            pod: shared.clone(),
             phase: if adopting {
                 PodPhase::Running { started: now }
             } else {
@@ -740,7 +746,7 @@ impl Kubelet {
                 now,
             )
         });
-        let pod = written.unwrap_or_else(|| pod.clone());
+        let pod = written.unwrap_or_else(|| shared.clone());
         for c in rec.start_order() {
             sync_pod::record_pulled_created(api, &mut self.events, &pod, &c.name, &c.image);
         }

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use k8s_types::core::{Container, Pod};
-use k8s_types::Tick;
+use k8s_types::{Shared, Tick};
 
 /// Where a pod is in its life on this node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,8 +42,10 @@ impl PodPhase {
 pub struct RuntimePod {
     /// `metadata.uid` when first seen (a new pod with the same name is a different pod).
     pub uid: String,
-    /// The pod as admitted (its spec drives resource accounting and container names).
-    pub pod: Pod,
+    /// The pod as last listed, shared with the apiserver (its spec, the admitted one since a
+    /// pod's spec is immutable in what the simulated runtime reads, drives resource accounting and
+    /// container names).
+    pub pod: Shared<Pod>,
     /// Lifecycle state.
     pub phase: PodPhase,
     /// The sandbox IP, when the pod got one from the pod CIDR (host-network pods use the node IP and
@@ -142,7 +144,7 @@ impl Runtime {
         self.pods
             .values()
             .filter(|p| p.phase.is_active())
-            .map(|p| &p.pod)
+            .map(|p| &*p.pod)
             .collect()
     }
 }
@@ -166,7 +168,7 @@ mod tests {
         pod.spec.containers = vec![c("a", false), c("b", false)];
         let rp = RuntimePod {
             uid: "u".into(),
-            pod,
+            pod: Shared::from_typed(pod),
             phase: PodPhase::Creating { since: 3 },
             pod_ip: None,
         };

@@ -19,7 +19,7 @@ use k8s_types::core::{
 use k8s_types::events::EventRecorder;
 use k8s_types::meta::tick_timestamp;
 use k8s_types::object::Object;
-use k8s_types::Tick;
+use k8s_types::{Shared, Tick};
 
 use crate::admission::{Rejection, POD_REJECTED_PREFIX};
 
@@ -283,15 +283,15 @@ pub fn write_status(
     name: &str,
     uid: &str,
     status: &dyn Fn(&Pod) -> PodStatus,
-) -> Option<Pod> {
+) -> Option<Shared<Pod>> {
     for _ in 0..2 {
         let mut pod: Pod = api.get_typed(namespace, name).ok()?;
         if !same_pod(&pod, uid) {
             return None;
         }
         pod.status = status(&pod);
-        match api.update_status_typed(pod) {
-            Ok(p) => return Some(p),
+        match api.update_status_shared(Object::Pod(pod)) {
+            Ok(p) => return Shared::new(p),
             Err(e) if e.is_conflict() => continue,
             Err(e) => {
                 tracing::debug!(pod = %format!("{namespace}/{name}"), error = %e, "pod status update failed");

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::core::{Binding, Pod};
 use crate::labels::LabelSelector;
-use crate::object::{Kind, Object, Resource};
+use crate::object::{Kind, Object, Resource, Shared};
 use crate::status::Status;
 use crate::store::WatchEvent;
 use crate::Tick;
@@ -152,6 +152,15 @@ pub trait ApiClient {
             .into_iter()
             .filter_map(Pod::from_object)
             .filter(|p| p.node_name() == Some(node_name))
+            .collect()
+    }
+
+    /// [`ApiClient::list_pods_on_node`], shared with the store (no copies). The default wraps the
+    /// copied list.
+    fn list_pods_on_node_shared(&self, node_name: &str) -> Vec<Shared<Pod>> {
+        self.list_pods_on_node(node_name)
+            .into_iter()
+            .map(Shared::from_typed)
             .collect()
     }
 }

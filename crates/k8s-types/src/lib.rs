@@ -36,7 +36,7 @@ pub mod status;
 pub mod store;
 pub mod workqueue;
 
-pub use object::{Kind, Object, Resource};
+pub use object::{Kind, Object, Resource, Shared};
 pub use quantity::{Format, Quantity, QuantityError};
 
 /// Simulated time. One tick is the unit of the tick loop; k8s-mini maps one tick to one second of

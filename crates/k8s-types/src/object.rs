@@ -417,3 +417,55 @@ mod tests {
         assert_eq!(json["kind"], "Pod");
     }
 }
+
+/// A typed view of a shared object: an `Arc<Object>` (as the store, watches and informers hand them
+/// out) known to hold an `R`. Cloning it clones the `Arc`, never the object.
+#[derive(Debug, PartialEq)]
+pub struct Shared<R> {
+    obj: std::sync::Arc<Object>,
+    kind: std::marker::PhantomData<R>,
+}
+
+impl<R> Clone for Shared<R> {
+    fn clone(&self) -> Self {
+        Shared {
+            obj: std::sync::Arc::clone(&self.obj),
+            kind: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<R: Resource> Shared<R> {
+    /// The view, when `obj` holds an `R`.
+    pub fn new(obj: std::sync::Arc<Object>) -> Option<Shared<R>> {
+        R::from_object_ref(&obj)?;
+        Some(Shared {
+            obj,
+            kind: std::marker::PhantomData,
+        })
+    }
+
+    /// Wraps an owned `R`.
+    pub fn from_typed(r: R) -> Shared<R> {
+        Shared {
+            obj: std::sync::Arc::new(r.into_object()),
+            kind: std::marker::PhantomData,
+        }
+    }
+
+    /// The shared object.
+    pub fn object(&self) -> &std::sync::Arc<Object> {
+        &self.obj
+    }
+}
+
+impl<R: Resource> std::ops::Deref for Shared<R> {
+    type Target = R;
+    fn deref(&self) -> &R {
+        match R::from_object_ref(&self.obj) {
+            Some(r) => r,
+            // `Shared::new` checked the variant and the object is never mutated.
+            None => unreachable!("Shared<R> holds an R"),
+        }
+    }
+}
