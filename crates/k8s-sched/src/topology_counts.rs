@@ -292,7 +292,8 @@ fn add_to(
 struct Counter {
     matcher: PodMatcher,
     key: usize,
-    per_node: Vec<u32>,
+    /// Per node position: matching pods (shared with PreScore states, copied on write).
+    per_node: Arc<Vec<u32>>,
     totals: Arc<DomainCounts>,
     /// The same totals by domain id (0 where `totals` has no entry).
     dense: Arc<Vec<i64>>,
@@ -439,6 +440,28 @@ impl DomainView {
     }
 }
 
+/// A counter's matching pods per node position, with the generation the index counted at each
+/// position: shared (`Arc`) with the index, not copied. [`NodeCountView::count`] answers only for
+/// a node whose generation is the one counted at its position, so a stale or foreign node is
+/// never misread.
+#[derive(Clone, Debug, Default)]
+pub struct NodeCountView {
+    gens: Arc<Vec<u64>>,
+    counts: Arc<Vec<u32>>,
+}
+
+impl NodeCountView {
+    /// The matching pods on `node`, at position `pos` of the synced snapshot; `None` when the
+    /// position is unknown or the node changed since it was counted (count its pods instead).
+    #[inline]
+    pub fn count(&self, pos: usize, node: &NodeInfo) -> Option<i64> {
+        match (self.gens.get(pos), self.counts.get(pos)) {
+            (Some(&g), Some(&n)) if g != 0 && g == node.generation() => Some(i64::from(n)),
+            _ => None,
+        }
+    }
+}
+
 /// A registered counter (valid until the next [`TopologyIndex::counter`] call may evict it; use
 /// it right after registering).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -479,7 +502,7 @@ impl TopologyIndex {
                 Arc::make_mut(&mut k.per_node).truncate(nodes.len());
             }
             for c in &mut self.counters {
-                c.per_node.truncate(nodes.len());
+                Arc::make_mut(&mut c.per_node).truncate(nodes.len());
             }
         }
         while self.slots.len() < nodes.len() {
@@ -489,7 +512,7 @@ impl TopologyIndex {
                 Arc::make_mut(&mut k.per_node).push(NO_DOMAIN);
             }
             for c in &mut self.counters {
-                c.per_node.push(0);
+                Arc::make_mut(&mut c.per_node).push(0);
             }
         }
         if let Some(g) = generations {
@@ -578,7 +601,9 @@ impl TopologyIndex {
                     -i64::from(c.per_node[pos]),
                 );
             }
-            c.per_node[pos] = 0;
+            if c.per_node[pos] != 0 {
+                Arc::make_mut(&mut c.per_node)[pos] = 0;
+            }
         }
         for k in &mut self.keys {
             k.set(pos, NO_DOMAIN);
@@ -600,7 +625,9 @@ impl TopologyIndex {
         }
         for c in &mut self.counters {
             let n = c.matcher.count(node);
-            c.per_node[pos] = n;
+            if c.per_node[pos] != n {
+                Arc::make_mut(&mut c.per_node)[pos] = n;
+            }
             let dom = self.keys[c.key].per_node[pos];
             if dom != NO_DOMAIN {
                 add_to(
@@ -736,17 +763,18 @@ impl TopologyIndex {
             self.counters[i].last_used = self.clock;
             return CounterId(i);
         }
+        let mut per_node = vec![0; nodes.len()];
         let mut c = Counter {
             matcher: matcher.clone(),
             key: k,
-            per_node: vec![0; nodes.len()],
+            per_node: Arc::default(),
             totals: Arc::default(),
             dense: Arc::default(),
             last_used: self.clock,
         };
         for (pos, node) in nodes.iter().enumerate() {
             let n = c.matcher.count(node);
-            c.per_node[pos] = n;
+            per_node[pos] = n;
             let dom = self.keys[k].per_node[pos];
             if dom != NO_DOMAIN {
                 add_to(
@@ -758,6 +786,7 @@ impl TopologyIndex {
                 );
             }
         }
+        c.per_node = Arc::new(per_node);
         if self.counters.len() >= MAX_COUNTERS {
             // Replace the least recently used counter in place: the ids handed out since it was
             // last used stay valid.
@@ -784,6 +813,31 @@ impl TopologyIndex {
     /// Matching pods on the node at position `pos`.
     pub fn count_on_node(&self, id: CounterId, pos: usize) -> i64 {
         i64::from(self.counters[id.0].per_node[pos])
+    }
+
+    /// Matching pods on the nodes that lack the counter's key (upstream counts them in the domain
+    /// `""` where a missing label reads as the empty value).
+    pub fn count_without_key(&self, id: CounterId) -> i64 {
+        let c = &self.counters[id.0];
+        let k = &self.keys[c.key];
+        if k.nodes_with_key == self.slots.len() {
+            return 0;
+        }
+        k.per_node
+            .iter()
+            .zip(c.per_node.iter())
+            .filter(|(&d, _)| d == NO_DOMAIN)
+            .map(|(_, &n)| i64::from(n))
+            .sum()
+    }
+
+    /// Where Score finds the matching pods of counter `id` on a node by position (see
+    /// [`NodeCountView`]); valid for the snapshot last synced.
+    pub fn node_count_view(&self, id: CounterId) -> NodeCountView {
+        NodeCountView {
+            gens: Arc::clone(&self.gens),
+            counts: Arc::clone(&self.counters[id.0].per_node),
+        }
     }
 
     /// Every domain of the counter's key that has at least one node, with its matching pods
