@@ -244,5 +244,9 @@ fn deployment_pods_get_the_system_default_spreading() {
     // The whole shape at a small size: every pod is placed, spread over the nodes.
     let (s, _, stats) = run(&w::DEPLOYMENTS_500.scaled(6, 6, 24));
     assert_eq!(stats.bound, 24);
-    assert!(pods_per_node(&s).values().all(|n| *n == 5), "{:?}", pods_per_node(&s));
+    assert!(
+        pods_per_node(&s).values().all(|n| *n == 5),
+        "{:?}",
+        pods_per_node(&s)
+    );
 }
