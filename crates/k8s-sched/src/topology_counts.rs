@@ -861,6 +861,23 @@ impl TopologyIndex {
         }
     }
 
+    /// Number of domain ids of the counter's key: the ids [`DomainView::domain`] gives are below
+    /// it.
+    pub fn domain_ids(&self, id: CounterId) -> usize {
+        self.keys[self.counters[id.0].key].values.len()
+    }
+
+    /// The value of domain id `d` of the counter's key (`d` below
+    /// [`TopologyIndex::domain_ids`]).
+    pub fn domain_value(&self, id: CounterId, d: u32) -> &str {
+        &self.keys[self.counters[id.0].key].values[d as usize]
+    }
+
+    /// The domain id of `value` of the counter's key (`None` when no node had that value).
+    pub fn domain_id(&self, id: CounterId, value: &str) -> Option<u32> {
+        self.keys[self.counters[id.0].key].ids.get(value).copied()
+    }
+
     /// True when every node of the synced snapshot has label `key` (false for an unknown key).
     pub fn all_nodes_have_key(&self, key: &str) -> bool {
         self.keys

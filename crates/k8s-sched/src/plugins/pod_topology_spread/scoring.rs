@@ -7,8 +7,10 @@
 //!
 //! [`PreScoreState::compute`] is upstream's count over every pod of every node, the reference;
 //! [`PreScoreState::compute_indexed`] gives the same state from the per-selector counters of
-//! [`crate::topology_counts`] (the ones PreFilter reads), and Score then reads a hostname
-//! constraint's count on a node from the same counters instead of visiting the node's pods.
+//! [`crate::topology_counts`] (the ones PreFilter reads), finding the filtered nodes' domains by
+//! node position instead of label lookups, and Score then reads a node's domains and a hostname
+//! constraint's count on the node from the same arrays ([`IndexedScore`]) instead of its labels
+//! and pods.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -23,7 +25,8 @@ use super::common::{
 };
 use crate::plugins::node_affinity::has_required_node_affinity;
 use crate::topology_counts::{
-    NodeCountView, PodMatcher, SnapshotPositions, TopologyIndex, MAX_COUNTERS,
+    CounterId, DomainView, NodeCountView, NodeDomain, PodMatcher, SnapshotPositions, TopologyIndex,
+    MAX_COUNTERS,
 };
 
 /// CycleState key of the PreScore state (upstream `"PreScore" + Name`).
@@ -41,25 +44,66 @@ pub struct PreScoreState {
     pub topology_value_to_pod_counts: Vec<BTreeMap<String, i64>>,
     /// Per constraint: `ln(number of domains + 2)`.
     pub topology_normalizing_weight: Vec<f64>,
-    /// Per constraint: for a `kubernetes.io/hostname` constraint of a state read from the
-    /// topology index, the matching pods per node of the snapshot (Score's count; empty
-    /// otherwise, and Score counts the node's pods).
-    pub node_counts: Vec<Option<NodeCounts>>,
+    /// Score's per-node inputs by node position, when PreScore read the topology index (`None`
+    /// for [`PreScoreState::compute`]: Score then reads the node's labels and counts its pods).
+    pub indexed: Option<IndexedScore>,
 }
 
-/// The matching pods of one constraint on each node of the snapshot PreScore read, by the node's
-/// position (address) in it; a node outside it, or changed since, has no count here.
+/// What Score reads for a node of the snapshot PreScore counted, by the node's position (address)
+/// in it instead of its labels and pods: per constraint, the node's domain id and the count of
+/// its domain (`topology_value_to_pod_counts` by domain id), or for a `kubernetes.io/hostname`
+/// constraint the matching pods on the node. A node outside the snapshot, or changed since it
+/// was counted, is scored from its labels and pods.
 #[derive(Clone, Debug)]
-pub struct NodeCounts {
+pub struct IndexedScore {
     positions: SnapshotPositions,
-    view: NodeCountView,
+    constraints: Vec<(DomainView, ScoreCount)>,
 }
 
-impl NodeCounts {
-    /// The count on `node`, when it is a node of the snapshot as counted.
+/// Where [`IndexedScore`] finds a constraint's count for a node.
+#[derive(Clone, Debug)]
+enum ScoreCount {
+    /// The matching pods on the node (`kubernetes.io/hostname`).
+    PerNode(NodeCountView),
+    /// The count of the node's domain, by domain id (0 for a domain of no filtered node).
+    PerDomain(Vec<i64>),
+}
+
+impl IndexedScore {
+    /// True when Score reads `node` by position (it is a node of the snapshot as counted).
+    pub fn knows(&self, node: &NodeInfo) -> bool {
+        self.positions.position(node).is_some_and(|pos| {
+            self.constraints.iter().all(|(view, count)| {
+                view.domain(pos, node) != NodeDomain::Unknown
+                    && match count {
+                        ScoreCount::PerNode(v) => v.count(pos, node).is_some(),
+                        ScoreCount::PerDomain(_) => true,
+                    }
+            })
+        })
+    }
+
+    /// Upstream `Score`'s sum for `node` (not ignored), before rounding; `None` when `node` is
+    /// not a node of the snapshot as counted.
     #[inline]
-    pub fn get(&self, node: &NodeInfo) -> Option<i64> {
-        self.view.count(self.positions.position(node)?, node)
+    fn raw(&self, s: &PreScoreState, node: &NodeInfo) -> Option<f64> {
+        let pos = self.positions.position(node)?;
+        let mut score = 0.0f64;
+        for (i, (view, count)) in self.constraints.iter().enumerate() {
+            let d = match view.domain(pos, node) {
+                NodeDomain::Unknown => return None,
+                // No such label: the constraint adds nothing.
+                NodeDomain::Missing => continue,
+                NodeDomain::Id(d) => d,
+            };
+            let cnt = match count {
+                ScoreCount::PerNode(v) => v.count(pos, node)?,
+                ScoreCount::PerDomain(v) => v.get(d as usize).copied().unwrap_or(0),
+            };
+            let c = &s.constraints[i];
+            score += score_for_count(cnt, c.max_skew, s.topology_normalizing_weight[i]);
+        }
+        Some(score)
     }
 }
 
@@ -96,19 +140,99 @@ fn init(
             }
         }
     }
-    let weights = constraints
+    let weights = weights(constraints, &counts, filtered.len() - ignored_nodes.len());
+    (counts, ignored_nodes, weights)
+}
+
+/// [`init`] from the index's domain arrays: the filtered nodes' domains by node position and
+/// domain id, no label lookup. `None` when a filtered node is not a node of the snapshot the
+/// index counted (the caller then runs [`init`]).
+fn init_indexed(
+    constraints: &[TopologySpreadConstraint],
+    ids: &[CounterId],
+    views: &[DomainView],
+    positions: SnapshotPositions,
+    index: &TopologyIndex,
+    filtered: &[&NodeInfo],
+    require_all_topologies: bool,
+) -> Option<Init> {
+    let host: Vec<bool> = constraints
         .iter()
-        .enumerate()
-        .map(|(i, c)| {
+        .map(|c| c.topology_key == node_labels::HOSTNAME)
+        .collect();
+    // Per constraint: which domain ids a filtered node is in; the last entry stands for the
+    // nodes without the key (domain ""). None for hostname constraints.
+    let mut seen: Vec<Vec<bool>> = ids
+        .iter()
+        .zip(&host)
+        .map(|(&id, &h)| match h {
+            true => Vec::new(),
+            false => vec![false; index.domain_ids(id) + 1],
+        })
+        .collect();
+    let mut ignored_nodes = BTreeSet::new();
+    for node in filtered {
+        let pos = positions.position(node)?;
+        let mut lacks_key = false;
+        for v in views {
+            match v.domain(pos, node) {
+                NodeDomain::Unknown => return None,
+                NodeDomain::Missing => lacks_key = true,
+                NodeDomain::Id(_) => {}
+            }
+        }
+        if require_all_topologies && lacks_key {
+            ignored_nodes.insert(node.name().to_string());
+            continue;
+        }
+        for (i, v) in views.iter().enumerate() {
+            if host[i] {
+                continue;
+            }
+            let slot = match v.domain(pos, node) {
+                NodeDomain::Id(d) => d as usize,
+                _ => seen[i].len() - 1,
+            };
+            seen[i][slot] = true;
+        }
+    }
+    let counts: Vec<BTreeMap<String, i64>> = seen
+        .iter()
+        .zip(ids)
+        .map(|(s, &id)| {
+            s.iter()
+                .enumerate()
+                .filter(|(_, &x)| x)
+                .map(|(d, _)| match d + 1 == s.len() {
+                    true => (String::new(), 0),
+                    false => (index.domain_value(id, d as u32).to_string(), 0),
+                })
+                .collect()
+        })
+        .collect();
+    let weights = weights(constraints, &counts, filtered.len() - ignored_nodes.len());
+    Some((counts, ignored_nodes, weights))
+}
+
+/// Per constraint, upstream's `topologyNormalizingWeight` of its number of domains (`nodes`, the
+/// filtered nodes not ignored, for `kubernetes.io/hostname`).
+fn weights(
+    constraints: &[TopologySpreadConstraint],
+    counts: &[BTreeMap<String, i64>],
+    nodes: usize,
+) -> Vec<f64> {
+    constraints
+        .iter()
+        .zip(counts)
+        .map(|(c, m)| {
             let size = if c.topology_key == node_labels::HOSTNAME {
-                filtered.len() - ignored_nodes.len()
+                nodes
             } else {
-                counts[i].len()
+                m.len()
             };
             topology_normalizing_weight(size)
         })
-        .collect();
-    (counts, ignored_nodes, weights)
+        .collect()
 }
 
 /// Upstream `topologyNormalizingWeight`: `ln(size + 2)`.
@@ -157,7 +281,7 @@ impl PreScoreState {
             }
         }
         PreScoreState {
-            node_counts: vec![None; constraints.len()],
+            indexed: None,
             constraints,
             ignored_nodes,
             topology_value_to_pod_counts: counts,
@@ -166,8 +290,8 @@ impl PreScoreState {
     }
 
     /// [`PreScoreState::compute`] from the counters of `index` (synced to `all_nodes` here): the
-    /// same state, without visiting pods, plus each hostname constraint's per-node counts for
-    /// Score. A constraint's domain counts are the counters' per-domain totals when every node
+    /// same state, without visiting pods or reading labels, plus what Score reads by node position
+    /// ([`IndexedScore`]). A constraint's domain counts are the counters' per-domain totals when every node
     /// counts for it: no node inclusion policy can exclude a node (the pod has no nodeSelector or
     /// required node affinity under `nodeAffinityPolicy: Honor`, and no node is tainted under
     /// `nodeTaintsPolicy: Honor`) and, when `require_all_topologies`, every node has every
@@ -205,8 +329,18 @@ impl PreScoreState {
                 )
             })
             .collect();
-        let (mut counts, ignored_nodes, weights) =
-            init(&constraints, filtered, require_all_topologies);
+        let positions = SnapshotPositions::of(all_nodes);
+        let views: Vec<DomainView> = ids.iter().map(|&id| index.domain_view(id)).collect();
+        let (mut counts, ignored_nodes, weights) = init_indexed(
+            &constraints,
+            &ids,
+            &views,
+            positions,
+            index,
+            filtered,
+            require_all_topologies,
+        )
+        .unwrap_or_else(|| init(&constraints, filtered, require_all_topologies));
         let has_node_affinity = has_required_node_affinity(pod);
         let tainted = index.tainted_nodes() > 0;
         let every_node_has_keys = !require_all_topologies
@@ -250,15 +384,25 @@ impl PreScoreState {
                 *total += index.count_on_node(ids[i], pos);
             }
         }
-        let positions = SnapshotPositions::of(all_nodes);
-        let node_counts = constraints
+        let score_counts = constraints
             .iter()
             .zip(&ids)
-            .map(|(c, &id)| {
-                (c.topology_key == node_labels::HOSTNAME).then(|| NodeCounts {
-                    positions,
-                    view: index.node_count_view(id),
-                })
+            .zip(views)
+            .enumerate()
+            .map(|(i, ((c, &id), view))| {
+                let count = if c.topology_key == node_labels::HOSTNAME {
+                    ScoreCount::PerNode(index.node_count_view(id))
+                } else {
+                    let mut by_id = vec![0; index.domain_ids(id)];
+                    for (value, &n) in &counts[i] {
+                        // "" without a domain id: the nodes lacking the key, which Score skips.
+                        if let Some(d) = index.domain_id(id, value) {
+                            by_id[d as usize] = n;
+                        }
+                    }
+                    ScoreCount::PerDomain(by_id)
+                };
+                (view, count)
             })
             .collect();
         PreScoreState {
@@ -266,14 +410,21 @@ impl PreScoreState {
             ignored_nodes,
             topology_value_to_pod_counts: counts,
             topology_normalizing_weight: weights,
-            node_counts,
+            indexed: Some(IndexedScore {
+                positions,
+                constraints: score_counts,
+            }),
         }
     }
 
     /// Upstream `Score`: the node's raw score.
     pub fn score(&self, pod: &Pod, node: &NodeInfo) -> i64 {
-        if self.ignored_nodes.contains(node.name()) {
+        if !self.ignored_nodes.is_empty() && self.ignored_nodes.contains(node.name()) {
             return 0;
+        }
+        if let Some(raw) = self.indexed.as_ref().and_then(|x| x.raw(self, node)) {
+            // Go's math.Round rounds half away from zero, as f64::round.
+            return raw.round() as i64;
         }
         let labels = &node.node().metadata.labels;
         let mut score = 0.0f64;
@@ -282,13 +433,7 @@ impl PreScoreState {
                 continue;
             };
             let cnt = if c.topology_key == node_labels::HOSTNAME {
-                match self.node_counts.get(i).and_then(Option::as_ref) {
-                    Some(n) => n.get(node),
-                    None => None,
-                }
-                .unwrap_or_else(|| {
-                    count_pods_match_selector(node.pods(), &c.selector, pod.metadata.namespace())
-                })
+                count_pods_match_selector(node.pods(), &c.selector, pod.metadata.namespace())
             } else {
                 self.topology_value_to_pod_counts[i]
                     .get(tp_val.as_str())
