@@ -196,6 +196,7 @@ impl ApiClient for DetachedClient {
                 .filter(|g| ns_ok(g.metadata.namespace()) && sel_ok(&g.metadata.labels))
                 .map(|g| Object::PodGroup((**g).clone()))
                 .collect(),
+            _ if self.objects.is_empty() => Vec::new(),
             _ => self
                 .objects
                 .range((kind.clone(), String::new())..)
