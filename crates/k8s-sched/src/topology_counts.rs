@@ -1,9 +1,11 @@
 //! [`TopologyIndex`]: per-selector topology counters kept incrementally from the scheduler's
-//! node snapshot, so that PodTopologySpread's and InterPodAffinity's PreFilter cost follows the
-//! number of nodes and topology domains, not the number of pods in the cluster.
+//! node snapshot, so that PodTopologySpread's PreFilter, PreScore and Score and InterPodAffinity's
+//! PreFilter cost follows the number of nodes and topology domains, not the number of pods in the
+//! cluster.
 //!
 //! Upstream (`pkg/scheduler/framework/plugins/podtopologyspread/filtering.go`
-//! `calPreFilterState`, `interpodaffinity/filtering.go` `getExistingAntiAffinityCounts` and
+//! `calPreFilterState`, `podtopologyspread/scoring.go` `PreScore` and `Score`,
+//! `interpodaffinity/filtering.go` `getExistingAntiAffinityCounts` and
 //! `getIncomingAffinityAntiAffinityCounts`) visits every pod of every node on every attempt. The
 //! index gives the same numbers from counters:
 //! - a **counter** is registered the first time a pod needs it: a [`PodMatcher`] (namespaces and

@@ -62,8 +62,8 @@ pub fn system_default_constraints() -> Vec<ApiConstraint> {
 pub struct PodTopologySpread {
     default_constraints: Vec<ApiConstraint>,
     system_defaulted: bool,
-    /// Matching pods per node and domain for the selectors pods used (PreFilter reads it instead
-    /// of visiting every pod; see [`crate::topology_counts`]).
+    /// Matching pods per node and domain for the selectors pods used (PreFilter and PreScore read
+    /// it instead of visiting every pod; see [`crate::topology_counts`]).
     index: Mutex<TopologyIndex>,
 }
 
