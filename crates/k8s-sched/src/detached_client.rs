@@ -4,7 +4,9 @@
 //! deletion, status updates) in place, and queues each change so the scheduler applies it to its
 //! cache as if a watch had delivered it. It is not an apiserver: no validation, admission,
 //! resourceVersions or graceful deletion (a deleted pod is gone at once, there is no kubelet to
-//! finish it), events are dropped, and nodes are not stored (they live in the cache only).
+//! finish it), events are dropped, and nodes are not stored (they live in the cache only). Other
+//! objects the caller gives (ReplicaSets, Services, ...) are kept for plugins to read (get and
+//! list only; PodTopologySpread's default selector reads the pod's owners and Services).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -39,6 +41,8 @@ pub(crate) struct DetachedClient {
     revision: i64,
     pods: BTreeMap<String, Arc<Pod>>,
     pod_groups: BTreeMap<String, Arc<PodGroup>>,
+    /// Objects of the other kinds, by kind and `namespace/name`.
+    objects: BTreeMap<(Kind, String), Object>,
     changes: Vec<Change>,
     /// A reused buffer for `namespace/name` lookups (no allocation per binding).
     key_buf: String,
@@ -93,6 +97,15 @@ impl DetachedClient {
         self.revision += 1;
         self.changes.push(Change::PodGroupDeleted(key.to_string()));
         true
+    }
+
+    /// Stores (or replaces) an object of a kind other than Pod and PodGroup (nothing reaches the
+    /// cache: plugins read it through the client).
+    pub(crate) fn put_object(&mut self, obj: Object) {
+        self.revision += 1;
+        let m = obj.meta();
+        let k = key(m.namespace(), &m.name);
+        self.objects.insert((obj.kind(), k), obj);
     }
 
     /// The queued changes, oldest first; the queue is emptied (its buffer is kept for the next
@@ -154,7 +167,11 @@ impl ApiClient for DetachedClient {
                 .get(&k)
                 .map(|g| Object::PodGroup((**g).clone()))
                 .ok_or_else(|| Status::not_found(kind, name)),
-            _ => Err(Status::not_found(kind, name)),
+            _ => self
+                .objects
+                .get(&(kind.clone(), k))
+                .cloned()
+                .ok_or_else(|| Status::not_found(kind, name)),
         }
     }
 
@@ -179,7 +196,15 @@ impl ApiClient for DetachedClient {
                 .filter(|g| ns_ok(g.metadata.namespace()) && sel_ok(&g.metadata.labels))
                 .map(|g| Object::PodGroup((**g).clone()))
                 .collect(),
-            _ => Vec::new(),
+            _ if self.objects.is_empty() => Vec::new(),
+            _ => self
+                .objects
+                .range((kind.clone(), String::new())..)
+                .take_while(|((k, _), _)| k == kind)
+                .map(|(_, o)| o)
+                .filter(|o| ns_ok(o.meta().namespace()) && sel_ok(&o.meta().labels))
+                .cloned()
+                .collect(),
         }
     }
 

@@ -2,6 +2,8 @@
 //! `test/integration/scheduler_perf/config/performance-config.yaml` (SchedulingBasic,
 //! SchedulingNodeAffinity, TopologySpreading, SchedulingPodAntiAffinity, PreemptionBasic) plus a
 //! gang workload shaped like upstream's `cpg/performance-config.yaml` gang cases (groups of 3),
+//! and a Deployments workload (pods controlled by ReplicaSets, so PodTopologySpread's system
+//! default constraints apply to them, as they do to every Deployment's pods in a real cluster),
 //! with the node and pod templates of `config/templates/node-default.yaml`,
 //! `config/pod-default.yaml`, `pod-with-node-affinity.yaml`, `pod-with-topology-spreading.yaml`,
 //! `pod-with-pod-anti-affinity.yaml`, `pod-low-priority.yaml` and `pod-high-priority.yaml`.
@@ -19,12 +21,15 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use k8s_types::apps::ReplicaSet;
 use k8s_types::core::{
     Affinity, Container, ContainerPort, Node, NodeAffinity, NodeSelector, NodeSelectorRequirement,
     NodeSelectorTerm, Pod, PodAffinity, PodAffinityTerm, ResourceList, ResourceRequirements,
     TopologySpreadConstraint, POD_GROUP_LABEL,
 };
 use k8s_types::labels::LabelSelector;
+use k8s_types::meta::OwnerReference;
+use k8s_types::object::Object;
 use k8s_types::scheduling::PodGroup;
 use k8s_types::Quantity;
 
@@ -65,6 +70,13 @@ pub enum PodTemplate {
     /// A gang member: the default pod labelled `scheduling.x-k8s.io/pod-group: gang-<i / size>`.
     Gang {
         /// Members per PodGroup (also the PodGroup's `minMember`).
+        size: usize,
+    },
+    /// A Deployment's pod: the default pod labelled `app: rs-<i / size>` and controlled by the
+    /// ReplicaSet `rs-<i / size>` (selector `app: rs-<i / size>`), so PodTopologySpread's system
+    /// default constraints (hostname maxSkew 3, zone maxSkew 5, `ScheduleAnyway`) spread it.
+    ReplicaSet {
+        /// Pods per ReplicaSet.
         size: usize,
     },
 }
@@ -172,6 +184,25 @@ impl Workload {
             .collect()
     }
 
+    /// The ReplicaSets controlling the measured pods (Deployments workloads; empty otherwise).
+    pub fn replica_sets(&self) -> Vec<ReplicaSet> {
+        let PodTemplate::ReplicaSet { size } = self.measure_template else {
+            return Vec::new();
+        };
+        let size = size.max(1);
+        (0..self.measure_pods.div_ceil(size))
+            .map(|r| {
+                let mut rs = ReplicaSet::default();
+                rs.metadata.name = replica_set_name(r);
+                rs.metadata.namespace = Some(self.measure_namespace.to_string());
+                rs.metadata.uid = Some(format!("uid-{}", replica_set_name(r)));
+                rs.spec.replicas = Some(size as i32);
+                rs.spec.selector = Some(selector("app", &replica_set_name(r)));
+                rs
+            })
+            .collect()
+    }
+
     /// How many measured pods end up bound when the scheduler is exact: every one, except for
     /// the anti-affinity shape, where each node takes at most one green pod.
     pub fn expected_scheduled(&self) -> usize {
@@ -187,6 +218,11 @@ impl Workload {
 /// Name of node `i`: `node-00000`.
 pub fn node_name(i: usize) -> String {
     format!("node-{i:05}")
+}
+
+/// Name of ReplicaSet `r`: `rs-00000`.
+pub fn replica_set_name(r: usize) -> String {
+    format!("rs-{r:05}")
 }
 
 /// Name of PodGroup `g`: `gang-00000`.
@@ -260,6 +296,7 @@ pub fn make_pod(template: PodTemplate, namespace: &str, prefix: &str, i: usize) 
         PodTemplate::LowPriority => ("low-pod-", "900m"),
         PodTemplate::HighPriority => ("high-pod-", "3000m"),
         PodTemplate::Gang { .. } => ("gang-pod-", "100m"),
+        PodTemplate::ReplicaSet { .. } => ("rs-pod-", "100m"),
     };
     p.metadata.name = format!("{prefix}{name_prefix}{i:06}");
     p.spec.containers.push(container(cpu, "500Mi"));
@@ -324,6 +361,18 @@ pub fn make_pod(template: PodTemplate, namespace: &str, prefix: &str, i: usize) 
             p.metadata
                 .labels
                 .insert(POD_GROUP_LABEL.to_string(), gang_name(i / size.max(1)));
+        }
+        PodTemplate::ReplicaSet { size } => {
+            let rs = replica_set_name(i / size.max(1));
+            p.metadata.labels.insert("app".to_string(), rs.clone());
+            p.metadata.owner_references.push(OwnerReference {
+                api_version: "apps/v1".to_string(),
+                kind: "ReplicaSet".to_string(),
+                uid: format!("uid-{rs}"),
+                name: rs,
+                controller: Some(true),
+                block_owner_deletion: Some(true),
+            });
         }
     }
     p
@@ -448,6 +497,37 @@ pub const GANG_5000: Workload = Workload {
     upstream_threshold: None,
 };
 
+/// `Deployments/500Nodes_5000Pods`: nodes in 3 zones, 500 existing default pods, 5000 measured
+/// pods of 10 ReplicaSets of 500 (no upstream counterpart: scheduler_perf's pods have no owner,
+/// so its workloads never meet the system default spreading every Deployment's pods get).
+pub const DEPLOYMENTS_500: Workload = Workload {
+    name: "Deployments/500Nodes_5000Pods",
+    nodes: 500,
+    zones: ZONES_MOON,
+    existing_pods: 500,
+    existing_template: PodTemplate::Default,
+    existing_namespace: "default",
+    measure_pods: 5000,
+    measure_template: PodTemplate::ReplicaSet { size: 500 },
+    measure_namespace: "default",
+    upstream_threshold: None,
+};
+
+/// `Deployments/5000Nodes_10000Pods`: nodes in 3 zones, 1000 existing default pods, 10000
+/// measured pods of 20 ReplicaSets of 500.
+pub const DEPLOYMENTS_5000: Workload = Workload {
+    name: "Deployments/5000Nodes_10000Pods",
+    nodes: 5000,
+    zones: ZONES_MOON,
+    existing_pods: 1000,
+    existing_template: PodTemplate::Default,
+    existing_namespace: "default",
+    measure_pods: 10000,
+    measure_template: PodTemplate::ReplicaSet { size: 500 },
+    measure_namespace: "default",
+    upstream_threshold: None,
+};
+
 /// Every workload, in the order of the benchmark table.
 pub const ALL: &[Workload] = &[
     SCHEDULING_BASIC_500,
@@ -458,10 +538,12 @@ pub const ALL: &[Workload] = &[
     SCHEDULING_POD_ANTI_AFFINITY_5000,
     PREEMPTION_BASIC_500,
     GANG_5000,
+    DEPLOYMENTS_500,
+    DEPLOYMENTS_5000,
 ];
 
-/// A scheduler (default profile, detached mode) loaded with a workload's nodes, existing pods and
-/// PodGroups, and the measured pods (gang members are already known to it, as an informer would
+/// A scheduler (default profile, detached mode) loaded with a workload's nodes, existing pods,
+/// PodGroups and ReplicaSets, and the measured pods (gang members are already known to it, as an informer would
 /// have delivered them; the others are added when scheduled).
 ///
 /// `percentage` sets `percentageOfNodesToScore` (`None`: upstream's adaptive default).
@@ -485,6 +567,9 @@ pub fn load(
     }
     for g in w.pod_groups() {
         s.add_pod_group(g);
+    }
+    for rs in w.replica_sets() {
+        s.add_object(Object::ReplicaSet(rs));
     }
     let pods: Vec<Arc<Pod>> = (0..w.measure_pods)
         .map(|i| Arc::new(w.measure_pod(i)))

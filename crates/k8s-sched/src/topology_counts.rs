@@ -1,9 +1,11 @@
 //! [`TopologyIndex`]: per-selector topology counters kept incrementally from the scheduler's
-//! node snapshot, so that PodTopologySpread's and InterPodAffinity's PreFilter cost follows the
-//! number of nodes and topology domains, not the number of pods in the cluster.
+//! node snapshot, so that PodTopologySpread's PreFilter, PreScore and Score and InterPodAffinity's
+//! PreFilter cost follows the number of nodes and topology domains, not the number of pods in the
+//! cluster.
 //!
 //! Upstream (`pkg/scheduler/framework/plugins/podtopologyspread/filtering.go`
-//! `calPreFilterState`, `interpodaffinity/filtering.go` `getExistingAntiAffinityCounts` and
+//! `calPreFilterState`, `podtopologyspread/scoring.go` `PreScore` and `Score`,
+//! `interpodaffinity/filtering.go` `getExistingAntiAffinityCounts` and
 //! `getIncomingAffinityAntiAffinityCounts`) visits every pod of every node on every attempt. The
 //! index gives the same numbers from counters:
 //! - a **counter** is registered the first time a pod needs it: a [`PodMatcher`] (namespaces and
@@ -292,7 +294,8 @@ fn add_to(
 struct Counter {
     matcher: PodMatcher,
     key: usize,
-    per_node: Vec<u32>,
+    /// Per node position: matching pods (shared with PreScore states, copied on write).
+    per_node: Arc<Vec<u32>>,
     totals: Arc<DomainCounts>,
     /// The same totals by domain id (0 where `totals` has no entry).
     dense: Arc<Vec<i64>>,
@@ -439,6 +442,28 @@ impl DomainView {
     }
 }
 
+/// A counter's matching pods per node position, with the generation the index counted at each
+/// position: shared (`Arc`) with the index, not copied. [`NodeCountView::count`] answers only for
+/// a node whose generation is the one counted at its position, so a stale or foreign node is
+/// never misread.
+#[derive(Clone, Debug, Default)]
+pub struct NodeCountView {
+    gens: Arc<Vec<u64>>,
+    counts: Arc<Vec<u32>>,
+}
+
+impl NodeCountView {
+    /// The matching pods on `node`, at position `pos` of the synced snapshot; `None` when the
+    /// position is unknown or the node changed since it was counted (count its pods instead).
+    #[inline]
+    pub fn count(&self, pos: usize, node: &NodeInfo) -> Option<i64> {
+        match (self.gens.get(pos), self.counts.get(pos)) {
+            (Some(&g), Some(&n)) if g != 0 && g == node.generation() => Some(i64::from(n)),
+            _ => None,
+        }
+    }
+}
+
 /// A registered counter (valid until the next [`TopologyIndex::counter`] call may evict it; use
 /// it right after registering).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -479,7 +504,7 @@ impl TopologyIndex {
                 Arc::make_mut(&mut k.per_node).truncate(nodes.len());
             }
             for c in &mut self.counters {
-                c.per_node.truncate(nodes.len());
+                Arc::make_mut(&mut c.per_node).truncate(nodes.len());
             }
         }
         while self.slots.len() < nodes.len() {
@@ -489,7 +514,7 @@ impl TopologyIndex {
                 Arc::make_mut(&mut k.per_node).push(NO_DOMAIN);
             }
             for c in &mut self.counters {
-                c.per_node.push(0);
+                Arc::make_mut(&mut c.per_node).push(0);
             }
         }
         if let Some(g) = generations {
@@ -578,7 +603,9 @@ impl TopologyIndex {
                     -i64::from(c.per_node[pos]),
                 );
             }
-            c.per_node[pos] = 0;
+            if c.per_node[pos] != 0 {
+                Arc::make_mut(&mut c.per_node)[pos] = 0;
+            }
         }
         for k in &mut self.keys {
             k.set(pos, NO_DOMAIN);
@@ -600,7 +627,9 @@ impl TopologyIndex {
         }
         for c in &mut self.counters {
             let n = c.matcher.count(node);
-            c.per_node[pos] = n;
+            if c.per_node[pos] != n {
+                Arc::make_mut(&mut c.per_node)[pos] = n;
+            }
             let dom = self.keys[c.key].per_node[pos];
             if dom != NO_DOMAIN {
                 add_to(
@@ -736,17 +765,18 @@ impl TopologyIndex {
             self.counters[i].last_used = self.clock;
             return CounterId(i);
         }
+        let mut per_node = vec![0; nodes.len()];
         let mut c = Counter {
             matcher: matcher.clone(),
             key: k,
-            per_node: vec![0; nodes.len()],
+            per_node: Arc::default(),
             totals: Arc::default(),
             dense: Arc::default(),
             last_used: self.clock,
         };
         for (pos, node) in nodes.iter().enumerate() {
             let n = c.matcher.count(node);
-            c.per_node[pos] = n;
+            per_node[pos] = n;
             let dom = self.keys[k].per_node[pos];
             if dom != NO_DOMAIN {
                 add_to(
@@ -758,6 +788,7 @@ impl TopologyIndex {
                 );
             }
         }
+        c.per_node = Arc::new(per_node);
         if self.counters.len() >= MAX_COUNTERS {
             // Replace the least recently used counter in place: the ids handed out since it was
             // last used stay valid.
@@ -786,6 +817,31 @@ impl TopologyIndex {
         i64::from(self.counters[id.0].per_node[pos])
     }
 
+    /// Matching pods on the nodes that lack the counter's key (upstream counts them in the domain
+    /// `""` where a missing label reads as the empty value).
+    pub fn count_without_key(&self, id: CounterId) -> i64 {
+        let c = &self.counters[id.0];
+        let k = &self.keys[c.key];
+        if k.nodes_with_key == self.slots.len() {
+            return 0;
+        }
+        k.per_node
+            .iter()
+            .zip(c.per_node.iter())
+            .filter(|(&d, _)| d == NO_DOMAIN)
+            .map(|(_, &n)| i64::from(n))
+            .sum()
+    }
+
+    /// Where Score finds the matching pods of counter `id` on a node by position (see
+    /// [`NodeCountView`]); valid for the snapshot last synced.
+    pub fn node_count_view(&self, id: CounterId) -> NodeCountView {
+        NodeCountView {
+            gens: Arc::clone(&self.gens),
+            counts: Arc::clone(&self.counters[id.0].per_node),
+        }
+    }
+
     /// Every domain of the counter's key that has at least one node, with its matching pods
     /// (zero included), in value order.
     pub fn domain_counts(&self, id: CounterId) -> BTreeMap<String, i64> {
@@ -805,6 +861,23 @@ impl TopologyIndex {
             Some(&d) if d != NO_DOMAIN => Some(k.values[d as usize].as_str()),
             _ => None,
         }
+    }
+
+    /// Number of domain ids of the counter's key: the ids [`DomainView::domain`] gives are below
+    /// it.
+    pub fn domain_ids(&self, id: CounterId) -> usize {
+        self.keys[self.counters[id.0].key].values.len()
+    }
+
+    /// The value of domain id `d` of the counter's key (`d` below
+    /// [`TopologyIndex::domain_ids`]).
+    pub fn domain_value(&self, id: CounterId, d: u32) -> &str {
+        &self.keys[self.counters[id.0].key].values[d as usize]
+    }
+
+    /// The domain id of `value` of the counter's key (`None` when no node had that value).
+    pub fn domain_id(&self, id: CounterId, value: &str) -> Option<u32> {
+        self.keys[self.counters[id.0].key].ids.get(value).copied()
     }
 
     /// True when every node of the synced snapshot has label `key` (false for an unknown key).

@@ -9,16 +9,144 @@
 //! values, and pods with topology spread constraints and required pod (anti-)affinity on zones
 //! and hostnames, some nodes lacking the zone label (the PodTopologySpread and InterPodAffinity
 //! gates, whose rejected nodes' statuses are only computed when the pod fits nowhere).
+//!
+//! Pods in two namespaces owned by ReplicaSets (the system default spreading constraints apply)
+//! and pods with soft spread constraints are scored by PodTopologySpread's PreScore from its
+//! topology index; a third run replaces that PreScore and Score with upstream's count over every
+//! pod (`PreScoreState::compute`, as the `PerPodTopologySpread` plugin below), and every decision
+//! must again be identical.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
-use k8s_sched::{KubeSchedulerConfiguration, Scheduler};
+use k8s_sched::config::pod_topology_spread_args::{PodTopologySpreadArgs, SCHEDULE_ANYWAY};
+use k8s_sched::plugins::pod_topology_spread::common::{
+    build_default_constraints, filter_constraints,
+};
+use k8s_sched::plugins::pod_topology_spread::scoring::{PreScoreState, PRE_SCORE_STATE_KEY};
+use k8s_sched::plugins::pod_topology_spread::PodTopologySpread;
+use k8s_sched::{KubeSchedulerConfiguration, Registry, Scheduler};
+use k8s_types::apps::ReplicaSet;
 use k8s_types::core::{
     Affinity, Container, ContainerPort, Node, Pod, PodAffinity, PodAffinityTerm, ResourceList,
     ResourceRequirements, Taint, Toleration, TopologySpreadConstraint,
 };
+use k8s_types::framework::{
+    CycleState, Handle, NodeInfo, NodeScore, Plugin, PreScorePlugin, ScorePlugin, Status,
+};
 use k8s_types::labels::LabelSelector;
+use k8s_types::meta::OwnerReference;
+use k8s_types::object::Object;
 use k8s_types::Quantity;
+
+/// PodTopologySpread's PreScore and Score as upstream computes them, counting every pod of every
+/// node (`PreScoreState::compute`) instead of reading the plugin's topology index; enabled in
+/// place of PodTopologySpread's PreScore and Score (its PreFilter and Filter stay).
+struct PerPodTopologySpread(PodTopologySpread);
+
+const PER_POD: &str = "PerPodTopologySpread";
+
+impl Plugin for PerPodTopologySpread {
+    fn name(&self) -> &str {
+        PER_POD
+    }
+    fn as_pre_score(&self) -> Option<&dyn PreScorePlugin> {
+        Some(self)
+    }
+    fn as_score(&self) -> Option<&dyn ScorePlugin> {
+        Some(self)
+    }
+}
+
+impl PreScorePlugin for PerPodTopologySpread {
+    fn pre_score(&self, _state: &mut CycleState, _pod: &Pod, _nodes: &[&NodeInfo]) -> Status {
+        Status::error("PerPodTopologySpread needs the handle")
+    }
+
+    /// Upstream `PreScore` with the system default constraints.
+    fn pre_score_with_handle(
+        &self,
+        state: &mut CycleState,
+        pod: &Pod,
+        nodes: &[&NodeInfo],
+        handle: &dyn Handle,
+    ) -> Status {
+        let all = handle.node_infos();
+        if all.is_empty() {
+            return Status::skip();
+        }
+        let own = &pod.spec.topology_spread_constraints;
+        let constraints = if own.is_empty() {
+            build_default_constraints(
+                self.0.default_constraints(),
+                pod,
+                SCHEDULE_ANYWAY,
+                Some(handle.client()),
+            )
+        } else {
+            filter_constraints(own, &pod.metadata.labels, SCHEDULE_ANYWAY)
+        };
+        if constraints.is_empty() {
+            return Status::skip();
+        }
+        let s = PreScoreState::compute(pod, constraints, nodes, all, !own.is_empty());
+        assert!(s.indexed.is_none());
+        state.write(PRE_SCORE_STATE_KEY, s);
+        Status::success()
+    }
+}
+
+impl ScorePlugin for PerPodTopologySpread {
+    fn score(&self, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Result<i64, Status> {
+        self.0.score(state, pod, node)
+    }
+
+    fn normalize_score(
+        &self,
+        state: &CycleState,
+        pod: &Pod,
+        scores: &mut [NodeScore<'_>],
+    ) -> Status {
+        self.0.normalize_score(state, pod, scores)
+    }
+}
+
+/// The default profile with PodTopologySpread's PreScore and Score done by
+/// [`PerPodTopologySpread`] (same weight).
+const PER_POD_PROFILE: &str = r#"
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    preScore:
+      disabled: [{name: PodTopologySpread}]
+      enabled: [{name: PerPodTopologySpread}]
+    score:
+      disabled: [{name: PodTopologySpread}]
+      enabled: [{name: PerPodTopologySpread, weight: 2}]
+"#;
+
+/// How a run scores PodTopologySpread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Spread {
+    /// The plugin as configured by default (its topology index).
+    Indexed,
+    /// [`PerPodTopologySpread`].
+    PerPod,
+}
+
+/// The namespaces of the pods; every one has the ReplicaSets `rs-web` and `rs-api`.
+const NAMESPACES: [&str; 2] = ["default", "team-a"];
+
+fn replica_set(ns: &str, app: &str) -> Object {
+    let mut rs = ReplicaSet::default();
+    rs.metadata.name = format!("rs-{app}");
+    rs.metadata.namespace = Some(ns.into());
+    rs.spec.selector = Some(LabelSelector {
+        match_labels: BTreeMap::from([("app".to_string(), app.to_string())]),
+        ..Default::default()
+    });
+    Object::ReplicaSet(rs)
+}
 
 /// xorshift64: a small deterministic generator.
 struct Rng(u64);
@@ -108,6 +236,9 @@ fn pod(r: &mut Rng, name: &str, node_name: Option<String>) -> Pod {
     let mut p = Pod::default();
     p.metadata.name = name.into();
     p.metadata.namespace = Some("default".into());
+    if r.chance(15) {
+        p.metadata.namespace = Some(NAMESPACES[1].into());
+    }
     p.metadata.uid = Some(format!("uid-{name}"));
     let mut req = ResourceList::new();
     let cpu = r.pick(&["", "100m", "100m", "500m", "2", "3"]);
@@ -228,6 +359,34 @@ fn pod(r: &mut Rng, name: &str, node_name: Option<String>) -> Pod {
             ..Default::default()
         });
     }
+    // Owned by a ReplicaSet of its namespace (the system default spreading applies), or with
+    // soft spread constraints of its own.
+    if r.chance(40) {
+        let app = r.pick(&["web", "api"]);
+        p.metadata.labels.insert("app".into(), app.into());
+        p.metadata.owner_references.push(OwnerReference {
+            api_version: "apps/v1".into(),
+            kind: "ReplicaSet".into(),
+            name: format!("rs-{app}"),
+            uid: format!("uid-rs-{app}"),
+            controller: Some(true),
+            block_owner_deletion: None,
+        });
+    } else if r.chance(15) {
+        p.metadata.labels.insert("app".into(), "api".into());
+        p.spec
+            .topology_spread_constraints
+            .push(TopologySpreadConstraint {
+                max_skew: 1 + r.below(3) as i32,
+                topology_key: key(r),
+                when_unsatisfiable: SCHEDULE_ANYWAY.into(),
+                label_selector: selector("api"),
+                node_affinity_policy: [None, Some("Ignore".to_string())][r.below(2) as usize]
+                    .clone(),
+                node_taints_policy: [None, Some("Honor".to_string())][r.below(2) as usize].clone(),
+                ..Default::default()
+            });
+    }
     p.spec.node_name = node_name;
     p
 }
@@ -237,16 +396,39 @@ type Usage = Vec<(String, i64, i64, usize)>;
 
 /// One randomized cluster scheduled with the fused pass on or off: every decision, and the
 /// (cpu, memory, pods) requested on every node at the end.
-fn run(seed: u64, fused: bool) -> (Vec<String>, Usage) {
+fn run(seed: u64, fused: bool, spread: Spread) -> (Vec<String>, Usage) {
     let mut r = Rng(seed);
     let nodes = 5 + r.below(150) as usize;
     let percentage = [None, Some(100), Some(30), Some(5)][r.below(4) as usize];
-    let mut s = Scheduler::new(KubeSchedulerConfiguration {
-        percentage_of_nodes_to_score: percentage,
-        ..KubeSchedulerConfiguration::default()
-    })
+    let mut s = match spread {
+        Spread::Indexed => Scheduler::new(KubeSchedulerConfiguration {
+            percentage_of_nodes_to_score: percentage,
+            ..KubeSchedulerConfiguration::default()
+        }),
+        Spread::PerPod => {
+            let mut registry = Registry::new();
+            registry
+                .register(
+                    PER_POD,
+                    Box::new(|_| {
+                        let pl = PodTopologySpread::new(&PodTopologySpreadArgs::default());
+                        Ok(Arc::new(PerPodTopologySpread(pl)) as Arc<dyn Plugin>)
+                    }),
+                )
+                .expect("a new name");
+            let mut config =
+                KubeSchedulerConfiguration::from_yaml(PER_POD_PROFILE).expect("valid profile");
+            config.percentage_of_nodes_to_score = percentage;
+            Scheduler::with_registry(config, registry)
+        }
+    }
     .expect("default profile");
     s.set_fused_node_pass(fused);
+    for ns in NAMESPACES {
+        for app in ["web", "api"] {
+            s.add_object(replica_set(ns, app));
+        }
+    }
     for i in 0..nodes {
         s.add_node(node(&mut r, i));
     }
@@ -282,13 +464,17 @@ fn fused_and_generic_paths_place_every_pod_alike() {
     let mut unschedulable = 0;
     for seed in 1..=30u64 {
         let seed = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        let (fused, fused_usage) = run(seed, true);
-        let (generic, generic_usage) = run(seed, false);
+        let (fused, fused_usage) = run(seed, true, Spread::Indexed);
+        let (generic, generic_usage) = run(seed, false, Spread::Indexed);
+        let (per_pod, per_pod_usage) = run(seed, true, Spread::PerPod);
         assert_eq!(fused.len(), generic.len());
-        for (i, (a, b)) in fused.iter().zip(&generic).enumerate() {
+        assert_eq!(fused.len(), per_pod.len());
+        for (i, ((a, b), c)) in fused.iter().zip(&generic).zip(&per_pod).enumerate() {
             assert_eq!(a, b, "seed {seed:#x}, pod {i}");
+            assert_eq!(a, c, "seed {seed:#x}, pod {i}: PodTopologySpread per pod");
         }
         assert_eq!(fused_usage, generic_usage, "seed {seed:#x}");
+        assert_eq!(fused_usage, per_pod_usage, "seed {seed:#x}");
         bound += fused.iter().filter(|d| d.contains("Bound")).count();
         unschedulable += fused.iter().filter(|d| d.contains("Unschedulable")).count();
     }

@@ -211,3 +211,42 @@ fn loading_a_workload_puts_its_existing_pods_in_the_cache_before_the_run() {
     let counts: Vec<usize> = pods_per_node(&s).into_values().collect();
     assert_eq!(counts, [2, 2, 1, 1]);
 }
+
+#[test]
+fn deployment_pods_get_the_system_default_spreading() {
+    // Node A is much larger, so the resource scores prefer it, but it already holds a pod of
+    // the ReplicaSet: with the ReplicaSet known, PodTopologySpread's system default constraints
+    // (weight 2) send the next pod of the set to B; without it they do not apply.
+    let wl = w::DEPLOYMENTS_500.scaled(2, 0, 2);
+    let place = |with_replica_set: bool| {
+        let mut s = Scheduler::new(Default::default()).expect("default profile");
+        let mut a = w::make_node("node-a", Some("moon-1"));
+        for (k, v) in [("cpu", "64"), ("memory", "256Gi")] {
+            let q = k8s_types::Quantity::parse(v).expect("quantity");
+            a.status.allocatable.insert(k.to_string(), q.clone());
+            a.status.capacity.insert(k.to_string(), q);
+        }
+        s.add_node(a);
+        s.add_node(w::make_node("node-b", Some("moon-2")));
+        if with_replica_set {
+            for rs in wl.replica_sets() {
+                s.add_object(k8s_types::object::Object::ReplicaSet(rs));
+            }
+        }
+        let mut first = wl.measure_pod(0);
+        first.spec.node_name = Some("node-a".into());
+        s.add_pod(first);
+        let r = s.schedule_one(wl.measure_pod(1));
+        r.decision.bound_node().map(str::to_string)
+    };
+    assert_eq!(place(true).as_deref(), Some("node-b"));
+    assert_eq!(place(false).as_deref(), Some("node-a"));
+    // The whole shape at a small size: every pod is placed, spread over the nodes.
+    let (s, _, stats) = run(&w::DEPLOYMENTS_500.scaled(6, 6, 24));
+    assert_eq!(stats.bound, 24);
+    assert!(
+        pods_per_node(&s).values().all(|n| *n == 5),
+        "{:?}",
+        pods_per_node(&s)
+    );
+}

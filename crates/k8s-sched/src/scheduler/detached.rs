@@ -1,6 +1,8 @@
 //! Detached mode: scheduling without an apiserver, for library users and benchmarks. The caller
 //! feeds nodes, pods and PodGroups as an informer would ([`Scheduler::add_node`],
-//! [`Scheduler::add_pod`], [`Scheduler::add_pod_group`], ...) and schedules one pod at a time with
+//! [`Scheduler::add_pod`], [`Scheduler::add_pod_group`], ...), and the objects plugins read from
+//! the apiserver ([`Scheduler::add_object`]: e.g. the ReplicaSets and Services PodTopologySpread's
+//! default constraints read), and schedules one pod at a time with
 //! [`Scheduler::schedule_one`], which runs upstream's scheduling and binding cycle (`scheduleOne`)
 //! with the same plugins, against the same incrementally updated cache and snapshot as
 //! [`Scheduler::schedule`]. Writes plugins make (binding, preemption victims) go to an in-process
@@ -14,6 +16,7 @@ use std::sync::Arc;
 
 use k8s_types::core::{Node, Pod};
 use k8s_types::framework::Code;
+use k8s_types::object::Object;
 use k8s_types::scheduling::PodGroup;
 use k8s_types::Tick;
 
@@ -107,6 +110,20 @@ impl Scheduler {
     /// Adds or replaces a PodGroup (detached mode).
     pub fn add_pod_group(&mut self, pg: PodGroup) {
         self.detached.put_pod_group(Arc::new(pg));
+    }
+
+    /// Adds or replaces an object plugins read through the apiserver (detached mode), e.g. the
+    /// ReplicaSet that controls pods or a Service selecting them, from which PodTopologySpread
+    /// deduces the selector of its default constraints (upstream `helper.DefaultSelector`).
+    /// Pods, PodGroups and Nodes go where [`Scheduler::add_pod`], [`Scheduler::add_pod_group`]
+    /// and [`Scheduler::add_node`] put them.
+    pub fn add_object(&mut self, obj: Object) {
+        match obj {
+            Object::Pod(p) => self.add_pod(p),
+            Object::PodGroup(g) => self.add_pod_group(g),
+            Object::Node(n) => self.add_node(n),
+            other => self.detached.put_object(other),
+        }
     }
 
     /// Sets the detached clock, in ticks (one tick = one second): Permit timeouts of waiting pods

@@ -2,17 +2,27 @@
 //! added, removed, relabelled, assumed, forgotten and marked terminating; after every step the
 //! PreFilter states PodTopologySpread and InterPodAffinity build from their incremental
 //! [`TopologyIndex`] must equal upstream's count over every pod (`PreFilterState::compute`), as
-//! must every node's Filter verdict, also after preemption-style AddPod/RemovePod on the state.
+//! must every node's Filter verdict, also after preemption-style AddPod/RemovePod on the state;
+//! and PodTopologySpread's PreScore state, Score and NormalizeScore from the index must equal
+//! those of upstream's count over every pod (`PreScoreState::compute`), for soft constraints
+//! and for ReplicaSet-owned and Service-selected pods (the system default constraints).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use k8s_types::apps::ReplicaSet;
 use k8s_types::core::{Node, Pod, PodAffinityTerm};
-use k8s_types::framework::{CycleState, FilterPlugin, NodeInfo, PodInfo, PreFilterPlugin};
+use k8s_types::framework::{
+    CycleState, FilterPlugin, NodeInfo, NodeScore, PodInfo, PreFilterPlugin, PreScorePlugin,
+    ScorePlugin,
+};
+use k8s_types::object::{Object, Unstructured};
 
 use crate::cache::Cache;
 use crate::config::inter_pod_affinity_args::InterPodAffinityArgs;
-use crate::config::pod_topology_spread_args::{PodTopologySpreadArgs, DO_NOT_SCHEDULE};
+use crate::config::pod_topology_spread_args::{
+    PodTopologySpreadArgs, DO_NOT_SCHEDULE, SCHEDULE_ANYWAY,
+};
 use crate::plugins::fixtures::{
     req_selector, FakeApi, FakeHandle, NodeBuilder, PodBuilder, TermKind,
 };
@@ -21,13 +31,16 @@ use crate::plugins::inter_pod_affinity::filtering::{
 };
 use crate::plugins::inter_pod_affinity::terms::has_scoring_terms;
 use crate::plugins::inter_pod_affinity::InterPodAffinity;
-use crate::plugins::pod_topology_spread::common::filter_constraints;
+use crate::plugins::pod_topology_spread::common::{build_default_constraints, filter_constraints};
 use crate::plugins::pod_topology_spread::filtering::{
     PreFilterState as PtsState, PRE_FILTER_STATE_KEY as PTS_KEY,
 };
+use crate::plugins::pod_topology_spread::scoring::{self, PreScoreState};
 use crate::plugins::pod_topology_spread::PodTopologySpread;
 
 const ZONE: &str = "zone";
+/// The zone key of the system default constraints.
+const SYSTEM_ZONE: &str = "topology.kubernetes.io/zone";
 const HOST: &str = "kubernetes.io/hostname";
 const DNS: &str = DO_NOT_SCHEDULE;
 
@@ -53,7 +66,15 @@ fn random_node(rng: &mut Rng, name: &str) -> Node {
     let mut b = NodeBuilder::new(name).label(HOST, name);
     // Most nodes have a zone; some lack it (they do not count for zone constraints).
     if rng.below(6) != 0 {
-        b = b.label(ZONE, rng.pick(&["z0", "z1", "z2"]));
+        let zone = rng.pick(&["z0", "z1", "z2"]);
+        // The system defaults' zone follows it (no draw, so the sequence stays as it was):
+        // missing with the zone, "" on some nodes.
+        let system_zone = match zone {
+            "z0" => "a",
+            "z1" => "b",
+            _ => "",
+        };
+        b = b.label(ZONE, zone).label(SYSTEM_ZONE, system_zone);
     }
     if rng.below(2) == 0 {
         b = b.label("disk", rng.pick(&["ssd", "hdd"]));
@@ -166,6 +187,159 @@ fn probes() -> Vec<Pod> {
     ]
 }
 
+/// The PreScore probes: the spreading probes with their constraints made soft (plus one on the
+/// disk label, which many nodes lack), and pods the system default constraints apply to (owned
+/// by a ReplicaSet, with or without a nodeSelector; selected by a Service).
+fn score_probes() -> Vec<Pod> {
+    let mut out: Vec<Pod> = probes()
+        .into_iter()
+        .filter(|p| !p.spec.topology_spread_constraints.is_empty())
+        .map(|mut p| {
+            for c in &mut p.spec.topology_spread_constraints {
+                c.when_unsatisfiable = SCHEDULE_ANYWAY.into();
+            }
+            p
+        })
+        .collect();
+    out.push(
+        PodBuilder::new("soft-disk")
+            .namespace("ns-a")
+            .label("app", "web")
+            .simple_spread(
+                1,
+                "disk",
+                SCHEDULE_ANYWAY,
+                req_selector("app", "In", &["web"]),
+            )
+            .obj(),
+    );
+    out.push(
+        PodBuilder::new("rs-web")
+            .namespace("ns-a")
+            .label("app", "web")
+            .owner("apps/v1", "ReplicaSet", "rs-web")
+            .obj(),
+    );
+    out.push(
+        PodBuilder::new("rs-db-ssd")
+            .namespace("ns-b")
+            .label("app", "db")
+            .node_selector(&[("disk", "ssd")])
+            .toleration("dedicated")
+            .owner("apps/v1", "ReplicaSet", "rs-db")
+            .obj(),
+    );
+    out.push(
+        PodBuilder::new("svc-cache")
+            .namespace("ns-a")
+            .label("app", "cache")
+            .obj(),
+    );
+    out
+}
+
+/// The ReplicaSets and the Service [`score_probes`] read.
+fn objects() -> Vec<Object> {
+    let rs = |ns: &str, name: &str, app: &str| {
+        let mut rs = ReplicaSet::default();
+        rs.metadata.name = name.into();
+        rs.metadata.namespace = Some(ns.into());
+        rs.spec.selector = Some(req_selector("app", "In", &[app]));
+        Object::ReplicaSet(rs)
+    };
+    let mut svc = Unstructured {
+        api_version: "v1".into(),
+        kind: "Service".into(),
+        ..Default::default()
+    };
+    svc.metadata.name = "cache".into();
+    svc.metadata.namespace = Some("ns-a".into());
+    svc.rest.insert(
+        "spec".into(),
+        serde_json::json!({ "selector": { "app": "cache" } }),
+    );
+    vec![
+        rs("ns-a", "rs-web", "web"),
+        rs("ns-b", "rs-db", "db"),
+        Object::Other(svc, true),
+    ]
+}
+
+/// PodTopologySpread's PreScore from the index against upstream's count over every pod for each
+/// [`score_probes`] pod, on a subset of the nodes that changes with `step`: same state, Score and
+/// NormalizeScore.
+fn check_pre_score(step: usize, pts: &PodTopologySpread, h: &FakeHandle, seen: &mut Seen) {
+    let nodes = &h.nodes;
+    let filtered: Vec<&NodeInfo> = nodes
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| !(k + step).is_multiple_of(4))
+        .map(|(_, n)| n)
+        .collect();
+    for pod in score_probes() {
+        let what = format!("step {step}, PreScore of pod {}", pod.metadata.name);
+        let own = &pod.spec.topology_spread_constraints;
+        let constraints = if own.is_empty() {
+            build_default_constraints(
+                pts.default_constraints(),
+                &pod,
+                SCHEDULE_ANYWAY,
+                Some(&h.api),
+            )
+        } else {
+            filter_constraints(own, &pod.metadata.labels, SCHEDULE_ANYWAY)
+        };
+        let mut indexed = CycleState::new();
+        let s = pts.pre_score_with_handle(&mut indexed, &pod, &filtered, h);
+        if constraints.is_empty() || nodes.is_empty() {
+            assert!(s.is_skip(), "{what}: {s:?}");
+            continue;
+        }
+        assert!(s.is_success(), "{what}: {s:?}");
+        // The plugin is system-defaulted: only the pod's own constraints need every key.
+        let want = PreScoreState::compute(&pod, constraints, &filtered, nodes, !own.is_empty());
+        let got = scoring::read(&indexed).expect("indexed state");
+        assert_eq!(got.constraints, want.constraints, "{what}");
+        assert_eq!(got.ignored_nodes, want.ignored_nodes, "{what}");
+        assert_eq!(
+            got.topology_value_to_pod_counts, want.topology_value_to_pod_counts,
+            "{what}"
+        );
+        assert_eq!(
+            got.topology_normalizing_weight, want.topology_normalizing_weight,
+            "{what}"
+        );
+        let by_position = got.indexed.as_ref().expect("read from the index");
+        assert!(filtered.iter().all(|n| by_position.knows(n)), "{what}");
+        let mut a: Vec<NodeScore> = Vec::new();
+        let mut b: Vec<NodeScore> = Vec::new();
+        for n in &filtered {
+            let x = pts.score(&indexed, &pod, n).expect("score");
+            let y = want.score(&pod, n);
+            assert_eq!(x, y, "{what}: Score on {}", n.name());
+            a.push(NodeScore {
+                name: n.name(),
+                score: x,
+            });
+            b.push(NodeScore {
+                name: n.name(),
+                score: y,
+            });
+        }
+        assert!(pts.normalize_score(&indexed, &pod, &mut a).is_success());
+        want.normalize(&mut b);
+        assert_eq!(a, b, "{what}: NormalizeScore");
+        seen.score_states += 1;
+        if want
+            .topology_value_to_pod_counts
+            .iter()
+            .any(|m| m.values().any(|&n| n > 0))
+        {
+            seen.score_nonzero += 1;
+        }
+    }
+}
+
 /// A handle over the cache's nodes; on two steps out of three it also gives the cache's node
 /// generations, so the index syncs through [`TopologyIndex::sync_generations`]'s block
 /// comparison on those steps (skipping unchanged blocks on the second of two in a row) and by
@@ -173,7 +347,7 @@ fn probes() -> Vec<Pod> {
 fn handle(cache: &Cache, step: usize) -> FakeHandle {
     FakeHandle {
         nodes: cache.node_infos().to_vec(),
-        api: FakeApi::default(),
+        api: FakeApi { objects: objects() },
         generations: (!step.is_multiple_of(3)).then(|| {
             let g = cache.node_arrays().generations();
             (g.per_node.to_vec(), g.block_max.to_vec(), g.layout)
@@ -249,6 +423,9 @@ struct Seen {
     /// Indexed states whose integer-domain Filter path judged every node of the snapshot.
     fast_spread: usize,
     fast_affinity: usize,
+    /// PreScore states compared, and those with a non-zero domain count.
+    score_states: usize,
+    score_nonzero: usize,
 }
 
 fn check(
@@ -358,6 +535,7 @@ fn check(
             }
         }
     }
+    check_pre_score(step, pts, &h, seen);
 }
 
 #[test]
@@ -510,7 +688,9 @@ fn counters_equal_a_recount_after_every_cluster_change() {
             && seen.existing_anti > 100
             && seen.incoming_terms > 100
             && seen.fast_spread > 100
-            && seen.fast_affinity > 100,
+            && seen.fast_affinity > 100
+            && seen.score_states > 1000
+            && seen.score_nonzero > 500,
         "{seen:?}"
     );
     assert!(!pods.is_empty());

@@ -62,8 +62,8 @@ pub fn system_default_constraints() -> Vec<ApiConstraint> {
 pub struct PodTopologySpread {
     default_constraints: Vec<ApiConstraint>,
     system_defaulted: bool,
-    /// Matching pods per node and domain for the selectors pods used (PreFilter reads it instead
-    /// of visiting every pod; see [`crate::topology_counts`]).
+    /// Matching pods per node and domain for the selectors pods used (PreFilter and PreScore read
+    /// it instead of visiting every pod; see [`crate::topology_counts`]).
     index: Mutex<TopologyIndex>,
 }
 
@@ -123,13 +123,16 @@ impl PodTopologySpread {
         }
     }
 
+    /// Upstream `PreScore`. With a handle the counts come from the topology index
+    /// ([`PreScoreState::compute_indexed`]); without one (or with the index poisoned) they are
+    /// counted pod by pod ([`PreScoreState::compute`]).
     fn pre_score_impl(
         &self,
         state: &mut CycleState,
         pod: &Pod,
         filtered: &[&NodeInfo],
         all_nodes: &[NodeInfo],
-        api: Option<&dyn ApiClient>,
+        handle: Option<&dyn Handle>,
     ) -> Status {
         if all_nodes.is_empty() {
             return Status::skip();
@@ -138,17 +141,29 @@ impl PodTopologySpread {
         // zone still get hostname spreading).
         let require_all_topologies =
             !pod.spec.topology_spread_constraints.is_empty() || !self.system_defaulted;
-        let constraints = self.constraints(pod, SCHEDULE_ANYWAY, api);
+        let constraints = self.constraints(pod, SCHEDULE_ANYWAY, handle.map(|h| h.client()));
         if constraints.is_empty() {
             return Status::skip();
         }
-        let s = PreScoreState::compute(
-            pod,
-            constraints,
-            filtered,
-            all_nodes,
-            require_all_topologies,
-        );
+        let index = handle.and_then(|h| Some((h, self.index.lock().ok()?)));
+        let s = match index {
+            Some((h, mut index)) => PreScoreState::compute_indexed(
+                pod,
+                constraints,
+                filtered,
+                all_nodes,
+                require_all_topologies,
+                h.node_generations(),
+                &mut index,
+            ),
+            None => PreScoreState::compute(
+                pod,
+                constraints,
+                filtered,
+                all_nodes,
+                require_all_topologies,
+            ),
+        };
         state.write(PRE_SCORE_STATE_KEY, s);
         Status::success()
     }
@@ -257,13 +272,7 @@ impl PreScorePlugin for PodTopologySpread {
         nodes: &[&NodeInfo],
         handle: &dyn Handle,
     ) -> Status {
-        self.pre_score_impl(
-            state,
-            pod,
-            nodes,
-            handle.node_infos(),
-            Some(handle.client()),
-        )
+        self.pre_score_impl(state, pod, nodes, handle.node_infos(), Some(handle))
     }
 }
 
@@ -273,6 +282,27 @@ impl ScorePlugin for PodTopologySpread {
             Some(s) => Ok(s.score(pod, node)),
             None => Err(scoring::missing_state()),
         }
+    }
+
+    /// [`ScorePlugin::score`] on each node, reading the PreScore state once.
+    fn score_nodes(
+        &self,
+        state: &CycleState,
+        pod: &Pod,
+        nodes: &[&NodeInfo],
+        scores: &mut [i64],
+    ) -> Result<(), Status> {
+        let Some(s) = scoring::read(state) else {
+            // As `score` on each node: the first node fails.
+            return match nodes.is_empty() {
+                true => Ok(()),
+                false => Err(scoring::missing_state()),
+            };
+        };
+        for (node, out) in nodes.iter().zip(scores.iter_mut()) {
+            *out = s.score(pod, node);
+        }
+        Ok(())
     }
 
     fn normalize_score(

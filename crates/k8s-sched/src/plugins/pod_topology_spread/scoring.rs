@@ -1,25 +1,39 @@
 //! PodTopologySpread's soft constraints (`whenUnsatisfiable: ScheduleAnyway`): PreScore counts
 //! matching pods per domain of the filtered nodes over every node; Score gives each node
-//! `sum over constraints of (pods in its domain * log(domains + 2) + maxSkew - 1)`, rounded;
-//! NormalizeScore maps it so fewer pods score higher: `100 * (max + min - score) / max`, nodes
-//! missing a topology key scoring 0. Mirrors upstream
-//! `pkg/scheduler/framework/plugins/podtopologyspread/scoring.go`.
+//! `sum over constraints of (pods in its domain * log(domains + 2) + maxSkew - 1)`, rounded
+//! (`kubernetes.io/hostname` constraints count the node's own pods); NormalizeScore maps it so
+//! fewer pods score higher: `100 * (max + min - score) / max`, nodes missing a topology key
+//! scoring 0. Mirrors upstream `pkg/scheduler/framework/plugins/podtopologyspread/scoring.go`.
+//!
+//! [`PreScoreState::compute`] is upstream's count over every pod of every node, the reference;
+//! [`PreScoreState::compute_indexed`] gives the same state from the per-selector counters of
+//! [`crate::topology_counts`] (the ones PreFilter reads), finding the filtered nodes' domains by
+//! node position instead of label lookups, and Score then reads a node's domains and a hostname
+//! constraint's count on the node from the same arrays ([`IndexedScore`]) instead of its labels
+//! and pods.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_types::core::node::node_labels;
 use k8s_types::core::Pod;
-use k8s_types::framework::{CycleState, NodeInfo, NodeScore, Status, MAX_NODE_SCORE};
+use k8s_types::framework::{
+    CycleState, NodeGenerations, NodeInfo, NodeScore, Status, MAX_NODE_SCORE,
+};
 
 use super::common::{
     count_pods_match_selector, node_labels_match_spread_constraints, TopologySpreadConstraint,
+};
+use crate::plugins::node_affinity::has_required_node_affinity;
+use crate::topology_counts::{
+    CounterId, DomainView, NodeCountView, NodeDomain, PodMatcher, SnapshotPositions, TopologyIndex,
+    MAX_COUNTERS,
 };
 
 /// CycleState key of the PreScore state (upstream `"PreScore" + Name`).
 pub const PRE_SCORE_STATE_KEY: &str = "PreScorePodTopologySpread";
 
 /// What PreScore computed (upstream `preScoreState`).
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default)]
 pub struct PreScoreState {
     /// The pod's soft constraints (or the soft default constraints).
     pub constraints: Vec<TopologySpreadConstraint>,
@@ -30,6 +44,195 @@ pub struct PreScoreState {
     pub topology_value_to_pod_counts: Vec<BTreeMap<String, i64>>,
     /// Per constraint: `ln(number of domains + 2)`.
     pub topology_normalizing_weight: Vec<f64>,
+    /// Score's per-node inputs by node position, when PreScore read the topology index (`None`
+    /// for [`PreScoreState::compute`]: Score then reads the node's labels and counts its pods).
+    pub indexed: Option<IndexedScore>,
+}
+
+/// What Score reads for a node of the snapshot PreScore counted, by the node's position (address)
+/// in it instead of its labels and pods: per constraint, the node's domain id and the count of
+/// its domain (`topology_value_to_pod_counts` by domain id), or for a `kubernetes.io/hostname`
+/// constraint the matching pods on the node. A node outside the snapshot, or changed since it
+/// was counted, is scored from its labels and pods.
+#[derive(Clone, Debug)]
+pub struct IndexedScore {
+    positions: SnapshotPositions,
+    constraints: Vec<(DomainView, ScoreCount)>,
+}
+
+/// Where [`IndexedScore`] finds a constraint's count for a node.
+#[derive(Clone, Debug)]
+enum ScoreCount {
+    /// The matching pods on the node (`kubernetes.io/hostname`).
+    PerNode(NodeCountView),
+    /// The count of the node's domain, by domain id (0 for a domain of no filtered node).
+    PerDomain(Vec<i64>),
+}
+
+impl IndexedScore {
+    /// True when Score reads `node` by position (it is a node of the snapshot as counted).
+    pub fn knows(&self, node: &NodeInfo) -> bool {
+        self.positions.position(node).is_some_and(|pos| {
+            self.constraints.iter().all(|(view, count)| {
+                view.domain(pos, node) != NodeDomain::Unknown
+                    && match count {
+                        ScoreCount::PerNode(v) => v.count(pos, node).is_some(),
+                        ScoreCount::PerDomain(_) => true,
+                    }
+            })
+        })
+    }
+
+    /// Upstream `Score`'s sum for `node` (not ignored), before rounding; `None` when `node` is
+    /// not a node of the snapshot as counted.
+    #[inline]
+    fn raw(&self, s: &PreScoreState, node: &NodeInfo) -> Option<f64> {
+        let pos = self.positions.position(node)?;
+        let mut score = 0.0f64;
+        for (i, (view, count)) in self.constraints.iter().enumerate() {
+            let d = match view.domain(pos, node) {
+                NodeDomain::Unknown => return None,
+                // No such label: the constraint adds nothing.
+                NodeDomain::Missing => continue,
+                NodeDomain::Id(d) => d,
+            };
+            let cnt = match count {
+                ScoreCount::PerNode(v) => v.count(pos, node)?,
+                ScoreCount::PerDomain(v) => v.get(d as usize).copied().unwrap_or(0),
+            };
+            let c = &s.constraints[i];
+            score += score_for_count(cnt, c.max_skew, s.topology_normalizing_weight[i]);
+        }
+        Some(score)
+    }
+}
+
+/// Upstream `initPreScoreState`'s walk over the filtered nodes: per constraint, every domain of a
+/// filtered node (with count 0; none for `kubernetes.io/hostname`, counted per node in Score),
+/// the filtered nodes missing a topology key when `require_all_topologies` (a node without the
+/// key is in the domain `""` otherwise), and the normalizing weights.
+type Init = (Vec<BTreeMap<String, i64>>, BTreeSet<String>, Vec<f64>);
+
+fn init(
+    constraints: &[TopologySpreadConstraint],
+    filtered: &[&NodeInfo],
+    require_all_topologies: bool,
+) -> Init {
+    let mut counts: Vec<BTreeMap<String, i64>> = vec![BTreeMap::new(); constraints.len()];
+    let mut ignored_nodes = BTreeSet::new();
+    for node in filtered {
+        let labels = &node.node().metadata.labels;
+        if require_all_topologies && !node_labels_match_spread_constraints(labels, constraints) {
+            ignored_nodes.insert(node.name().to_string());
+            continue;
+        }
+        for (i, c) in constraints.iter().enumerate() {
+            // Per-node counts are computed in Score.
+            if c.topology_key == node_labels::HOSTNAME {
+                continue;
+            }
+            let value = labels
+                .get(&c.topology_key)
+                .map(String::as_str)
+                .unwrap_or("");
+            if !counts[i].contains_key(value) {
+                counts[i].insert(value.to_string(), 0);
+            }
+        }
+    }
+    let weights = weights(constraints, &counts, filtered.len() - ignored_nodes.len());
+    (counts, ignored_nodes, weights)
+}
+
+/// [`init`] from the index's domain arrays: the filtered nodes' domains by node position and
+/// domain id, no label lookup. `None` when a filtered node is not a node of the snapshot the
+/// index counted (the caller then runs [`init`]).
+fn init_indexed(
+    constraints: &[TopologySpreadConstraint],
+    ids: &[CounterId],
+    views: &[DomainView],
+    positions: SnapshotPositions,
+    index: &TopologyIndex,
+    filtered: &[&NodeInfo],
+    require_all_topologies: bool,
+) -> Option<Init> {
+    let host: Vec<bool> = constraints
+        .iter()
+        .map(|c| c.topology_key == node_labels::HOSTNAME)
+        .collect();
+    // Per constraint: which domain ids a filtered node is in; the last entry stands for the
+    // nodes without the key (domain ""). None for hostname constraints.
+    let mut seen: Vec<Vec<bool>> = ids
+        .iter()
+        .zip(&host)
+        .map(|(&id, &h)| match h {
+            true => Vec::new(),
+            false => vec![false; index.domain_ids(id) + 1],
+        })
+        .collect();
+    let mut ignored_nodes = BTreeSet::new();
+    for node in filtered {
+        let pos = positions.position(node)?;
+        let mut lacks_key = false;
+        for v in views {
+            match v.domain(pos, node) {
+                NodeDomain::Unknown => return None,
+                NodeDomain::Missing => lacks_key = true,
+                NodeDomain::Id(_) => {}
+            }
+        }
+        if require_all_topologies && lacks_key {
+            ignored_nodes.insert(node.name().to_string());
+            continue;
+        }
+        for (i, v) in views.iter().enumerate() {
+            if host[i] {
+                continue;
+            }
+            let slot = match v.domain(pos, node) {
+                NodeDomain::Id(d) => d as usize,
+                _ => seen[i].len() - 1,
+            };
+            seen[i][slot] = true;
+        }
+    }
+    let counts: Vec<BTreeMap<String, i64>> = seen
+        .iter()
+        .zip(ids)
+        .map(|(s, &id)| {
+            s.iter()
+                .enumerate()
+                .filter(|(_, &x)| x)
+                .map(|(d, _)| match d + 1 == s.len() {
+                    true => (String::new(), 0),
+                    false => (index.domain_value(id, d as u32).to_string(), 0),
+                })
+                .collect()
+        })
+        .collect();
+    let weights = weights(constraints, &counts, filtered.len() - ignored_nodes.len());
+    Some((counts, ignored_nodes, weights))
+}
+
+/// Per constraint, upstream's `topologyNormalizingWeight` of its number of domains (`nodes`, the
+/// filtered nodes not ignored, for `kubernetes.io/hostname`).
+fn weights(
+    constraints: &[TopologySpreadConstraint],
+    counts: &[BTreeMap<String, i64>],
+    nodes: usize,
+) -> Vec<f64> {
+    constraints
+        .iter()
+        .zip(counts)
+        .map(|(c, m)| {
+            let size = if c.topology_key == node_labels::HOSTNAME {
+                nodes
+            } else {
+                m.len()
+            };
+            topology_normalizing_weight(size)
+        })
+        .collect()
 }
 
 /// Upstream `topologyNormalizingWeight`: `ln(size + 2)`.
@@ -53,41 +256,8 @@ impl PreScoreState {
         all_nodes: &[NodeInfo],
         require_all_topologies: bool,
     ) -> PreScoreState {
-        let mut counts: Vec<BTreeMap<String, i64>> = vec![BTreeMap::new(); constraints.len()];
-        let mut ignored_nodes = BTreeSet::new();
-        for node in filtered {
-            let labels = &node.node().metadata.labels;
-            if require_all_topologies && !node_labels_match_spread_constraints(labels, &constraints)
-            {
-                ignored_nodes.insert(node.name().to_string());
-                continue;
-            }
-            for (i, c) in constraints.iter().enumerate() {
-                // Per-node counts are computed in Score.
-                if c.topology_key == node_labels::HOSTNAME {
-                    continue;
-                }
-                let value = labels
-                    .get(&c.topology_key)
-                    .map(String::as_str)
-                    .unwrap_or("");
-                if !counts[i].contains_key(value) {
-                    counts[i].insert(value.to_string(), 0);
-                }
-            }
-        }
-        let weights = constraints
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                let size = if c.topology_key == node_labels::HOSTNAME {
-                    filtered.len() - ignored_nodes.len()
-                } else {
-                    counts[i].len()
-                };
-                topology_normalizing_weight(size)
-            })
-            .collect();
+        let (mut counts, ignored_nodes, weights) =
+            init(&constraints, filtered, require_all_topologies);
         let ns = pod.metadata.namespace();
         for node in all_nodes {
             let labels = &node.node().metadata.labels;
@@ -111,6 +281,7 @@ impl PreScoreState {
             }
         }
         PreScoreState {
+            indexed: None,
             constraints,
             ignored_nodes,
             topology_value_to_pod_counts: counts,
@@ -118,10 +289,142 @@ impl PreScoreState {
         }
     }
 
+    /// [`PreScoreState::compute`] from the counters of `index` (synced to `all_nodes` here): the
+    /// same state, without visiting pods or reading labels, plus what Score reads by node position
+    /// ([`IndexedScore`]). A constraint's domain counts are the counters' per-domain totals when every node
+    /// counts for it: no node inclusion policy can exclude a node (the pod has no nodeSelector or
+    /// required node affinity under `nodeAffinityPolicy: Honor`, and no node is tainted under
+    /// `nodeTaintsPolicy: Honor`) and, when `require_all_topologies`, every node has every
+    /// constraint's key (without it, the nodes lacking the key add their pods to the domain
+    /// `""`, as upstream reads a missing label as `""`). Otherwise the per-node counts are summed
+    /// over the nodes upstream's `PreScore` counts. `generations` as for
+    /// [`TopologyIndex::sync_generations`].
+    pub fn compute_indexed(
+        pod: &Pod,
+        constraints: Vec<TopologySpreadConstraint>,
+        filtered: &[&NodeInfo],
+        all_nodes: &[NodeInfo],
+        require_all_topologies: bool,
+        generations: Option<NodeGenerations>,
+        index: &mut TopologyIndex,
+    ) -> PreScoreState {
+        if constraints.len() > MAX_COUNTERS / 2 {
+            return PreScoreState::compute(
+                pod,
+                constraints,
+                filtered,
+                all_nodes,
+                require_all_topologies,
+            );
+        }
+        index.sync_generations(all_nodes, generations);
+        let ns = pod.metadata.namespace();
+        let ids: Vec<_> = constraints
+            .iter()
+            .map(|c| {
+                index.counter(
+                    all_nodes,
+                    &PodMatcher::spread(ns, &c.selector),
+                    &c.topology_key,
+                )
+            })
+            .collect();
+        let positions = SnapshotPositions::of(all_nodes);
+        let views: Vec<DomainView> = ids.iter().map(|&id| index.domain_view(id)).collect();
+        let (mut counts, ignored_nodes, weights) = init_indexed(
+            &constraints,
+            &ids,
+            &views,
+            positions,
+            index,
+            filtered,
+            require_all_topologies,
+        )
+        .unwrap_or_else(|| init(&constraints, filtered, require_all_topologies));
+        let has_node_affinity = has_required_node_affinity(pod);
+        let tainted = index.tainted_nodes() > 0;
+        let every_node_has_keys = !require_all_topologies
+            || constraints
+                .iter()
+                .all(|c| index.all_nodes_have_key(&c.topology_key));
+        for (i, c) in constraints.iter().enumerate() {
+            // Hostname constraints have no domains here (Score counts per node).
+            if counts[i].is_empty() {
+                continue;
+            }
+            let every_node_counts = every_node_has_keys
+                && !(c.honor_node_affinity && has_node_affinity)
+                && !(c.honor_node_taints && tainted);
+            if every_node_counts {
+                let totals = index.totals(ids[i]);
+                for (value, n) in counts[i].iter_mut() {
+                    *n = totals.get(value.as_str()).copied().unwrap_or(0);
+                }
+                if !require_all_topologies {
+                    if let Some(n) = counts[i].get_mut("") {
+                        *n += index.count_without_key(ids[i]);
+                    }
+                }
+                continue;
+            }
+            for (pos, node) in all_nodes.iter().enumerate() {
+                if require_all_topologies
+                    && ids.iter().any(|&id| index.domain_at(id, pos).is_none())
+                {
+                    continue;
+                }
+                let value = index.domain_at(ids[i], pos).unwrap_or("");
+                // Only domains of candidate nodes are counted.
+                let Some(total) = counts[i].get_mut(value) else {
+                    continue;
+                };
+                if !c.match_node_inclusion_policies(pod, node) {
+                    continue;
+                }
+                *total += index.count_on_node(ids[i], pos);
+            }
+        }
+        let score_counts = constraints
+            .iter()
+            .zip(&ids)
+            .zip(views)
+            .enumerate()
+            .map(|(i, ((c, &id), view))| {
+                let count = if c.topology_key == node_labels::HOSTNAME {
+                    ScoreCount::PerNode(index.node_count_view(id))
+                } else {
+                    let mut by_id = vec![0; index.domain_ids(id)];
+                    for (value, &n) in &counts[i] {
+                        // "" without a domain id: the nodes lacking the key, which Score skips.
+                        if let Some(d) = index.domain_id(id, value) {
+                            by_id[d as usize] = n;
+                        }
+                    }
+                    ScoreCount::PerDomain(by_id)
+                };
+                (view, count)
+            })
+            .collect();
+        PreScoreState {
+            constraints,
+            ignored_nodes,
+            topology_value_to_pod_counts: counts,
+            topology_normalizing_weight: weights,
+            indexed: Some(IndexedScore {
+                positions,
+                constraints: score_counts,
+            }),
+        }
+    }
+
     /// Upstream `Score`: the node's raw score.
     pub fn score(&self, pod: &Pod, node: &NodeInfo) -> i64 {
-        if self.ignored_nodes.contains(node.name()) {
+        if !self.ignored_nodes.is_empty() && self.ignored_nodes.contains(node.name()) {
             return 0;
+        }
+        if let Some(raw) = self.indexed.as_ref().and_then(|x| x.raw(self, node)) {
+            // Go's math.Round rounds half away from zero, as f64::round.
+            return raw.round() as i64;
         }
         let labels = &node.node().metadata.labels;
         let mut score = 0.0f64;

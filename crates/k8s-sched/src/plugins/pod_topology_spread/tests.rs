@@ -2,7 +2,8 @@
 //! `podtopologyspread/filtering_test.go` (`TestPreFilterState`, `TestPreFilterStateAddPod`,
 //! `TestSingleConstraint`, `TestMultipleConstraints`) and `scoring_test.go` (`TestPreScoreSkip`,
 //! `TestPreScoreStateEmptyNodes`, `TestPodTopologySpreadScore`). Each case carries the upstream
-//! case name.
+//! case name. Every PreScore is also checked against upstream's count over every pod
+//! ([`PreScoreState::compute`]), here and on randomized clusters.
 
 use std::collections::BTreeMap;
 
@@ -13,10 +14,11 @@ use k8s_types::labels::LabelSelector;
 use k8s_types::object::{Object, Unstructured};
 
 use super::filtering::{PreFilterState, PRE_FILTER_STATE_KEY};
-use super::scoring::{topology_normalizing_weight, PRE_SCORE_STATE_KEY};
+use super::scoring::{topology_normalizing_weight, PreScoreState, PRE_SCORE_STATE_KEY};
 use super::*;
 use crate::config::pod_topology_spread_args::{DefaultConstraint, LIST_DEFAULTING};
-use crate::plugins::fixtures::{exists, FakeHandle, NodeBuilder, PodBuilder};
+use crate::plugins::fixtures::{exists, req_selector, FakeHandle, NodeBuilder, PodBuilder};
+use crate::plugins::node_affinity::has_required_node_affinity;
 
 const DNS: &str = "DoNotSchedule";
 const SA: &str = "ScheduleAnyway";
@@ -706,6 +708,7 @@ fn run_score_cases(cases: Vec<ScoreCase>) {
         let mut state = CycleState::new();
         let s = pl.pre_score_with_handle(&mut state, &c.pod, &filtered, &h);
         assert!(s.is_success(), "{}: PreScore {s:?}", c.name);
+        assert_pre_score_matches_per_pod_count(&pl, &c.pod, &filtered, &h, c.name);
         let mut scores: Vec<NodeScore> = filtered
             .iter()
             .map(|n| NodeScore {
@@ -717,6 +720,71 @@ fn run_score_cases(cases: Vec<ScoreCase>) {
         let got: Vec<(&str, i64)> = scores.iter().map(|s| (s.name, s.score)).collect();
         assert_eq!(got, c.want, "{}", c.name);
     }
+}
+
+/// PreScore through the plugin (the topology index, [`PreScoreState::compute_indexed`]) and
+/// upstream's count over every pod ([`PreScoreState::compute`]) give the same state, the same
+/// Score on every filtered node and the same NormalizeScore. Returns the reference state (`None`
+/// when PreScore skips) and whether Score read every filtered node by position.
+fn assert_pre_score_matches_per_pod_count(
+    pl: &PodTopologySpread,
+    pod: &Pod,
+    filtered: &[&NodeInfo],
+    h: &FakeHandle,
+    what: &str,
+) -> Option<(PreScoreState, bool)> {
+    let mut state = CycleState::new();
+    let s = pl.pre_score_with_handle(&mut state, pod, filtered, h);
+    let constraints = pl.constraints(pod, SA, Some(&h.api));
+    if constraints.is_empty() || h.nodes.is_empty() {
+        assert!(s.is_skip(), "{what}: {s:?}");
+        return None;
+    }
+    assert!(s.is_success(), "{what}: {s:?}");
+    let require_all = !pod.spec.topology_spread_constraints.is_empty() || !pl.system_defaulted;
+    let want = PreScoreState::compute(pod, constraints, filtered, &h.nodes, require_all);
+    let got = scoring::read(&state).expect("PreScore state");
+    assert_eq!(got.constraints, want.constraints, "{what}: constraints");
+    assert_eq!(
+        got.ignored_nodes, want.ignored_nodes,
+        "{what}: ignored nodes"
+    );
+    assert_eq!(
+        got.topology_value_to_pod_counts, want.topology_value_to_pod_counts,
+        "{what}: counts"
+    );
+    assert_eq!(
+        got.topology_normalizing_weight, want.topology_normalizing_weight,
+        "{what}: weights"
+    );
+    let indexed = got.indexed.as_ref().expect("read from the index");
+    let by_position = filtered.iter().all(|n| indexed.knows(n));
+    let mut got_scores = Vec::new();
+    let mut want_scores = Vec::new();
+    for n in filtered {
+        let a = pl.score(&state, pod, n).expect("score");
+        let b = want.score(pod, n);
+        assert_eq!(a, b, "{what}: Score on {}", n.name());
+        got_scores.push(NodeScore {
+            name: n.name(),
+            score: a,
+        });
+        want_scores.push(NodeScore {
+            name: n.name(),
+            score: b,
+        });
+    }
+    let mut batch = vec![0; filtered.len()];
+    pl.score_nodes(&state, pod, filtered, &mut batch)
+        .expect("score_nodes");
+    let one_by_one: Vec<i64> = got_scores.iter().map(|s| s.score).collect();
+    assert_eq!(batch, one_by_one, "{what}: score_nodes");
+    assert!(pl
+        .normalize_score(&state, pod, &mut got_scores)
+        .is_success());
+    want.normalize(&mut want_scores);
+    assert_eq!(got_scores, want_scores, "{what}: NormalizeScore");
+    Some((want, by_position))
 }
 
 fn service(selector: &[(&str, &str)]) -> Object {
@@ -1379,5 +1447,220 @@ fn factory_validates_args_with_field_paths() {
     assert_eq!(
         system_plugin().default_constraints(),
         system_default_constraints()
+    );
+}
+
+/// xorshift64: a fixed-seed generator.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[self.below(items.len())]
+    }
+}
+
+const ZONE: &str = "topology.kubernetes.io/zone";
+
+fn replica_set_in(ns: &str, name: &str, app: &str) -> Object {
+    let mut rs = ReplicaSet::default();
+    rs.metadata.name = name.into();
+    rs.metadata.namespace = Some(ns.into());
+    rs.spec.selector = Some(req_selector("app", "In", &[app]));
+    Object::ReplicaSet(rs)
+}
+
+/// A random cluster: nodes with or without a zone (some with the zone `""`), a few without a
+/// hostname label, some tainted, some with a disk label; pods in two namespaces, some of them
+/// terminating.
+fn random_cluster(rng: &mut Rng) -> (Vec<Node>, Vec<Pod>) {
+    let n = 1 + rng.below(30);
+    let mut nodes = Vec::new();
+    for i in 0..n {
+        let name = format!("node-{i:02}");
+        let mut b = NodeBuilder::new(&name);
+        if rng.below(12) != 0 {
+            b = b.label(HOST, &name);
+        }
+        match rng.below(6) {
+            0 => {}
+            1 => b = b.label(ZONE, ""),
+            _ => b = b.label(ZONE, rng.pick(&["z0", "z1", "z2"])),
+        }
+        if rng.below(2) == 0 {
+            b = b.label("disk", rng.pick(&["ssd", "hdd"]));
+        }
+        if rng.below(6) == 0 {
+            b = b.taint("dedicated", "NoSchedule");
+        }
+        nodes.push(b.obj());
+    }
+    let mut pods = Vec::new();
+    for k in 0..rng.below(n * 6 + 1) {
+        let node = format!("node-{:02}", rng.below(n));
+        let mut b = PodBuilder::new(&format!("e{k}"))
+            .namespace(rng.pick(&["ns-a", "ns-b"]))
+            .label("app", rng.pick(&["web", "db", "cache"]))
+            .node(&node);
+        if rng.below(2) == 0 {
+            b = b.label("tier", rng.pick(&["fe", "be"]));
+        }
+        if rng.below(10) == 0 {
+            b = b.terminating();
+        }
+        pods.push(b.obj());
+    }
+    (nodes, pods)
+}
+
+/// An incoming pod: owned by a ReplicaSet or selected by a Service (the default constraints
+/// apply), or with its own soft constraints on the zone, the hostname or the disk label, with
+/// random node inclusion policies, matchLabelKeys, nodeSelector, node affinity and tolerations.
+fn random_incoming(rng: &mut Rng, i: usize) -> Pod {
+    let app = rng.pick(&["web", "db", "cache"]);
+    let mut b = PodBuilder::new(&format!("p{i}"))
+        .namespace(rng.pick(&["ns-a", "ns-b"]))
+        .label("app", app)
+        .label("tier", rng.pick(&["fe", "be"]));
+    match rng.below(4) {
+        // Owned by its ReplicaSet (rs-cache exists in no namespace: only a Service can select).
+        0 | 1 => b = b.owner("apps/v1", "ReplicaSet", &format!("rs-{app}")),
+        // No owner: only the Service of app=cache in ns-a selects it.
+        2 => {}
+        _ => {
+            for _ in 0..1 + rng.below(2) {
+                let key = rng.pick(&[ZONE, ZONE, HOST, "disk"]);
+                let sel = req_selector("app", "In", &[app, rng.pick(&["web", "db"])]);
+                let affinity_policy = [None, Some("Honor"), Some("Ignore")][rng.below(3)];
+                let taints_policy = [None, Some("Honor"), Some("Ignore")][rng.below(3)];
+                let keys: &[&str] = if rng.below(3) == 0 { &["tier"] } else { &[] };
+                let when = if rng.below(6) == 0 { DNS } else { SA };
+                b = b.spread(
+                    1 + rng.below(3) as i32,
+                    key,
+                    when,
+                    Some(sel),
+                    None,
+                    affinity_policy,
+                    taints_policy,
+                    keys,
+                );
+            }
+        }
+    }
+    match rng.below(5) {
+        0 => b = b.node_selector(&[("disk", "ssd")]),
+        1 => b = b.node_affinity(ZONE, "In", &["z0", "z1", ""]),
+        _ => {}
+    }
+    if rng.below(3) == 0 {
+        b = b.toleration("dedicated");
+    }
+    b.obj()
+}
+
+#[test]
+fn pre_score_from_the_index_equals_the_per_pod_count_on_random_clusters() {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    // System defaults (nodes without a zone are in the zone ""), and listed defaults (every key
+    // required); each keeps its index from cluster to cluster.
+    let plugins = [
+        system_plugin(),
+        PodTopologySpread::new(&PodTopologySpreadArgs {
+            default_constraints: vec![
+                DefaultConstraint {
+                    max_skew: 2,
+                    topology_key: ZONE.into(),
+                    when_unsatisfiable: SA.into(),
+                    ..Default::default()
+                },
+                DefaultConstraint {
+                    max_skew: 1,
+                    topology_key: HOST.into(),
+                    when_unsatisfiable: SA.into(),
+                    ..Default::default()
+                },
+            ],
+            defaulting_type: LIST_DEFAULTING.into(),
+        }),
+    ];
+    let objects = vec![
+        replica_set_in("ns-a", "rs-web", "web"),
+        replica_set_in("ns-b", "rs-web", "web"),
+        replica_set_in("ns-a", "rs-db", "db"),
+        replica_set_in("ns-b", "rs-db", "db"),
+        {
+            let mut svc = service(&[("app", "cache")]);
+            if let Object::Other(u, _) = &mut svc {
+                u.metadata.namespace = Some("ns-a".into());
+            }
+            svc
+        },
+    ];
+    #[derive(Debug, Default)]
+    struct Seen {
+        states: usize,
+        nonzero: usize,
+        empty_zone_counted: usize,
+        ignored: usize,
+        by_position: usize,
+        foreign: usize,
+        /// A node inclusion policy could exclude nodes (the count is summed node by node).
+        policies: usize,
+    }
+    let mut seen = Seen::default();
+    for round in 0..150 {
+        let (nodes, pods) = random_cluster(&mut rng);
+        let h = FakeHandle::new(&nodes, &pods, objects.clone());
+        for i in 0..6 {
+            let pod = random_incoming(&mut rng, i);
+            let pl = &plugins[rng.below(2)];
+            // A random subset of the nodes passed Filter; sometimes one of them is a copy from
+            // outside the snapshot (as preemption's), which Score reads by its labels and pods.
+            let copy;
+            let mut filtered: Vec<&NodeInfo> =
+                h.nodes.iter().filter(|_| rng.below(4) != 0).collect();
+            if !filtered.is_empty() && rng.below(5) == 0 {
+                let k = rng.below(filtered.len());
+                copy = filtered[k].clone();
+                filtered[k] = &copy;
+                seen.foreign += 1;
+            }
+            let what = format!("round {round}, pod {i}");
+            let Some((want, by_position)) =
+                assert_pre_score_matches_per_pod_count(pl, &pod, &filtered, &h, &what)
+            else {
+                continue;
+            };
+            seen.states += 1;
+            seen.by_position += usize::from(by_position);
+            let counts = &want.topology_value_to_pod_counts;
+            seen.nonzero += usize::from(counts.iter().any(|m| m.values().any(|&n| n > 0)));
+            seen.empty_zone_counted += usize::from(
+                pod.spec.topology_spread_constraints.is_empty()
+                    && counts.iter().any(|m| m.get("").is_some_and(|&n| n > 0)),
+            );
+            seen.ignored += usize::from(!want.ignored_nodes.is_empty());
+            let tainted = h.nodes.iter().any(NodeInfo::has_taints);
+            seen.policies += usize::from(want.constraints.iter().any(|c| {
+                (c.honor_node_affinity && has_required_node_affinity(&pod))
+                    || (c.honor_node_taints && tainted)
+            }));
+        }
+    }
+    assert!(
+        seen.states > 400
+            && seen.nonzero > 200
+            && seen.empty_zone_counted > 80
+            && seen.ignored > 150
+            && seen.by_position > 250
+            && seen.foreign > 80
+            && seen.policies > 150,
+        "{seen:?}"
     );
 }
