@@ -154,6 +154,9 @@ pub struct SchedulingQueue {
     /// Cluster events seen while some pod was in flight, with their sequence numbers (upstream
     /// `inFlightEvents`).
     in_flight_events: Vec<(u64, ObservedEvent)>,
+    /// The `in_flight_since` of every entry in flight, counted (so the oldest is found without
+    /// visiting every pending pod).
+    in_flight: BTreeMap<u64, usize>,
     /// The sequence number of the next cluster event.
     next_event: u64,
     /// Backoff durations.
@@ -197,6 +200,7 @@ impl SchedulingQueue {
         };
         let e = self.entries.entry(key).or_insert_with(&fresh);
         if e.uid != uid {
+            set_in_flight(&mut self.in_flight, &mut e.in_flight_since, None);
             *e = fresh();
         }
         e.pod = Some(Arc::clone(pod));
@@ -211,7 +215,14 @@ impl SchedulingQueue {
 
     /// Forgets pods that are no longer pending.
     pub(crate) fn retain(&mut self, pending: &BTreeSet<String>) {
-        self.entries.retain(|k, _| pending.contains(k));
+        let in_flight = &mut self.in_flight;
+        self.entries.retain(|k, e| {
+            let keep = pending.contains(k);
+            if !keep {
+                set_in_flight(in_flight, &mut e.in_flight_since, None);
+            }
+            keep
+        });
         self.prune_in_flight_events();
     }
 
@@ -239,7 +250,7 @@ impl SchedulingQueue {
         if let Some(e) = self.entries.get_mut(key) {
             e.attempts += 1;
             e.initial_attempt.get_or_insert(now);
-            e.in_flight_since = Some(next);
+            set_in_flight(&mut self.in_flight, &mut e.in_flight_since, Some(next));
         }
     }
 
@@ -262,7 +273,8 @@ impl SchedulingQueue {
         e.timestamp = now;
         e.unschedulable_plugins = rejection.unschedulable_plugins;
         e.pending_plugins = rejection.pending_plugins;
-        let since = e.in_flight_since.take();
+        let since = e.in_flight_since;
+        set_in_flight(&mut self.in_flight, &mut e.in_flight_since, None);
         e.requeue = if e.unschedulable_plugins.is_empty() && e.pending_plugins.is_empty() {
             QueueingStrategy::AfterBackoff
         } else {
@@ -401,12 +413,10 @@ impl SchedulingQueue {
 
     /// Drops recorded events no in-flight pod needs any more.
     fn prune_in_flight_events(&mut self) {
-        match self
-            .entries
-            .values()
-            .filter_map(|e| e.in_flight_since)
-            .min()
-        {
+        if self.in_flight_events.is_empty() {
+            return;
+        }
+        match self.in_flight.keys().next().copied() {
             None => self.in_flight_events.clear(),
             Some(oldest) => self.in_flight_events.retain(|(s, _)| *s >= oldest),
         }
@@ -428,7 +438,9 @@ impl SchedulingQueue {
 
     /// Forgets a pod (bound).
     pub(crate) fn remove(&mut self, key: &str) {
-        self.entries.remove(key);
+        if let Some(mut e) = self.entries.remove(key) {
+            set_in_flight(&mut self.in_flight, &mut e.in_flight_since, None);
+        }
         self.prune_in_flight_events();
     }
 
@@ -436,6 +448,23 @@ impl SchedulingQueue {
     pub fn entry(&self, key: &str) -> Option<&QueueEntry> {
         self.entries.get(key)
     }
+}
+
+/// Sets an entry's `in_flight_since` to `new`, keeping the counted set of in-flight sequence
+/// numbers in step.
+fn set_in_flight(in_flight: &mut BTreeMap<u64, usize>, slot: &mut Option<u64>, new: Option<u64>) {
+    if let Some(old) = slot.take() {
+        if let Some(n) = in_flight.get_mut(&old) {
+            *n -= 1;
+            if *n == 0 {
+                in_flight.remove(&old);
+            }
+        }
+    }
+    if let Some(s) = new {
+        *in_flight.entry(s).or_insert(0) += 1;
+    }
+    *slot = new;
 }
 
 /// Whether `ev` may move the pod `key` (an update of an unscheduled pod concerns only itself).
@@ -697,5 +726,28 @@ mod tests {
             Some(QueueingStrategy::AfterBackoff)
         );
         assert!(q.in_flight_events.is_empty());
+    }
+
+    /// Events recorded while pods are in flight are kept exactly as long as the oldest in-flight
+    /// pod needs them: after the older pod leaves, only the events from the younger one's attempt
+    /// on remain; after both leave, none.
+    #[test]
+    fn in_flight_events_are_kept_for_the_oldest_pod_in_flight() {
+        let hints = fit_hints();
+        let mut q = SchedulingQueue::default();
+        q.observe(&pod("a", "2", None), 10, 5);
+        q.observe(&pod("b", "2", None), 10, 6);
+        q.record_attempt("default/a", 10);
+        let ev = |n: &str| pod_events(Some(&pod(n, "3", Some("n1"))), None).remove(0);
+        q.move_on_event(&ev("x"), |_| Some(&hints), |_, _| true);
+        q.record_attempt("default/b", 10);
+        q.move_on_event(&ev("y"), |_| Some(&hints), |_, _| true);
+        assert_eq!(q.in_flight_events.len(), 2);
+        q.remove("default/a");
+        assert_eq!(q.in_flight_events.len(), 1);
+        assert_eq!(q.in_flight.len(), 1);
+        q.retain(&BTreeSet::new());
+        assert!(q.in_flight_events.is_empty());
+        assert!(q.in_flight.is_empty());
     }
 }
