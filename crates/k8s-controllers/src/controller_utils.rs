@@ -183,10 +183,10 @@ fn after_or_zero(t1: Option<Tick>, t2: Option<Tick>) -> bool {
 
 /// A pod with its rank: the number of active related pods on the same node (upstream
 /// `getPodsRankedByRelatedPodsOnSameNode`).
-#[derive(Clone, Debug)]
-pub struct RankedPod {
-    /// The pod.
-    pub pod: Pod,
+#[derive(Clone, Copy, Debug)]
+pub struct RankedPod<'a> {
+    /// The pod (borrowed: ranking copies no pod).
+    pub pod: &'a Pod,
     /// Active related pods on the pod's node (pods of every ReplicaSet with the same controller).
     pub rank: usize,
 }
@@ -202,8 +202,8 @@ pub struct RankedPod {
 /// 6. both ready: more recently ready first, compared in log2 buckets, equal buckets by uid;
 /// 7. more container restarts first;
 /// 8. newer creation first (log2 buckets, equal buckets by uid).
-pub fn pod_deletion_less(a: &RankedPod, b: &RankedPod, now: Tick) -> bool {
-    let (pa, pb) = (&a.pod, &b.pod);
+pub fn pod_deletion_less(a: &RankedPod<'_>, b: &RankedPod<'_>, now: Tick) -> bool {
+    let (pa, pb) = (a.pod, b.pod);
     let (na, nb) = (pa.node_name().unwrap_or(""), pb.node_name().unwrap_or(""));
     if na != nb && (na.is_empty() || nb.is_empty()) {
         return na.is_empty();
@@ -264,8 +264,8 @@ pub fn pod_deletion_less(a: &RankedPod, b: &RankedPod, now: Tick) -> bool {
 /// Sorts pods so the ones to delete first come first (upstream `sort.Sort(ActivePodsWithRanks)`).
 /// Upstream's sort is unstable and its `Less` is not always transitive; k8s-mini uses a stable merge
 /// sort that only calls `Less`, and breaks remaining ties by pod name, so the order is deterministic.
-pub fn sort_pods_for_deletion(pods: &mut Vec<RankedPod>, now: Tick) {
-    stable_sort_by_less(pods, &|a: &RankedPod, b: &RankedPod| {
+pub fn sort_pods_for_deletion(pods: &mut Vec<RankedPod<'_>>, now: Tick) {
+    stable_sort_by_less(pods, &|a: &RankedPod<'_>, b: &RankedPod<'_>| {
         if pod_deletion_less(a, b, now) {
             true
         } else if pod_deletion_less(b, a, now) {
@@ -409,7 +409,7 @@ mod tests {
         p
     }
 
-    fn ranked(p: Pod, rank: usize) -> RankedPod {
+    fn ranked(p: &Pod, rank: usize) -> RankedPod<'_> {
         RankedPod { pod: p, rank }
     }
 
@@ -418,13 +418,14 @@ mod tests {
         // Hand-ordered per upstream ActivePodsWithRanks.Less: unassigned, pending, not-ready, then
         // ready pods by how recently they became ready (log2 buckets of nanoseconds before now).
         let now = 1000;
-        let mut pods = vec![
-            ranked(pod("ready-old", Some("n1"), "Running", Some(10), 5), 1),
-            ranked(pod("ready-new", Some("n1"), "Running", Some(990), 5), 1),
-            ranked(pod("running-not-ready", Some("n1"), "Running", None, 5), 1),
-            ranked(pod("pending", Some("n1"), "Pending", None, 5), 1),
-            ranked(pod("unassigned", None, "Pending", None, 5), 1),
+        let all = [
+            pod("ready-old", Some("n1"), "Running", Some(10), 5),
+            pod("ready-new", Some("n1"), "Running", Some(990), 5),
+            pod("running-not-ready", Some("n1"), "Running", None, 5),
+            pod("pending", Some("n1"), "Pending", None, 5),
+            pod("unassigned", None, "Pending", None, 5),
         ];
+        let mut pods: Vec<RankedPod<'_>> = all.iter().map(|p| ranked(p, 1)).collect();
         sort_pods_for_deletion(&mut pods, now);
         let names: Vec<_> = pods.iter().map(|p| p.pod.metadata.name.as_str()).collect();
         assert_eq!(
@@ -444,7 +445,7 @@ mod tests {
         let now = 100;
         let mut a = pod("a", Some("n1"), "Running", Some(50), 1);
         let b = pod("b", Some("n2"), "Running", Some(50), 1);
-        let mut pods = vec![ranked(a.clone(), 1), ranked(b.clone(), 3)];
+        let mut pods = vec![ranked(&a, 1), ranked(&b, 3)];
         sort_pods_for_deletion(&mut pods, now);
         assert_eq!(
             pods[0].pod.metadata.name, "b",
@@ -453,7 +454,7 @@ mod tests {
         a.metadata
             .annotations
             .insert(POD_DELETION_COST_ANNOTATION.into(), "-5".into());
-        let mut pods = vec![ranked(b, 3), ranked(a, 1)];
+        let mut pods = vec![ranked(&b, 3), ranked(&a, 1)];
         sort_pods_for_deletion(&mut pods, now);
         assert_eq!(
             pods[0].pod.metadata.name, "a",

@@ -75,7 +75,12 @@ fn candidate_pods<'a>(
 ) -> Vec<&'a Arc<Object>> {
     let pods = informers.of(&Kind::Pod);
     let mut out = pods.controlled_by(uid);
-    out.extend(pods.orphans(namespace));
+    let orphans = pods.orphans(namespace);
+    if orphans.is_empty() {
+        // Already in key order (the index is ordered).
+        return out;
+    }
+    out.extend(orphans);
     out.sort_by_cached_key(|o| object_key(o));
     out
 }
@@ -427,18 +432,22 @@ pub fn get_pods_to_delete(filtered: &[&Pod], related: &[&Pod], diff: usize, now:
             .entry(p.node_name().unwrap_or("").to_string())
             .or_default() += 1;
     }
-    let mut ranked: Vec<RankedPod> = filtered
+    let mut ranked: Vec<RankedPod<'_>> = filtered
         .iter()
         .map(|p| RankedPod {
             rank: on_node
                 .get(p.node_name().unwrap_or(""))
                 .copied()
                 .unwrap_or(0),
-            pod: (*p).clone(),
+            pod: p,
         })
         .collect();
     sort_pods_for_deletion(&mut ranked, now);
-    ranked.into_iter().take(diff).map(|r| r.pod).collect()
+    ranked
+        .into_iter()
+        .take(diff)
+        .map(|r| r.pod.clone())
+        .collect()
 }
 
 /// Upstream `calculateStatus`: replicas, fullyLabeledReplicas (pods whose labels contain every
