@@ -1,16 +1,21 @@
 //! k8s-controllers: kube-controller-manager for k8s-mini (upstream `pkg/controller/`).
 //!
-//! - [`ControllerManager`]: runs the controllers once per tick, in order (Deployment, ReplicaSet,
-//!   garbage collector by default).
+//! - [`ControllerManager`]: one set of shared informers for every controller, and per controller a
+//!   work queue fed by its event handlers and drained by its sync handler, one turn per tick, in
+//!   order (taint eviction, pod GC, Deployment, ReplicaSet, garbage collector by default).
+//! - [`expectations`]: upstream's `ControllerExpectations` (creations and deletions in flight).
 //! - [`DeploymentController`] (`pkg/controller/deployment`): new/old ReplicaSets per pod template,
 //!   RollingUpdate and Recreate rollouts, scaling, revision history, status and conditions.
 //! - [`ReplicaSetController`] (`pkg/controller/replicaset`): keeps `spec.replicas` pods, adopting
 //!   orphans, creating from the template and deleting the surplus by upstream's ranking.
 //! - [`GarbageCollector`] (`pkg/controller/garbagecollector`): background cascading deletion of
 //!   objects whose owners are gone.
+//! - [`PodGarbageCollector`] (`pkg/controller/podgc`) and [`TaintEvictionController`]
+//!   (`pkg/controller/tainteviction`).
 //!
-//! Every controller implements [`k8s_types::controller::Controller`] and talks to the cluster only
-//! through [`k8s_types::apiserver::ApiClient`]. Time is the apiserver's tick (one tick = one second
+//! Every controller implements [`k8s_types::controller::Controller`] (informers, event handler,
+//! sync handler; "Writing a controller" in docs/architecture.md), reads from the shared informers
+//! and writes to the cluster only through [`k8s_types::apiserver::ApiClient`]. Time is the apiserver's tick (one tick = one second
 //! wherever upstream speaks in seconds: `minReadySeconds`, `progressDeadlineSeconds`).
 
 pub mod controller_ref_manager;

@@ -271,8 +271,8 @@ impl ApiClient for FakeApi {
         Ok(pod)
     }
 
-    /// The fake keeps no history: every watch is answered `410 Gone`, so watch-based caches
-    /// (`k8s_controllers::watch_cache`) list again, as after a compaction.
+    /// The fake keeps no history: every watch is answered `410 Gone`, so the shared informers
+    /// (`k8s_types::informer`) list again at every sync, as after a compaction.
     fn watch(&self, _kind: &Kind, after_revision: i64) -> Result<Vec<WatchEvent>, Status> {
         Err(Status::gone(after_revision, self.revision))
     }
