@@ -105,40 +105,24 @@ impl ReplicaSetController {
         }
     }
 
-    /// Upstream `resolveControllerRef`: the key of the ReplicaSet `cref` names in `namespace`, when
-    /// it exists with that uid.
+    /// Upstream `resolveControllerRef` for a ReplicaSet.
     fn resolve(
         informers: &SharedInformerFactory,
         namespace: &str,
         cref: &OwnerReference,
     ) -> Option<String> {
-        if cref.kind != Kind::ReplicaSet.name() {
-            return None;
-        }
-        let key = format!("{namespace}/{}", cref.name);
-        let rs = informers
-            .of(&Kind::ReplicaSet)
-            .get_typed::<ReplicaSet>(&key)?;
-        (rs.metadata.uid.as_deref() == Some(cref.uid.as_str())).then_some(key)
+        informers.resolve_controller_ref(&Kind::ReplicaSet, namespace, cref)
     }
 
     /// Upstream `getPodReplicaSets`: the ReplicaSets of the pod's namespace whose selector matches
     /// its labels.
     fn pod_replica_sets(informers: &SharedInformerFactory, pod: &Pod) -> Vec<String> {
-        if pod.metadata.labels.is_empty() {
-            return Vec::new();
-        }
-        informers
-            .of(&Kind::ReplicaSet)
-            .list_namespace::<ReplicaSet>(pod.metadata.namespace())
-            .filter(|rs| {
-                rs.spec
-                    .selector
-                    .as_ref()
-                    .is_some_and(|s| !s.is_empty() && s.matches(&pod.metadata.labels))
-            })
-            .map(|rs| format!("{}/{}", rs.metadata.namespace(), rs.metadata.name))
-            .collect()
+        informers.selecting::<ReplicaSet>(
+            &Kind::ReplicaSet,
+            pod.metadata.namespace(),
+            &pod.metadata.labels,
+            |rs| rs.spec.selector.as_ref(),
+        )
     }
 
     /// Upstream `deletePod` for the handlers: the controlling ReplicaSet observes the deletion.

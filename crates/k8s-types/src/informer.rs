@@ -14,6 +14,8 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
 
 use crate::apiserver::ApiClient;
+use crate::labels::LabelSelector;
+use crate::meta::OwnerReference;
 use crate::object::{Kind, Object, Resource};
 use crate::store::WatchEventType;
 
@@ -328,6 +330,44 @@ impl SharedInformerFactory {
         self.informers
             .entry(kind.clone())
             .or_insert_with(|| Informer::new(kind));
+    }
+
+    /// Upstream `resolveControllerRef`: the key of the object of `kind` that `cref` names in
+    /// `namespace`, when `cref` is of that kind and the informer holds it with the same uid.
+    pub fn resolve_controller_ref(
+        &self,
+        kind: &Kind,
+        namespace: &str,
+        cref: &OwnerReference,
+    ) -> Option<String> {
+        if cref.kind != kind.name() {
+            return None;
+        }
+        let key = format!("{namespace}/{}", cref.name);
+        let owner = self.informer(kind)?.get(&key)?;
+        (owner.meta().uid.as_deref() == Some(cref.uid.as_str())).then_some(key)
+    }
+
+    /// The keys of the objects of `kind` in `namespace` whose label selector (`selector_of`) is
+    /// set, non-empty and matches `labels` (upstream `getPodReplicaSets`,
+    /// `getDeploymentsForReplicaSet`), in key order.
+    pub fn selecting<R: Resource>(
+        &self,
+        kind: &Kind,
+        namespace: &str,
+        labels: &BTreeMap<String, String>,
+        selector_of: impl Fn(&R) -> Option<&LabelSelector>,
+    ) -> Vec<String> {
+        if labels.is_empty() {
+            return Vec::new();
+        }
+        let Some(inf) = self.informer(kind) else {
+            return Vec::new();
+        };
+        inf.list_namespace::<R>(namespace)
+            .filter(|r| selector_of(r).is_some_and(|s| !s.is_empty() && s.matches(labels)))
+            .map(|r| format!("{namespace}/{}", r.meta().name))
+            .collect()
     }
 
     /// The informer of `kind`, if started.

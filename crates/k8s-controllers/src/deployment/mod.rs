@@ -314,40 +314,21 @@ impl DeploymentSync<'_> {
 }
 
 impl DeploymentController {
-    /// Upstream `resolveControllerRef`: the key of the Deployment `cref` names in `namespace`,
-    /// when it exists with that uid.
+    /// Upstream `resolveControllerRef` for a Deployment.
     fn resolve(
         informers: &SharedInformerFactory,
         namespace: &str,
         cref: &OwnerReference,
     ) -> Option<String> {
-        if cref.kind != Kind::Deployment.name() {
-            return None;
-        }
-        let key = format!("{namespace}/{}", cref.name);
-        let d = informers
-            .of(&Kind::Deployment)
-            .get_typed::<Deployment>(&key)?;
-        (d.metadata.uid.as_deref() == Some(cref.uid.as_str())).then_some(key)
+        informers.resolve_controller_ref(&Kind::Deployment, namespace, cref)
     }
 
     /// Upstream `getDeploymentsForReplicaSet`: the Deployments of the ReplicaSet's namespace whose
     /// (non-empty) selector matches its labels.
     fn deployments_for(informers: &SharedInformerFactory, meta: &ObjectMeta) -> Vec<String> {
-        if meta.labels.is_empty() {
-            return Vec::new();
-        }
-        informers
-            .of(&Kind::Deployment)
-            .list_namespace::<Deployment>(meta.namespace())
-            .filter(|d| {
-                d.spec
-                    .selector
-                    .as_ref()
-                    .is_some_and(|s| !s.is_empty() && s.matches(&meta.labels))
-            })
-            .map(|d| format!("{}/{}", d.metadata.namespace(), d.metadata.name))
-            .collect()
+        informers.selecting::<Deployment>(&Kind::Deployment, meta.namespace(), &meta.labels, |d| {
+            d.spec.selector.as_ref()
+        })
     }
 
     fn on_replica_set_change(
