@@ -97,4 +97,27 @@ fn list_pods_on_node_is_the_spec_node_name_field_selector() {
     assert_eq!(names(api.list_pods_on_node("n1")), ["a", "c"]);
     assert_eq!(names(api.list_pods_on_node("n2")), ["b"]);
     assert!(api.list_pods_on_node("n3").is_empty());
+
+    // The index follows the store's watch: a pod deleted at once leaves its node, a new pod of
+    // the same name bound elsewhere appears there, and a compacted history rebuilds the index
+    // from a list with the same answer.
+    let force = k8s_types::apiserver::DeleteOptions {
+        grace_period_seconds: Some(0),
+    };
+    api.delete(&Kind::Pod, "default", "a", force).unwrap();
+    api.create(Object::Pod(pod("a"))).unwrap();
+    api.bind(&Binding::new("default", "a", "n2")).unwrap();
+    assert_eq!(names(api.list_pods_on_node("n1")), ["c"]);
+    assert_eq!(names(api.list_pods_on_node("n2")), ["a", "b"]);
+    api.create(Object::Pod(pod("d"))).unwrap();
+    api.bind(&Binding::new("default", "d", "n1")).unwrap();
+    let now = api.revision();
+    api.store_mut().compact(now);
+    assert_eq!(names(api.list_pods_on_node("n1")), ["c", "d"]);
+    let shared: Vec<String> = api
+        .list_pods_on_node_shared("n2")
+        .iter()
+        .map(|p| p.metadata.name.clone())
+        .collect();
+    assert_eq!(shared, ["a", "b"]);
 }
