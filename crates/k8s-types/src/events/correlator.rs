@@ -22,6 +22,7 @@
 //! 300 whole seconds too.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use crate::core::event::Event;
 use crate::meta::ObjectMeta;
@@ -46,8 +47,9 @@ pub const AGGREGATE_MESSAGE_PREFIX: &str = "(combined from similar events): ";
 #[derive(Clone, Debug)]
 pub(crate) struct Lru<V> {
     capacity: usize,
-    entries: BTreeMap<String, (u64, V)>,
-    by_use: BTreeMap<u64, String>,
+    /// Key -> (last use, value). The key string is shared with `by_use` (one allocation).
+    entries: BTreeMap<Arc<str>, (u64, V)>,
+    by_use: BTreeMap<u64, Arc<str>>,
     clock: u64,
 }
 
@@ -64,10 +66,13 @@ impl<V> Lru<V> {
     fn touch(&mut self, key: &str) -> u64 {
         self.clock += 1;
         let now = self.clock;
-        if let Some((used, _)) = self.entries.get_mut(key) {
-            self.by_use.remove(used);
-            *used = now;
-            self.by_use.insert(now, key.to_string());
+        if let Some((k, (used, _))) = self.entries.get_key_value(key) {
+            let (k, used) = (Arc::clone(k), *used);
+            self.by_use.remove(&used);
+            self.by_use.insert(now, k);
+            if let Some((used, _)) = self.entries.get_mut(key) {
+                *used = now;
+            }
         }
         now
     }
@@ -83,13 +88,14 @@ impl<V> Lru<V> {
 
     /// Sets the entry and makes it most recent; evicts the least recent entry past capacity.
     pub(crate) fn add(&mut self, key: String, value: V) {
-        if let Some((_, v)) = self.entries.get_mut(&key) {
+        if let Some((_, v)) = self.entries.get_mut(key.as_str()) {
             *v = value;
             self.touch(&key);
             return;
         }
         self.clock += 1;
-        self.by_use.insert(self.clock, key.clone());
+        let key: Arc<str> = Arc::from(key);
+        self.by_use.insert(self.clock, Arc::clone(&key));
         self.entries.insert(key, (self.clock, value));
         if self.entries.len() > self.capacity {
             if let Some((_, oldest)) = self.by_use.pop_first() {
