@@ -65,9 +65,10 @@ impl Default for ReplicaSetController {
     }
 }
 
-/// The pods of `informers` a ReplicaSet may claim: the ones controlled by `uid` and the orphans of
-/// `namespace`, in key order (upstream lists the namespace; the controller-uid index gives the same
-/// candidates without visiting other controllers' pods).
+/// The pods of `informers` a ReplicaSet may claim: the ones of `namespace` controlled by `uid` and
+/// the orphans of `namespace`, in key order (upstream lists the namespace; the controller-uid index
+/// gives the same candidates without visiting other controllers' pods). A pod of another namespace
+/// naming the ReplicaSet's uid is not one of its pods, as upstream's namespaced list never sees it.
 fn candidate_pods<'a>(
     informers: &'a SharedInformerFactory,
     namespace: &str,
@@ -75,6 +76,7 @@ fn candidate_pods<'a>(
 ) -> Vec<&'a Arc<Object>> {
     let pods = informers.of(&Kind::Pod);
     let mut out = pods.controlled_by(uid);
+    out.retain(|o| o.meta().namespace() == namespace);
     let orphans = pods.orphans(namespace);
     if orphans.is_empty() {
         // Already in key order (the index is ordered).

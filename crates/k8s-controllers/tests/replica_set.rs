@@ -246,3 +246,44 @@ fn scaling_to_100_writes_nine_events_and_an_aggregate_counted_to_16() {
     assert_eq!(api.event_messages("SuccessfulDelete").len(), 1);
     assert_eq!(api.event_messages("SuccessfulCreate").len(), 10);
 }
+
+/// Upstream's ReplicaSet lists the pods of its own namespace only: a pod elsewhere whose
+/// controller reference names the ReplicaSet's uid is neither counted nor adopted, so the
+/// ReplicaSet still creates its 2 replicas and reports 2.
+#[test]
+fn a_pod_of_another_namespace_is_not_counted() {
+    let mut api = FakeApi::new();
+    let rs = api.create_typed(replica_set("db", 2)).expect("rs");
+    let mut stray = Pod {
+        metadata: ObjectMeta {
+            name: "stray".into(),
+            namespace: Some("other".into()),
+            labels: labels("db"),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    stray
+        .metadata
+        .owner_references
+        .push(k8s_types::meta::OwnerReference {
+            api_version: "apps/v1".into(),
+            kind: "ReplicaSet".into(),
+            name: "db".into(),
+            uid: rs.metadata.uid.clone().expect("uid"),
+            controller: Some(true),
+            ..Default::default()
+        });
+    api.create_typed(stray).expect("stray");
+    let mut ctrl = rs_controller();
+    tick(&mut api, &mut ctrl);
+    tick(&mut api, &mut ctrl);
+    let in_default = api
+        .pods()
+        .into_iter()
+        .filter(|p| p.metadata.namespace() == "default")
+        .count();
+    assert_eq!(in_default, 2);
+    let rs: ReplicaSet = api.get_typed("default", "db").expect("rs");
+    assert_eq!(rs.status.replicas, 2);
+}

@@ -336,8 +336,10 @@ impl DeploymentController {
         informers: &SharedInformerFactory,
         queue: &mut WorkQueue,
     ) {
-        let meta_of = |o: &Option<std::sync::Arc<Object>>| o.as_deref().map(|o| o.meta().clone());
-        let (old, cur) = (meta_of(&change.old), meta_of(&change.new));
+        let (old, cur) = (
+            change.old.as_deref().map(Object::meta),
+            change.new.as_deref().map(Object::meta),
+        );
         let Some(cur) = cur else {
             // deleteReplicaSet
             if let Some(old) = old {
@@ -350,7 +352,7 @@ impl DeploymentController {
             }
             return;
         };
-        if let Some(old) = &old {
+        if let Some(old) = old {
             if old.resource_version == cur.resource_version {
                 return;
             }
@@ -372,7 +374,7 @@ impl DeploymentController {
             .as_ref()
             .is_none_or(|o| o.labels != cur.labels || o.controller_ref() != cur.controller_ref());
         if relabeled {
-            for k in Self::deployments_for(informers, &cur) {
+            for k in Self::deployments_for(informers, cur) {
                 queue.add(k);
             }
         }
