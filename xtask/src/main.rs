@@ -157,11 +157,10 @@ fn main() -> ExitCode {
             match run_file_to(&path, &opts, &mut out) {
                 Ok(outcome) => {
                     drop(out);
+                    // A reader that closed the pipe (`| head`) is not an error of the run
+                    // (`outcome.output_closed`); any other write failure is reported.
                     if let Some(e) = &outcome.output_error {
-                        // A reader that closed the pipe (`| head`) is not an error of the run.
-                        if !e.contains("Broken pipe") {
-                            eprintln!("error: writing the output: {e}");
-                        }
+                        eprintln!("error: writing the output: {e}");
                     }
                     eprint!("{}", outcome.stderr);
                     ExitCode::from(u8::try_from(outcome.exit_code()).unwrap_or(1))

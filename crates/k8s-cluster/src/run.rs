@@ -55,8 +55,11 @@ pub struct RunOptions {
 pub struct RunOutcome {
     /// What goes to standard output ([`run_file`]; empty after [`run_file_to`], which wrote it).
     pub stdout: String,
-    /// Why writing the output failed, if it did ([`run_file_to`]; e.g. a closed pipe).
+    /// Why writing the output failed, if it did ([`run_file_to`]), other than a reader that closed
+    /// the pipe.
     pub output_error: Option<String>,
+    /// The reader closed the pipe before the output was written (`| head`); not an error of the run.
+    pub output_closed: bool,
     /// What goes to standard error (warnings; expectation failures in json/yaml mode).
     pub stderr: String,
     /// Number of expectations (and steps) that failed.
@@ -207,6 +210,31 @@ pub fn run_file_to(
         },
         out,
     ))
+}
+
+/// A writer that remembers the kind of its first failure (the serializers report it only as
+/// text).
+struct FailureKind<'a> {
+    inner: &'a mut dyn std::io::Write,
+    failed: Option<std::io::ErrorKind>,
+}
+
+impl std::io::Write for FailureKind<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let r = self.inner.write(buf);
+        if let Err(e) = &r {
+            self.failed.get_or_insert(e.kind());
+        }
+        r
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let r = self.inner.flush();
+        if let Err(e) = &r {
+            self.failed.get_or_insert(e.kind());
+        }
+        r
+    }
 }
 
 /// What loading the input left for the run's output: the untyped kinds seen (listed in the json/yaml
@@ -667,6 +695,11 @@ fn run_cluster(
     let mut stdout = String::new();
     let mut stderr = String::new();
     let mut output_error = None;
+    let mut recorded = FailureKind {
+        inner: out,
+        failed: None,
+    };
+    let out: &mut dyn std::io::Write = &mut recorded;
     let name = if scenario.metadata.name.is_empty() {
         file.to_string()
     } else {
@@ -753,9 +786,14 @@ fn run_cluster(
     if output_error.is_none() {
         output_error = out.flush().err().map(|e| e.to_string());
     }
+    let output_closed = recorded.failed == Some(std::io::ErrorKind::BrokenPipe);
+    if output_closed {
+        output_error = None;
+    }
     RunOutcome {
         stdout: String::new(),
         output_error,
+        output_closed,
         stderr,
         failures,
         checks,
