@@ -224,6 +224,7 @@ pub fn generate_status(
                 restart_count: 0,
                 started: Some(running),
                 state,
+                last_state: ContainerState::default(),
             }
         })
         .collect();
@@ -243,6 +244,7 @@ pub fn generate_status(
         pod_ip: pod_ip.map(str::to_string),
         start_time: old.start_time.clone().or_else(|| Some(ts.clone())),
         container_statuses,
+        init_container_statuses: Vec::new(),
         reason: None,
         message: None,
         qos_class: old.qos_class.clone(),

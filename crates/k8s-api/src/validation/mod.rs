@@ -26,6 +26,7 @@ pub mod pod;
 pub mod pod_group;
 pub mod pod_spec;
 pub mod priority_class;
+pub mod probe;
 pub mod replica_set;
 pub mod resources;
 pub mod template;

@@ -212,6 +212,7 @@ mod tests {
         p.metadata.name = "web".into();
         p.metadata.namespace = Some("default".into());
         p.spec.containers = vec![Container {
+            image_pull_policy: Some("IfNotPresent".into()),
             name: "app".into(),
             image: "nginx".into(),
             ..Default::default()

@@ -60,6 +60,23 @@ pub fn validate_pod_spec(spec: &PodSpec, path: &str) -> ErrorList {
         &spec.containers,
         &child(path, "containers"),
     ));
+    let grace = spec.termination_grace_period_seconds;
+    for (i, c) in spec.containers.iter().enumerate() {
+        errs.extend(super::probe::validate_container_probes(
+            c,
+            false,
+            grace,
+            &index(&child(path, "containers"), i),
+        ));
+    }
+    for (i, c) in spec.init_containers.iter().enumerate() {
+        errs.extend(super::probe::validate_container_probes(
+            c,
+            !c.is_sidecar(),
+            grace,
+            &index(&child(path, "initContainers"), i),
+        ));
+    }
     errs.extend(validate_init_containers(
         &spec.init_containers,
         &spec.containers,
@@ -424,6 +441,7 @@ mod tests {
         Container {
             name: name.into(),
             image: image.into(),
+            image_pull_policy: Some("IfNotPresent".into()),
             ..Default::default()
         }
     }

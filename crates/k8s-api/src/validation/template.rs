@@ -147,6 +147,7 @@ mod tests {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         t.spec.containers = vec![Container {
+            image_pull_policy: Some("IfNotPresent".into()),
             name: "app".into(),
             image: "nginx".into(),
             ..Default::default()

@@ -120,6 +120,104 @@ pub struct Container {
     /// For init containers only: `Always` makes a sidecar.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restart_policy: Option<String>,
+    /// `Always`, `IfNotPresent` or `Never`; defaulted by the apiserver (`Always` for a `:latest` or
+    /// untagged image, else `IfNotPresent`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_pull_policy: Option<String>,
+    /// Restarts the container when it fails.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub liveness_probe: Option<Probe>,
+    /// Decides the container's (and so the pod's) readiness.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub readiness_probe: Option<Probe>,
+    /// Holds liveness and readiness probes back until it succeeds once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub startup_probe: Option<Probe>,
+    /// postStart / preStop hooks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lifecycle: Option<Lifecycle>,
+}
+
+impl Container {
+    /// True for an init container with `restartPolicy: Always` (a native sidecar, KEP-753).
+    pub fn is_sidecar(&self) -> bool {
+        self.restart_policy.as_deref() == Some("Always")
+    }
+}
+
+/// Upstream `corev1.Probe`: one handler plus timing. The handler is kept as written (k8s-mini
+/// runs no process; what the probe answers is declared, see `docs/scenario-format.md`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Probe {
+    /// `exec: {command: [...]}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exec: Option<serde_json::Value>,
+    /// `httpGet: {path, port, scheme}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_get: Option<serde_json::Value>,
+    /// `tcpSocket: {port}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp_socket: Option<serde_json::Value>,
+    /// `grpc: {port, service}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grpc: Option<serde_json::Value>,
+    /// Seconds after the container started before probes are initiated (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_delay_seconds: Option<i32>,
+    /// Seconds after which the probe times out (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_seconds: Option<i32>,
+    /// How often to probe (default 10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub period_seconds: Option<i32>,
+    /// Consecutive successes to count as success after a failure (default 1; must be 1 for
+    /// liveness and startup).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub success_threshold: Option<i32>,
+    /// Consecutive failures to count as failure (default 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_threshold: Option<i32>,
+    /// Probe-level grace period for a liveness/startup kill (overrides the pod's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub termination_grace_period_seconds: Option<i64>,
+}
+
+/// Upstream `corev1.Lifecycle`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Lifecycle {
+    /// Runs right after the container is created.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub post_start: Option<LifecycleHandler>,
+    /// Runs before the container is sent SIGTERM.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pre_stop: Option<LifecycleHandler>,
+}
+
+/// Upstream `corev1.LifecycleHandler`: exactly one action.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LifecycleHandler {
+    /// `exec: {command: [...]}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exec: Option<serde_json::Value>,
+    /// `httpGet: {...}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_get: Option<serde_json::Value>,
+    /// `tcpSocket: {...}` (deprecated upstream, kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp_socket: Option<serde_json::Value>,
+    /// `sleep: {seconds: N}` (KEP-3960): the hook takes exactly N seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sleep: Option<SleepAction>,
+}
+
+/// Upstream `corev1.SleepAction`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SleepAction {
+    /// Seconds to sleep.
+    pub seconds: i64,
 }
 
 /// Upstream `corev1.ResourceRequirements`.
@@ -175,6 +273,9 @@ pub struct PodStatus {
     /// RFC 3339 time the kubelet accepted the pod.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_time: Option<String>,
+    /// One per init container (sidecars included), in spec order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub init_container_statuses: Vec<ContainerStatus>,
     /// One per container.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub container_statuses: Vec<ContainerStatus>,
@@ -230,6 +331,9 @@ pub struct ContainerStatus {
     /// Current state.
     #[serde(default)]
     pub state: ContainerState,
+    /// The previous attempt's termination (upstream `lastState`), empty before the first restart.
+    #[serde(default, skip_serializing_if = "ContainerState::is_empty")]
+    pub last_state: ContainerState,
 }
 
 /// Upstream `corev1.ContainerState`: exactly one member is set.
@@ -244,6 +348,13 @@ pub struct ContainerState {
     /// Terminated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub terminated: Option<ContainerStateDetail>,
+}
+
+impl ContainerState {
+    /// True when no member is set.
+    pub fn is_empty(&self) -> bool {
+        self.waiting.is_none() && self.running.is_none() && self.terminated.is_none()
+    }
 }
 
 /// The details of a container state (a union of upstream's three state structs).
@@ -262,6 +373,12 @@ pub struct ContainerStateDetail {
     /// Exit code, for terminated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
+    /// Signal, for terminated (set when the runtime reports one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
+    /// RFC 3339, for terminated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<String>,
 }
 
 /// Pod phases.
