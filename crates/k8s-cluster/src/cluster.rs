@@ -224,6 +224,16 @@ impl Cluster {
             .min()
     }
 
+    /// The earliest tick at which some pod changes on its own on some node (a container starts,
+    /// exits, restarts after back-off, a probe fails, a grace period ends): the run goes on until
+    /// then even when nothing else changes.
+    pub fn next_pod_wakeup(&self) -> Option<Tick> {
+        self.kubelets
+            .values()
+            .filter_map(Kubelet::next_pod_wakeup)
+            .min()
+    }
+
     /// The scheduler, read-only (its queue's backoff and retry state).
     pub fn scheduler(&self) -> &Scheduler {
         &self.scheduler

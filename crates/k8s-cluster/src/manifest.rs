@@ -220,6 +220,18 @@ fn push(
 ) -> Result<(), ManifestError> {
     match decoded {
         Ok(Decoded { doc, warning }) => {
+            if let Document::Object(obj) = &doc {
+                if let Err((path, message)) = check_behavior(obj) {
+                    let line_path = path.replace('[', ".").replace(']', "");
+                    let line = positions()
+                        .map_or(source.line, |p| p.line_of(&behavior_line_path(&line_path)));
+                    return Err(ManifestError {
+                        source_loc: Source { line, ..source },
+                        path,
+                        message,
+                    });
+                }
+            }
             if let Some(w) = warning {
                 out.warnings.push(format!("{source}: {w}"));
             }
@@ -243,6 +255,59 @@ fn push(
             message: e.message,
         }),
     }
+}
+
+/// The annotation's key as a position path (`metadata.annotations.sim.k8s-mini.io/behavior`): the
+/// part of a behavior error's path that exists in the YAML document.
+fn behavior_line_path(path: &str) -> String {
+    let key = k8s_kubelet::behavior::BEHAVIOR_ANNOTATION;
+    match path.find(key) {
+        Some(at) => path[..at + key.len()].to_string(),
+        None => path.to_string(),
+    }
+}
+
+/// Checks the `sim.k8s-mini.io/behavior` annotation of a Pod or of a Deployment's / ReplicaSet's
+/// pod template against its containers (`docs/scenario-format.md`). The error's path runs from the
+/// object's root into the annotation's value, e.g.
+/// `metadata.annotations[sim.k8s-mini.io/behavior].containers.app.runs[0].exitCode`.
+fn check_behavior(obj: &Object) -> Result<(), (String, String)> {
+    let (prefix, meta, spec) = match obj {
+        Object::Pod(p) => ("", &p.metadata, &p.spec),
+        Object::Deployment(d) => (
+            "spec.template.",
+            &d.spec.template.metadata,
+            &d.spec.template.spec,
+        ),
+        Object::ReplicaSet(r) => (
+            "spec.template.",
+            &r.spec.template.metadata,
+            &r.spec.template.spec,
+        ),
+        _ => return Ok(()),
+    };
+    let key = k8s_kubelet::behavior::BEHAVIOR_ANNOTATION;
+    let Some(value) = meta.annotations.get(key) else {
+        return Ok(());
+    };
+    let names: Vec<&str> = spec
+        .init_containers
+        .iter()
+        .chain(&spec.containers)
+        .map(|c| c.name.as_str())
+        .collect();
+    k8s_kubelet::behavior::parse_annotation(value, &names)
+        .map(|_| ())
+        .map_err(|e| {
+            let (field, message) = match e.split_once(": ") {
+                Some((f, m)) if f.starts_with("containers") => (format!(".{f}"), m.to_string()),
+                _ => (String::new(), e),
+            };
+            (
+                format!("{prefix}metadata.annotations[{key}]{field}"),
+                message,
+            )
+        })
 }
 
 struct Decoded {

@@ -157,6 +157,13 @@ pub fn run_file_to(
         scheduler: scheduler_config.unwrap_or_default(),
         kubelet: k8s_kubelet::KubeletConfig {
             startup_ticks: scenario.spec.kubelet.startup_ticks,
+            behaviors: scenario
+                .spec
+                .behaviors
+                .iter()
+                .enumerate()
+                .filter_map(|(i, r)| r.to_rule(&format!("spec.behaviors[{i}]")).ok())
+                .collect(),
             ..Default::default()
         },
     };
@@ -421,7 +428,14 @@ fn run_step(cluster: &mut Cluster, rs: &ReadyStep) -> Result<String, String> {
         for name in &names {
             cluster
                 .api()
-                .delete(&kind, &namespace, name, DeleteOptions::default())
+                .delete(
+                    &kind,
+                    &namespace,
+                    name,
+                    DeleteOptions {
+                        grace_period_seconds: d.grace_period_seconds,
+                    },
+                )
                 .map_err(|s| s.message)?;
         }
         if names.is_empty() {
@@ -585,7 +599,8 @@ fn run_cluster(
             None if t >= MAX_TICKS => break,
             None if quiet >= quiet_needed
                 && last_step.is_none_or(|s| t > s)
-                && last_expect.is_none_or(|x| t > x) =>
+                && last_expect.is_none_or(|x| t > x)
+                && cluster.next_pod_wakeup().is_none() =>
             {
                 break
             }

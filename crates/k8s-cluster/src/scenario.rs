@@ -45,6 +45,10 @@ pub struct ScenarioSpec {
     /// initial objects.
     #[serde(default)]
     pub trace: Option<TraceSpec>,
+    /// What containers do (run time, exit codes, probes' answers, memory, SIGTERM handling), by
+    /// pod selector; a pod's `sim.k8s-mini.io/behavior` annotation wins over these.
+    #[serde(default)]
+    pub behaviors: Vec<BehaviorRuleSpec>,
     /// Timed steps, applied at the start of their tick (before the controllers run).
     #[serde(default)]
     pub steps: Vec<Step>,
@@ -68,6 +72,55 @@ pub struct TraceSpec {
     /// Only the first this many pods (file order).
     #[serde(default)]
     pub limit: Option<usize>,
+}
+
+/// `spec.behaviors[]`: the pods of `namespace` (every namespace when absent) matching `selector`
+/// (every pod when absent), container `container` (every container when absent), do `behavior`.
+/// The first rule that matches a container wins.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BehaviorRuleSpec {
+    /// Namespace.
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// Label selector (kubectl form, e.g. `app=web`).
+    #[serde(default)]
+    pub selector: Option<String>,
+    /// Container name.
+    #[serde(default)]
+    pub container: Option<String>,
+    /// What the container does (the fields of the annotation's per-container entry).
+    #[serde(default)]
+    pub behavior: k8s_kubelet::behavior::ContainerBehavior,
+}
+
+impl BehaviorRuleSpec {
+    /// The kubelet's rule.
+    ///
+    /// # Errors
+    /// `(field path, message)` for a bad selector or behavior.
+    pub fn to_rule(
+        &self,
+        path: &str,
+    ) -> Result<k8s_kubelet::behavior::BehaviorRule, (String, String)> {
+        let selector = match &self.selector {
+            Some(s) => Some(
+                k8s_types::labels::LabelSelector::parse(s)
+                    .map_err(|e| (format!("{path}.selector"), e))?,
+            ),
+            None => None,
+        };
+        k8s_kubelet::behavior::validate(&self.behavior).map_err(|e| match e.split_once(": ") {
+            Some((f, m)) => (format!("{path}.behavior.{f}"), m.to_string()),
+            None => (format!("{path}.behavior"), e),
+        })?;
+        Ok(k8s_kubelet::behavior::BehaviorRule {
+            namespace: self.namespace.clone(),
+            selector,
+            container: self.container.clone(),
+            behavior: self.behavior.clone(),
+        })
+    }
 }
 
 /// Kubelet settings.
@@ -141,6 +194,10 @@ pub struct DeleteStep {
     /// With a selector: delete at most this many.
     #[serde(default)]
     pub count: Option<usize>,
+    /// `kubectl delete --grace-period`: overrides the pods' `terminationGracePeriodSeconds` (0
+    /// removes them at once, without waiting for their containers to stop).
+    #[serde(default)]
+    pub grace_period_seconds: Option<i64>,
 }
 
 /// `scale`.
@@ -393,6 +450,9 @@ impl Scenario {
     /// # Errors
     /// `(path, message)` of the first problem found.
     pub fn validate(&self) -> Result<(), (String, String)> {
+        for (i, r) in self.spec.behaviors.iter().enumerate() {
+            r.to_rule(&format!("spec.behaviors[{i}]"))?;
+        }
         for (i, e) in self.spec.expect.iter().enumerate() {
             let path = format!("spec.expect[{i}]");
             let n = e.n_checks();

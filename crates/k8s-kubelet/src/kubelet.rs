@@ -27,7 +27,7 @@
 //! adopted: admitted again like upstream after a kubelet restart, keeping its pod IP and, when free,
 //! the devices its annotation records, with no new events or status.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_types::apiserver::{ApiClient, ApiExt, DeleteOptions};
 use k8s_types::core::event::event_types;
@@ -40,11 +40,13 @@ use k8s_types::status::Status;
 use k8s_types::{Format, Quantity, Shared, Tick};
 
 use crate::admission::{self, Rejection, UNEXPECTED_ADMISSION_ERROR};
+use crate::backoff::Backoff;
+use crate::behavior::BehaviorRule;
 use crate::device_manager::DeviceManager;
 use crate::node_status::{self, NODE_STATUS_REPORT_FREQUENCY_TICKS};
 use crate::pod_ip::PodIpAllocator;
-use crate::runtime::{PodPhase, Runtime, RuntimePod};
-use crate::sync_pod::{self, ContainersState};
+use crate::runtime::{NodeContext, PodEvent, PodPhase, Runtime, RuntimePod};
+use crate::sync_pod;
 
 /// Event reason when the node is cordoned (upstream `events.NodeNotSchedulable`).
 pub const NODE_NOT_SCHEDULABLE: &str = "NodeNotSchedulable";
@@ -52,7 +54,7 @@ pub const NODE_NOT_SCHEDULABLE: &str = "NodeNotSchedulable";
 pub const NODE_SCHEDULABLE: &str = "NodeSchedulable";
 
 /// Kubelet settings.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct KubeletConfig {
     /// Ticks from ContainerCreating to Running (image "pull" + container start); 0 starts the
     /// containers in the sync that admits the pod. Default 1.
@@ -60,6 +62,9 @@ pub struct KubeletConfig {
     /// Pods the node accepts when the manifest has no `pods` capacity (upstream `--max-pods`,
     /// default 110).
     pub max_pods: i64,
+    /// What containers do, by pod selector (the Scenario's `spec.behaviors`); a pod's
+    /// [`crate::behavior::BEHAVIOR_ANNOTATION`] wins over these.
+    pub behaviors: Vec<BehaviorRule>,
 }
 
 impl Default for KubeletConfig {
@@ -67,6 +72,7 @@ impl Default for KubeletConfig {
         KubeletConfig {
             startup_ticks: 1,
             max_pods: 110,
+            behaviors: Vec::new(),
         }
     }
 }
@@ -90,6 +96,10 @@ pub struct Kubelet {
     /// The kubelet's event recorder, source `kubelet` on this node (upstream: the kubelet's own
     /// broadcaster and recorder).
     events: EventRecorder,
+    /// Images on the node: the manifest's `status.images` names, plus what the kubelet pulled.
+    images: BTreeSet<String>,
+    /// Container restart and image pull back-off (upstream `kl.backOff` and the image manager's).
+    backoff: Backoff,
 }
 
 fn pod_key(pod: &Pod) -> String {
@@ -131,6 +141,14 @@ impl Kubelet {
         let name = node.metadata.name.clone();
         let addresses = node_status::node_addresses(&node);
         let events = EventRecorder::new(node_status::kubelet_source(&name));
+        let images = node
+            .status
+            .images
+            .iter()
+            .filter_map(|i| i.get("names").and_then(|n| n.as_array()))
+            .flatten()
+            .filter_map(|n| n.as_str().map(str::to_string))
+            .collect();
         let mut kubelet = Kubelet {
             name,
             manifest: node,
@@ -144,6 +162,8 @@ impl Kubelet {
             last_unschedulable: None,
             devices_changed: false,
             events,
+            images,
+            backoff: Backoff::default(),
         };
         let cidr = kubelet
             .manifest
@@ -339,7 +359,7 @@ impl Kubelet {
         let quiet = !touched
             && self.registered
             && !self.devices_changed
-            && !self.runtime.any_creating()
+            && self.runtime.next_due().is_none_or(|t| now < t)
             && self.next_status_report().is_some_and(|t| now < t);
         if !quiet {
             self.sync(api);
@@ -389,7 +409,7 @@ impl Kubelet {
         let mut additions: Vec<&Shared<Pod>> = Vec::new();
         for (key, pod) in &pods {
             if pod.is_terminating() {
-                self.terminate(api, key, pod);
+                self.terminate(api, key, pod, now);
             } else if self.runtime.get(key).is_some() {
                 self.advance(api, key, pod, now);
             } else {
@@ -409,6 +429,12 @@ impl Kubelet {
         for pod in additions {
             self.add_pod(api, pod, &node_view, now);
         }
+    }
+
+    /// The earliest tick at which one of this kubelet's pods changes on its own (a container
+    /// starts, exits, restarts after back-off, a probe fails, a grace period ends).
+    pub fn next_pod_wakeup(&self) -> Option<Tick> {
+        self.runtime.next_due()
     }
 
     /// The tick at which the next periodic node status report is due (upstream
@@ -499,7 +525,8 @@ impl Kubelet {
         self.devices.free_pod(key);
     }
 
-    /// Stops a pod's containers (one `Killing` event each, in upstream stop order).
+    /// Stops a pod's containers at once (one `Killing` event each, in upstream stop order): for a
+    /// pod another component made terminal.
     fn kill_containers(&mut self, api: &mut dyn ApiClient, rec: &RuntimePod, pod: &Pod) {
         for c in rec.stop_order() {
             sync_pod::record_pod_event(
@@ -513,12 +540,92 @@ impl Kubelet {
         }
     }
 
-    /// A pod with a deletionTimestamp: stop, release, and finish the deletion (grace period 0).
-    fn terminate(&mut self, api: &mut dyn ApiClient, key: &str, pod: &Pod) {
-        if let Some(rec) = self.runtime.get(key) {
-            if rec.phase.is_active() {
-                let rec = rec.clone();
-                self.kill_containers(api, &rec, pod);
+    /// Steps a pod's containers to `now`, writes its status when anything changed, and records the
+    /// events of the step (after the status, as upstream's sync writes status before its events
+    /// reach the apiserver). Returns whether every container has stopped for good.
+    fn step_pod(&mut self, api: &mut dyn ApiClient, key: &str, now: Tick) -> bool {
+        let host_ip = self.host_ip().map(str::to_string);
+        let mut events: Vec<PodEvent> = Vec::new();
+        let Some(rec) = self.runtime.get_mut(key) else {
+            return true;
+        };
+        let mut node = NodeContext {
+            images: &mut self.images,
+            backoff: &mut self.backoff,
+            startup_ticks: self.config.startup_ticks,
+        };
+        let changed = rec.step(now, &mut node, &mut events);
+        let done = rec.all_stopped()
+            && (rec.completed || matches!(rec.phase, PodPhase::Terminating { .. }));
+        let rec = rec.clone();
+        let pod_ip = self.status_pod_ip(&rec);
+        let mut pod = rec.pod.clone();
+        if changed {
+            let written = sync_pod::write_status(
+                api,
+                rec.pod.metadata.namespace(),
+                &rec.pod.metadata.name,
+                &rec.uid,
+                &|p: &Pod| {
+                    sync_pod::generate_status(
+                        p,
+                        &rec,
+                        done,
+                        host_ip.as_deref(),
+                        pod_ip.as_deref(),
+                        now,
+                    )
+                },
+            );
+            if let Some(w) = written {
+                pod = w;
+            }
+        }
+        for e in events {
+            sync_pod::record_pod_event(api, &mut self.events, &pod, e.type_, e.reason, e.message);
+        }
+        if done && rec.completed && !matches!(rec.phase, PodPhase::Terminating { .. }) {
+            // Terminal: what it held is released; the record stays so it is not admitted again.
+            self.forget(key);
+            let mut stopped = rec;
+            stopped.phase = PodPhase::Terminated;
+            stopped.pod_ip = None;
+            stopped.pod = pod;
+            self.runtime.insert(key.to_string(), stopped);
+        }
+        done
+    }
+
+    /// A pod with a deletionTimestamp (upstream `syncTerminatingPod`): its containers are stopped
+    /// (preStop hook, SIGTERM, SIGKILL when `deletionTimestamp` passes); once all have stopped the
+    /// kubelet writes the terminal status, releases what the pod held and finishes the deletion
+    /// (grace period 0). A pod that does not run here is removed at once.
+    fn terminate(&mut self, api: &mut dyn ApiClient, key: &str, pod: &Shared<Pod>, now: Tick) {
+        let active = self.runtime.get(key).is_some_and(|r| r.phase.is_active());
+        if active {
+            let deadline = pod
+                .metadata
+                .deletion_timestamp
+                .as_deref()
+                .and_then(timestamp_tick)
+                .unwrap_or(now);
+            let mut events = Vec::new();
+            if let Some(rec) = self.runtime.get_mut(key) {
+                rec.pod = pod.clone();
+                rec.begin_termination(now, deadline, &mut events);
+            }
+            for e in events {
+                sync_pod::record_pod_event(
+                    api,
+                    &mut self.events,
+                    pod,
+                    e.type_,
+                    e.reason,
+                    e.message,
+                );
+            }
+            if !self.step_pod(api, key, now) {
+                return;
             }
         }
         self.forget(key);
@@ -537,65 +644,27 @@ impl Kubelet {
         }
     }
 
-    /// A known pod: start its containers when due; stop them if the pod turned terminal.
+    /// A known pod: step its containers; stop them if another component made the pod terminal.
     fn advance(&mut self, api: &mut dyn ApiClient, key: &str, pod: &Shared<Pod>, now: Tick) {
         // The record follows the pod as listed (sharing it), so no older copy is kept alive.
         let Some(rec) = self.runtime.get_mut(key) else {
             return;
         };
         rec.pod = pod.clone();
-        let rec = rec.clone();
-        if pod.is_terminal() {
-            if rec.phase.is_active() {
-                self.kill_containers(api, &rec, pod);
-                self.forget(key);
-                let mut stopped = rec;
-                stopped.phase = PodPhase::Terminated;
-                stopped.pod_ip = None;
-                self.runtime.insert(key.to_string(), stopped);
-            }
+        if !rec.phase.is_active() {
             return;
         }
-        if let PodPhase::Creating { since } = rec.phase {
-            if now >= since.saturating_add(self.config.startup_ticks) {
-                self.start_containers(api, key, &rec, now, false);
-            }
+        if pod.is_terminal() {
+            let rec = rec.clone();
+            self.kill_containers(api, &rec, pod);
+            self.forget(key);
+            let mut stopped = rec;
+            stopped.phase = PodPhase::Terminated;
+            stopped.pod_ip = None;
+            self.runtime.insert(key.to_string(), stopped);
+            return;
         }
-    }
-
-    /// Creating -> Running: status Running and `Started` per container (`with_create_events` adds
-    /// `Pulled`/`Created` before each `Started`, for pods started in the sync that admitted them).
-    fn start_containers(
-        &mut self,
-        api: &mut dyn ApiClient,
-        key: &str,
-        rec: &RuntimePod,
-        now: Tick,
-        with_create_events: bool,
-    ) {
-        if let Some(r) = self.runtime.get_mut(key) {
-            r.phase = PodPhase::Running { started: now };
-        }
-        let host_ip = self.host_ip().map(str::to_string);
-        let pod_ip = self.status_pod_ip(rec);
-        let ns = rec.pod.metadata.namespace().to_string();
-        let name = rec.pod.metadata.name.clone();
-        let written = sync_pod::write_status(api, &ns, &name, &rec.uid, &|p: &Pod| {
-            sync_pod::generate_status(
-                p,
-                ContainersState::Running(now),
-                host_ip.as_deref(),
-                pod_ip.as_deref(),
-                now,
-            )
-        });
-        let pod = written.unwrap_or_else(|| rec.pod.clone());
-        for c in rec.start_order() {
-            if with_create_events {
-                sync_pod::record_pulled_created(api, &mut self.events, &pod, &c.name, &c.image);
-            }
-            sync_pod::record_started(api, &mut self.events, &pod, &c.name);
-        }
+        self.step_pod(api, key, now);
     }
 
     /// The IP to report: the node's for host-network pods, else the sandbox IP.
@@ -633,15 +702,8 @@ impl Kubelet {
             &uid,
             &|p: &Pod| sync_pod::rejected_status(p, &rejection, now),
         );
-        self.runtime.insert(
-            key.to_string(),
-            RuntimePod {
-                uid,
-                pod: shared.clone(),
-                phase: PodPhase::Rejected,
-                pod_ip: None,
-            },
-        );
+        let rec = RuntimePod::new(uid, shared.clone(), PodPhase::Rejected, None, &[]);
+        self.runtime.insert(key.to_string(), rec);
     }
 
     /// Node allocatable as the predicate sees it (upstream `sanitizeNodeAllocatable`): never below
@@ -667,15 +729,8 @@ impl Kubelet {
         let key = pod_key(pod);
         let uid = pod_uid(pod);
         if pod.is_terminal() {
-            self.runtime.insert(
-                key,
-                RuntimePod {
-                    uid,
-                    pod: shared.clone(),
-                    phase: PodPhase::Terminated,
-                    pod_ip: None,
-                },
-            );
+            let rec = RuntimePod::new(uid, shared.clone(), PodPhase::Terminated, None, &[]);
+            self.runtime.insert(key, rec);
             return;
         }
         let adopting = pod.phase() == k8s_types::core::phases::RUNNING;
@@ -711,17 +766,22 @@ impl Kubelet {
                 None => None,
             }
         };
-        let rec = RuntimePod {
-            uid: uid.clone(),
-            pod: shared.clone(),
-            phase: if adopting {
-                PodPhase::Running { started: now }
-            } else {
-                PodPhase::Creating { since: now }
-            },
-            pod_ip,
+        let phase = if adopting {
+            PodPhase::Running { started: now }
+        } else {
+            PodPhase::Creating { since: now }
         };
-        self.runtime.insert(key.clone(), rec.clone());
+        let mut rec = RuntimePod::new(
+            uid.clone(),
+            shared.clone(),
+            phase,
+            pod_ip,
+            &self.config.behaviors,
+        );
+        if adopting {
+            rec.adopt(now);
+        }
+        self.runtime.insert(key.clone(), rec);
 
         let ns = pod.metadata.namespace().to_string();
         let name = pod.metadata.name.clone();
@@ -731,24 +791,7 @@ impl Kubelet {
         if adopting {
             return;
         }
-        if self.config.startup_ticks == 0 {
-            self.start_containers(api, &key, &rec, now, true);
-            return;
-        }
-        let host_ip = self.host_ip().map(str::to_string);
-        let status_ip = self.status_pod_ip(&rec);
-        let written = sync_pod::write_status(api, &ns, &name, &uid, &|p: &Pod| {
-            sync_pod::generate_status(
-                p,
-                ContainersState::Creating,
-                host_ip.as_deref(),
-                status_ip.as_deref(),
-                now,
-            )
-        });
-        let pod = written.unwrap_or_else(|| shared.clone());
-        for c in rec.start_order() {
-            sync_pod::record_pulled_created(api, &mut self.events, &pod, &c.name, &c.image);
-        }
+        // The sandbox exists; the first containers are created now and start when it is ready.
+        self.step_pod(api, &key, now);
     }
 }

@@ -16,10 +16,13 @@
 //! to the cluster only through [`k8s_types::apiserver::ApiClient`].
 
 pub mod admission;
+pub mod backoff;
+pub mod behavior;
 pub mod device_manager;
 pub mod kubelet;
 pub mod node_status;
 pub mod pod_ip;
+pub mod prober;
 pub mod runtime;
 pub mod sync_pod;
 

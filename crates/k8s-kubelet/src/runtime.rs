@@ -1,40 +1,298 @@
 //! The simulated container runtime and the kubelet's record of each pod it runs: what the CRI
-//! runtime (containerd) and the PLEG's pod cache hold upstream (`pkg/kubelet/container`,
-//! `pkg/kubelet/pleg/generic.go`), reduced to the states k8s-mini shows.
+//! runtime (containerd), the PLEG's pod cache and the kuberuntime manager hold and decide upstream
+//! (`pkg/kubelet/container`, `pkg/kubelet/kuberuntime/kuberuntime_manager.go` `computePodActions`
+//! and `SyncPod`, `kuberuntime_container.go` `startContainer` / `killContainer`,
+//! `pkg/kubelet/images/image_manager.go` `EnsureImageExists`).
 //!
-//! A pod's sandbox is created (with its IP) when the pod is admitted; its containers are created in
-//! the same sync and start `startup_ticks` ticks later, all at once. Containers never exit on their
-//! own: only deletion stops them. Images are always "already present on machine".
+//! A pod's sandbox is created (with its IP) when the pod is admitted and is ready `startup_ticks`
+//! later. Each container then goes through [`ContainerState`]s on the virtual clock, as its declared
+//! behavior ([`crate::behavior`]) and probes ([`crate::prober`]) say:
+//! - init containers run one after another, each to exit 0; a native sidecar (an init container
+//!   with `restartPolicy: Always`, KEP-753) lets the next one start once it has *started*, and keeps
+//!   running; app containers start together once every init container is done;
+//! - starting a container pulls its image when a pull is modelled (`Pulling`, `Pulled`, or
+//!   `ErrImagePull` and `ImagePullBackOff` with back-off), then `Created` and `Started`; the first
+//!   containers of a pod are created at admission and start when the sandbox is ready;
+//! - an attempt ends by exiting, by an OOM kill, or by a failed liveness/startup probe (a graceful
+//!   kill); the container restarts as the restart policy says (`Always`, `OnFailure`, `Never`;
+//!   sidecars always), immediately the first time and then after upstream's back-off
+//!   ([`crate::backoff`]) while `CrashLoopBackOff`;
+//! - when every app container is done for good, running sidecars are stopped and the pod is
+//!   terminal; a pod being deleted stops its app containers, then its sidecars, each running its
+//!   preStop hook, getting SIGTERM and exiting as declared or at the grace period's end (SIGKILL).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
+use k8s_types::core::event::event_types;
 use k8s_types::core::{Container, Pod};
 use k8s_types::{Shared, Tick};
+
+use crate::backoff::Backoff;
+use crate::behavior::{BehaviorRule, ContainerBehavior};
+use crate::prober::{self, End, Plan, ProbeType};
+
+/// Exit code of a container killed with SIGKILL (128 + 9), as the runtime reports it.
+pub const EXIT_CODE_SIGKILL: i32 = 137;
+/// Terminated reason of a container that exited 0 (upstream runtime `Completed`).
+pub const REASON_COMPLETED: &str = "Completed";
+/// Terminated reason of a container that exited non-zero (upstream runtime `Error`).
+pub const REASON_ERROR: &str = "Error";
+/// Terminated reason of a container killed for memory (upstream runtime `OOMKilled`).
+pub const REASON_OOM_KILLED: &str = "OOMKilled";
+/// Waiting reason during back-off (upstream `kubecontainer.ErrCrashLoopBackOff`).
+pub const REASON_CRASH_LOOP_BACK_OFF: &str = "CrashLoopBackOff";
+/// Waiting reason after a failed pull (upstream `images.ErrImagePull`).
+pub const REASON_ERR_IMAGE_PULL: &str = "ErrImagePull";
+/// Waiting reason while a pull backs off (upstream `images.ErrImagePullBackOff`).
+pub const REASON_IMAGE_PULL_BACK_OFF: &str = "ImagePullBackOff";
+/// Waiting reason for an absent image with policy Never (upstream `images.ErrImageNeverPull`).
+pub const REASON_ERR_IMAGE_NEVER_PULL: &str = "ErrImageNeverPull";
 
 /// Where a pod is in its life on this node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PodPhase {
-    /// Admitted; sandbox and containers created, containers not started yet (`ContainerCreating`).
+    /// Admitted; the sandbox is being created (`ContainerCreating`) until `since + startup_ticks`.
     Creating {
         /// The tick the pod was admitted.
         since: Tick,
     },
-    /// Every container running since the tick.
+    /// The sandbox is ready; containers follow their own states.
     Running {
-        /// The tick the containers started.
+        /// The tick the sandbox became ready.
         started: Tick,
+    },
+    /// Being deleted: containers are stopped; everything is killed at `deadline`.
+    Terminating {
+        /// The end of the grace period.
+        deadline: Tick,
     },
     /// Rejected at admission (phase Failed); holds nothing.
     Rejected,
-    /// Found already terminal (Succeeded/Failed) or stopped after turning terminal; holds nothing.
+    /// Terminal (every container stopped for good); holds nothing.
     Terminated,
 }
 
 impl PodPhase {
     /// True while the pod holds node resources (upstream "active" pods).
     pub fn is_active(self) -> bool {
-        matches!(self, PodPhase::Creating { .. } | PodPhase::Running { .. })
+        matches!(
+            self,
+            PodPhase::Creating { .. } | PodPhase::Running { .. } | PodPhase::Terminating { .. }
+        )
     }
+}
+
+/// Which list a container is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// An init container that runs to completion.
+    Init,
+    /// An init container with `restartPolicy: Always`.
+    Sidecar,
+    /// An app container.
+    App,
+}
+
+/// How an attempt ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Termination {
+    /// Exit code.
+    pub exit_code: i32,
+    /// `Completed`, `Error` or `OOMKilled`.
+    pub reason: &'static str,
+    /// Start of the attempt.
+    pub started: Tick,
+    /// Exit.
+    pub finished: Tick,
+}
+
+impl Termination {
+    /// An exit with `code`: reason `Completed` for 0, else `Error`.
+    pub fn exit(started: Tick, finished: Tick, code: i32) -> Termination {
+        Termination {
+            exit_code: code,
+            reason: if code == 0 {
+                REASON_COMPLETED
+            } else {
+                REASON_ERROR
+            },
+            started,
+            finished,
+        }
+    }
+}
+
+/// One container's state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ContainerState {
+    /// Not its turn yet (or never started).
+    Pending,
+    /// Pulling its image until the tick.
+    Pulling {
+        /// Start of the pull.
+        since: Tick,
+        /// End of the pull.
+        until: Tick,
+    },
+    /// The pull failed; `reason` is `ErrImagePull` until the back-off is recorded, then
+    /// `ImagePullBackOff`; the next pull starts at `until`.
+    PullBackOff {
+        /// Waiting reason.
+        reason: &'static str,
+        /// Waiting message.
+        message: String,
+        /// When the reason turns to ImagePullBackOff.
+        backoff_at: Tick,
+        /// Next pull.
+        until: Tick,
+    },
+    /// The image is absent and the pull policy is Never: waits forever.
+    NeverPull {
+        /// Waiting message.
+        message: String,
+    },
+    /// Created; starts at the tick.
+    Created {
+        /// Start.
+        start_at: Tick,
+    },
+    /// Running this attempt.
+    Running {
+        /// What the attempt does.
+        plan: Plan,
+        /// Probe failures already reported.
+        reported: usize,
+        /// `started` as last reported.
+        started: bool,
+        /// `ready` as last reported.
+        ready: bool,
+    },
+    /// Being stopped; exits at `exit_at`.
+    Stopping {
+        /// The attempt's start.
+        started: Tick,
+        /// Exit.
+        exit_at: Tick,
+        /// Exit code at `exit_at`.
+        exit_code: i32,
+        /// Restart afterwards (a probe kill) as the restart policy says.
+        restartable: bool,
+    },
+    /// Exited; restarts at `restart_at` (back-off when later than the exit), or never.
+    Exited {
+        /// The ended attempt.
+        term: Termination,
+        /// Next start.
+        restart_at: Option<Tick>,
+    },
+}
+
+/// One container as the runtime knows it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ContainerRecord {
+    /// The container's spec.
+    pub spec: Container,
+    /// Init, sidecar or app.
+    pub role: Role,
+    /// What it does.
+    pub behavior: ContainerBehavior,
+    /// Current state.
+    pub state: ContainerState,
+    /// Restarts so far.
+    pub restart_count: i32,
+    /// The previous attempt's end.
+    pub last_termination: Option<Termination>,
+}
+
+impl ContainerRecord {
+    /// True when the container runs now (Running or Stopping).
+    pub fn is_running(&self) -> bool {
+        matches!(
+            self.state,
+            ContainerState::Running { .. } | ContainerState::Stopping { .. }
+        )
+    }
+
+    /// True when the container will not run again by itself.
+    fn is_done(&self) -> bool {
+        match &self.state {
+            ContainerState::Exited { restart_at, .. } => restart_at.is_none(),
+            _ => false,
+        }
+    }
+
+    /// `started` now (upstream `ContainerStatus.Started`).
+    pub fn started(&self) -> bool {
+        match &self.state {
+            ContainerState::Running { started, .. } => *started,
+            ContainerState::Stopping { .. } => true,
+            _ => false,
+        }
+    }
+
+    /// `ready` now.
+    pub fn ready(&self) -> bool {
+        match &self.state {
+            ContainerState::Running { ready, .. } => *ready,
+            _ => false,
+        }
+    }
+
+    /// The tick of this container's next change on its own.
+    fn next_due(&self) -> Option<Tick> {
+        match &self.state {
+            ContainerState::Pending | ContainerState::NeverPull { .. } => None,
+            ContainerState::Pulling { until, .. } => Some(*until),
+            ContainerState::PullBackOff {
+                reason,
+                backoff_at,
+                until,
+                ..
+            } => Some(if *reason == REASON_ERR_IMAGE_PULL {
+                *backoff_at
+            } else {
+                *until
+            }),
+            ContainerState::Created { start_at } => Some(*start_at),
+            ContainerState::Running {
+                plan,
+                reported,
+                started,
+                ready,
+            } => [
+                plan.end.as_ref().map(|(t, _)| *t),
+                plan.failures.get(*reported).map(|f| f.at),
+                plan.startup_ok.filter(|_| !started),
+                plan.ready.filter(|_| !ready),
+            ]
+            .into_iter()
+            .flatten()
+            .min(),
+            ContainerState::Stopping { exit_at, .. } => Some(*exit_at),
+            ContainerState::Exited { restart_at, .. } => *restart_at,
+        }
+    }
+}
+
+/// An event the runtime asks the kubelet to record about the pod.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PodEvent {
+    /// `Normal` or `Warning`.
+    pub type_: &'static str,
+    /// Reason.
+    pub reason: &'static str,
+    /// Message.
+    pub message: String,
+}
+
+/// What a pod's containers need from the node while they step.
+pub struct NodeContext<'a> {
+    /// Images on the node (`status.images` names plus pulls done here).
+    pub images: &'a mut BTreeSet<String>,
+    /// Restart back-off per `<pod uid>/<container>`, image back-off per `<pod uid>/image/<name>`.
+    pub backoff: &'a mut Backoff,
+    /// Ticks from admission to a ready sandbox.
+    pub startup_ticks: u64,
 }
 
 /// One pod as the kubelet knows it.
@@ -42,61 +300,746 @@ impl PodPhase {
 pub struct RuntimePod {
     /// `metadata.uid` when first seen (a new pod with the same name is a different pod).
     pub uid: String,
-    /// The pod as last listed, shared with the apiserver (its spec, the admitted one since a
-    /// pod's spec is immutable in what the simulated runtime reads, drives resource accounting and
-    /// container names).
+    /// The pod as last listed, shared with the apiserver.
     pub pod: Shared<Pod>,
     /// Lifecycle state.
     pub phase: PodPhase,
-    /// The sandbox IP, when the pod got one from the pod CIDR (host-network pods use the node IP and
-    /// are not recorded here).
+    /// The sandbox IP, when the pod got one from the pod CIDR.
     pub pod_ip: Option<String>,
+    /// Init containers in spec order, then app containers in spec order.
+    pub containers: Vec<ContainerRecord>,
+    /// The pod reached a terminal state by itself (completion or a failed init container).
+    pub completed: bool,
+}
+
+/// Upstream `format.Pod`: `name_namespace(uid)`.
+pub fn format_pod(pod: &Pod) -> String {
+    format!(
+        "{}_{}({})",
+        pod.metadata.name,
+        pod.metadata.namespace(),
+        pod.metadata.uid.as_deref().unwrap_or("")
+    )
+}
+
+/// Go's `time.Duration` `String()` for whole seconds: `0s`, `5s`, `1m5s`, `1h0m0s`.
+pub fn go_duration(secs: u64) -> String {
+    let (h, m, s) = (secs / 3600, (secs % 3600) / 60, secs % 60);
+    if h > 0 {
+        format!("{h}h{m}m{s}s")
+    } else if m > 0 {
+        format!("{m}m{s}s")
+    } else {
+        format!("{s}s")
+    }
+}
+
+fn ev(type_: &'static str, reason: &'static str, message: String) -> PodEvent {
+    PodEvent {
+        type_,
+        reason,
+        message,
+    }
 }
 
 impl RuntimePod {
-    /// Containers that run until the pod stops: app containers, then sidecars (restartable init
-    /// containers), in spec order.
-    pub fn long_running_containers(&self) -> Vec<&Container> {
-        self.pod
-            .spec
-            .containers
-            .iter()
-            .chain(
-                self.pod
-                    .spec
-                    .init_containers
-                    .iter()
-                    .filter(|c| c.restart_policy.as_deref() == Some("Always")),
-            )
-            .collect()
-    }
-
-    /// Containers in the order the kubelet starts them: init containers, then app containers.
-    pub fn start_order(&self) -> Vec<&Container> {
-        self.pod
+    /// A record for a pod the kubelet admits now (or finds already in a state that holds
+    /// nothing, `phase` Rejected / Terminated): one [`ContainerRecord`] per container with its
+    /// resolved behavior.
+    pub fn new(
+        uid: String,
+        pod: Shared<Pod>,
+        phase: PodPhase,
+        pod_ip: Option<String>,
+        rules: &[BehaviorRule],
+    ) -> RuntimePod {
+        let containers = pod
             .spec
             .init_containers
             .iter()
-            .chain(self.pod.spec.containers.iter())
-            .collect()
+            .map(|c| {
+                (
+                    c,
+                    if c.is_sidecar() {
+                        Role::Sidecar
+                    } else {
+                        Role::Init
+                    },
+                )
+            })
+            .chain(pod.spec.containers.iter().map(|c| (c, Role::App)))
+            .map(|(c, role)| ContainerRecord {
+                spec: c.clone(),
+                role,
+                behavior: crate::behavior::resolve(&pod, rules, &c.name),
+                state: ContainerState::Pending,
+                restart_count: 0,
+                last_termination: None,
+            })
+            .collect();
+        RuntimePod {
+            uid,
+            pod,
+            phase,
+            pod_ip,
+            containers,
+            completed: false,
+        }
+    }
+
+    /// Takes over a pod found already running (a dump, or upstream after a kubelet restart): init
+    /// containers count as completed and the others as running since their recorded
+    /// `startedAt` (else `now`), with their recorded restart counts; nothing is recorded.
+    pub fn adopt(&mut self, now: Tick) {
+        let statuses: Vec<&k8s_types::core::ContainerStatus> = self
+            .pod
+            .status
+            .init_container_statuses
+            .iter()
+            .chain(&self.pod.status.container_statuses)
+            .collect();
+        let pod_ip = self.pod_ip.clone().unwrap_or_default();
+        for c in &mut self.containers {
+            let st = statuses.iter().find(|s| s.name == c.spec.name);
+            c.restart_count = st.map_or(0, |s| s.restart_count);
+            if c.role == Role::Init {
+                c.state = ContainerState::Exited {
+                    term: Termination {
+                        exit_code: 0,
+                        reason: REASON_COMPLETED,
+                        started: now,
+                        finished: now,
+                    },
+                    restart_at: None,
+                };
+                continue;
+            }
+            let started = st
+                .and_then(|s| s.state.running.as_ref())
+                .and_then(|r| r.started_at.as_deref())
+                .and_then(k8s_types::meta::timestamp_tick)
+                .filter(|t| *t <= now)
+                .unwrap_or(now);
+            let attempt = u32::try_from(c.restart_count).unwrap_or(0);
+            let plan = prober::plan(&c.spec, &c.behavior, attempt, started, &pod_ip);
+            c.state = ContainerState::Running {
+                started: plan.startup_ok.is_some_and(|t| t <= now),
+                ready: plan.ready.is_some_and(|t| t <= now),
+                reported: plan.failures.iter().filter(|f| f.at <= now).count(),
+                plan,
+            };
+        }
     }
 
     /// Containers in the order the kubelet stops them on deletion (upstream
     /// `killContainersWithSyncResult`: app containers, then sidecars in reverse order).
     pub fn stop_order(&self) -> Vec<&Container> {
-        let sidecars: Vec<&Container> = self
-            .pod
-            .spec
-            .init_containers
-            .iter()
-            .filter(|c| c.restart_policy.as_deref() == Some("Always"))
-            .collect();
-        self.pod
-            .spec
+        let apps = self.containers.iter().filter(|c| c.role == Role::App);
+        let sidecars = self
             .containers
             .iter()
-            .chain(sidecars.into_iter().rev())
-            .collect()
+            .filter(|c| c.role == Role::Sidecar)
+            .rev();
+        apps.chain(sidecars).map(|c| &c.spec).collect()
+    }
+
+    /// The tick of the pod's next change on its own (a container due, the sandbox turning
+    /// ready, the grace period ending).
+    pub fn next_due(&self) -> Option<Tick> {
+        let own = match self.phase {
+            PodPhase::Terminating { deadline } => Some(deadline),
+            _ => None,
+        };
+        if !self.phase.is_active() {
+            return None;
+        }
+        self.containers
+            .iter()
+            .filter_map(ContainerRecord::next_due)
+            .chain(own)
+            .min()
+    }
+
+    fn restart_policy(&self) -> &str {
+        self.pod.spec.restart_policy.as_deref().unwrap_or("Always")
+    }
+
+    fn grace(&self) -> u64 {
+        self.pod
+            .spec
+            .termination_grace_period_seconds
+            .and_then(|g| u64::try_from(g).ok())
+            .unwrap_or(30)
+    }
+
+    fn sandbox_ready_at(&self, startup_ticks: u64) -> Tick {
+        match self.phase {
+            PodPhase::Creating { since } => since.saturating_add(startup_ticks),
+            _ => 0,
+        }
+    }
+
+    /// Starts container `i` at `t` (upstream `startContainer` after `EnsureImageExists`).
+    fn start(&mut self, i: usize, t: Tick, node: &mut NodeContext<'_>, out: &mut Vec<PodEvent>) {
+        let sandbox = self.sandbox_ready_at(node.startup_ticks);
+        let c = &self.containers[i];
+        let image = c.spec.image.clone();
+        let policy = c
+            .spec
+            .image_pull_policy
+            .as_deref()
+            .unwrap_or("IfNotPresent");
+        let present = !c.behavior.models_pulls() || node.images.contains(&image);
+        let pull = c.behavior.models_pulls() && (policy == "Always" || !present);
+        if !present && policy == "Never" {
+            let message =
+                format!("Container image \"{image}\" is not present with pull policy of Never");
+            out.push(ev(
+                event_types::WARNING,
+                crate::sync_pod::EVENT_ERR_IMAGE_NEVER_PULL,
+                message.clone(),
+            ));
+            out.push(ev(
+                event_types::WARNING,
+                crate::sync_pod::EVENT_FAILED,
+                format!("Error: {REASON_ERR_IMAGE_NEVER_PULL}"),
+            ));
+            self.containers[i].state = ContainerState::NeverPull { message };
+            return;
+        }
+        if pull {
+            out.push(ev(
+                event_types::NORMAL,
+                crate::sync_pod::EVENT_PULLING,
+                format!("Pulling image \"{image}\""),
+            ));
+            let secs = c.behavior.pull_seconds.unwrap_or(0);
+            self.containers[i].state = ContainerState::Pulling {
+                since: t,
+                until: t.saturating_add(secs),
+            };
+            if secs == 0 {
+                self.finish_pull(i, t, node, out);
+            }
+            return;
+        }
+        out.push(ev(
+            event_types::NORMAL,
+            crate::sync_pod::EVENT_PULLED,
+            crate::sync_pod::pulled_message(&image),
+        ));
+        self.create(i, t, sandbox, out);
+    }
+
+    fn create(&mut self, i: usize, t: Tick, sandbox: Tick, out: &mut Vec<PodEvent>) {
+        let name = self.containers[i].spec.name.clone();
+        out.push(ev(
+            event_types::NORMAL,
+            crate::sync_pod::EVENT_CREATED,
+            crate::sync_pod::created_message(&name),
+        ));
+        let start_at = t.max(sandbox);
+        self.containers[i].state = ContainerState::Created { start_at };
+        if start_at <= t {
+            self.run(i, t, out);
+        }
+    }
+
+    fn run(&mut self, i: usize, t: Tick, out: &mut Vec<PodEvent>) {
+        let pod_ip = self.pod_ip.clone().unwrap_or_default();
+        let c = &self.containers[i];
+        let attempt = u32::try_from(c.restart_count).unwrap_or(u32::MAX);
+        let plan = prober::plan(&c.spec, &c.behavior, attempt, t, &pod_ip);
+        out.push(ev(
+            event_types::NORMAL,
+            crate::sync_pod::EVENT_STARTED,
+            crate::sync_pod::started_message(&c.spec.name),
+        ));
+        self.containers[i].state = ContainerState::Running {
+            plan,
+            reported: 0,
+            started: false,
+            ready: false,
+        };
+    }
+
+    fn finish_pull(
+        &mut self,
+        i: usize,
+        t: Tick,
+        node: &mut NodeContext<'_>,
+        out: &mut Vec<PodEvent>,
+    ) {
+        let sandbox = self.sandbox_ready_at(node.startup_ticks);
+        let c = &self.containers[i];
+        let image = c.spec.image.clone();
+        let since = match c.state {
+            ContainerState::Pulling { since, .. } => since,
+            _ => t,
+        };
+        let key = format!("{}/image/{}", self.uid, c.spec.name);
+        if let Some(err) = c.behavior.pull_error.clone() {
+            node.backoff.next(&key, t, t);
+            let until = t.saturating_add(node.backoff.get(&key));
+            out.push(ev(
+                event_types::WARNING,
+                crate::sync_pod::EVENT_FAILED,
+                format!("Failed to pull image \"{image}\": {err}"),
+            ));
+            out.push(ev(
+                event_types::WARNING,
+                crate::sync_pod::EVENT_FAILED,
+                format!("Error: {REASON_ERR_IMAGE_PULL}"),
+            ));
+            self.containers[i].state = ContainerState::PullBackOff {
+                reason: REASON_ERR_IMAGE_PULL,
+                message: err,
+                backoff_at: t.saturating_add(1).min(until),
+                until,
+            };
+            return;
+        }
+        let took = go_duration(t - since);
+        out.push(ev(
+            event_types::NORMAL,
+            crate::sync_pod::EVENT_PULLED,
+            format!(
+                "Successfully pulled image \"{image}\" in {took} ({took} including waiting). Image size: {} bytes.",
+                c.behavior.image_size_bytes.unwrap_or(0)
+            ),
+        ));
+        node.images.insert(image);
+        self.create(i, t, sandbox, out);
+    }
+
+    /// The container exited (or was killed) at `t` with `code`: record the termination and decide
+    /// on a restart (upstream `computePodActions` + `doBackOff`).
+    fn exited(
+        &mut self,
+        i: usize,
+        term: Termination,
+        probe_kill: bool,
+        node: &mut NodeContext<'_>,
+        out: &mut Vec<PodEvent>,
+    ) {
+        let (t, code) = (term.finished, term.exit_code);
+        let policy = self.restart_policy().to_string();
+        let terminating = matches!(self.phase, PodPhase::Terminating { .. }) || self.completed;
+        let c = &self.containers[i];
+        let restart = !terminating
+            && match c.role {
+                Role::Sidecar => true,
+                Role::Init => code != 0 && policy != "Never",
+                Role::App => match policy.as_str() {
+                    "Always" => true,
+                    "OnFailure" => code != 0 || probe_kill,
+                    _ => false,
+                },
+            };
+        let key = format!("{}/{}", self.uid, c.spec.name);
+        let restart_at = if restart {
+            if node.backoff.in_backoff_since(&key, t, t) {
+                let at = node.backoff.until(&key, t);
+                out.push(ev(
+                    event_types::WARNING,
+                    crate::sync_pod::EVENT_BACK_OFF,
+                    format!(
+                        "Back-off restarting failed container {} in pod {}",
+                        c.spec.name,
+                        format_pod(&self.pod)
+                    ),
+                ));
+                Some(at)
+            } else {
+                Some(t)
+            }
+        } else {
+            None
+        };
+        self.containers[i].state = ContainerState::Exited { term, restart_at };
+    }
+
+    /// Begins stopping container `i` at `t` (upstream `killContainer`: the `Killing` event, the
+    /// preStop hook, SIGTERM; SIGKILL at `deadline`).
+    fn stop(
+        &mut self,
+        i: usize,
+        t: Tick,
+        deadline: Tick,
+        message: String,
+        restartable: bool,
+        out: &mut Vec<PodEvent>,
+    ) {
+        let c = &self.containers[i];
+        let started = match &c.state {
+            ContainerState::Running { plan, .. } => plan.started,
+            _ => return,
+        };
+        out.push(ev(
+            event_types::NORMAL,
+            crate::sync_pod::EVENT_KILLING,
+            message,
+        ));
+        let hook = c
+            .spec
+            .lifecycle
+            .as_ref()
+            .and_then(|l| l.pre_stop.as_ref())
+            .map_or(0, |h| match &h.sleep {
+                Some(s) => u64::try_from(s.seconds).unwrap_or(0),
+                None => c.behavior.pre_stop_seconds.unwrap_or(0),
+            });
+        let graceful = c.behavior.stop.as_ref().map(|s| {
+            (
+                t.saturating_add(hook).saturating_add(s.seconds),
+                i32::from(s.exit_code),
+            )
+        });
+        let (exit_at, exit_code) = match graceful {
+            Some((at, code)) if at < deadline => (at, code),
+            _ => (deadline.max(t), EXIT_CODE_SIGKILL),
+        };
+        self.containers[i].state = ContainerState::Stopping {
+            started,
+            exit_at,
+            exit_code,
+            restartable,
+        };
+    }
+
+    /// Applies the earliest due change of container `i` at `t`.
+    fn advance_container(
+        &mut self,
+        i: usize,
+        t: Tick,
+        node: &mut NodeContext<'_>,
+        out: &mut Vec<PodEvent>,
+    ) {
+        let state = self.containers[i].state.clone();
+        match state {
+            ContainerState::Pending | ContainerState::NeverPull { .. } => {}
+            ContainerState::Pulling { .. } => self.finish_pull(i, t, node, out),
+            ContainerState::PullBackOff {
+                reason,
+                message,
+                backoff_at,
+                until,
+            } => {
+                if reason == REASON_ERR_IMAGE_PULL && t >= backoff_at && t < until {
+                    let image = self.containers[i].spec.image.clone();
+                    out.push(ev(
+                        event_types::NORMAL,
+                        crate::sync_pod::EVENT_BACK_OFF,
+                        format!("Back-off pulling image \"{image}\""),
+                    ));
+                    out.push(ev(
+                        event_types::WARNING,
+                        crate::sync_pod::EVENT_FAILED,
+                        format!("Error: {REASON_IMAGE_PULL_BACK_OFF}"),
+                    ));
+                    self.containers[i].state = ContainerState::PullBackOff {
+                        reason: REASON_IMAGE_PULL_BACK_OFF,
+                        message: format!("Back-off pulling image \"{image}\""),
+                        backoff_at,
+                        until,
+                    };
+                } else {
+                    let _ = message;
+                    self.start(i, t, node, out);
+                }
+            }
+            ContainerState::Created { .. } => self.run(i, t, out),
+            ContainerState::Running {
+                plan,
+                mut reported,
+                mut started,
+                mut ready,
+            } => {
+                let name = self.containers[i].spec.name.clone();
+                while let Some(f) = plan.failures.get(reported).filter(|f| f.at <= t) {
+                    out.push(ev(
+                        event_types::WARNING,
+                        crate::sync_pod::EVENT_UNHEALTHY,
+                        format!("{} probe failed: {}", f.probe.as_str(), f.output),
+                    ));
+                    reported += 1;
+                }
+                started |= plan.startup_ok.is_some_and(|s| s <= t);
+                ready |= plan.ready.is_some_and(|r| r <= t);
+                match plan.end.clone().filter(|(e, _)| *e <= t) {
+                    Some((at, End::Exit(code))) => {
+                        let term = Termination::exit(plan.started, at, i32::from(code));
+                        self.exited(i, term, false, node, out);
+                    }
+                    Some((at, End::OomKilled)) => {
+                        let term = Termination {
+                            exit_code: EXIT_CODE_SIGKILL,
+                            reason: REASON_OOM_KILLED,
+                            started: plan.started,
+                            finished: at,
+                        };
+                        self.exited(i, term, false, node, out);
+                    }
+                    Some((at, End::ProbeKill(probe))) => {
+                        let which = match probe {
+                            ProbeType::Startup => "startup",
+                            _ => "liveness",
+                        };
+                        let grace = self.containers[i]
+                            .spec
+                            .liveness_probe
+                            .as_ref()
+                            .filter(|_| probe == ProbeType::Liveness)
+                            .or(self.containers[i]
+                                .spec
+                                .startup_probe
+                                .as_ref()
+                                .filter(|_| probe == ProbeType::Startup))
+                            .and_then(|p| p.termination_grace_period_seconds)
+                            .and_then(|g| u64::try_from(g).ok())
+                            .unwrap_or_else(|| self.grace());
+                        self.containers[i].state = ContainerState::Running {
+                            plan,
+                            reported,
+                            started,
+                            ready: false,
+                        };
+                        let msg =
+                            format!("Container {name} failed {which} probe, will be restarted");
+                        self.stop(i, at, at.saturating_add(grace), msg, true, out);
+                    }
+                    None => {
+                        self.containers[i].state = ContainerState::Running {
+                            plan,
+                            reported,
+                            started,
+                            ready,
+                        };
+                    }
+                }
+            }
+            ContainerState::Stopping {
+                started,
+                exit_at,
+                exit_code,
+                restartable,
+            } => {
+                let term = Termination::exit(started, exit_at, exit_code);
+                self.exited(i, term, restartable, node, out);
+                if !restartable {
+                    if let ContainerState::Exited { restart_at, .. } = &mut self.containers[i].state
+                    {
+                        *restart_at = None;
+                    }
+                }
+            }
+            ContainerState::Exited { term, restart_at } => {
+                if let Some(at) = restart_at {
+                    let key = format!("{}/{}", self.uid, self.containers[i].spec.name);
+                    node.backoff.next(&key, term.finished, at);
+                    let c = &mut self.containers[i];
+                    c.restart_count += 1;
+                    c.last_termination = Some(term);
+                    self.start(i, at, node, out);
+                }
+            }
+        }
+    }
+
+    /// Starts what may start now (upstream `computePodActions`): the next init container, or every
+    /// app container once the init containers are done; stops sidecars once the pod is done; fails
+    /// the pod when an init container failed under `restartPolicy: Never`.
+    fn compute_actions(&mut self, t: Tick, node: &mut NodeContext<'_>, out: &mut Vec<PodEvent>) {
+        if !matches!(
+            self.phase,
+            PodPhase::Creating { .. } | PodPhase::Running { .. }
+        ) {
+            return;
+        }
+        if self.completed {
+            self.stop_sidecars(t, t.saturating_add(self.grace()), out);
+            return;
+        }
+        let mut inits_done = true;
+        for i in 0..self.containers.len() {
+            let c = &self.containers[i];
+            match c.role {
+                Role::App => break,
+                Role::Sidecar => {
+                    if c.state == ContainerState::Pending {
+                        self.start(i, t, node, out);
+                    }
+                    if !self.containers[i].started() {
+                        inits_done = false;
+                        break;
+                    }
+                }
+                Role::Init => {
+                    if c.state == ContainerState::Pending {
+                        self.start(i, t, node, out);
+                    }
+                    match &self.containers[i].state {
+                        ContainerState::Exited {
+                            term,
+                            restart_at: None,
+                        } if term.exit_code == 0 => {}
+                        ContainerState::Exited {
+                            restart_at: None, ..
+                        } => {
+                            // restartPolicy Never: the pod fails.
+                            self.completed = true;
+                            self.stop_sidecars(t, t.saturating_add(self.grace()), out);
+                            return;
+                        }
+                        _ => {
+                            inits_done = false;
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        if !inits_done {
+            return;
+        }
+        for i in 0..self.containers.len() {
+            if self.containers[i].role == Role::App
+                && self.containers[i].state == ContainerState::Pending
+            {
+                self.start(i, t, node, out);
+            }
+        }
+        let apps_done = self
+            .containers
+            .iter()
+            .filter(|c| c.role == Role::App)
+            .all(ContainerRecord::is_done);
+        if apps_done {
+            self.completed = true;
+            self.stop_sidecars(t, t.saturating_add(self.grace()), out);
+        }
+    }
+
+    /// Stops running sidecars in reverse order, once no app container runs.
+    fn stop_sidecars(&mut self, t: Tick, deadline: Tick, out: &mut Vec<PodEvent>) {
+        if self
+            .containers
+            .iter()
+            .any(|c| c.role == Role::App && c.is_running())
+        {
+            return;
+        }
+        for i in (0..self.containers.len()).rev() {
+            let c = &self.containers[i];
+            if c.role == Role::Sidecar && matches!(c.state, ContainerState::Running { .. }) {
+                let msg = crate::sync_pod::killing_message(&c.spec.name);
+                self.stop(i, t, deadline, msg, false, out);
+            }
+        }
+    }
+
+    /// Starts the pod's deletion at `t` with the grace period ending at `deadline` (upstream
+    /// `syncTerminatingPod`): app containers are stopped now, sidecars once the app containers
+    /// have exited; pending restarts are cancelled.
+    pub fn begin_termination(&mut self, t: Tick, deadline: Tick, out: &mut Vec<PodEvent>) {
+        if !self.phase.is_active() || matches!(self.phase, PodPhase::Terminating { .. }) {
+            return;
+        }
+        self.phase = PodPhase::Terminating { deadline };
+        for c in &mut self.containers {
+            if let ContainerState::Exited { restart_at, .. } = &mut c.state {
+                *restart_at = None;
+            }
+            if matches!(c.state, ContainerState::Created { .. }) {
+                // Created, never started: removed with a `Killing` event like a running one.
+                out.push(ev(
+                    event_types::NORMAL,
+                    crate::sync_pod::EVENT_KILLING,
+                    crate::sync_pod::killing_message(&c.spec.name),
+                ));
+            }
+            if matches!(
+                c.state,
+                ContainerState::Pulling { .. }
+                    | ContainerState::PullBackOff { .. }
+                    | ContainerState::NeverPull { .. }
+                    | ContainerState::Created { .. }
+            ) {
+                c.state = ContainerState::Pending;
+            }
+        }
+        for i in 0..self.containers.len() {
+            if self.containers[i].role == Role::App {
+                let msg = crate::sync_pod::killing_message(&self.containers[i].spec.name);
+                self.stop(i, t, deadline, msg, false, out);
+            }
+        }
+        self.stop_sidecars(t, deadline, out);
+    }
+
+    /// Everything due at or before `now`, in time order (ties: container order), then what may
+    /// start. Returns true when anything changed.
+    pub fn step(&mut self, now: Tick, node: &mut NodeContext<'_>, out: &mut Vec<PodEvent>) -> bool {
+        let before = self.containers.clone();
+        let phase_before = self.phase;
+        if let PodPhase::Creating { since } = self.phase {
+            let ready = since.saturating_add(node.startup_ticks);
+            if now >= ready {
+                // Containers created at admission start with the sandbox.
+                for i in 0..self.containers.len() {
+                    if matches!(self.containers[i].state, ContainerState::Created { start_at } if start_at <= ready)
+                    {
+                        self.run(i, ready, out);
+                    }
+                }
+                self.phase = PodPhase::Running { started: ready };
+            }
+        }
+        self.compute_actions(now, node, out);
+        for _ in 0..10_000 {
+            let due = self
+                .containers
+                .iter()
+                .enumerate()
+                .filter_map(|(i, c)| c.next_due().map(|t| (t, i)))
+                .filter(|(t, _)| *t <= now)
+                .min();
+            let Some((t, i)) = due else { break };
+            self.advance_container(i, t, node, out);
+            if let PodPhase::Terminating { deadline } = self.phase {
+                self.stop_sidecars(t, deadline, out);
+            } else {
+                self.compute_actions(t, node, out);
+            }
+        }
+        if let PodPhase::Terminating { deadline } = self.phase {
+            if now >= deadline {
+                // Grace period over: anything still running is killed.
+                for c in &mut self.containers {
+                    if let ContainerState::Running { plan, .. } = &c.state {
+                        c.state = ContainerState::Exited {
+                            term: Termination {
+                                exit_code: EXIT_CODE_SIGKILL,
+                                reason: REASON_ERROR,
+                                started: plan.started,
+                                finished: deadline,
+                            },
+                            restart_at: None,
+                        };
+                    }
+                }
+            }
+        }
+        self.containers != before || self.phase != phase_before
+    }
+
+    /// True when every container has stopped for good (the pod can be made terminal / removed).
+    pub fn all_stopped(&self) -> bool {
+        self.containers.iter().all(|c| match &c.state {
+            ContainerState::Pending => true,
+            ContainerState::Exited { restart_at, .. } => restart_at.is_none(),
+            _ => false,
+        })
     }
 }
 
@@ -127,11 +1070,9 @@ impl Runtime {
         self.pods.remove(key)
     }
 
-    /// True when some pod's containers are still being created (they start on a later tick).
-    pub fn any_creating(&self) -> bool {
-        self.pods
-            .values()
-            .any(|p| matches!(p.phase, PodPhase::Creating { .. }))
+    /// The earliest tick at which some pod changes on its own.
+    pub fn next_due(&self) -> Option<Tick> {
+        self.pods.values().filter_map(RuntimePod::next_due).min()
     }
 
     /// Every known key, in order.
@@ -146,40 +1087,5 @@ impl Runtime {
             .filter(|p| p.phase.is_active())
             .map(|p| &*p.pod)
             .collect()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn c(name: &str, sidecar: bool) -> Container {
-        Container {
-            name: name.into(),
-            restart_policy: sidecar.then(|| "Always".to_string()),
-            ..Default::default()
-        }
-    }
-
-    #[test]
-    fn container_orders_follow_upstream() {
-        let mut pod = Pod::default();
-        pod.spec.init_containers = vec![c("s1", true), c("init", false), c("s2", true)];
-        pod.spec.containers = vec![c("a", false), c("b", false)];
-        let rp = RuntimePod {
-            uid: "u".into(),
-            pod: Shared::from_typed(pod),
-            phase: PodPhase::Creating { since: 3 },
-            pod_ip: None,
-        };
-        let names = |v: Vec<&Container>| v.iter().map(|c| c.name.clone()).collect::<Vec<_>>();
-        assert_eq!(names(rp.start_order()), vec!["s1", "init", "s2", "a", "b"]);
-        assert_eq!(names(rp.stop_order()), vec!["a", "b", "s2", "s1"]);
-        assert_eq!(
-            names(rp.long_running_containers()),
-            vec!["a", "b", "s1", "s2"]
-        );
-        assert!(rp.phase.is_active());
-        assert!(!PodPhase::Rejected.is_active());
     }
 }

@@ -22,6 +22,10 @@ use k8s_types::object::Object;
 use k8s_types::{Shared, Tick};
 
 use crate::admission::{Rejection, POD_REJECTED_PREFIX};
+use crate::runtime::{
+    format_pod, go_duration, ContainerRecord, ContainerState as RunState, Role, RuntimePod,
+    Termination,
+};
 
 /// Upstream `PodReadyToStartContainers` condition (beta, on by default since v1.29).
 pub const POD_READY_TO_START_CONTAINERS: &str = "PodReadyToStartContainers";
@@ -29,6 +33,11 @@ pub const POD_READY_TO_START_CONTAINERS: &str = "PodReadyToStartContainers";
 pub const CONTAINER_CREATING: &str = "ContainerCreating";
 /// Waiting reason of app containers while init containers run.
 pub const POD_INITIALIZING: &str = "PodInitializing";
+/// Ready/ContainersReady (and Initialized True) reason of a Succeeded pod (upstream
+/// `status.PodCompleted`).
+pub const POD_COMPLETED: &str = "PodCompleted";
+/// Ready/ContainersReady reason of a Failed pod (upstream `status.PodFailed`).
+pub const POD_FAILED: &str = "PodFailed";
 /// Ready/ContainersReady False reason.
 pub const CONTAINERS_NOT_READY: &str = "ContainersNotReady";
 /// Initialized False reason.
@@ -42,6 +51,18 @@ pub const EVENT_CREATED: &str = "Created";
 pub const EVENT_STARTED: &str = "Started";
 /// Event reason when a container is stopped (upstream `events.KillingContainer`).
 pub const EVENT_KILLING: &str = "Killing";
+/// Event reason when a pull starts (upstream `events.PullingImage`).
+pub const EVENT_PULLING: &str = "Pulling";
+/// Event reason of pull and start failures (upstream `events.FailedToPullImage`,
+/// `events.FailedToCreateContainer`...: all `Failed`).
+pub const EVENT_FAILED: &str = "Failed";
+/// Event reason of a container or image back-off (upstream `events.BackOffStartContainer`,
+/// `events.BackOffPullImage`).
+pub const EVENT_BACK_OFF: &str = "BackOff";
+/// Event reason of a failed probe (upstream `events.ContainerUnhealthy`).
+pub const EVENT_UNHEALTHY: &str = "Unhealthy";
+/// Event reason of an absent image with pull policy Never (upstream `events.ErrImageNeverPullPolicy`).
+pub const EVENT_ERR_IMAGE_NEVER_PULL: &str = "ErrImageNeverPull";
 
 /// `Container image "<image>" already present on machine` (upstream `EnsureImageExists`).
 pub fn pulled_message(image: &str) -> String {
@@ -90,15 +111,6 @@ pub fn condition_owned_by_kubelet(type_: &str) -> bool {
     )
 }
 
-/// Where the containers are.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ContainersState {
-    /// Created, not started (`ContainerCreating`, or `PodInitializing` with init containers).
-    Creating,
-    /// Running since the tick.
-    Running(Tick),
-}
-
 fn condition(type_: &str, ok: bool, reason_message: Option<(&str, String)>) -> PodCondition {
     let (reason, message) = match reason_message {
         Some((r, m)) if !ok => (Some(r.to_string()), Some(m)),
@@ -116,6 +128,13 @@ fn condition(type_: &str, ok: bool, reason_message: Option<(&str, String)>) -> P
         message,
         last_transition_time: None,
     }
+}
+
+/// A condition with a reason and no message (the terminal-phase forms).
+fn condition_reason(type_: &str, ok: bool, reason: &str) -> PodCondition {
+    let mut c = condition(type_, ok, None);
+    c.reason = Some(reason.to_string());
+    c
 }
 
 /// Old conditions owned by others first, then `fresh` with `lastTransitionTime` kept from the old
@@ -143,108 +162,289 @@ fn merge_conditions(
     out
 }
 
-/// The status of an admitted pod: phase Pending while containers are created, Running once they
-/// run. `host_ip` is the node's InternalIP, `pod_ip` the sandbox IP (the node IP for host-network
-/// pods, none when the node has no podCIDR).
+fn detail_terminated(t: &Termination) -> ContainerStateDetail {
+    ContainerStateDetail {
+        reason: Some(t.reason.to_string()),
+        exit_code: Some(t.exit_code),
+        started_at: Some(tick_timestamp(t.started)),
+        finished_at: Some(tick_timestamp(t.finished)),
+        ..Default::default()
+    }
+}
+
+fn waiting(reason: &str, message: Option<String>) -> ContainerState {
+    ContainerState {
+        waiting: Some(ContainerStateDetail {
+            reason: Some(reason.to_string()),
+            message,
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+/// One container's API status (upstream `convertToAPIContainerStatuses`): containers not created
+/// yet wait with `ContainerCreating` (`PodInitializing` when the pod has init containers); a
+/// container in back-off waits with `CrashLoopBackOff` and upstream's message; `lastState` holds
+/// the previous attempt's termination.
+pub fn container_status(
+    pod: &Pod,
+    c: &ContainerRecord,
+    has_init_containers: bool,
+) -> ContainerStatus {
+    let default_reason = if has_init_containers {
+        POD_INITIALIZING
+    } else {
+        CONTAINER_CREATING
+    };
+    let mut last = c.last_termination.as_ref();
+    let state = match &c.state {
+        RunState::Pending | RunState::Pulling { .. } | RunState::Created { .. } => {
+            waiting(default_reason, None)
+        }
+        RunState::PullBackOff {
+            reason, message, ..
+        } => waiting(reason, Some(message.clone())),
+        RunState::NeverPull { message } => waiting(
+            crate::runtime::REASON_ERR_IMAGE_NEVER_PULL,
+            Some(message.clone()),
+        ),
+        RunState::Running { plan, .. } => ContainerState {
+            running: Some(ContainerStateDetail {
+                started_at: Some(tick_timestamp(plan.started)),
+                ..Default::default()
+            }),
+            ..Default::default()
+        },
+        RunState::Stopping { started, .. } => ContainerState {
+            running: Some(ContainerStateDetail {
+                started_at: Some(tick_timestamp(*started)),
+                ..Default::default()
+            }),
+            ..Default::default()
+        },
+        RunState::Exited {
+            term,
+            restart_at: Some(at),
+        } => {
+            last = Some(term);
+            waiting(
+                crate::runtime::REASON_CRASH_LOOP_BACK_OFF,
+                Some(format!(
+                    "back-off {} restarting failed container={} pod={}",
+                    go_duration(at.saturating_sub(term.finished)),
+                    c.spec.name,
+                    format_pod(pod)
+                )),
+            )
+        }
+        RunState::Exited {
+            term,
+            restart_at: None,
+        } => ContainerState {
+            terminated: Some(detail_terminated(term)),
+            ..Default::default()
+        },
+    };
+    ContainerStatus {
+        name: c.spec.name.clone(),
+        image: c.spec.image.clone(),
+        ready: c.ready(),
+        restart_count: c.restart_count,
+        started: Some(c.started()),
+        state,
+        last_state: last
+            .map(|t| ContainerState {
+                terminated: Some(detail_terminated(t)),
+                ..Default::default()
+            })
+            .unwrap_or_default(),
+    }
+}
+
+/// Upstream `getPhase` (`pkg/kubelet/kubelet_pods.go`) over the API container statuses.
+pub fn get_phase(
+    pod: &Pod,
+    init: &[ContainerStatus],
+    app: &[ContainerStatus],
+    terminal: bool,
+) -> &'static str {
+    let policy = pod.spec.restart_policy.as_deref().unwrap_or("Always");
+    let (mut pending_init, mut pending_sidecars, mut failed_init) = (0, 0, 0);
+    let (mut running, mut waiting_n, mut stopped, mut succeeded) = (0, 0, 0, 0);
+    for (spec, st) in pod.spec.init_containers.iter().zip(init) {
+        let last_exit = st.last_state.terminated.as_ref().and_then(|t| t.exit_code);
+        if spec.is_sidecar() {
+            if st.state.running.is_some() {
+                if st.started != Some(true) {
+                    pending_sidecars += 1;
+                }
+                running += 1;
+            } else if st.state.waiting.is_some() {
+                if st.last_state.terminated.is_none() {
+                    pending_sidecars += 1;
+                }
+                waiting_n += 1;
+            }
+            continue;
+        }
+        if st.state.running.is_some() {
+            pending_init += 1;
+        } else if let Some(t) = &st.state.terminated {
+            if t.exit_code != Some(0) {
+                failed_init += 1;
+            }
+        } else if let Some(code) = last_exit {
+            if code != 0 {
+                failed_init += 1;
+            }
+        } else {
+            pending_init += 1;
+        }
+    }
+    let mut app_started = false;
+    for st in app {
+        if st.state.running.is_some() {
+            running += 1;
+            app_started = true;
+        } else if let Some(t) = &st.state.terminated {
+            stopped += 1;
+            app_started = true;
+            if t.exit_code == Some(0) {
+                succeeded += 1;
+            }
+        } else if st.last_state.terminated.is_some() {
+            stopped += 1;
+            app_started = true;
+        } else {
+            waiting_n += 1;
+        }
+    }
+    if failed_init > 0 && policy == "Never" {
+        return phases::FAILED;
+    }
+    if pending_init > 0 || (pending_sidecars > 0 && !app_started) || waiting_n > 0 {
+        return phases::PENDING;
+    }
+    if running > 0 {
+        return phases::RUNNING;
+    }
+    if stopped > 0 {
+        if terminal {
+            return if stopped == succeeded {
+                phases::SUCCEEDED
+            } else {
+                phases::FAILED
+            };
+        }
+        if policy == "Always" {
+            return phases::RUNNING;
+        }
+        if stopped == succeeded {
+            return phases::SUCCEEDED;
+        }
+        if policy == "Never" {
+            return phases::FAILED;
+        }
+        return phases::RUNNING;
+    }
+    phases::PENDING
+}
+
+/// The status of an admitted pod from the runtime's record (upstream `generateAPIPodStatus`,
+/// `status/generate.go`): container statuses, the phase from [`get_phase`], and the kubelet's
+/// conditions. `terminal` says every container has stopped for good (the pod completed, failed or
+/// finished its deletion). `host_ip` is the node's InternalIP, `pod_ip` the sandbox IP.
 pub fn generate_status(
     pod: &Pod,
-    state: ContainersState,
+    rec: &RuntimePod,
+    terminal: bool,
     host_ip: Option<&str>,
     pod_ip: Option<&str>,
     now: Tick,
 ) -> PodStatus {
     let ts = tick_timestamp(now);
     let old = &pod.status;
-    let running = matches!(state, ContainersState::Running(_));
-    let init_names: Vec<String> = pod
+    let has_init = !pod.spec.init_containers.is_empty();
+    let mut init_statuses = Vec::new();
+    let mut app_statuses = Vec::new();
+    for c in &rec.containers {
+        let st = container_status(pod, c, has_init);
+        if c.role == Role::App {
+            app_statuses.push(st);
+        } else {
+            init_statuses.push(st);
+        }
+    }
+    let phase = get_phase(pod, &init_statuses, &app_statuses, terminal);
+    // Initialized (upstream `GeneratePodInitializedCondition`).
+    let incomplete: Vec<String> = pod
         .spec
         .init_containers
         .iter()
-        .map(|c| c.name.clone())
-        .collect();
-    // Readiness covers sidecars (restartable init containers) first, then app containers.
-    let ready_names: Vec<String> = pod
-        .spec
-        .init_containers
-        .iter()
-        .filter(|c| c.restart_policy.as_deref() == Some("Always"))
-        .chain(&pod.spec.containers)
-        .map(|c| c.name.clone())
-        .collect();
-    let initialized = running || init_names.is_empty();
-    let fresh = vec![
-        condition(POD_READY_TO_START_CONTAINERS, true, None),
-        condition(
-            pod_conditions::INITIALIZED,
-            initialized,
-            Some((CONTAINERS_NOT_INITIALIZED, incomplete_message(&init_names))),
-        ),
-        condition(
-            pod_conditions::READY,
-            running,
-            Some((CONTAINERS_NOT_READY, unready_message(&ready_names))),
-        ),
-        condition(
-            pod_conditions::CONTAINERS_READY,
-            running,
-            Some((CONTAINERS_NOT_READY, unready_message(&ready_names))),
-        ),
-        condition(pod_conditions::POD_SCHEDULED, true, None),
-    ];
-    let waiting_reason = if init_names.is_empty() {
-        CONTAINER_CREATING
-    } else {
-        POD_INITIALIZING
-    };
-    let mut container_statuses: Vec<ContainerStatus> = pod
-        .spec
-        .containers
-        .iter()
-        .map(|c| {
-            let state = match state {
-                ContainersState::Creating => ContainerState {
-                    waiting: Some(ContainerStateDetail {
-                        reason: Some(waiting_reason.into()),
-                        ..Default::default()
-                    }),
-                    ..Default::default()
-                },
-                ContainersState::Running(started) => ContainerState {
-                    running: Some(ContainerStateDetail {
-                        started_at: Some(tick_timestamp(started)),
-                        ..Default::default()
-                    }),
-                    ..Default::default()
-                },
-            };
-            ContainerStatus {
-                name: c.name.clone(),
-                image: c.image.clone(),
-                ready: running,
-                restart_count: 0,
-                started: Some(running),
-                state,
-                last_state: ContainerState::default(),
+        .zip(&init_statuses)
+        .filter(|(spec, st)| {
+            if spec.is_sidecar() {
+                st.started != Some(true)
+            } else {
+                st.state
+                    .terminated
+                    .as_ref()
+                    .is_none_or(|t| t.exit_code != Some(0))
             }
         })
+        .map(|(spec, _)| spec.name.clone())
         .collect();
-    container_statuses.sort_by(|a, b| a.name.cmp(&b.name));
-    PodStatus {
-        phase: Some(
-            if running {
-                phases::RUNNING
-            } else {
-                phases::PENDING
-            }
-            .into(),
+    let any_app_started = app_statuses.iter().any(|s| {
+        s.started == Some(true) || s.state.terminated.is_some() || s.last_state.terminated.is_some()
+    });
+    let initialized = if phase == phases::SUCCEEDED {
+        condition_reason(pod_conditions::INITIALIZED, true, POD_COMPLETED)
+    } else {
+        condition(
+            pod_conditions::INITIALIZED,
+            any_app_started || incomplete.is_empty(),
+            Some((CONTAINERS_NOT_INITIALIZED, incomplete_message(&incomplete))),
+        )
+    };
+    // ContainersReady and Ready: sidecars first, then app containers.
+    let unready: Vec<String> = pod
+        .spec
+        .init_containers
+        .iter()
+        .zip(&init_statuses)
+        .filter(|(spec, _)| spec.is_sidecar())
+        .map(|(_, st)| st)
+        .chain(&app_statuses)
+        .filter(|st| !st.ready)
+        .map(|st| st.name.clone())
+        .collect();
+    let ready_conditions = |type_: &str| match phase {
+        phases::SUCCEEDED => condition_reason(type_, false, POD_COMPLETED),
+        phases::FAILED if terminal => condition_reason(type_, false, POD_FAILED),
+        _ => condition(
+            type_,
+            unready.is_empty(),
+            Some((CONTAINERS_NOT_READY, unready_message(&unready))),
         ),
+    };
+    let fresh = vec![
+        condition(POD_READY_TO_START_CONTAINERS, !terminal, None),
+        initialized,
+        ready_conditions(pod_conditions::READY),
+        ready_conditions(pod_conditions::CONTAINERS_READY),
+        condition(pod_conditions::POD_SCHEDULED, true, None),
+    ];
+    app_statuses.sort_by(|a, b| a.name.cmp(&b.name));
+    PodStatus {
+        phase: Some(phase.into()),
         conditions: merge_conditions(&old.conditions, fresh, &ts),
         nominated_node_name: old.nominated_node_name.clone(),
         host_ip: host_ip.map(str::to_string),
         pod_ip: pod_ip.map(str::to_string),
         start_time: old.start_time.clone().or_else(|| Some(ts.clone())),
-        container_statuses,
-        init_container_statuses: Vec::new(),
+        container_statuses: app_statuses,
+        init_container_statuses: init_statuses,
         reason: None,
         message: None,
         qos_class: old.qos_class.clone(),
@@ -389,6 +589,7 @@ pub fn record_started(api: &mut dyn ApiClient, events: &mut EventRecorder, pod: 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::PodPhase;
     use k8s_types::core::Container;
 
     fn pod() -> Pod {
@@ -422,15 +623,33 @@ mod tests {
         p
     }
 
+    fn record(p: &Pod, phase: PodPhase) -> RuntimePod {
+        RuntimePod::new(
+            "uid-1".into(),
+            Shared::from_typed(p.clone()),
+            phase,
+            Some("10.244.1.2".into()),
+            &[],
+        )
+    }
+
+    fn run_all(rec: &mut RuntimePod, started: Tick) {
+        for c in &mut rec.containers {
+            let plan = crate::prober::plan(&c.spec, &c.behavior, 0, started, "10.244.1.2");
+            c.state = RunState::Running {
+                plan,
+                reported: 0,
+                started: true,
+                ready: true,
+            };
+        }
+    }
+
     #[test]
     fn creating_status_matches_upstream_shape() {
-        let s = generate_status(
-            &pod(),
-            ContainersState::Creating,
-            Some("10.0.0.5"),
-            Some("10.244.1.2"),
-            3,
-        );
+        let p = pod();
+        let rec = record(&p, PodPhase::Creating { since: 3 });
+        let s = generate_status(&p, &rec, false, Some("10.0.0.5"), Some("10.244.1.2"), 3);
         assert_eq!(s.phase.as_deref(), Some("Pending"));
         let types: Vec<&str> = s.conditions.iter().map(|c| c.type_.as_str()).collect();
         assert_eq!(
@@ -479,8 +698,10 @@ mod tests {
     #[test]
     fn running_status_keeps_start_time_and_moves_transitions() {
         let mut p = pod();
-        p.status = generate_status(&p, ContainersState::Creating, None, None, 3);
-        let s = generate_status(&p, ContainersState::Running(4), None, None, 4);
+        let mut rec = record(&p, PodPhase::Creating { since: 3 });
+        p.status = generate_status(&p, &rec, false, None, None, 3);
+        run_all(&mut rec, 4);
+        let s = generate_status(&p, &rec, false, None, None, 4);
         assert_eq!(s.phase.as_deref(), Some("Running"));
         assert_eq!(s.start_time.as_deref(), Some("1970-01-01T00:00:03Z"));
         let ready = s
@@ -521,7 +742,8 @@ mod tests {
             name: "migrate".into(),
             ..Default::default()
         }];
-        let s = generate_status(&p, ContainersState::Creating, None, None, 0);
+        let rec = record(&p, PodPhase::Creating { since: 0 });
+        let s = generate_status(&p, &rec, false, None, None, 0);
         let init = s
             .conditions
             .iter()
@@ -541,6 +763,82 @@ mod tests {
                 .and_then(|w| w.reason.as_deref()),
             Some("PodInitializing")
         );
+        assert_eq!(s.init_container_statuses[0].name, "migrate");
+    }
+
+    /// A container in back-off: phase Running (restartPolicy Always), waiting `CrashLoopBackOff`
+    /// with upstream's message, `lastState.terminated` the failed attempt.
+    #[test]
+    fn crash_loop_back_off_status() {
+        let mut p = pod();
+        p.metadata.name = "web".into();
+        p.metadata.namespace = Some("default".into());
+        p.metadata.uid = Some("uid-1".into());
+        p.spec.containers.truncate(1);
+        let mut rec = record(&p, PodPhase::Running { started: 1 });
+        rec.containers[0].restart_count = 1;
+        rec.containers[0].state = RunState::Exited {
+            term: Termination::exit(11, 14, 1),
+            restart_at: Some(24),
+        };
+        let s = generate_status(&p, &rec, false, None, None, 14);
+        assert_eq!(s.phase.as_deref(), Some("Running"));
+        let c = &s.container_statuses[0];
+        let w = c.state.waiting.as_ref().expect("waiting");
+        assert_eq!(w.reason.as_deref(), Some("CrashLoopBackOff"));
+        assert_eq!(
+            w.message.as_deref(),
+            Some("back-off 10s restarting failed container=web pod=web_default(uid-1)")
+        );
+        let last = c.last_state.terminated.as_ref().expect("lastState");
+        assert_eq!(
+            (
+                last.exit_code,
+                last.reason.as_deref(),
+                last.finished_at.as_deref()
+            ),
+            (Some(1), Some("Error"), Some("1970-01-01T00:00:14Z"))
+        );
+        assert_eq!(c.restart_count, 1);
+        assert!(!c.ready);
+    }
+
+    /// Upstream `getPhase`: Never/OnFailure pods whose containers are done are Succeeded or Failed;
+    /// OnFailure with a failure still restarting is Running; a failed init container under Never
+    /// fails the pod.
+    #[test]
+    fn phases_follow_get_phase() {
+        let mut p = pod();
+        p.spec.containers.truncate(1);
+        let done = |code: i32| RunState::Exited {
+            term: Termination::exit(1, 5, code),
+            restart_at: None,
+        };
+        for (policy, code, terminal, want) in [
+            ("Never", 0, false, "Succeeded"),
+            ("Never", 1, false, "Failed"),
+            ("OnFailure", 0, false, "Succeeded"),
+            ("Always", 0, false, "Running"),
+            ("Always", 0, true, "Succeeded"),
+            ("Always", 137, true, "Failed"),
+        ] {
+            p.spec.restart_policy = Some(policy.into());
+            let mut rec = record(&p, PodPhase::Running { started: 1 });
+            rec.containers[0].state = done(code);
+            let s = generate_status(&p, &rec, terminal, None, None, 5);
+            assert_eq!(s.phase.as_deref(), Some(want), "{policy} exit {code}");
+        }
+        p.spec.restart_policy = Some("Never".into());
+        p.spec.init_containers = vec![Container {
+            name: "init".into(),
+            ..Default::default()
+        }];
+        let mut rec = record(&p, PodPhase::Running { started: 1 });
+        rec.containers[0].state = done(2);
+        let s = generate_status(&p, &rec, true, None, None, 5);
+        assert_eq!(s.phase.as_deref(), Some("Failed"));
+        let ready = s.conditions.iter().find(|c| c.type_ == "Ready").unwrap();
+        assert_eq!(ready.reason.as_deref(), Some("PodFailed"));
     }
 
     #[test]

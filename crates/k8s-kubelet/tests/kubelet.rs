@@ -416,6 +416,7 @@ fn containers_go_from_creating_to_running_after_startup_ticks() {
         KubeletConfig {
             startup_ticks: 2,
             max_pods: 110,
+            ..Default::default()
         },
     );
     api.tick = 10;
@@ -486,6 +487,7 @@ fn zero_startup_ticks_runs_the_pod_in_the_admitting_sync() {
         KubeletConfig {
             startup_ticks: 0,
             max_pods: 110,
+            ..Default::default()
         },
     );
     api.add_pod(pod("web", "gpu-1", None, 1));
