@@ -98,6 +98,8 @@ pub struct Kubelet {
     events: EventRecorder,
     /// Images on the node: the manifest's `status.images` names, plus what the kubelet pulled.
     images: BTreeSet<String>,
+    /// Images the kubelet pulled, with their sizes (reported in `status.images`).
+    pulled: BTreeMap<String, u64>,
     /// Container restart and image pull back-off (upstream `kl.backOff` and the image manager's).
     backoff: Backoff,
 }
@@ -163,6 +165,7 @@ impl Kubelet {
             devices_changed: false,
             events,
             images,
+            pulled: BTreeMap::new(),
             backoff: Backoff::default(),
         };
         let cidr = kubelet
@@ -489,6 +492,7 @@ impl Kubelet {
             let before = node.status.clone();
             let events =
                 node_status::set_node_status(&mut node.status, &cap, &alloc, &self.addresses, now);
+            node_status::set_images(&mut node.status, &self.pulled);
             if node_status::same_ignoring_heartbeats(&before, &node.status) && !due {
                 return;
             }
@@ -551,6 +555,7 @@ impl Kubelet {
         };
         let mut node = NodeContext {
             images: &mut self.images,
+            pulled: &mut self.pulled,
             backoff: &mut self.backoff,
             startup_ticks: self.config.startup_ticks,
         };

@@ -328,6 +328,39 @@ fn set_ready_condition(
 /// Runs the setters over `status`: addresses, capacity/allocatable (replacing these keys; other keys
 /// of the stored lists are kept, as upstream updates rather than rebuilds the maps), then the pressure
 /// conditions and Ready. Returns the node status events to record, in order.
+/// Upstream `--node-status-max-images` default: the node reports at most 50 images.
+pub const NODE_STATUS_MAX_IMAGES: usize = 50;
+
+/// Upstream `setters.Images`: the images the kubelet pulled join `status.images` (`names`,
+/// `sizeBytes`), largest first, at most [`NODE_STATUS_MAX_IMAGES`]. Images the manifest listed are
+/// kept as given.
+pub fn set_images(status: &mut NodeStatus, pulled: &std::collections::BTreeMap<String, u64>) {
+    if pulled.is_empty() {
+        return;
+    }
+    let listed = |images: &[serde_json::Value], name: &str| {
+        images.iter().any(|i| {
+            i.get("names")
+                .and_then(|n| n.as_array())
+                .is_some_and(|n| n.iter().any(|x| x.as_str() == Some(name)))
+        })
+    };
+    for (name, size) in pulled {
+        if !listed(&status.images, name) {
+            status
+                .images
+                .push(serde_json::json!({"names": [name], "sizeBytes": size}));
+        }
+    }
+    let size = |i: &serde_json::Value| {
+        i.get("sizeBytes")
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(0)
+    };
+    status.images.sort_by_key(|i| std::cmp::Reverse(size(i)));
+    status.images.truncate(NODE_STATUS_MAX_IMAGES);
+}
+
 pub fn set_node_status(
     status: &mut NodeStatus,
     capacity: &ResourceList,

@@ -289,6 +289,8 @@ pub struct PodEvent {
 pub struct NodeContext<'a> {
     /// Images on the node (`status.images` names plus pulls done here).
     pub images: &'a mut BTreeSet<String>,
+    /// Images pulled here, with their sizes.
+    pub pulled: &'a mut BTreeMap<String, u64>,
     /// Restart back-off per `<pod uid>/<container>`, image back-off per `<pod uid>/image/<name>`.
     pub backoff: &'a mut Backoff,
     /// Ticks from admission to a ready sandbox.
@@ -608,6 +610,8 @@ impl RuntimePod {
                 c.behavior.image_size_bytes.unwrap_or(0)
             ),
         ));
+        node.pulled
+            .insert(image.clone(), c.behavior.image_size_bytes.unwrap_or(0));
         node.images.insert(image);
         self.create(i, t, sandbox, out);
     }
@@ -980,6 +984,18 @@ impl RuntimePod {
     /// Everything due at or before `now`, in time order (ties: container order), then what may
     /// start. Returns true when anything changed.
     pub fn step(&mut self, now: Tick, node: &mut NodeContext<'_>, out: &mut Vec<PodEvent>) -> bool {
+        // Fast path: a pod whose containers all run undisturbed has nothing to do.
+        let sandbox_due = matches!(self.phase, PodPhase::Creating { since } if now >= since.saturating_add(node.startup_ticks));
+        let idle = !sandbox_due
+            && !matches!(self.phase, PodPhase::Terminating { .. })
+            && self.next_due().is_none_or(|t| t > now)
+            && !self
+                .containers
+                .iter()
+                .any(|c| c.state == ContainerState::Pending);
+        if idle || !self.phase.is_active() {
+            return false;
+        }
         let before = self.containers.clone();
         let phase_before = self.phase;
         if let PodPhase::Creating { since } = self.phase {

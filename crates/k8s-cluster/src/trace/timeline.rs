@@ -10,7 +10,8 @@
 //!   creation time (tick 0 registers the nodes). `time_scale` 1 keeps one tick = one second.
 //! - At a tick, the driver first creates the pods arriving then (bare pods as [`TracePod::to_pod`],
 //!   in trace file order), then deletes the pods leaving then (graceful delete through the
-//!   apiserver, in file order), then runs [`Cluster::tick`].
+//!   apiserver, in file order; their containers exit on SIGTERM at once, so the kubelet removes
+//!   them in the same tick), then runs [`Cluster::tick`].
 //! - Idle time is skipped ([`next_tick`]): after a tick the driver runs the next tick only while
 //!   something is in flight, else it jumps to the next tick at which anything could happen. Every
 //!   skipped tick is one in which no component would have acted had it run, so per-pod outcomes
@@ -295,7 +296,18 @@ pub fn replay_timeline(
         .unwrap_or_default();
     let mut cluster = Cluster::new(ClusterConfig {
         scheduler,
-        ..ClusterConfig::default()
+        kubelet: k8s_kubelet::KubeletConfig {
+            // A trace pod is gone at its deletion time: its containers exit on SIGTERM at once,
+            // so the kubelet finishes the deletion in the tick it is asked for.
+            behaviors: vec![k8s_kubelet::behavior::BehaviorRule {
+                behavior: k8s_kubelet::behavior::ContainerBehavior {
+                    stop: Some(k8s_kubelet::behavior::Stop::default()),
+                    ..Default::default()
+                },
+                ..Default::default()
+            }],
+            ..Default::default()
+        },
     })
     .map_err(|e| TimelineError::Cluster(e.to_string()))?;
     for n in &nodes {
