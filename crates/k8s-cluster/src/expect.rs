@@ -735,28 +735,23 @@ mod tests {
     #[test]
     fn terminated_pods_show_oomkilled_and_completed() {
         let mut api = api();
-        let oom = PodStatus {
-            phase: Some("Failed".into()),
-            container_statuses: vec![status_of(
+        for (name, phase, reason, exit_code) in [
+            ("oom", "Failed", "OOMKilled", 137),
+            ("done", "Succeeded", "Completed", 0),
+        ] {
+            let app = status_of(
                 "app",
                 false,
                 0,
-                state("terminated", "OOMKilled", Some(137)),
-            )],
-            ..Default::default()
-        };
-        add_pod(&mut api, "oom", &[], &["app"], oom);
-        let done = PodStatus {
-            phase: Some("Succeeded".into()),
-            container_statuses: vec![status_of(
-                "app",
-                false,
-                0,
-                state("terminated", "Completed", Some(0)),
-            )],
-            ..Default::default()
-        };
-        add_pod(&mut api, "done", &[], &["app"], done);
+                state("terminated", reason, Some(exit_code)),
+            );
+            let status = PodStatus {
+                phase: Some(phase.into()),
+                container_statuses: vec![app],
+                ..Default::default()
+            };
+            add_pod(&mut api, name, &[], &["app"], status);
+        }
         let yaml = "pod: {name: oom, phase: Failed, status: OOMKilled, containers: {app: {state: terminated, reason: OOMKilled, exitCode: 137}}}";
         assert_eq!(failure(&api, yaml), None);
         let yaml = "pod: {name: done, status: Completed, ready: false, containers: {app: {exitCode: 0, reason: Completed}}}";
