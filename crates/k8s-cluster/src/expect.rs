@@ -5,13 +5,13 @@ use std::collections::BTreeMap;
 
 use k8s_types::apiserver::{ApiClient, ApiExt};
 use k8s_types::apps::Deployment;
-use k8s_types::core::{Event, Node, Pod};
+use k8s_types::core::{ContainerState, ContainerStatus, Event, Node, Pod};
 use k8s_types::labels::LabelSelector;
 use k8s_types::resources::Resources;
 use k8s_types::Quantity;
 
-use crate::scenario::Expectation;
-use crate::state::{allocated_by_node, holds_resources, pod_devices};
+use crate::scenario::{ContainerExpectation, ContainerStateName, Expectation};
+use crate::state::{allocated_by_node, holds_resources, kubectl_status, pod_devices};
 
 /// The outcome of one check.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -77,6 +77,20 @@ pub fn check(api: &dyn ApiClient, e: &Expectation) -> Vec<CheckResult> {
                         problems.push(format!("expected devices {want:?}, got {got:?}"));
                     }
                 }
+                let checks = StateChecks {
+                    status: p.status.as_deref(),
+                    ready: p.ready,
+                    restart_count: p.restart_count,
+                    container: p.container.as_deref(),
+                    containers: p.containers.as_ref(),
+                };
+                problems.extend(state_mismatches(&pod, &checks).iter().map(|m| {
+                    let subject = m
+                        .subject
+                        .as_ref()
+                        .map_or(String::new(), |s| format!("{s}: "));
+                    format!("{subject}expected {}, got {}", m.expected, m.got)
+                }));
                 push(what, (!problems.is_empty()).then(|| problems.join("; ")));
             }
         }
@@ -142,6 +156,31 @@ pub fn check(api: &dyn ApiClient, e: &Expectation) -> Vec<CheckResult> {
                         problems.push(format!("expected image {want}, got {}", bad.join(", ")));
                     }
                 }
+                let checks = StateChecks {
+                    status: p.status.as_deref(),
+                    ready: p.ready,
+                    restart_count: p.restart_count,
+                    container: p.container.as_deref(),
+                    containers: p.containers.as_ref(),
+                };
+                // Grouped by what was expected, naming each pod that differs (as `phase` does).
+                let mut grouped: Vec<(Mismatch, Vec<String>)> = Vec::new();
+                for pod in &pods {
+                    for m in state_mismatches(pod, &checks) {
+                        let got = format!("{}={}", pod.metadata.name, m.got);
+                        match grouped
+                            .iter_mut()
+                            .find(|(g, _)| g.subject == m.subject && g.expected == m.expected)
+                        {
+                            Some((_, bad)) => bad.push(got),
+                            None => grouped.push((m, vec![got])),
+                        }
+                    }
+                }
+                problems.extend(grouped.into_iter().map(|(m, bad)| {
+                    let subject = m.subject.map_or(String::new(), |s| format!("{s}: "));
+                    format!("{subject}expected {}, got {}", m.expected, bad.join(", "))
+                }));
                 push(what, (!problems.is_empty()).then(|| problems.join("; ")));
             }
         }
@@ -246,6 +285,193 @@ pub fn check(api: &dyn ApiClient, e: &Expectation) -> Vec<CheckResult> {
     out
 }
 
+/// The checks on a pod's STATUS, readiness and container statuses that `pod` and `pods` share.
+struct StateChecks<'a> {
+    status: Option<&'a str>,
+    ready: Option<bool>,
+    restart_count: Option<i32>,
+    container: Option<&'a str>,
+    containers: Option<&'a BTreeMap<String, ContainerExpectation>>,
+}
+
+/// One expected value a pod does not have: `<subject>: expected <expected>, got <got>`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Mismatch {
+    /// `container <name>` for a container's field; `None` for the pod's own.
+    subject: Option<String>,
+    /// The field and its expected value, e.g. `status CrashLoopBackOff`.
+    expected: String,
+    /// The actual value.
+    got: String,
+}
+
+/// How an absent value (a reason, an exit code of a container that is not terminated) prints.
+const NONE: &str = "<none>";
+
+/// The status of the container (init, sidecar or app) with this name.
+fn container_status<'p>(pod: &'p Pod, name: &str) -> Option<&'p ContainerStatus> {
+    pod.status
+        .init_container_statuses
+        .iter()
+        .chain(&pod.status.container_statuses)
+        .find(|c| c.name == name)
+}
+
+/// The set member of a container state and its details.
+fn state_member(
+    s: &ContainerState,
+) -> Option<(ContainerStateName, &k8s_types::core::ContainerStateDetail)> {
+    if let Some(d) = &s.waiting {
+        Some((ContainerStateName::Waiting, d))
+    } else if let Some(d) = &s.running {
+        Some((ContainerStateName::Running, d))
+    } else {
+        s.terminated
+            .as_ref()
+            .map(|d| (ContainerStateName::Terminated, d))
+    }
+}
+
+fn state_name(s: ContainerStateName) -> &'static str {
+    match s {
+        ContainerStateName::Waiting => "waiting",
+        ContainerStateName::Running => "running",
+        ContainerStateName::Terminated => "terminated",
+    }
+}
+
+fn or_none<T: ToString>(v: Option<T>) -> String {
+    v.map_or_else(|| NONE.to_string(), |v| v.to_string())
+}
+
+/// Records a mismatch when `want` and `got` differ; `container` names the container it is about.
+fn differ(
+    out: &mut Vec<Mismatch>,
+    container: Option<&str>,
+    field: &str,
+    want: String,
+    got: String,
+) {
+    if want != got {
+        out.push(Mismatch {
+            subject: container.map(|n| format!("container {n}")),
+            expected: format!("{field} {want}"),
+            got,
+        });
+    }
+}
+
+/// The status of a container, or a mismatch saying it has none.
+fn find_container<'p>(
+    out: &mut Vec<Mismatch>,
+    pod: &'p Pod,
+    name: &str,
+) -> Option<&'p ContainerStatus> {
+    let found = container_status(pod, name);
+    if found.is_none() {
+        out.push(Mismatch {
+            subject: Some(format!("container {name}")),
+            expected: "a status".to_string(),
+            got: "none".to_string(),
+        });
+    }
+    found
+}
+
+/// What of `checks` the pod does not show: its STATUS (kubectl's, [`kubectl_status`]), its `Ready`
+/// condition, its restart count, and per container the state member, reason, exit code, restart
+/// count, readiness and last termination.
+fn state_mismatches(pod: &Pod, checks: &StateChecks<'_>) -> Vec<Mismatch> {
+    let mut out = Vec::new();
+    if let Some(want) = checks.status {
+        differ(
+            &mut out,
+            None,
+            "status",
+            want.to_string(),
+            kubectl_status(pod),
+        );
+    }
+    if let Some(want) = checks.ready {
+        differ(
+            &mut out,
+            None,
+            "ready",
+            want.to_string(),
+            pod.is_ready().to_string(),
+        );
+    }
+    match (checks.container, checks.restart_count) {
+        (Some(name), want) => {
+            if let (Some(c), Some(want)) = (find_container(&mut out, pod, name), want) {
+                let got = c.restart_count.to_string();
+                differ(&mut out, Some(name), "restartCount", want.to_string(), got);
+            }
+        }
+        (None, Some(want)) => {
+            let total: i64 = pod
+                .status
+                .init_container_statuses
+                .iter()
+                .chain(&pod.status.container_statuses)
+                .map(|c| i64::from(c.restart_count))
+                .sum();
+            differ(
+                &mut out,
+                None,
+                "restartCount",
+                want.to_string(),
+                total.to_string(),
+            );
+        }
+        (None, None) => {}
+    }
+    for (name, want) in checks.containers.into_iter().flatten() {
+        let Some(c) = find_container(&mut out, pod, name) else {
+            continue;
+        };
+        let current = state_member(&c.state);
+        let sub = Some(name.as_str());
+        if let Some(s) = want.state {
+            let got = or_none(current.map(|(s, _)| state_name(s)));
+            differ(&mut out, sub, "state", state_name(s).to_string(), got);
+        }
+        if let Some(r) = &want.reason {
+            let got = or_none(current.and_then(|(_, d)| d.reason.as_deref()));
+            differ(&mut out, sub, "reason", r.clone(), got);
+        }
+        if let Some(code) = want.exit_code {
+            // Upstream's exitCode is a plain int: 0 when a terminated state leaves it out.
+            let got = or_none(
+                c.state
+                    .terminated
+                    .as_ref()
+                    .map(|t| t.exit_code.unwrap_or(0)),
+            );
+            differ(&mut out, sub, "exitCode", code.to_string(), got);
+        }
+        if let Some(n) = want.restart_count {
+            let got = c.restart_count.to_string();
+            differ(&mut out, sub, "restartCount", n.to_string(), got);
+        }
+        if let Some(r) = want.ready {
+            differ(&mut out, sub, "ready", r.to_string(), c.ready.to_string());
+        }
+        if let Some(last) = &want.last_state {
+            let t = c.last_state.terminated.as_ref();
+            if let Some(r) = &last.reason {
+                let got = or_none(t.and_then(|t| t.reason.as_deref()));
+                differ(&mut out, sub, "lastState.reason", r.clone(), got);
+            }
+            if let Some(code) = last.exit_code {
+                let got = or_none(t.map(|t| t.exit_code.unwrap_or(0)));
+                differ(&mut out, sub, "lastState.exitCode", code.to_string(), got);
+            }
+        }
+    }
+    out
+}
+
 fn compare_resources(
     push: &mut impl FnMut(String, Option<String>),
     label: &str,
@@ -288,4 +514,296 @@ fn display_sel(s: &str) -> String {
 fn map_str(m: &BTreeMap<String, usize>) -> String {
     let parts: Vec<String> = m.iter().map(|(k, v)| format!("{k}: {v}")).collect();
     format!("{{{}}}", parts.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    //! Container-state expectations against pods whose status is written by hand (through the
+    //! `/status` subresource, as the kubelet writes it), the values worked out from kubectl's
+    //! `printPod` rules for `status`.
+    use super::*;
+    use k8s_api::ApiServer;
+    use k8s_store::MemStore;
+    use k8s_types::core::{Container, ContainerStateDetail, Namespace, PodCondition, PodStatus};
+    use k8s_types::meta::{tick_timestamp, ObjectMeta};
+    use k8s_types::Object;
+
+    fn api() -> ApiServer {
+        let mut api = ApiServer::new(Box::new(MemStore::new()));
+        api.create(Object::Namespace(Namespace {
+            metadata: ObjectMeta {
+                name: "default".into(),
+                ..Default::default()
+            },
+            ..Default::default()
+        }))
+        .expect("namespace");
+        api
+    }
+
+    fn container(name: &str) -> Container {
+        Container {
+            name: name.into(),
+            image: format!("{name}:v1"),
+            ..Default::default()
+        }
+    }
+
+    /// Creates a pod with these init and app containers, then writes `status`.
+    fn add_pod(
+        api: &mut ApiServer,
+        name: &str,
+        init: &[Container],
+        app: &[&str],
+        status: PodStatus,
+    ) {
+        let mut pod = Pod {
+            metadata: ObjectMeta {
+                name: name.into(),
+                namespace: Some("default".into()),
+                labels: [("app".to_string(), "web".to_string())].into(),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        pod.spec.init_containers = init.to_vec();
+        pod.spec.containers = app.iter().map(|n| container(n)).collect();
+        let Object::Pod(mut pod) = api.create(Object::Pod(pod)).expect("create") else {
+            panic!("not a pod");
+        };
+        pod.status = status;
+        api.update_status(Object::Pod(pod)).expect("status");
+    }
+
+    fn state(member: &str, reason: &str, exit_code: Option<i32>) -> ContainerState {
+        let d = ContainerStateDetail {
+            reason: (!reason.is_empty()).then(|| reason.to_string()),
+            exit_code,
+            ..Default::default()
+        };
+        match member {
+            "waiting" => ContainerState {
+                waiting: Some(d),
+                ..Default::default()
+            },
+            "running" => ContainerState {
+                running: Some(d),
+                ..Default::default()
+            },
+            _ => ContainerState {
+                terminated: Some(d),
+                ..Default::default()
+            },
+        }
+    }
+
+    fn status_of(name: &str, ready: bool, restarts: i32, state: ContainerState) -> ContainerStatus {
+        ContainerStatus {
+            name: name.into(),
+            image: format!("{name}:v1"),
+            ready,
+            restart_count: restarts,
+            started: Some(state.running.is_some()),
+            state,
+            ..Default::default()
+        }
+    }
+
+    fn ready_condition(ready: bool) -> PodCondition {
+        PodCondition {
+            type_: "Ready".into(),
+            status: if ready { "True" } else { "False" }.into(),
+            ..Default::default()
+        }
+    }
+
+    /// `app` crash-looping after 3 restarts (last exit 1 at tick 40); `sidecar`-less.
+    fn crashloop() -> PodStatus {
+        let mut app = status_of("app", false, 3, state("waiting", "CrashLoopBackOff", None));
+        app.last_state = ContainerState {
+            terminated: Some(ContainerStateDetail {
+                reason: Some("Error".into()),
+                exit_code: Some(1),
+                finished_at: Some(tick_timestamp(40)),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        PodStatus {
+            phase: Some("Running".into()),
+            conditions: vec![ready_condition(false)],
+            container_statuses: vec![app],
+            ..Default::default()
+        }
+    }
+
+    fn expectation(yaml: &str) -> Expectation {
+        serde_yaml::from_str(yaml).expect("expectation")
+    }
+
+    fn failure(api: &ApiServer, yaml: &str) -> Option<String> {
+        let results = check(api, &expectation(yaml));
+        assert_eq!(results.len(), 1, "{results:?}");
+        results[0].failure.clone()
+    }
+
+    #[test]
+    fn a_crash_looping_pod_meets_its_container_expectations() {
+        let mut api = api();
+        add_pod(&mut api, "crash", &[], &["app"], crashloop());
+        let yaml = "pod:\n  name: crash\n  status: CrashLoopBackOff\n  ready: false\n  restartCount: 3\n  containers:\n    app: {state: waiting, reason: CrashLoopBackOff, restartCount: 3, ready: false, lastState: {reason: Error, exitCode: 1}}\n";
+        assert_eq!(failure(&api, yaml), None);
+        let per_container = "pod: {name: crash, container: app, restartCount: 3}";
+        assert_eq!(failure(&api, per_container), None);
+    }
+
+    #[test]
+    fn mismatches_name_the_container_the_field_and_both_values() {
+        let mut api = api();
+        add_pod(&mut api, "crash", &[], &["app"], crashloop());
+        let yaml = "pod:\n  name: crash\n  status: Running\n  ready: true\n  restartCount: 2\n  containers:\n    app: {state: running, reason: Error, exitCode: 1, restartCount: 4, ready: true, lastState: {reason: OOMKilled, exitCode: 137}}\n    sidecar: {state: running}\n";
+        assert_eq!(
+            failure(&api, yaml).as_deref(),
+            Some(
+                "expected status Running, got CrashLoopBackOff; expected ready true, got false; \
+                 expected restartCount 2, got 3; container app: expected state running, got waiting; \
+                 container app: expected reason Error, got CrashLoopBackOff; \
+                 container app: expected exitCode 1, got <none>; \
+                 container app: expected restartCount 4, got 3; \
+                 container app: expected ready true, got false; \
+                 container app: expected lastState.reason OOMKilled, got Error; \
+                 container app: expected lastState.exitCode 137, got 1; \
+                 container sidecar: expected a status, got none"
+            )
+        );
+        assert_eq!(
+            failure(&api, "pod: {name: crash, container: web, restartCount: 0}").as_deref(),
+            Some("container web: expected a status, got none")
+        );
+        assert_eq!(
+            failure(&api, "pod: {name: crash, container: app, restartCount: 0}").as_deref(),
+            Some("container app: expected restartCount 0, got 3")
+        );
+    }
+
+    #[test]
+    fn init_containers_and_sidecars_are_found_by_name() {
+        let mut api = api();
+        let sidecar = Container {
+            restart_policy: Some("Always".into()),
+            ..container("proxy")
+        };
+        // The first init container failed twice and waits to restart; the sidecar has not started.
+        let mut init_db = status_of("init-db", false, 2, state("terminated", "Error", Some(1)));
+        init_db.last_state = state("terminated", "Error", Some(1));
+        let status = PodStatus {
+            phase: Some("Pending".into()),
+            init_container_statuses: vec![
+                init_db,
+                status_of("proxy", false, 0, state("waiting", "PodInitializing", None)),
+            ],
+            container_statuses: vec![status_of(
+                "app",
+                false,
+                0,
+                state("waiting", "PodInitializing", None),
+            )],
+            ..Default::default()
+        };
+        add_pod(
+            &mut api,
+            "init",
+            &[container("init-db"), sidecar],
+            &["app"],
+            status,
+        );
+        let yaml = "pod:\n  name: init\n  status: Init:Error\n  restartCount: 2\n  containers:\n    init-db: {state: terminated, reason: Error, exitCode: 1, restartCount: 2}\n    proxy: {state: waiting, reason: PodInitializing}\n    app: {state: waiting, ready: false}\n";
+        assert_eq!(failure(&api, yaml), None);
+        assert_eq!(
+            failure(
+                &api,
+                "pod: {name: init, status: Init:0/2, container: init-db, restartCount: 1}"
+            )
+            .as_deref(),
+            Some(
+                "expected status Init:0/2, got Init:Error; \
+                 container init-db: expected restartCount 1, got 2"
+            )
+        );
+    }
+
+    #[test]
+    fn terminated_pods_show_oomkilled_and_completed() {
+        let mut api = api();
+        for (name, phase, reason, exit_code) in [
+            ("oom", "Failed", "OOMKilled", 137),
+            ("done", "Succeeded", "Completed", 0),
+        ] {
+            let app = status_of(
+                "app",
+                false,
+                0,
+                state("terminated", reason, Some(exit_code)),
+            );
+            let status = PodStatus {
+                phase: Some(phase.into()),
+                container_statuses: vec![app],
+                ..Default::default()
+            };
+            add_pod(&mut api, name, &[], &["app"], status);
+        }
+        let yaml = "pod: {name: oom, phase: Failed, status: OOMKilled, containers: {app: {state: terminated, reason: OOMKilled, exitCode: 137}}}";
+        assert_eq!(failure(&api, yaml), None);
+        let yaml = "pod: {name: done, status: Completed, ready: false, containers: {app: {exitCode: 0, reason: Completed}}}";
+        assert_eq!(failure(&api, yaml), None);
+    }
+
+    #[test]
+    fn pods_selector_names_every_pod_that_differs() {
+        let mut api = api();
+        let running = PodStatus {
+            phase: Some("Running".into()),
+            conditions: vec![ready_condition(true)],
+            container_statuses: vec![status_of("app", true, 0, state("running", "", None))],
+            ..Default::default()
+        };
+        add_pod(&mut api, "web-a", &[], &["app"], running.clone());
+        add_pod(&mut api, "web-b", &[], &["app"], crashloop());
+        add_pod(&mut api, "web-c", &[], &["app"], crashloop());
+        let yaml = "pods: {selector: app=web, count: 3, status: Running, ready: true, restartCount: 0, containers: {app: {state: running, ready: true}}}";
+        assert_eq!(
+            failure(&api, yaml).as_deref(),
+            Some(
+                "expected status Running, got web-b=CrashLoopBackOff, web-c=CrashLoopBackOff; \
+                 expected ready true, got web-b=false, web-c=false; \
+                 expected restartCount 0, got web-b=3, web-c=3; \
+                 container app: expected state running, got web-b=waiting, web-c=waiting; \
+                 container app: expected ready true, got web-b=false, web-c=false"
+            )
+        );
+        let yaml = "pods: {selector: app=web, container: app, restartCount: 3}";
+        assert_eq!(
+            failure(&api, yaml).as_deref(),
+            Some("container app: expected restartCount 3, got web-a=0")
+        );
+    }
+
+    #[test]
+    fn malformed_container_expectations_are_parse_errors() {
+        let e = serde_yaml::from_str::<Expectation>(
+            "pod: {name: p, containers: {app: {state: runing}}}",
+        )
+        .expect_err("bad state");
+        assert!(
+            e.to_string().contains(
+                "unknown variant `runing`, expected one of `waiting`, `running`, `terminated`"
+            ),
+            "{e}"
+        );
+        let e = serde_yaml::from_str::<Expectation>(
+            "pods: {containers: {app: {lastState: {exitcode: 1}}}}",
+        )
+        .expect_err("typo");
+        assert!(e.to_string().contains("unknown field `exitcode`"), "{e}");
+    }
 }

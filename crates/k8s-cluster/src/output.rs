@@ -10,7 +10,7 @@ use k8s_types::object::Kind;
 use k8s_types::resources::Resources;
 use k8s_types::Tick;
 
-use crate::state::{allocated_by_node, format_amount, kubectl_ready, kubectl_status, pod_devices};
+use crate::state::{allocated_by_node, format_amount, pod_devices, print_pod};
 
 /// Formats rows as left-aligned columns separated by two spaces (trailing spaces trimmed).
 pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
@@ -77,7 +77,10 @@ pub fn event_row(e: &Event) -> Vec<String> {
 /// Header of the event table.
 pub const EVENT_HEADER: [&str; 5] = ["TICK", "TYPE", "REASON", "OBJECT", "MESSAGE"];
 
-/// `kubectl get pods -A -o wide`, plus the device IDs the kubelet allocated.
+/// `kubectl get pods -A -o wide`, plus the device IDs the kubelet allocated. READY, STATUS and
+/// RESTARTS are kubectl's `printPod` ([`print_pod`]); `now` (the end of the run) is the clock of AGE
+/// and of the age of the last restart in RESTARTS (`3 (2m10s ago)`). AGE is printed in seconds
+/// (`125s`) where kubectl would print `duration.HumanDuration` (`2m5s`); see `docs/fidelity.md`.
 pub fn pods_table(api: &dyn ApiClient, now: Tick) -> String {
     let rows: Vec<Vec<String>> = api
         .list_typed::<Pod>(None, None)
@@ -93,18 +96,13 @@ pub fn pods_table(api: &dyn ApiClient, now: Tick) -> String {
                 .into_iter()
                 .map(|(r, ids)| format!("{r}=[{}]", ids.join(",")))
                 .collect();
-            let restarts: i32 = p
-                .status
-                .container_statuses
-                .iter()
-                .map(|c| c.restart_count)
-                .sum();
+            let printed = print_pod(p);
             vec![
                 p.metadata.namespace().to_string(),
                 p.metadata.name.clone(),
-                kubectl_ready(p),
-                kubectl_status(p),
-                restarts.to_string(),
+                printed.ready_column(),
+                printed.status.clone(),
+                printed.restarts_column(now),
                 age,
                 p.status.pod_ip.clone().unwrap_or_else(|| "<none>".into()),
                 p.node_name().unwrap_or("<none>").to_string(),
@@ -307,6 +305,67 @@ mod tests {
         assert_eq!(
             String::from_utf8(yaml).expect("utf8"),
             serde_yaml::to_string(&value).expect("yaml")
+        );
+    }
+
+    /// READY, STATUS and RESTARTS come from `print_pod`; RESTARTS' age is measured from the run's
+    /// `now`, the clock of AGE too.
+    #[test]
+    fn pods_table_prints_kubectl_status_and_restart_age() {
+        use k8s_types::core::{ContainerState, ContainerStateDetail, ContainerStatus};
+        use k8s_types::meta::tick_timestamp;
+        let mut api = ApiServer::new(Box::new(MemStore::new()));
+        api.create(Object::Namespace(Namespace {
+            metadata: ObjectMeta {
+                name: "default".into(),
+                ..Default::default()
+            },
+            ..Default::default()
+        }))
+        .expect("namespace");
+        let mut pod = Pod {
+            metadata: ObjectMeta {
+                name: "crash".into(),
+                namespace: Some("default".into()),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        pod.spec.containers.push(k8s_types::core::Container {
+            name: "app".into(),
+            image: "app:v1".into(),
+            ..Default::default()
+        });
+        let Object::Pod(mut pod) = api.create(Object::Pod(pod)).expect("pod") else {
+            panic!("not a pod");
+        };
+        let detail = |reason: &str| ContainerStateDetail {
+            reason: Some(reason.into()),
+            ..Default::default()
+        };
+        pod.status.container_statuses = vec![ContainerStatus {
+            name: "app".into(),
+            restart_count: 4,
+            state: ContainerState {
+                waiting: Some(detail("CrashLoopBackOff")),
+                ..Default::default()
+            },
+            last_state: ContainerState {
+                terminated: Some(ContainerStateDetail {
+                    exit_code: Some(1),
+                    finished_at: Some(tick_timestamp(75)),
+                    ..detail("Error")
+                }),
+                ..Default::default()
+            },
+            ..Default::default()
+        }];
+        api.update_status(Object::Pod(pod)).expect("status");
+        let table = pods_table(&api, 200);
+        let row = table.lines().nth(1).expect("a row");
+        assert!(
+            row.starts_with("default    crash  0/1    CrashLoopBackOff  4 (2m5s ago)  200s  "),
+            "{table}"
         );
     }
 }

@@ -284,7 +284,7 @@ pub struct Expectation {
     /// Pods per node.
     #[serde(default)]
     pub pods_per_node: Option<PodsPerNode>,
-    /// One pod's placement, phase and devices.
+    /// One pod's placement, phase, devices, STATUS, readiness and containers.
     #[serde(default)]
     pub pod: Option<PodExpectation>,
     /// A set of pods by selector.
@@ -336,6 +336,23 @@ pub struct PodExpectation {
     /// Expected device IDs per resource, e.g. `{nvidia.com/gpu: ["0"]}`.
     #[serde(default)]
     pub devices: Option<BTreeMap<String, Vec<String>>>,
+    /// Expected STATUS column of `kubectl get pods`, e.g. `CrashLoopBackOff`, `Init:0/2`.
+    #[serde(default)]
+    pub status: Option<String>,
+    /// Expected `Ready` condition (`true`: its status is `True`).
+    #[serde(default)]
+    pub ready: Option<bool>,
+    /// Expected `restartCount`: the sum over all containers (init, sidecar and app), or that of
+    /// `container`.
+    #[serde(default)]
+    pub restart_count: Option<i32>,
+    /// The container (init or app) `restartCount` is about; alone, it asserts the container has a
+    /// status.
+    #[serde(default)]
+    pub container: Option<String>,
+    /// Container name -> expected state, reason, exit code, restart count, readiness, last state.
+    #[serde(default)]
+    pub containers: Option<BTreeMap<String, ContainerExpectation>>,
 }
 
 /// `pods`.
@@ -366,6 +383,71 @@ pub struct PodsExpectation {
     /// Number of matching pods that are bound to a node.
     #[serde(default)]
     pub scheduled: Option<usize>,
+    /// Every matching pod shows this STATUS in `kubectl get pods`.
+    #[serde(default)]
+    pub status: Option<String>,
+    /// Every matching pod's `Ready` condition is `True` (`true`) or not (`false`).
+    #[serde(default)]
+    pub ready: Option<bool>,
+    /// Every matching pod has this `restartCount` (summed over its containers, or that of
+    /// `container`).
+    #[serde(default)]
+    pub restart_count: Option<i32>,
+    /// The container `restartCount` is about.
+    #[serde(default)]
+    pub container: Option<String>,
+    /// Container name -> what every matching pod's container of that name shows.
+    #[serde(default)]
+    pub containers: Option<BTreeMap<String, ContainerExpectation>>,
+}
+
+/// One container of `pod.containers` / `pods.containers`: its status (`status.containerStatuses` or
+/// `status.initContainerStatuses`). Every field is optional.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ContainerExpectation {
+    /// Which member of `state` is set.
+    #[serde(default)]
+    pub state: Option<ContainerStateName>,
+    /// The reason of the current state (e.g. `CrashLoopBackOff`, `Completed`, `OOMKilled`).
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// `state.terminated.exitCode`.
+    #[serde(default)]
+    pub exit_code: Option<i32>,
+    /// `restartCount`.
+    #[serde(default)]
+    pub restart_count: Option<i32>,
+    /// `ready`.
+    #[serde(default)]
+    pub ready: Option<bool>,
+    /// `lastState` (the previous attempt's termination).
+    #[serde(default)]
+    pub last_state: Option<LastStateExpectation>,
+}
+
+/// A container state member: `waiting`, `running` or `terminated`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ContainerStateName {
+    /// `state.waiting`.
+    Waiting,
+    /// `state.running`.
+    Running,
+    /// `state.terminated`.
+    Terminated,
+}
+
+/// `lastState` of a container expectation.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LastStateExpectation {
+    /// `lastState.terminated.reason` (e.g. `Error`, `OOMKilled`).
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// `lastState.terminated.exitCode`.
+    #[serde(default)]
+    pub exit_code: Option<i32>,
 }
 
 /// `podGroup`.

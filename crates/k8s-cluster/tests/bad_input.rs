@@ -110,3 +110,31 @@ fn failed_expectation_reports_expected_and_actual() {
         out.stdout
     );
 }
+
+#[test]
+fn container_state_expectations_follow_the_kubelet_and_report_each_field() {
+    let text = format!(
+        "{NODE}apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec: {{containers: [{{name: c, image: i}}]}}\n---\napiVersion: sim.k8s-mini.io/v1alpha1\nkind: Scenario\nspec:\n  ticks: 3\n  expect:\n  - at: 0\n    pod: {{name: p, status: ContainerCreating, ready: false, containers: {{c: {{state: waiting, reason: ContainerCreating, ready: false}}}}}}\n  - pod: {{name: p, status: Running, ready: true, restartCount: 0, containers: {{c: {{state: running, ready: true, restartCount: 0}}}}}}\n  - pods: {{status: Pending, containers: {{c: {{state: terminated, exitCode: 0}}}}}}\n"
+    );
+    let out = run_text(&text).expect("runs");
+    assert_eq!(out.exit_code(), 1);
+    assert!(
+        out.stdout.contains("PASS  t=0      pod default/p\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("PASS  end      pod default/p\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains(
+            "FAIL  end      pods (all): expected status Pending, got p=Running; \
+             container c: expected state terminated, got p=running; \
+             container c: expected exitCode 0, got p=<none>\n"
+        ),
+        "{}",
+        out.stdout
+    );
+}
