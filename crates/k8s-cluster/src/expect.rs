@@ -268,7 +268,10 @@ pub fn check(api: &dyn ApiClient, e: &Expectation) -> Vec<CheckResult> {
                     .as_ref()
                     .is_none_or(|m| x.message.contains(m.as_str()))
             })
-            .count();
+            // Occurrences: an Event the correlator aggregated counts `count` times, as the
+            // `(xN over ...)` kubectl prints.
+            .map(|x| usize::try_from(x.count.max(1)).unwrap_or(1))
+            .sum::<usize>();
         let mut problems = Vec::new();
         if let Some(want) = ev.count {
             if n != want {

@@ -177,6 +177,9 @@ pub enum ContainerState {
         exit_code: i32,
         /// Restart afterwards (a probe kill) as the restart policy says.
         restartable: bool,
+        /// Readiness while it stops (kept from before the kill: a terminating pod keeps serving,
+        /// KEP-1672; false after a probe kill).
+        ready: bool,
     },
     /// Exited; restarts at `restart_at` (back-off when later than the exit), or never.
     Exited {
@@ -233,7 +236,9 @@ impl ContainerRecord {
     /// `ready` now.
     pub fn ready(&self) -> bool {
         match &self.state {
-            ContainerState::Running { ready, .. } => *ready,
+            ContainerState::Running { ready, .. } | ContainerState::Stopping { ready, .. } => {
+                *ready
+            }
             _ => false,
         }
     }
@@ -675,8 +680,8 @@ impl RuntimePod {
         out: &mut Vec<PodEvent>,
     ) {
         let c = &self.containers[i];
-        let started = match &c.state {
-            ContainerState::Running { plan, .. } => plan.started,
+        let (started, ready) = match &c.state {
+            ContainerState::Running { plan, ready, .. } => (plan.started, *ready),
             _ => return,
         };
         out.push(ev(
@@ -708,6 +713,7 @@ impl RuntimePod {
             exit_at,
             exit_code,
             restartable,
+            ready,
         };
     }
 
@@ -827,6 +833,7 @@ impl RuntimePod {
                 exit_at,
                 exit_code,
                 restartable,
+                ..
             } => {
                 let term = Termination::exit(started, exit_at, exit_code);
                 self.exited(i, term, restartable, node, out);
