@@ -51,7 +51,31 @@ fn no_execute_taint_evicts_after_toleration_seconds() {
         "{NODES}apiVersion: v1\nkind: Pod\nmetadata: {{name: strict}}\nspec: {{nodeName: n2, containers: [{{name: c, image: i}}]}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {{name: patient}}\nspec:\n  nodeName: n2\n  containers: [{{name: c, image: i}}]\n  tolerations: [{{key: maintenance, operator: Exists, effect: NoExecute, tolerationSeconds: 5}}]\n---\napiVersion: sim.k8s-mini.io/v1alpha1\nkind: Scenario\nspec:\n  ticks: 12\n  steps:\n  - {{at: 2, taint: {{node: n2, key: maintenance, effect: NoExecute}}}}\n  expect:\n  - {{at: 1, podsPerNode: {{counts: {{n1: 0, n2: 2}}}}}}\n  - {{at: 2, pods: {{count: 1}}}}\n  - {{at: 6, pods: {{count: 1}}}}\n  - {{at: 7, pods: {{count: 0}}}}\n"
     );
     let list = run(&text, "taint");
-    assert!(pods_on(&list).is_empty());
+    // Evicted pods terminate gracefully: at the end (t=11) both still take their 30 s grace period,
+    // deleted at t=2 (strict) and t=7 (patient).
+    let mut deleting: Vec<(String, String)> = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| o["kind"] == "Pod")
+        .map(|p| {
+            (
+                p["metadata"]["name"].as_str().unwrap().to_string(),
+                p["metadata"]["deletionTimestamp"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
+            )
+        })
+        .collect();
+    deleting.sort();
+    assert_eq!(
+        deleting,
+        vec![
+            ("patient".to_string(), "1970-01-01T00:00:37Z".to_string()),
+            ("strict".to_string(), "1970-01-01T00:00:32Z".to_string())
+        ]
+    );
     // Listed in key order (event names start with the pod name); the timing is checked above.
     let evictions: Vec<&str> = list["items"]
         .as_array()
