@@ -25,6 +25,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_types::core::event::event_types;
 use k8s_types::core::{Container, Pod};
+use k8s_types::meta::go_duration;
 use k8s_types::{Shared, Tick};
 
 use crate::backoff::Backoff;
@@ -327,18 +328,6 @@ pub fn format_pod(pod: &Pod) -> String {
         pod.metadata.namespace(),
         pod.metadata.uid.as_deref().unwrap_or("")
     )
-}
-
-/// Go's `time.Duration` `String()` for whole seconds: `0s`, `5s`, `1m5s`, `1h0m0s`.
-pub fn go_duration(secs: u64) -> String {
-    let (h, m, s) = (secs / 3600, (secs % 3600) / 60, secs % 60);
-    if h > 0 {
-        format!("{h}h{m}m{s}s")
-    } else if m > 0 {
-        format!("{m}m{s}s")
-    } else {
-        format!("{s}s")
-    }
 }
 
 fn ev(type_: &'static str, reason: &'static str, message: String) -> PodEvent {
@@ -1210,14 +1199,5 @@ mod tests {
             })
             .collect();
         assert_eq!(exits, vec![(137, 40), (0, 12)]);
-    }
-
-    #[test]
-    fn go_durations_print_like_go() {
-        assert_eq!(go_duration(0), "0s");
-        assert_eq!(go_duration(10), "10s");
-        assert_eq!(go_duration(160), "2m40s");
-        assert_eq!(go_duration(300), "5m0s");
-        assert_eq!(go_duration(3600), "1h0m0s");
     }
 }

@@ -17,14 +17,13 @@ use k8s_types::core::{
     ContainerStatus, Pod, PodCondition, PodStatus,
 };
 use k8s_types::events::EventRecorder;
-use k8s_types::meta::tick_timestamp;
+use k8s_types::meta::{go_duration, tick_timestamp};
 use k8s_types::object::Object;
 use k8s_types::{Shared, Tick};
 
 use crate::admission::{Rejection, POD_REJECTED_PREFIX};
 use crate::runtime::{
-    format_pod, go_duration, ContainerRecord, ContainerState as RunState, Role, RuntimePod,
-    Termination,
+    format_pod, ContainerRecord, ContainerState as RunState, Role, RuntimePod, Termination,
 };
 
 /// Upstream `PodReadyToStartContainers` condition (beta, on by default since v1.29).

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use k8s_types::core::Pod;
 use k8s_types::framework::{CycleState, Status, WaitingPodInfo};
+use k8s_types::meta::go_duration;
 use k8s_types::Tick;
 
 /// The identity used for waiting pods: the UID, or `namespace/name` for pods without one.
@@ -15,18 +16,6 @@ pub fn pod_key(pod: &Pod) -> String {
     match pod.metadata.uid.as_deref() {
         Some(uid) if !uid.is_empty() => uid.to_string(),
         _ => pod.key(),
-    }
-}
-
-/// Go's `time.Duration.String()` for whole seconds: `10s`, `1m0s`, `1h0m0s`.
-pub fn go_duration(secs: Tick) -> String {
-    let (h, m, s) = (secs / 3600, (secs % 3600) / 60, secs % 60);
-    if h > 0 {
-        format!("{h}h{m}m{s}s")
-    } else if m > 0 {
-        format!("{m}m{s}s")
-    } else {
-        format!("{s}s")
     }
 }
 

@@ -136,6 +136,20 @@ pub struct ObjectReference {
     pub field_path: String,
 }
 
+/// Go's `time.Duration.String()` for whole seconds (ticks): `0s`, `10s`, `1m0s`, `2m40s`, `1h0m0s`,
+/// as upstream prints durations in messages (e.g. the kubelet's `back-off 2m40s restarting failed
+/// container`, the scheduler's waiting-pod timeout).
+pub fn go_duration(secs: crate::Tick) -> String {
+    let (h, m, s) = (secs / 3600, (secs % 3600) / 60, secs % 60);
+    if h > 0 {
+        format!("{h}h{m}m{s}s")
+    } else if m > 0 {
+        format!("{m}m{s}s")
+    } else {
+        format!("{s}s")
+    }
+}
+
 /// A tick rendered as an RFC 3339 UTC timestamp: tick N is N seconds after 1970-01-01T00:00:00Z.
 /// Ticks are the only clock in k8s-mini; this keeps the upstream field type without reading wall time.
 pub fn tick_timestamp(tick: crate::Tick) -> String {
