@@ -325,12 +325,12 @@ fn state_member(
     s: &ContainerState,
 ) -> Option<(ContainerStateName, &k8s_types::core::ContainerStateDetail)> {
     if let Some(d) = &s.waiting {
-        Some((ContainerStateName::Waiting, d))
+        Some((ContainerStateName::Waiting, &**d))
     } else if let Some(d) = &s.running {
-        Some((ContainerStateName::Running, d))
+        Some((ContainerStateName::Running, &**d))
     } else {
         s.terminated
-            .as_ref()
+            .as_deref()
             .map(|d| (ContainerStateName::Terminated, d))
     }
 }
@@ -586,15 +586,15 @@ mod tests {
         };
         match member {
             "waiting" => ContainerState {
-                waiting: Some(d),
+                waiting: Some(Box::new(d)),
                 ..Default::default()
             },
             "running" => ContainerState {
-                running: Some(d),
+                running: Some(Box::new(d)),
                 ..Default::default()
             },
             _ => ContainerState {
-                terminated: Some(d),
+                terminated: Some(Box::new(d)),
                 ..Default::default()
             },
         }
@@ -624,12 +624,12 @@ mod tests {
     fn crashloop() -> PodStatus {
         let mut app = status_of("app", false, 3, state("waiting", "CrashLoopBackOff", None));
         app.last_state = ContainerState {
-            terminated: Some(ContainerStateDetail {
+            terminated: Some(Box::new(ContainerStateDetail {
                 reason: Some("Error".into()),
                 exit_code: Some(1),
                 finished_at: Some(tick_timestamp(40)),
                 ..Default::default()
-            }),
+            })),
             ..Default::default()
         };
         PodStatus {

@@ -347,15 +347,15 @@ mod tests {
             name: "app".into(),
             restart_count: 4,
             state: ContainerState {
-                waiting: Some(detail("CrashLoopBackOff")),
+                waiting: Some(Box::new(detail("CrashLoopBackOff"))),
                 ..Default::default()
             },
             last_state: ContainerState {
-                terminated: Some(ContainerStateDetail {
+                terminated: Some(Box::new(ContainerStateDetail {
                     exit_code: Some(1),
                     finished_at: Some(tick_timestamp(75)),
                     ..detail("Error")
-                }),
+                })),
                 ..Default::default()
             },
             ..Default::default()

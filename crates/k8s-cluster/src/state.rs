@@ -408,24 +408,24 @@ mod tests {
 
     fn running() -> ContainerState {
         ContainerState {
-            running: Some(ContainerStateDetail::default()),
+            running: Some(Box::default()),
             ..Default::default()
         }
     }
 
     fn waiting(reason: &str) -> ContainerState {
         ContainerState {
-            waiting: Some(detail(reason)),
+            waiting: Some(Box::new(detail(reason))),
             ..Default::default()
         }
     }
 
     fn terminated(reason: &str, exit_code: i32) -> ContainerState {
         ContainerState {
-            terminated: Some(ContainerStateDetail {
+            terminated: Some(Box::new(ContainerStateDetail {
                 exit_code: Some(exit_code),
                 ..detail(reason)
-            }),
+            })),
             ..Default::default()
         }
     }
@@ -433,10 +433,10 @@ mod tests {
     /// `LastTerminationState: {Terminated: {FinishedAt: now - ago}}`.
     fn finished(ago: Tick) -> ContainerState {
         ContainerState {
-            terminated: Some(ContainerStateDetail {
+            terminated: Some(Box::new(ContainerStateDetail {
                 finished_at: Some(tick_timestamp(NOW - ago)),
                 ..Default::default()
-            }),
+            })),
             ..Default::default()
         }
     }
@@ -811,10 +811,10 @@ mod tests {
         expect(&p, "1/1", "Running", "2");
         // Tick 0 is a real time (1970-01-01T00:00:00Z), unlike Go's zero time.
         p.status.container_statuses[0].last_state = ContainerState {
-            terminated: Some(ContainerStateDetail {
+            terminated: Some(Box::new(ContainerStateDetail {
                 finished_at: Some(tick_timestamp(0)),
                 ..Default::default()
-            }),
+            })),
             ..Default::default()
         };
         assert_eq!(print_pod(&p).last_restart, Some(0));

@@ -343,7 +343,7 @@ mod tests {
     #[test]
     fn liveness_kills_at_the_third_failure() {
         let c = Container {
-            liveness_probe: Some(http(5, 3, 5)),
+            liveness_probe: Some(Box::new(http(5, 3, 5))),
             ..Default::default()
         };
         let b = ContainerBehavior {
@@ -366,9 +366,9 @@ mod tests {
     #[test]
     fn startup_probe_holds_back_liveness_and_readiness() {
         let c = Container {
-            startup_probe: Some(http(10, 30, 0)),
-            liveness_probe: Some(http(10, 3, 0)),
-            readiness_probe: Some(http(5, 3, 0)),
+            startup_probe: Some(Box::new(http(10, 30, 0))),
+            liveness_probe: Some(Box::new(http(10, 3, 0))),
+            readiness_probe: Some(Box::new(http(5, 3, 0))),
             ..Default::default()
         };
         let b = ContainerBehavior {
@@ -387,7 +387,7 @@ mod tests {
         );
         // Without the startup probe the same liveness probe kills it at 20 s (0, 10, 20 fail).
         let c2 = Container {
-            liveness_probe: Some(http(10, 3, 0)),
+            liveness_probe: Some(Box::new(http(10, 3, 0))),
             ..Default::default()
         };
         let p2 = plan(&c2, &b, 0, 0, "10.244.1.2");
@@ -399,7 +399,7 @@ mod tests {
         let mut probe = http(5, 3, 2);
         probe.success_threshold = Some(2);
         let c = Container {
-            readiness_probe: Some(probe),
+            readiness_probe: Some(Box::new(probe)),
             ..Default::default()
         };
         let b = ContainerBehavior {

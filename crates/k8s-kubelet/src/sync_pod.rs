@@ -173,11 +173,11 @@ fn detail_terminated(t: &Termination) -> ContainerStateDetail {
 
 fn waiting(reason: &str, message: Option<String>) -> ContainerState {
     ContainerState {
-        waiting: Some(ContainerStateDetail {
+        waiting: Some(Box::new(ContainerStateDetail {
             reason: Some(reason.to_string()),
             message,
             ..Default::default()
-        }),
+        })),
         ..Default::default()
     }
 }
@@ -209,17 +209,17 @@ pub fn container_status(
             Some(message.clone()),
         ),
         RunState::Running { plan, .. } => ContainerState {
-            running: Some(ContainerStateDetail {
+            running: Some(Box::new(ContainerStateDetail {
                 started_at: Some(tick_timestamp(plan.started)),
                 ..Default::default()
-            }),
+            })),
             ..Default::default()
         },
         RunState::Stopping { started, .. } => ContainerState {
-            running: Some(ContainerStateDetail {
+            running: Some(Box::new(ContainerStateDetail {
                 started_at: Some(tick_timestamp(*started)),
                 ..Default::default()
-            }),
+            })),
             ..Default::default()
         },
         RunState::Exited {
@@ -241,7 +241,7 @@ pub fn container_status(
             term,
             restart_at: None,
         } => ContainerState {
-            terminated: Some(detail_terminated(term)),
+            terminated: Some(Box::new(detail_terminated(term))),
             ..Default::default()
         },
     };
@@ -254,7 +254,7 @@ pub fn container_status(
         state,
         last_state: last
             .map(|t| ContainerState {
-                terminated: Some(detail_terminated(t)),
+                terminated: Some(Box::new(detail_terminated(t))),
                 ..Default::default()
             })
             .unwrap_or_default(),

@@ -223,8 +223,8 @@ mod tests {
         };
         let mut p = probe();
         p.success_threshold = Some(2);
-        c.liveness_probe = Some(p.clone());
-        c.readiness_probe = Some(p);
+        c.liveness_probe = Some(Box::new(p.clone()));
+        c.readiness_probe = Some(Box::new(p));
         let e = validate_container_probes(&c, false, Some(30), "c");
         assert_eq!(e.len(), 1);
         assert_eq!(

@@ -126,16 +126,16 @@ pub struct Container {
     pub image_pull_policy: Option<String>,
     /// Restarts the container when it fails.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub liveness_probe: Option<Probe>,
+    pub liveness_probe: Option<Box<Probe>>,
     /// Decides the container's (and so the pod's) readiness.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub readiness_probe: Option<Probe>,
+    pub readiness_probe: Option<Box<Probe>>,
     /// Holds liveness and readiness probes back until it succeeds once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub startup_probe: Option<Probe>,
+    pub startup_probe: Option<Box<Probe>>,
     /// postStart / preStop hooks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lifecycle: Option<Lifecycle>,
+    pub lifecycle: Option<Box<Lifecycle>>,
 }
 
 impl Container {
@@ -145,7 +145,8 @@ impl Container {
     }
 }
 
-/// Upstream `corev1.Probe`: one handler plus timing. The handler is kept as written (k8s-mini
+/// Upstream `corev1.Probe`: one handler plus timing (boxed in [`Container`], so that a container
+/// without probes stays small). The handler is kept as written (k8s-mini
 /// runs no process; what the probe answers is declared, see `docs/scenario-format.md`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -336,18 +337,19 @@ pub struct ContainerStatus {
     pub last_state: ContainerState,
 }
 
-/// Upstream `corev1.ContainerState`: exactly one member is set.
+/// Upstream `corev1.ContainerState`: exactly one member is set (boxed: a pod's statuses are copied
+/// with every write, and most members are unset).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ContainerState {
     /// Waiting, with a reason such as `ContainerCreating`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub waiting: Option<ContainerStateDetail>,
+    pub waiting: Option<Box<ContainerStateDetail>>,
     /// Running since `startedAt`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub running: Option<ContainerStateDetail>,
+    pub running: Option<Box<ContainerStateDetail>>,
     /// Terminated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub terminated: Option<ContainerStateDetail>,
+    pub terminated: Option<Box<ContainerStateDetail>>,
 }
 
 impl ContainerState {
