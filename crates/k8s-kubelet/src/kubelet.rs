@@ -8,17 +8,19 @@
 //!    turned unhealthy, so allocatable dropped) or every [`NODE_STATUS_REPORT_FREQUENCY_TICKS`];
 //! 2. pods bound to the node (`spec.nodeName`) are listed through the apiserver; pods the kubelet
 //!    knew that are gone (or replaced by a new pod of the same name) release their devices and IP;
-//! 3. pods being deleted (`deletionTimestamp`) get `Killing` per running container, release their
-//!    devices and IP, and are deleted with grace period 0 in the same sync: graceful termination
-//!    takes one kubelet sync, whatever `terminationGracePeriodSeconds` says;
-//! 4. known pods advance: `startup_ticks` after admission their containers start (phase Running);
+//! 3. pods being deleted (`deletionTimestamp`) get `Killing` per running container (app containers
+//!    first, sidecars once they have exited); each runs its preStop hook, gets SIGTERM and exits as
+//!    declared or is killed when the grace period ends; when all have stopped the kubelet writes the
+//!    terminal status, releases the devices and IP and deletes the pod with grace period 0;
+//! 4. known pods advance ([`crate::runtime`]): containers start, exit, restart after back-off,
+//!    fail probes and get OOM-killed on the virtual clock, the status is written when it changes;
 //!    a known pod that another component made terminal has its containers stopped;
 //! 5. new pods are admitted in creation-time order (ties by namespace/name), as upstream
 //!    `HandlePodAdditions` sorts by creation time: first the device manager allocates devices
 //!    (upstream's resource allocator admit handler runs before the predicate handler), then the
 //!    predicate re-check; a failure rejects the pod (phase Failed). An admitted pod gets its pod IP,
 //!    the allocated-devices annotation, status Pending/ContainerCreating and `Pulled`/`Created`
-//!    events per container.
+//!    events for the containers that start first (init containers run one after another).
 //!
 //! A Node deleted from the apiserver is not registered again (upstream re-registers only when the
 //! kubelet restarts); its pods keep being served.
