@@ -7,6 +7,9 @@
 //! - no GPU device is held by two pods, and a pod's devices match its request;
 //! - a terminal pod stays terminal, and restart counts never go down;
 //! - no pod vanishes unless it was deleted (by a step, or by preemption) or was already terminating;
+//! - a coscheduling gang is bound all or nothing (0 or at least `minMember` members on nodes);
+//! - a Deployment rolling from v1 to v2 never has more than `replicas + maxSurge` pods that are not
+//!   terminating, nor, once it was fully available, fewer than `replicas - maxUnavailable` ready ones;
 //!
 //! and the same input run twice gives the same final state. CI runs the default number of cases
 //! (`PROPTEST_CASES` raises it; docs/reliability.md records the long run).
@@ -43,6 +46,34 @@ struct PodGen {
     stop: Option<u8>,
     arrive: u64,
     delete_at: Option<u64>,
+}
+
+/// A gang (PodGroup, highest priority, never deleted) and a Deployment rolled to v2 at tick 20.
+#[derive(Clone, Debug)]
+struct WorkloadGen {
+    gang: Option<(u32, u32, u32)>,
+    deployment: Option<(i32, i32, i32)>,
+}
+
+fn workload_gen() -> impl Strategy<Value = WorkloadGen> {
+    (
+        proptest::option::of((2u32..=4, 0u32..=1, 1u32..=15)),
+        proptest::option::of((1i32..=4, 0i32..=2, 0i32..=1)),
+    )
+        .prop_map(|(gang, deployment)| WorkloadGen {
+            gang: gang.map(|(min, extra, cpu)| (min, min + extra, cpu * 100)),
+            // maxSurge and maxUnavailable may not both be 0.
+            deployment: deployment.map(|(r, s, u)| (r, s, if s == 0 { 1 } else { u })),
+        })
+}
+
+fn yaml_object(yaml: &str) -> Object {
+    let v: serde_yaml::Value = serde_yaml::from_str(yaml).unwrap();
+    match v["kind"].as_str() {
+        Some("Deployment") => Object::Deployment(serde_yaml::from_value(v).unwrap()),
+        Some("PodGroup") => Object::PodGroup(serde_yaml::from_value(v).unwrap()),
+        _ => Object::Pod(serde_yaml::from_value(v).unwrap()),
+    }
 }
 
 fn node_gen() -> impl Strategy<Value = NodeGen> {
@@ -260,7 +291,47 @@ fn check(
     Ok(now)
 }
 
-fn run(nodes: &[NodeGen], pods: &[PodGen]) -> Result<String, String> {
+/// The gang and rollout invariants after tick `t`; `full` says the Deployment was fully available.
+fn check_workloads(
+    api: &dyn ApiClient,
+    w: &WorkloadGen,
+    full: &mut bool,
+    t: u64,
+) -> Result<(), String> {
+    let pods: Vec<Pod> = api.list_typed(None, None);
+    if let Some((min, _, _)) = w.gang {
+        let bound = pods
+            .iter()
+            .filter(|p| p.pod_group() == Some("gang") && p.node_name().is_some())
+            .count();
+        if bound != 0 && bound < min as usize {
+            return Err(format!("t={t}: gang has {bound} of {min} members bound"));
+        }
+    }
+    if let Some((replicas, surge, unavailable)) = w.deployment {
+        let live: Vec<&Pod> = pods
+            .iter()
+            .filter(|p| p.metadata.labels.get("app").map(String::as_str) == Some("web"))
+            .filter(|p| !p.is_terminating() && !p.is_terminal())
+            .collect();
+        let n = i32::try_from(live.len()).unwrap_or(i32::MAX);
+        if n > replicas + surge {
+            return Err(format!(
+                "t={t}: {n} web pods, more than {replicas} + {surge}"
+            ));
+        }
+        let ready = i32::try_from(live.iter().filter(|p| p.is_ready()).count()).unwrap_or(0);
+        if *full && ready < replicas - unavailable {
+            return Err(format!(
+                "t={t}: {ready} ready web pods, fewer than {replicas} - {unavailable}"
+            ));
+        }
+        *full |= ready >= replicas;
+    }
+    Ok(())
+}
+
+fn run(nodes: &[NodeGen], pods: &[PodGen], w: &WorkloadGen) -> Result<String, String> {
     let mut cluster = Cluster::new(ClusterConfig::default()).map_err(|e| e.to_string())?;
     for (i, v) in [0, 100, 1000].into_iter().enumerate() {
         let pc = PriorityClass {
@@ -278,9 +349,33 @@ fn run(nodes: &[NodeGen], pods: &[PodGen]) -> Result<String, String> {
     for (i, n) in nodes.iter().enumerate() {
         cluster.apply(node(i, n)).map_err(|e| e.message)?;
     }
+    if let Some((min, members, cpu)) = w.gang {
+        let pg = format!("apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {{name: gang, namespace: default}}\nspec: {{minMember: {min}}}\n");
+        cluster.apply(yaml_object(&pg)).map_err(|e| e.message)?;
+        for m in 0..members {
+            let p = format!("apiVersion: v1\nkind: Pod\nmetadata: {{name: gang-{m}, namespace: default, labels: {{scheduling.x-k8s.io/pod-group: gang}}}}\nspec: {{priorityClassName: prio-2, containers: [{{name: w, image: 'train:1', resources: {{requests: {{cpu: {cpu}m}}}}}}]}}\n");
+            cluster.apply(yaml_object(&p)).map_err(|e| e.message)?;
+        }
+    }
+    if let Some((replicas, surge, unavailable)) = w.deployment {
+        let d = format!("apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: web, namespace: default}}\nspec:\n  replicas: {replicas}\n  selector: {{matchLabels: {{app: web}}}}\n  strategy: {{type: RollingUpdate, rollingUpdate: {{maxSurge: {surge}, maxUnavailable: {unavailable}}}}}\n  template:\n    metadata: {{labels: {{app: web}}}}\n    spec: {{priorityClassName: prio-2, containers: [{{name: app, image: 'web:v1', resources: {{requests: {{cpu: 100m}}}}}}]}}\n");
+        cluster.apply(yaml_object(&d)).map_err(|e| e.message)?;
+    }
+    let mut full = false;
     let mut seen = Seen::new();
     for t in 0..TICKS {
         cluster.begin_tick();
+        if t == 20 && w.deployment.is_some() {
+            let mut d: k8s_types::apps::Deployment = cluster
+                .api_ref()
+                .get_typed("default", "web")
+                .map_err(|e| e.message)?;
+            d.spec.template.spec.containers[0].image = "web:v2".into();
+            cluster
+                .api()
+                .update(Object::Deployment(d))
+                .map_err(|e| e.message)?;
+        }
         let mut deleted = BTreeSet::new();
         for (i, g) in pods.iter().enumerate() {
             if g.arrive == t {
@@ -299,6 +394,7 @@ fn run(nodes: &[NodeGen], pods: &[PodGen]) -> Result<String, String> {
         }
         cluster.tick();
         seen = check(cluster.api_ref(), &seen, &deleted, t)?;
+        check_workloads(cluster.api_ref(), w, &mut full, t)?;
     }
     let pods: Vec<Pod> = cluster.api_ref().list_typed(None, None);
     serde_json::to_string(&pods).map_err(|e| e.to_string())
@@ -311,10 +407,11 @@ proptest! {
     fn random_clusters_keep_the_invariants(
         nodes in proptest::collection::vec(node_gen(), 1..=3),
         pods in proptest::collection::vec(pod_gen(), 1..=10),
+        workloads in workload_gen(),
     ) {
-        let first = run(&nodes, &pods);
+        let first = run(&nodes, &pods, &workloads);
         prop_assert!(first.is_ok(), "{}", first.as_ref().unwrap_err());
-        let second = run(&nodes, &pods);
+        let second = run(&nodes, &pods, &workloads);
         prop_assert_eq!(first, second, "not deterministic");
     }
 }
@@ -411,4 +508,30 @@ fn the_checker_reports_each_broken_invariant() {
     assert_eq!(e, "t=3: a vanished without a delete");
     let deleted: BTreeSet<String> = ["a".to_string()].into();
     assert!(check(cluster.api_ref(), &before, &deleted, 3).is_ok());
+
+    // One gang member of two bound; three live web pods for 1 replica + 1 surge.
+    let member = "apiVersion: v1\nkind: Pod\nmetadata: {name: g0, namespace: default, labels: {scheduling.x-k8s.io/pod-group: gang}}\nspec: {nodeName: n0, containers: [{name: w, image: 'x:1'}]}\n";
+    cluster.api().create(yaml_object(member)).unwrap();
+    let w = WorkloadGen {
+        gang: Some((2, 2, 100)),
+        deployment: None,
+    };
+    let e = check_workloads(cluster.api_ref(), &w, &mut false, 4).unwrap_err();
+    assert_eq!(e, "t=4: gang has 1 of 2 members bound");
+    for i in 0..3 {
+        let web = format!("apiVersion: v1\nkind: Pod\nmetadata: {{name: web-{i}, namespace: default, labels: {{app: web}}}}\nspec: {{containers: [{{name: app, image: 'web:1'}}]}}\n");
+        cluster.api().create(yaml_object(&web)).unwrap();
+    }
+    let w = WorkloadGen {
+        gang: None,
+        deployment: Some((1, 1, 0)),
+    };
+    let e = check_workloads(cluster.api_ref(), &w, &mut false, 5).unwrap_err();
+    assert_eq!(e, "t=5: 3 web pods, more than 1 + 1");
+    let w = WorkloadGen {
+        gang: None,
+        deployment: Some((3, 1, 1)),
+    };
+    let e = check_workloads(cluster.api_ref(), &w, &mut true, 6).unwrap_err();
+    assert_eq!(e, "t=6: 0 ready web pods, fewer than 3 - 1");
 }
