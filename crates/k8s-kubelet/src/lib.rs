@@ -9,7 +9,10 @@
 //! - [`admission`]: the predicate admit handler (resources, node affinity, host ports, taints);
 //! - [`device_manager`]: the device manager (`cm/devicemanager`);
 //! - [`sync_pod`]: the pod status the kubelet generates and its container events;
-//! - [`runtime`]: the simulated container runtime and pod records;
+//! - [`runtime`]: the simulated container runtime and pod records (`computePodActions`);
+//! - [`container`]: one container's state, restarts and last termination;
+//! - [`behavior`]: what a container does (declared), [`prober`]: probes on the virtual clock,
+//!   [`backoff`]: the restart and image-pull back-off;
 //! - [`pod_ip`]: pod IPs from the node's podCIDR (the CNI `host-local` IPAM's job).
 //!
 //! The kubelet talks to device plugins only through [`k8s_types::deviceplugin::DevicePlugin`] and
@@ -18,6 +21,7 @@
 pub mod admission;
 pub mod backoff;
 pub mod behavior;
+pub mod container;
 pub mod device_manager;
 pub mod kubelet;
 pub mod node_status;

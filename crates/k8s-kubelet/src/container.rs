@@ -1,0 +1,235 @@
+//! What the simulated runtime knows about one container (upstream `pkg/kubelet/container`:
+//! `ContainerStatus`, `ContainerState`, the runtime's terminated reasons, and the waiting reasons
+//! of `kuberuntime` and the image manager): its role in the pod, its declared behavior, its state
+//! on the virtual clock, its restarts and the previous attempt's termination. How a pod's
+//! containers move from state to state is [`crate::runtime`].
+
+use k8s_types::core::Container;
+use k8s_types::Tick;
+
+use crate::behavior::ContainerBehavior;
+use crate::prober::Plan;
+/// Exit code of a container killed with SIGKILL (128 + 9), as the runtime reports it.
+pub const EXIT_CODE_SIGKILL: i32 = 137;
+/// Terminated reason of a container that exited 0 (upstream runtime `Completed`).
+pub const REASON_COMPLETED: &str = "Completed";
+/// Terminated reason of a container that exited non-zero (upstream runtime `Error`).
+pub const REASON_ERROR: &str = "Error";
+/// Terminated reason of a container killed for memory (upstream runtime `OOMKilled`).
+pub const REASON_OOM_KILLED: &str = "OOMKilled";
+/// Waiting reason during back-off (upstream `kubecontainer.ErrCrashLoopBackOff`).
+pub const REASON_CRASH_LOOP_BACK_OFF: &str = "CrashLoopBackOff";
+/// Waiting reason after a failed pull (upstream `images.ErrImagePull`).
+pub const REASON_ERR_IMAGE_PULL: &str = "ErrImagePull";
+/// Waiting reason while a pull backs off (upstream `images.ErrImagePullBackOff`).
+pub const REASON_IMAGE_PULL_BACK_OFF: &str = "ImagePullBackOff";
+/// Waiting reason for an absent image with policy Never (upstream `images.ErrImageNeverPull`).
+pub const REASON_ERR_IMAGE_NEVER_PULL: &str = "ErrImageNeverPull";
+
+/// Which list a container is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// An init container that runs to completion.
+    Init,
+    /// An init container with `restartPolicy: Always`.
+    Sidecar,
+    /// An app container.
+    App,
+}
+
+/// How an attempt ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Termination {
+    /// Exit code.
+    pub exit_code: i32,
+    /// `Completed`, `Error` or `OOMKilled`.
+    pub reason: &'static str,
+    /// Start of the attempt.
+    pub started: Tick,
+    /// Exit.
+    pub finished: Tick,
+}
+
+impl Termination {
+    /// An exit with `code`: reason `Completed` for 0, else `Error`.
+    pub fn exit(started: Tick, finished: Tick, code: i32) -> Termination {
+        Termination {
+            exit_code: code,
+            reason: if code == 0 {
+                REASON_COMPLETED
+            } else {
+                REASON_ERROR
+            },
+            started,
+            finished,
+        }
+    }
+}
+
+/// One container's state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ContainerState {
+    /// Not its turn yet (or never started).
+    Pending,
+    /// Pulling its image until the tick.
+    Pulling {
+        /// Start of the pull.
+        since: Tick,
+        /// End of the pull.
+        until: Tick,
+    },
+    /// The pull failed; `reason` is `ErrImagePull` until the back-off is recorded, then
+    /// `ImagePullBackOff`; the next pull starts at `until`.
+    PullBackOff {
+        /// Waiting reason.
+        reason: &'static str,
+        /// Waiting message.
+        message: String,
+        /// When the reason turns to ImagePullBackOff.
+        backoff_at: Tick,
+        /// Next pull.
+        until: Tick,
+    },
+    /// The image is absent and the pull policy is Never: waits forever.
+    NeverPull {
+        /// Waiting message.
+        message: String,
+    },
+    /// Created; starts at the tick.
+    Created {
+        /// Start.
+        start_at: Tick,
+    },
+    /// Running this attempt.
+    Running {
+        /// What the attempt does.
+        plan: Plan,
+        /// Probe failures already reported.
+        reported: usize,
+        /// `started` as last reported.
+        started: bool,
+        /// `ready` as last reported.
+        ready: bool,
+    },
+    /// Being stopped; exits at `exit_at`.
+    Stopping {
+        /// The attempt's start.
+        started: Tick,
+        /// Exit.
+        exit_at: Tick,
+        /// Exit code at `exit_at`.
+        exit_code: i32,
+        /// Restart afterwards (a probe kill) as the restart policy says.
+        restartable: bool,
+        /// Readiness while it stops (kept from before the kill: a terminating pod keeps serving,
+        /// KEP-1672; false after a probe kill).
+        ready: bool,
+    },
+    /// Exited; restarts at `restart_at` (back-off when later than the exit), or never.
+    Exited {
+        /// The ended attempt.
+        term: Termination,
+        /// Next start.
+        restart_at: Option<Tick>,
+    },
+}
+
+/// One container as the runtime knows it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ContainerRecord {
+    /// The container's spec.
+    pub spec: Container,
+    /// Init, sidecar or app.
+    pub role: Role,
+    /// What it does.
+    pub behavior: ContainerBehavior,
+    /// Current state.
+    pub state: ContainerState,
+    /// Restarts so far.
+    pub restart_count: i32,
+    /// The previous attempt's end.
+    pub last_termination: Option<Termination>,
+}
+
+impl ContainerRecord {
+    /// True when the container runs now (Running or Stopping).
+    pub fn is_running(&self) -> bool {
+        matches!(
+            self.state,
+            ContainerState::Running { .. } | ContainerState::Stopping { .. }
+        )
+    }
+
+    /// True when the container will not run again by itself.
+    pub(crate) fn is_done(&self) -> bool {
+        match &self.state {
+            ContainerState::Exited { restart_at, .. } => restart_at.is_none(),
+            _ => false,
+        }
+    }
+
+    /// `started` now (upstream `ContainerStatus.Started`).
+    pub fn started(&self) -> bool {
+        match &self.state {
+            ContainerState::Running { started, .. } => *started,
+            ContainerState::Stopping { .. } => true,
+            _ => false,
+        }
+    }
+
+    /// `ready` now.
+    pub fn ready(&self) -> bool {
+        match &self.state {
+            ContainerState::Running { ready, .. } | ContainerState::Stopping { ready, .. } => {
+                *ready
+            }
+            _ => false,
+        }
+    }
+
+    /// The tick of this container's next change on its own.
+    pub(crate) fn next_due(&self) -> Option<Tick> {
+        match &self.state {
+            ContainerState::Pending | ContainerState::NeverPull { .. } => None,
+            ContainerState::Pulling { until, .. } => Some(*until),
+            ContainerState::PullBackOff {
+                reason,
+                backoff_at,
+                until,
+                ..
+            } => Some(if *reason == REASON_ERR_IMAGE_PULL {
+                *backoff_at
+            } else {
+                *until
+            }),
+            ContainerState::Created { start_at } => Some(*start_at),
+            ContainerState::Running {
+                plan,
+                reported,
+                started,
+                ready,
+            } => [
+                plan.end.as_ref().map(|(t, _)| *t),
+                plan.failures.get(*reported).map(|f| f.at),
+                plan.startup_ok.filter(|_| !started),
+                plan.ready.filter(|_| !ready),
+            ]
+            .into_iter()
+            .flatten()
+            .min(),
+            ContainerState::Stopping { exit_at, .. } => Some(*exit_at),
+            ContainerState::Exited { restart_at, .. } => *restart_at,
+        }
+    }
+}
+
+/// An event the runtime asks the kubelet to record about the pod.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PodEvent {
+    /// `Normal` or `Warning`.
+    pub type_: &'static str,
+    /// Reason.
+    pub reason: &'static str,
+    /// Message.
+    pub message: String,
+}
