@@ -639,6 +639,31 @@ mod tests {
         assert!(e.starts_with("t.yaml:1: items[0].spec.containers[0].resources.limits.cpu: invalid quantity \"x\""), "{e}");
     }
 
+    /// A whole-cluster dump holds kinds from every built-in group (v1.32 `kubectl api-resources`):
+    /// they load, kept with a warning, cluster-scoped where upstream has them so.
+    #[test]
+    fn every_builtin_kind_of_a_dump_loads() {
+        let text = "apiVersion: storage.k8s.io/v1\nkind: VolumeAttachment\nmetadata: {name: csi-1}\n---\napiVersion: flowcontrol.apiserver.k8s.io/v1\nkind: FlowSchema\nmetadata: {name: exempt}\n---\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: p}\n---\napiVersion: certificates.k8s.io/v1\nkind: CertificateSigningRequest\nmetadata: {name: csr-1}\n";
+        let m = parse_stream("d.yaml", text).unwrap();
+        assert_eq!(m.docs.len(), 4);
+        assert_eq!(
+            m.warnings,
+            vec![
+                "d.yaml:1: storage.k8s.io/v1 VolumeAttachment is kept in the store but not simulated by k8s-mini",
+                "d.yaml:5: flowcontrol.apiserver.k8s.io/v1 FlowSchema is kept in the store but not simulated by k8s-mini",
+                "d.yaml:9: admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy is kept in the store but not simulated by k8s-mini",
+                "d.yaml:13: certificates.k8s.io/v1 CertificateSigningRequest is kept in the store but not simulated by k8s-mini",
+            ]
+        );
+        let Document::Object(obj) = &m.docs[0].doc else {
+            panic!("not an object")
+        };
+        let Object::Other(u, namespaced) = &**obj else {
+            panic!("not unstructured")
+        };
+        assert_eq!((u.kind.as_str(), *namespaced), ("VolumeAttachment", false));
+    }
+
     #[test]
     fn bad_yaml_and_missing_kind_are_errors() {
         let e = err("a: [1, 2\n");

@@ -204,6 +204,24 @@ pub const UNSIMULATED_BUILTIN_KINDS: &[(&str, bool)] = &[
     ("ValidatingWebhookConfiguration", false),
     ("APIService", false),
     ("ComponentStatus", false),
+    // The rest of v1.32's built-in kinds (`kubectl api-resources`), so that a whole-cluster dump
+    // loads: storage, certificates, flow control, admission policies, discovery, DRA.
+    ("CSIStorageCapacity", true),
+    ("VolumeAttachment", false),
+    ("CertificateSigningRequest", false),
+    ("FlowSchema", false),
+    ("PriorityLevelConfiguration", false),
+    ("ValidatingAdmissionPolicy", false),
+    ("ValidatingAdmissionPolicyBinding", false),
+    ("MutatingAdmissionPolicy", false),
+    ("MutatingAdmissionPolicyBinding", false),
+    ("IPAddress", false),
+    ("ServiceCIDR", false),
+    ("DeviceClass", false),
+    ("ResourceClaim", true),
+    ("ResourceClaimTemplate", true),
+    ("ResourceSlice", false),
+    ("VolumeAttributesClass", false),
 ];
 
 /// An object of a kind k8s-mini does not type: metadata is read, everything else is kept verbatim.
