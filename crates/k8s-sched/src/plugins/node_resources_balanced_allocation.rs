@@ -4,6 +4,7 @@
 //! request none of the resources. Upstream
 //! `pkg/scheduler/framework/plugins/noderesources/balanced_allocation.go`.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use k8s_types::core::Pod;
@@ -53,6 +54,13 @@ impl NodeResourcesBalancedAllocation {
         a.check(args.validate(&a.path))?;
         Ok(Arc::new(NodeResourcesBalancedAllocation::new(&args)))
     }
+
+    /// The pod's per-resource scoring requests as PreScore stored them, else computed now.
+    fn pre_score_state<'a>(&self, state: &'a CycleState, pod: &Pod) -> Cow<'a, PreScoreState> {
+        state.read_or_compute(PRE_SCORE_STATE_KEY, || {
+            PreScoreState(self.scorer.pod_requests(pod))
+        })
+    }
 }
 
 impl Plugin for NodeResourcesBalancedAllocation {
@@ -80,10 +88,7 @@ impl PreScorePlugin for NodeResourcesBalancedAllocation {
 
 impl ScorePlugin for NodeResourcesBalancedAllocation {
     fn score(&self, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Result<i64, Status> {
-        match state.read::<PreScoreState>(PRE_SCORE_STATE_KEY) {
-            Some(s) => Ok(self.scorer.score(node, &s.0)),
-            None => Ok(self.scorer.score(node, &self.scorer.pod_requests(pod))),
-        }
+        Ok(self.scorer.score(node, &self.pre_score_state(state, pod).0))
     }
 
     fn score_nodes(
@@ -93,13 +98,8 @@ impl ScorePlugin for NodeResourcesBalancedAllocation {
         nodes: &[&NodeInfo],
         scores: &mut [i64],
     ) -> Result<(), Status> {
-        let reqs = self.scorer.requests_or_compute(
-            state
-                .read::<PreScoreState>(PRE_SCORE_STATE_KEY)
-                .map(|s| &s.0),
-            pod,
-        );
-        self.scorer.score_nodes(nodes, &reqs, scores);
+        let reqs = self.pre_score_state(state, pod);
+        self.scorer.score_nodes(nodes, &reqs.0, scores);
         Ok(())
     }
 
@@ -111,13 +111,8 @@ impl ScorePlugin for NodeResourcesBalancedAllocation {
         if cpu.name != "cpu" || memory.name != "memory" || !self.scorer.use_requested {
             return None;
         }
-        let reqs = self.scorer.requests_or_compute(
-            state
-                .read::<PreScoreState>(PRE_SCORE_STATE_KEY)
-                .map(|s| &s.0),
-            pod,
-        );
-        let [milli_cpu, mem] = *reqs else {
+        let reqs = self.pre_score_state(state, pod);
+        let [milli_cpu, mem] = *reqs.0 else {
             return None;
         };
         Some(NodeScoreKernel::BalancedCpuMemory {

@@ -67,19 +67,6 @@ impl ResourceAllocationScorer {
         self.resources.iter().map(|r| reqs.get(&r.name)).collect()
     }
 
-    /// The pod's requests as a plugin's PreScore stored them (`stored`), else computed now
-    /// (Score without PreScore).
-    pub fn requests_or_compute<'a>(
-        &self,
-        stored: Option<&'a Vec<i64>>,
-        pod: &Pod,
-    ) -> std::borrow::Cow<'a, [i64]> {
-        match stored {
-            Some(v) => std::borrow::Cow::Borrowed(v.as_slice()),
-            None => std::borrow::Cow::Owned(self.pod_requests(pod)),
-        }
-    }
-
     /// True when the pod requests none of the resources (upstream `isBestEffortPod`).
     pub fn is_best_effort(pod_requests: &[i64]) -> bool {
         pod_requests.iter().all(|r| *r == 0)

@@ -352,14 +352,8 @@ impl PreScorePlugin for Fgd {
 
 impl ScorePlugin for Fgd {
     fn score(&self, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Result<i64, Status> {
-        let owned;
-        let shape = match state.read::<PodShape>(PRE_SCORE_STATE_KEY) {
-            Some(s) => s,
-            None => {
-                owned = PodShape::of(pod);
-                &owned
-            }
-        };
+        let stored = state.read_or_compute(PRE_SCORE_STATE_KEY, || PodShape::of(pod));
+        let shape: &PodShape = &stored;
         let typical: &[TypicalPod] = match &self.typical {
             Some(t) => t,
             None => match state.read::<TypicalState>(PRE_FILTER_STATE_KEY) {
@@ -385,14 +379,8 @@ impl ScorePlugin for Fgd {
         nodes: &[&NodeInfo],
         scores: &mut [i64],
     ) -> Result<(), Status> {
-        let owned;
-        let shape = match state.read::<PodShape>(PRE_SCORE_STATE_KEY) {
-            Some(s) => s,
-            None => {
-                owned = PodShape::of(pod);
-                &owned
-            }
-        };
+        let stored = state.read_or_compute(PRE_SCORE_STATE_KEY, || PodShape::of(pod));
+        let shape: &PodShape = &stored;
         let typical: &[TypicalPod] = match &self.typical {
             Some(t) => t,
             None => match state.read::<TypicalState>(PRE_FILTER_STATE_KEY) {
