@@ -480,7 +480,7 @@ mod tests {
     use super::*;
     use crate::config::args::NodeResourcesFitArgs;
     use crate::plugins::names;
-    use crate::plugins::node_resources_fit::NodeResourcesFit;
+    use crate::plugins::node_resources::fit::NodeResourcesFit;
     use crate::queueing_hints::{node_events, pod_events};
     use k8s_types::core::{Container, Node, ResourceRequirements};
     use k8s_types::framework::Plugin;

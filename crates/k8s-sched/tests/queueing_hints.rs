@@ -11,7 +11,7 @@ use k8s_sched::plugins::inter_pod_affinity::InterPodAffinity;
 use k8s_sched::plugins::node_affinity::NodeAffinity;
 use k8s_sched::plugins::node_name::NodeName;
 use k8s_sched::plugins::node_ports::NodePorts;
-use k8s_sched::plugins::node_resources_fit::NodeResourcesFit;
+use k8s_sched::plugins::node_resources::fit::NodeResourcesFit;
 use k8s_sched::plugins::node_unschedulable::NodeUnschedulable;
 use k8s_sched::plugins::pod_topology_spread::PodTopologySpread;
 use k8s_sched::plugins::taint_toleration::TaintToleration;

@@ -15,12 +15,10 @@ pub mod names;
 pub mod node_affinity;
 pub mod node_name;
 pub mod node_ports;
-pub mod node_resources_balanced_allocation;
-pub mod node_resources_fit;
+pub mod node_resources;
 pub mod node_unschedulable;
 pub mod pod_topology_spread;
 pub mod priority_sort;
-pub mod resource_allocation;
 pub mod scheduling_gates;
 pub mod selector;
 pub mod taint_toleration;
@@ -74,11 +72,11 @@ pub fn in_tree_registry() -> Registry {
         (names::NODE_PORTS, Box::new(node_ports::NodePorts::factory)),
         (
             names::NODE_RESOURCES_FIT,
-            Box::new(node_resources_fit::NodeResourcesFit::factory),
+            Box::new(node_resources::fit::NodeResourcesFit::factory),
         ),
         (
             names::NODE_RESOURCES_BALANCED_ALLOCATION,
-            Box::new(node_resources_balanced_allocation::NodeResourcesBalancedAllocation::factory),
+            Box::new(node_resources::balanced_allocation::NodeResourcesBalancedAllocation::factory),
         ),
         (
             names::POD_TOPOLOGY_SPREAD,

@@ -10,12 +10,13 @@ use std::sync::Arc;
 use k8s_types::core::Pod;
 use k8s_types::framework::{
     CycleState, NodeInfo, NodeScoreKernel, Plugin, PreScorePlugin, ScorePlugin, Status,
+    MAX_NODE_SCORE,
 };
 
-use super::names;
-use super::resource_allocation::{ResourceAllocationScorer, Scorer};
+use super::resource_allocation::{ResourceAllocationScorer, ResourceUse, Scorer};
 use crate::config::args::NodeResourcesBalancedAllocationArgs;
 use crate::error::ConfigError;
+use crate::plugins::names;
 use crate::registry::PluginArgs;
 
 /// CycleState key of the pod's per-resource requests.
@@ -119,6 +120,49 @@ impl ScorePlugin for NodeResourcesBalancedAllocation {
             milli_cpu,
             memory: mem,
         })
+    }
+}
+
+/// Upstream `balancedResourceScorer`: `(1 - std) * 100` truncated, `std` the standard deviation
+/// of the resources' usage fractions (each capped at 1; a resource the node has none of left
+/// out): `|f0 - f1| / 2` for two, 0 for fewer.
+#[inline(always)]
+pub fn balanced_resource_score(resources: impl Iterator<Item = ResourceUse> + Clone) -> i64 {
+    let fractions = resources
+        .filter(|r| r.allocatable != 0)
+        .map(|r| fraction(r.requested, r.allocatable));
+    let (mut count, mut total) = (0usize, 0f64);
+    let (mut first, mut second) = (0f64, 0f64);
+    for f in fractions.clone() {
+        match count {
+            0 => first = f,
+            1 => second = f,
+            _ => {}
+        }
+        total += f;
+        count += 1;
+    }
+    let std = match count {
+        2 => ((first - second) / 2.0).abs(),
+        c if c > 2 => {
+            let mean = total / c as f64;
+            let sum: f64 = fractions.map(|f| (f - mean) * (f - mean)).sum();
+            (sum / c as f64).sqrt()
+        }
+        _ => 0.0,
+    };
+    // Upstream truncates: int64((1 - std) * float64(MaxNodeScore)).
+    ((1.0 - std) * MAX_NODE_SCORE as f64) as i64
+}
+
+/// `requested / allocatable`, capped at 1.
+#[inline(always)]
+fn fraction(requested: i64, allocatable: i64) -> f64 {
+    let f = requested as f64 / allocatable as f64;
+    if f > 1.0 {
+        1.0
+    } else {
+        f
     }
 }
 

@@ -18,11 +18,11 @@ use k8s_types::framework::{
 };
 use k8s_types::resources::{pod_requests, Resources};
 
-use super::helper::is_extended_resource_name;
-use super::names;
 use super::resource_allocation::{ResourceAllocationScorer, Scorer};
 use crate::config::args::{NodeResourcesFitArgs, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO};
 use crate::error::ConfigError;
+use crate::plugins::helper::is_extended_resource_name;
+use crate::plugins::names;
 use crate::registry::PluginArgs;
 
 /// CycleState key of the pod's requests.
@@ -447,7 +447,7 @@ mod queueing_hints {
         EventResource, QueueingHint,
     };
 
-    use super::super::helper::is_scalar_resource_name;
+    use crate::plugins::helper::is_scalar_resource_name;
 
     impl EnqueueExtensions for NodeResourcesFit {
         /// Upstream with queueing hints and InPlacePodVerticalScaling (both on by default):
