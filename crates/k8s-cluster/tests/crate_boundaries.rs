@@ -47,6 +47,23 @@ fn library_crates_depend_only_on_k8s_types() {
         violations.is_empty(),
         "crate boundary violated: {violations:?}"
     );
+    // The test-support crate (its in-memory apiserver and builders) is a dev-dependency only,
+    // of any crate, k8s-cluster and xtask included.
+    let testing_deps: Vec<&str> = packages
+        .iter()
+        .filter(|p| {
+            p["dependencies"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|d| d["name"] == "k8s-testing" && d["kind"].as_str() != Some("dev"))
+        })
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    assert!(
+        testing_deps.is_empty(),
+        "k8s-testing is a dev-dependency only, not of {testing_deps:?}"
+    );
     // k8s-types itself depends on no sibling.
     let types = packages
         .iter()
