@@ -1,6 +1,6 @@
 //! The scheduler's [`Cache`]: every node (one [`NodeInfo`] each, in name order) with the pods
 //! assigned to it, every pod the scheduler knows, and the PodGroups. It is updated incrementally,
-//! one object at a time, from watch events ([`crate::informer`]) or from the detached API
+//! one object at a time, from watch events (`informer`) or from the detached API
 //! ([`crate::Scheduler::add_node`] and friends), and by the scheduling cycle itself: assumed pods
 //! on Reserve, forgotten when a later step fails. Mirrors upstream
 //! `pkg/scheduler/backend/cache/cache.go` (`AddNode`/`UpdateNode`/`RemoveNode`,

@@ -9,7 +9,7 @@
 //!   `podInitialBackoffDuration`, `podMaxBackoffDuration`, in ticks).
 //! - Otherwise it is unschedulable until a cluster event moves it ([`SchedulingQueue::
 //!   move_on_event`]): only events that one of its rejector plugins registered and whose hint
-//!   says Queue ([`crate::queueing_hints::is_pod_worth_requeuing`]). A moved pod is attempted once
+//!   says Queue (`queueing_hints::is_pod_worth_requeuing`). A moved pod is attempted once
 //!   its backoff has elapsed (upstream: backoffQ if still backing off, else activeQ); Queue from a
 //!   Pending plugin skips the backoff. Plugins without `EnqueueExtensions` are registered for
 //!   every event, so pods they rejected move on any event, as before queueing hints.
@@ -20,7 +20,7 @@
 //!   the pod fails (upstream `inFlightEvents`, `determineSchedulingHintForInFlightPod`).
 //!
 //! - Plugins may activate pods (upstream `PodsToActivate` / `SchedulingQueue.Activate`,
-//!   [`SchedulingQueue::activate`]): unschedulable or backing-off pods move to activeQ at once.
+//!   `SchedulingQueue::activate`): unschedulable or backing-off pods move to activeQ at once.
 //!   A pod activated during a tick's pass is attempted in that pass if its turn in QueueSort
 //!   order has not come yet, else in the next tick.
 //!

@@ -1,4 +1,4 @@
-//! The in-tree plugins, one per file, and the in-tree [`Registry`](crate::registry::Registry)
+//! The in-tree plugins, one per file, and the in-tree [`Registry`]
 //! (upstream `pkg/scheduler/framework/plugins/registry.go` `NewInTreeRegistry`).
 //!
 //! Upstream default-profile plugins that k8s-mini does not implement yet are listed in
@@ -8,7 +8,7 @@ pub mod coscheduling;
 pub mod default_binder;
 pub mod default_preemption;
 pub mod gpu;
-pub mod helper;
+pub(crate) mod helper;
 pub mod image_locality;
 pub mod inter_pod_affinity;
 pub mod names;
@@ -20,7 +20,7 @@ pub mod node_unschedulable;
 pub mod pod_topology_spread;
 pub mod priority_sort;
 pub mod scheduling_gates;
-pub mod selector;
+pub(crate) mod selector;
 pub mod taint_toleration;
 
 #[cfg(test)]

@@ -199,7 +199,7 @@ pub struct ResourceUse {
     /// The resource's weight.
     pub weight: i64,
     /// `1 / allocatable` when the caller keeps it (the fused node pass's arrays), else 0: the
-    /// formulas then divide by [`div_exact`] instead of an integer division (same quotient).
+    /// formulas then divide by `div_exact` instead of an integer division (same quotient).
     pub inverse: f64,
 }
 
