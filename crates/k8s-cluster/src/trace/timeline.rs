@@ -11,7 +11,7 @@
 //! - At a tick, the driver first creates the pods arriving then (bare pods as [`TracePod::to_pod`],
 //!   in trace file order), then deletes the pods leaving then (graceful delete through the
 //!   apiserver, in file order), then runs [`Cluster::tick`].
-//! - Idle time is skipped ([`next_tick`]): after a tick the driver runs the next tick only while
+//! - Idle time is skipped (`next_tick`): after a tick the driver runs the next tick only while
 //!   something is in flight, else it jumps to the next tick at which anything could happen. Every
 //!   skipped tick is one in which no component would have acted had it run, so per-pod outcomes
 //!   equal those of running every tick (`tests/timeline.rs` checks this).
