@@ -448,6 +448,20 @@ impl SchedulingQueue {
     pub fn entry(&self, key: &str) -> Option<&QueueEntry> {
         self.entries.get(key)
     }
+
+    /// For a pod whose last attempt failed, the ticks at which time alone lets it be retried: the
+    /// end of its backoff, and its flush out of the unschedulable pods
+    /// [`POD_MAX_IN_UNSCHEDULABLE`] ticks after the failure (upstream
+    /// `flushUnschedulablePodsLeftover`). `None` for a pod the queue does not hold or that has not
+    /// failed. What a driver that skips idle ticks asks, without reading the queue's bookkeeping.
+    pub fn retry_ticks(&self, key: &str) -> Option<[Tick; 2]> {
+        let e = self.entries.get(key)?;
+        let failed = e.last_failure?;
+        Some([
+            e.backoff_until,
+            failed.saturating_add(POD_MAX_IN_UNSCHEDULABLE),
+        ])
+    }
 }
 
 /// Sets an entry's `in_flight_since` to `new`, keeping the counted set of in-flight sequence
@@ -573,6 +587,10 @@ mod tests {
         // Attempt 2 -> 2 ticks backoff, then retried without any event.
         assert!(!q.should_attempt("default/a", 11));
         assert!(q.should_attempt("default/a", 12));
+        assert_eq!(q.retry_ticks("default/a"), Some([12, 310]));
+        assert_eq!(q.retry_ticks("default/unknown"), None);
+        q.observe(&pod("b", "1", None), 10, 6);
+        assert_eq!(q.retry_ticks("default/b"), None, "never failed");
     }
 
     /// A pod rejected with `Insufficient cpu` (NodeResourcesFit) ignores a node label change

@@ -483,15 +483,11 @@ fn next_tick(
             continue;
         }
         let key = format!("{NAMESPACE}/{}", arrivals[*i].trace.name);
-        let Some(entry) = queue.entry(&key).filter(|e| e.last_failure.is_some()) else {
+        let Some(retry) = queue.retry_ticks(&key) else {
             return t + 1;
         };
         waiting = true;
-        let failed = entry.last_failure.unwrap_or(t);
-        for w in [
-            entry.backoff_until,
-            failed.saturating_add(k8s_sched::queue::POD_MAX_IN_UNSCHEDULABLE),
-        ] {
+        for w in retry {
             if w > t {
                 next = next.min(w);
             }
