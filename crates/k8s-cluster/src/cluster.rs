@@ -63,7 +63,7 @@ impl Cluster {
     /// A cluster with the initial namespaces and no nodes, at tick 0.
     ///
     /// # Errors
-    /// [`ClusterError::SchedulerConfig`] when the scheduler configuration is invalid.
+    /// `ClusterError::SchedulerConfig` when the scheduler configuration is invalid.
     pub fn new(config: ClusterConfig) -> Result<Cluster, ClusterError> {
         let scheduler = Scheduler::new(config.scheduler).map_err(ClusterError::SchedulerConfig)?;
         let mut api = ApiServer::new(Box::new(MemStore::default()));

@@ -2,23 +2,23 @@
 //! scenario runner behind `cargo xtask scenario`.
 //!
 //! - [`cluster::Cluster`]: apiserver + store, controller-manager, scheduler, one kubelet (with its
-//!   device plugins) per node; [`cluster::Cluster::tick`] runs controllers -> scheduler -> kubelets.
+//!   device plugins) per node; [`Cluster::tick`] runs controllers -> scheduler -> kubelets.
 //! - [`manifest`]: reading real Kubernetes YAML with file/line/field-path errors.
-//! - [`yaml_position`]: the line of a field path in a YAML document (for errors found after decoding).
-//! - [`scenario`]: the `Scenario` document (ticks, timed steps, expectations).
-//! - [`run`]: a scenario file end to end; [`output`]: kubectl-like tables and the `v1` List dump.
+//! - `yaml_position`: the line of a field path in a YAML document (for errors found after decoding).
+//! - `scenario`: the `Scenario` document (ticks, timed steps, expectations).
+//! - `run`: a scenario file end to end; `output`: kubectl-like tables and the `v1` List dump.
 //!
 //! This crate and `xtask` are the only ones that name concrete sibling crates.
 
-pub mod cluster;
-pub mod expect;
+pub(crate) mod cluster;
+pub(crate) mod expect;
 pub mod manifest;
-pub mod output;
-pub mod run;
-pub mod scenario;
-pub mod state;
+pub(crate) mod output;
+pub(crate) mod run;
+pub(crate) mod scenario;
+pub(crate) mod state;
 pub mod trace;
-pub mod yaml_position;
+pub(crate) mod yaml_position;
 
 pub use cluster::{Cluster, ClusterConfig};
 pub use run::{run_file, run_file_to, OutputFormat, RunOptions, RunOutcome};

@@ -4,7 +4,7 @@
 //! `scenarios/x.yaml:14: spec.containers[0].resources.requests.cpu: invalid quantity "1.5.5": ...`.
 //! A scheduler configuration rejected after decoding (validation, unknown plugins, bad plugin args)
 //! points at the line of the field it names too ([`scheduler_config_error`], via
-//! [`crate::yaml_position`]).
+//! `yaml_position`).
 
 use std::path::Path;
 

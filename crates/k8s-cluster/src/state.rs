@@ -287,17 +287,6 @@ pub fn kubectl_status(pod: &Pod) -> String {
     print_pod(pod).status
 }
 
-/// The READY column of `kubectl get pods`: ready/total, sidecars included (see [`print_pod`]).
-pub fn kubectl_ready(pod: &Pod) -> String {
-    print_pod(pod).ready_column()
-}
-
-/// The RESTARTS column of `kubectl get pods` at tick `now`, e.g. `3 (2m10s ago)` (see
-/// [`print_pod`] and [`PodPrint::restarts_column`]).
-pub fn kubectl_restarts(pod: &Pod, now: Tick) -> String {
-    print_pod(pod).restarts_column(now)
-}
-
 /// A duration of whole seconds as kubectl prints ages: ~2-3 significant figures (`70s`, `3m10s`,
 /// `70m`, `2d1h`, `367d`, `2y1d`; `0s` for -1, `<invalid>` below that). Upstream
 /// `k8s.io/apimachinery/pkg/util/duration.HumanDuration` (a tick is a second, so no fractions).
@@ -818,12 +807,12 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(print_pod(&p).last_restart, Some(0));
-        assert_eq!(kubectl_restarts(&p, 190), "2 (3m10s ago)");
+        assert_eq!(print_pod(&p).restarts_column(190), "2 (3m10s ago)");
         // A finish time in the future (clock skew): 1 s is "0s", more is "<invalid>".
-        assert_eq!(kubectl_restarts(&p, 0), "2 (0s ago)");
+        assert_eq!(print_pod(&p).restarts_column(0), "2 (0s ago)");
         p.status.container_statuses[0].last_state = finished(0);
-        assert_eq!(kubectl_restarts(&p, NOW - 1), "2 (0s ago)");
-        assert_eq!(kubectl_restarts(&p, NOW - 2), "2 (<invalid> ago)");
+        assert_eq!(print_pod(&p).restarts_column(NOW - 1), "2 (0s ago)");
+        assert_eq!(print_pod(&p).restarts_column(NOW - 2), "2 (<invalid> ago)");
     }
 
     #[test]

@@ -3,8 +3,9 @@
 
 mod common;
 
-use common::{deployment, FakeApi, FakeCluster};
+use common::FakeCluster;
 use k8s_controllers::{ControllerManager, GarbageCollector};
+use k8s_testing::{deployment, FakeApi};
 use k8s_types::apiserver::{ApiClient, ApiExt, DeleteOptions};
 use k8s_types::core::{Pod, PodSpec};
 use k8s_types::meta::{ObjectMeta, OwnerReference};
@@ -53,7 +54,7 @@ fn pod_with_owners(name: &str, owners: Vec<OwnerReference>) -> Pod {
 
 #[test]
 fn only_dangling_references_are_removed_when_an_owner_remains() {
-    let mut api = FakeApi::new();
+    let mut api = FakeApi::at(0);
     let owner = api
         .create_typed(pod_with_owners("owner", vec![]))
         .expect("owner");

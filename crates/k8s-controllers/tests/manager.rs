@@ -3,12 +3,10 @@
 //! `after` ticks later, an error backs off with the rate limiter, a key with nothing to do is not
 //! synced again, and the informers' resync hands every object to the handlers again.
 
-mod common;
-
 use std::sync::{Arc, Mutex};
 
-use common::FakeApi;
 use k8s_controllers::{ControllerManager, SyncError};
+use k8s_testing::FakeApi;
 use k8s_types::apiserver::{ApiClient, ApiExt};
 use k8s_types::controller::{Action, Controller};
 use k8s_types::core::Pod;
@@ -72,7 +70,7 @@ fn keys_are_synced_in_order_and_actions_are_honoured() {
         log: Arc::clone(&log),
     })]);
     m.set_resync_period(0);
-    let mut api = FakeApi::new();
+    let mut api = FakeApi::at(0);
     for n in ["c", "b", "a"] {
         api.create_typed(pod(n)).expect("pod");
     }
@@ -111,7 +109,7 @@ fn a_resync_hands_every_object_to_the_handlers_again() {
         log: Arc::clone(&log),
     })]);
     m.set_resync_period(5);
-    let mut api = FakeApi::new();
+    let mut api = FakeApi::at(0);
     api.create_typed(pod("a")).expect("pod");
     for t in 1..=12 {
         api.now = t;

@@ -1,12 +1,10 @@
 //! Scaling a Deployment in the middle of a rollout spreads the change over its active ReplicaSets
 //! in proportion to their size (upstream `sync.go` `scale`, `GetProportion`).
 
-mod common;
-
-use common::{deployment, rolling, FakeApi};
 use k8s_controllers::controller_utils::new_controller_ref;
 use k8s_controllers::deployment::util::{DESIRED_REPLICAS_ANNOTATION, MAX_REPLICAS_ANNOTATION};
 use k8s_controllers::DeploymentController;
+use k8s_testing::{deployment, rolling, FakeApi};
 use k8s_types::apiserver::ApiExt;
 use k8s_types::apps::{
     Deployment, IntOrString, ReplicaSet, ReplicaSetSpec, POD_TEMPLATE_HASH_LABEL,
@@ -54,7 +52,7 @@ fn owned_rs(d: &Deployment, name: &str, image: &str, replicas: i32, revision: &s
 
 #[test]
 fn scaling_mid_rollout_is_proportional() {
-    let mut api = FakeApi::new();
+    let mut api = FakeApi::at(0);
     // 10 replicas, 25%/25%: a rollout to app:v2 has the old RS at 8 and the new at 5 (13 = 10 + 3).
     let d = deployment(
         "web",

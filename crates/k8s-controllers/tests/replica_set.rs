@@ -5,8 +5,9 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use common::{fake_scheduler_and_kubelet, owner, FakeApi};
+use common::{fake_scheduler_and_kubelet, owner};
 use k8s_controllers::{ControllerManager, ReplicaSetController};
+use k8s_testing::FakeApi;
 use k8s_types::apiserver::ApiExt;
 use k8s_types::apps::{PodTemplateSpec, ReplicaSet, ReplicaSetSpec};
 use k8s_types::core::{Container, Pod, PodSpec};
@@ -61,7 +62,7 @@ fn tick(api: &mut FakeApi, ctrl: &mut ControllerManager) {
 
 #[test]
 fn creates_pods_from_template_with_owner_reference_and_events() {
-    let mut api = FakeApi::new();
+    let mut api = FakeApi::at(0);
     let rs = api.create_typed(replica_set("db", 2)).expect("rs");
     let mut ctrl = rs_controller();
     tick(&mut api, &mut ctrl);
@@ -113,7 +114,7 @@ fn creates_pods_from_template_with_owner_reference_and_events() {
 
 #[test]
 fn adopts_matching_orphans_and_releases_pods_that_stop_matching() {
-    let mut api = FakeApi::new();
+    let mut api = FakeApi::at(0);
     let orphan = Pod {
         metadata: ObjectMeta {
             name: "orphan".into(),
@@ -146,7 +147,7 @@ fn adopts_matching_orphans_and_releases_pods_that_stop_matching() {
 
 #[test]
 fn scale_down_deletes_not_ready_pods_first() {
-    let mut api = FakeApi::new();
+    let mut api = FakeApi::at(0);
     api.create_typed(replica_set("db", 3)).expect("rs");
     let mut ctrl = rs_controller();
     tick(&mut api, &mut ctrl);
@@ -187,7 +188,7 @@ fn manager_runs_controllers_in_order() {
     );
     let only_rs = ControllerManager::with_controllers(vec![Box::new(ReplicaSetController::new())]);
     assert_eq!(only_rs.controller_names(), ["replicaset-controller"]);
-    let mut api = FakeApi::new();
+    let mut api = FakeApi::at(0);
     api.create_typed(replica_set("db", 1)).expect("rs");
     let mut only_rs = only_rs;
     api.now = 1;
@@ -204,7 +205,7 @@ fn manager_runs_controllers_in_order() {
 /// `SuccessfulDelete` events of a scale-down then, exactly one is written.
 #[test]
 fn scaling_to_100_writes_nine_events_and_an_aggregate_counted_to_16() {
-    let mut api = FakeApi::new();
+    let mut api = FakeApi::at(0);
     api.create_typed(replica_set("big", 100)).expect("rs");
     let mut ctrl = rs_controller();
     tick(&mut api, &mut ctrl);
@@ -252,7 +253,7 @@ fn scaling_to_100_writes_nine_events_and_an_aggregate_counted_to_16() {
 /// ReplicaSet still creates its 2 replicas and reports 2.
 #[test]
 fn a_pod_of_another_namespace_is_not_counted() {
-    let mut api = FakeApi::new();
+    let mut api = FakeApi::at(0);
     let rs = api.create_typed(replica_set("db", 2)).expect("rs");
     let mut stray = Pod {
         metadata: ObjectMeta {

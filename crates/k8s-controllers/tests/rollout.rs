@@ -3,9 +3,10 @@
 
 mod common;
 
-use common::{deployment, image, owner, rolling, set_image, FakeApi, FakeCluster};
+use common::{image, owner, set_image, FakeCluster};
 use k8s_controllers::deployment::util::{DESIRED_REPLICAS_ANNOTATION, MAX_REPLICAS_ANNOTATION};
 use k8s_controllers::pod_template_hash::compute_hash;
+use k8s_testing::{deployment, rolling, FakeApi};
 use k8s_types::apiserver::{ApiClient, ApiExt, DeleteOptions};
 use k8s_types::apps::{IntOrString, POD_TEMPLATE_HASH_LABEL, REVISION_ANNOTATION};
 use k8s_types::Kind;

@@ -1,6 +1,6 @@
 //! The scheduler's [`Cache`]: every node (one [`NodeInfo`] each, in name order) with the pods
 //! assigned to it, every pod the scheduler knows, and the PodGroups. It is updated incrementally,
-//! one object at a time, from watch events ([`crate::informer`]) or from the detached API
+//! one object at a time, from watch events (`informer`) or from the detached API
 //! ([`crate::Scheduler::add_node`] and friends), and by the scheduling cycle itself: assumed pods
 //! on Reserve, forgotten when a later step fails. Mirrors upstream
 //! `pkg/scheduler/backend/cache/cache.go` (`AddNode`/`UpdateNode`/`RemoveNode`,
@@ -31,58 +31,9 @@ use crate::runtime::node_arrays::NodeArrays;
 
 /// A hash map with a fixed (unseeded) hasher, for maps that are looked up but never iterated in
 /// an order that could reach output: deterministic, and cheaper than `BTreeMap`'s string
-/// comparisons.
-type FixedHashMap<K, V> = std::collections::HashMap<K, V, std::hash::BuildHasherDefault<FxHasher>>;
-
-/// The multiply-rotate hash of rustc's `FxHasher` (8 bytes at a time), for the cache's string-keyed
-/// lookup maps: unseeded (deterministic) and several times cheaper than SipHash on the short
-/// node names and `namespace/name` keys, which are not attacker-chosen in a scheduler's cache.
-#[derive(Clone, Copy, Debug, Default)]
-struct FxHasher {
-    hash: u64,
-}
-
-impl FxHasher {
-    const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-
-    #[inline]
-    fn add(&mut self, word: u64) {
-        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(Self::SEED);
-    }
-}
-
-impl std::hash::Hasher for FxHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(c);
-            self.add(u64::from_le_bytes(w));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut w = [0u8; 8];
-            w[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(w));
-        }
-    }
-
-    #[inline]
-    fn write_u8(&mut self, i: u8) {
-        self.add(u64::from(i));
-    }
-
-    #[inline]
-    fn write_usize(&mut self, i: usize) {
-        self.add(i as u64);
-    }
-
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.hash
-    }
-}
+/// comparisons (rustc's FxHash: the node names and `namespace/name` keys are not
+/// attacker-chosen in a scheduler's cache).
+type FixedHashMap<K, V> = rustc_hash::FxHashMap<K, V>;
 
 /// Where a pod's [`PodInfo`] lives.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -70,9 +70,10 @@
 //! - [`runtime`]: the per-profile framework that runs plugins at each extension point;
 //! - [`plugins`]: the in-tree plugins, one per file (the plugin traits themselves live in
 //!   `k8s_types::framework` so plugins can be written in other crates);
-//! - [`cache`], [`queue`], [`nominator`], [`waiting`]: the scheduler's state between ticks;
-//!   [`informer`]: keeps the cache in step with the apiserver through watch events;
-//! - [`schedule_one`]: one pod's scheduling and binding cycle; [`scheduler`]: the tick, and
+//! - [`cache`], [`queue`], `nominator`, `waiting`: the scheduler's state between ticks;
+//!   `informer`: keeps the cache in step with the apiserver through watch events (these and the
+//!   other crate-private modules are internals: a user of the crate needs [`Scheduler`]);
+//! - `schedule_one`: one pod's scheduling and binding cycle; [`scheduler`]: the tick, and
 //!   [`scheduler::detached`]: scheduling without an apiserver ([`Scheduler::schedule_one`]);
 //! - [`perf_workloads`]: kube-scheduler's scheduler_perf shapes as data, for the benches
 //!   (`docs/benchmarks.md`) and their tiny-size tests.
@@ -85,7 +86,7 @@
 //! - Each pending pod gets at most one attempt per tick, in PrioritySort order (priority, then
 //!   queue timestamp, then first-seen revision, then namespace/name). Failed pods are retried after
 //!   upstream's backoff (1, 2, 4, 8, 10 ticks) once a cluster event that one of the plugins that
-//!   rejected them registered says so (queueing hints, [`queueing_hints`]), or after 5 minutes.
+//!   rejected them registered says so (queueing hints, `queueing_hints.rs`), or after 5 minutes.
 //! - A FailedScheduling event is written when the message differs from the last one written for
 //!   the pod (upstream writes one per attempt and the event recorder aggregates them); the
 //!   `PodScheduled` condition is updated whenever it changes, as upstream.
@@ -101,21 +102,21 @@ pub mod config;
 pub(crate) mod detached_client;
 pub mod error;
 pub mod explain;
-pub mod informer;
-pub mod nominator;
+pub(crate) mod informer;
+pub(crate) mod nominator;
 pub mod perf_workloads;
 pub mod plugins;
-pub mod podgroup_status;
-pub mod pods_to_activate;
+pub(crate) mod podgroup_status;
+pub(crate) mod pods_to_activate;
 pub mod queue;
-pub mod queueing_hints;
+pub(crate) mod queueing_hints;
 pub mod registry;
 pub mod runtime;
-pub mod schedule_one;
+pub(crate) mod schedule_one;
 pub mod scheduler;
 pub(crate) mod scratch;
-pub mod topology_counts;
-pub mod waiting;
+pub(crate) mod topology_counts;
+pub(crate) mod waiting;
 
 pub use config::KubeSchedulerConfiguration;
 pub use error::ConfigError;

@@ -9,7 +9,7 @@
 //!   `podInitialBackoffDuration`, `podMaxBackoffDuration`, in ticks).
 //! - Otherwise it is unschedulable until a cluster event moves it ([`SchedulingQueue::
 //!   move_on_event`]): only events that one of its rejector plugins registered and whose hint
-//!   says Queue ([`crate::queueing_hints::is_pod_worth_requeuing`]). A moved pod is attempted once
+//!   says Queue (`queueing_hints::is_pod_worth_requeuing`). A moved pod is attempted once
 //!   its backoff has elapsed (upstream: backoffQ if still backing off, else activeQ); Queue from a
 //!   Pending plugin skips the backoff. Plugins without `EnqueueExtensions` are registered for
 //!   every event, so pods they rejected move on any event, as before queueing hints.
@@ -20,7 +20,7 @@
 //!   the pod fails (upstream `inFlightEvents`, `determineSchedulingHintForInFlightPod`).
 //!
 //! - Plugins may activate pods (upstream `PodsToActivate` / `SchedulingQueue.Activate`,
-//!   [`SchedulingQueue::activate`]): unschedulable or backing-off pods move to activeQ at once.
+//!   `SchedulingQueue::activate`): unschedulable or backing-off pods move to activeQ at once.
 //!   A pod activated during a tick's pass is attempted in that pass if its turn in QueueSort
 //!   order has not come yet, else in the next tick.
 //!
@@ -448,6 +448,20 @@ impl SchedulingQueue {
     pub fn entry(&self, key: &str) -> Option<&QueueEntry> {
         self.entries.get(key)
     }
+
+    /// For a pod whose last attempt failed, the ticks at which time alone lets it be retried: the
+    /// end of its backoff, and its flush out of the unschedulable pods
+    /// [`POD_MAX_IN_UNSCHEDULABLE`] ticks after the failure (upstream
+    /// `flushUnschedulablePodsLeftover`). `None` for a pod the queue does not hold or that has not
+    /// failed. What a driver that skips idle ticks asks, without reading the queue's bookkeeping.
+    pub fn retry_ticks(&self, key: &str) -> Option<[Tick; 2]> {
+        let e = self.entries.get(key)?;
+        let failed = e.last_failure?;
+        Some([
+            e.backoff_until,
+            failed.saturating_add(POD_MAX_IN_UNSCHEDULABLE),
+        ])
+    }
 }
 
 /// Sets an entry's `in_flight_since` to `new`, keeping the counted set of in-flight sequence
@@ -480,7 +494,7 @@ mod tests {
     use super::*;
     use crate::config::args::NodeResourcesFitArgs;
     use crate::plugins::names;
-    use crate::plugins::node_resources_fit::NodeResourcesFit;
+    use crate::plugins::node_resources::fit::NodeResourcesFit;
     use crate::queueing_hints::{node_events, pod_events};
     use k8s_types::core::{Container, Node, ResourceRequirements};
     use k8s_types::framework::Plugin;
@@ -573,6 +587,10 @@ mod tests {
         // Attempt 2 -> 2 ticks backoff, then retried without any event.
         assert!(!q.should_attempt("default/a", 11));
         assert!(q.should_attempt("default/a", 12));
+        assert_eq!(q.retry_ticks("default/a"), Some([12, 310]));
+        assert_eq!(q.retry_ticks("default/unknown"), None);
+        q.observe(&pod("b", "1", None), 10, 6);
+        assert_eq!(q.retry_ticks("default/b"), None, "never failed");
     }
 
     /// A pod rejected with `Insufficient cpu` (NodeResourcesFit) ignores a node label change

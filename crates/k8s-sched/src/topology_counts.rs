@@ -25,8 +25,8 @@
 //! Counters not used for [`MAX_COUNTERS`] registrations are dropped (least recently used first);
 //! results never depend on which counters exist.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::{BTreeMap, BTreeSet};
+use std::hash::Hasher;
 use std::sync::Arc;
 
 use k8s_types::core::Pod;
@@ -46,7 +46,7 @@ pub const MAX_COUNTERS: usize = 64;
 /// Topology value -> number of pods, only non-zero entries (upstream removes a pair whose count
 /// reaches 0). A hash map: Filter looks up one value per node, and nothing iterates it in an
 /// order that reaches output.
-pub type DomainCounts = HashMap<DomainKey, i64, BuildHasherDefault<FxHasher>>;
+pub type DomainCounts = rustc_hash::FxHashMap<DomainKey, i64>;
 
 /// Bytes a [`DomainKey`] keeps inline.
 const INLINE_KEY: usize = 30;
@@ -101,31 +101,6 @@ impl Eq for DomainKey {}
 impl std::hash::Hash for DomainKey {
     fn hash<H: Hasher>(&self, state: &mut H) {
         self.as_str().hash(state);
-    }
-}
-
-/// A fixed (unseeded, deterministic) FxHash-style hasher for short strings.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct FxHasher(u64);
-
-impl Hasher for FxHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        const K: u64 = 0x517c_c1b7_2722_0a95;
-        let mut h = self.0;
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(c);
-            h = (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
-        }
-        for &b in chunks.remainder() {
-            h = (h.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
-        }
-        self.0 = h;
     }
 }
 

@@ -78,12 +78,8 @@ impl WaitingPods {
         self.pods.contains_key(key)
     }
 
-    /// Number of held pods.
-    pub fn len(&self) -> usize {
-        self.pods.len()
-    }
-
     /// True when no pod is held.
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.pods.is_empty()
     }

@@ -3,13 +3,11 @@
 //! assumed pod and retries it (upstream `bindingCycle` / `handleBindingCycleError`), PostBind
 //! sees the bound pod, and `KubeSchedulerConfiguration` enables and disables both points.
 
-mod common;
-
 use std::sync::{Arc, Mutex};
 
-use common::{node, pod, FakeApi};
 use k8s_sched::runtime::ExtensionPoint as E;
 use k8s_sched::{ConfigError, KubeSchedulerConfiguration, PluginArgs, Registry, Scheduler};
+use k8s_testing::{node, pod, FakeApi};
 use k8s_types::core::Pod;
 use k8s_types::framework::{
     ActionType, ClusterEventWithHint, CycleState, EnqueueExtensions, EventResource, Handle, Plugin,
@@ -166,7 +164,7 @@ fn prebind_rejection_unreserves_forgets_and_retries() {
     assert_eq!(s.cache().node_info("n1").unwrap().pod_count(), 0);
     // Reported as a FitError on the chosen node, like upstream's PreBind rejection.
     assert_eq!(
-        api.event_messages("web", "FailedScheduling"),
+        api.pod_event_messages("web", "FailedScheduling"),
         vec!["0/1 nodes are available: 1 volume not ready."]
     );
     let entry = s.queue().entry("default/web").unwrap();
@@ -196,7 +194,7 @@ fn prebind_rejection_unreserves_forgets_and_retries() {
         ]
     );
     assert_eq!(
-        api.event_messages("web", "Scheduled"),
+        api.pod_event_messages("web", "Scheduled"),
         vec![format!("Successfully assigned default/web to {node}")]
     );
 }
@@ -234,7 +232,7 @@ fn prebind_error_is_reported_as_upstream_words_it() {
     s.schedule(&mut api);
     assert_eq!(api.pod("web").node_name(), None);
     assert_eq!(
-        api.event_messages("web", "FailedScheduling"),
+        api.pod_event_messages("web", "FailedScheduling"),
         vec!["running PreBind plugin \"Broken\": disk attach timed out"]
     );
     let c = api.pod("web");

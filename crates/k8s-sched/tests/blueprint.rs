@@ -1,12 +1,10 @@
 //! The project blueprint's expected placements, through the public API only: bin-packing vs
 //! spreading on equal nodes, GPU bin-packing, and all-or-nothing gangs.
 
-mod common;
-
 use std::collections::BTreeMap;
 
-use common::{gang_pod, node, pod, pod_group, FakeApi};
 use k8s_sched::{KubeSchedulerConfiguration, Scheduler};
+use k8s_testing::{gang_pod, node, pod, pod_group, FakeApi};
 
 fn three_equal_nodes(api: &mut FakeApi) {
     for n in ["node-a", "node-b", "node-c"] {
@@ -35,7 +33,7 @@ fn binpack_fills_the_last_node() {
     .into();
     assert_eq!(counts(&api), want);
     assert_eq!(
-        api.event_messages("web-0", "Scheduled"),
+        api.pod_event_messages("web-0", "Scheduled"),
         vec!["Successfully assigned default/web-0 to node-c"]
     );
     let ev = api
@@ -149,11 +147,11 @@ fn gang_that_cannot_reach_quorum_binds_nothing_and_releases_the_node() {
     // The member that did not fit explains the whole gang's rejection; the two that waited at
     // Permit were rolled back.
     assert_eq!(
-        api.event_messages("gang-fail-2", "FailedScheduling"),
+        api.pod_event_messages("gang-fail-2", "FailedScheduling"),
         vec!["0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod., PodGroup default/gang-fail gets rejected due to Pod gang-fail-2 is unschedulable even after PostFilter"]
     );
     assert_eq!(
-        api.event_messages("gang-fail-0", "FailedScheduling"),
+        api.pod_event_messages("gang-fail-0", "FailedScheduling"),
         vec!["0/1 nodes are available: 1 optimistic rejection in PostFilter."]
     );
     let cond = api.pod("gang-fail-0");
@@ -178,11 +176,13 @@ fn gang_that_cannot_reach_quorum_binds_nothing_and_releases_the_node() {
     api.now += 1;
     s.schedule(&mut api);
     assert_eq!(
-        api.event_messages("gang-fail-0", "FailedScheduling").len(),
+        api.pod_event_messages("gang-fail-0", "FailedScheduling")
+            .len(),
         1
     );
     assert_eq!(
-        api.event_messages("gang-fail-2", "FailedScheduling").len(),
+        api.pod_event_messages("gang-fail-2", "FailedScheduling")
+            .len(),
         1
     );
     for i in 0..3 {

@@ -2,13 +2,11 @@
 //! paths, not-yet-implemented plugins, multiple profiles, and an out-of-tree plugin registered
 //! from this crate (proof that the framework traits are object-safe and usable from outside).
 
-mod common;
-
 use std::sync::Arc;
 
-use common::{node, pod, FakeApi};
 use k8s_sched::config::Plugin as PluginRef;
 use k8s_sched::{ConfigError, KubeSchedulerConfiguration, PluginArgs, Registry, Scheduler};
+use k8s_testing::{node, pod, FakeApi};
 use k8s_types::core::Pod;
 use k8s_types::framework::{CycleState, FilterPlugin, NodeInfo, Plugin, Status};
 
@@ -230,7 +228,7 @@ fn out_of_tree_plugin_is_registered_and_enabled_by_name() {
     s.schedule(&mut api);
     assert_eq!(api.pod("p").node_name(), Some("z-gold"));
     assert_eq!(
-        api.event_messages("q", "FailedScheduling"),
+        api.pod_event_messages("q", "FailedScheduling"),
         vec!["0/2 nodes are available: 1 Insufficient cpu, 1 node(s) are not gold. preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling."]
     );
 

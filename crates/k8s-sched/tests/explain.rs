@@ -5,13 +5,11 @@
 //! first (`evaluateNominatedNode`), a PreFilter rejection (no Filter runs, so no skip list), and
 //! that explaining does not change any placement.
 
-mod common;
-
 use std::collections::BTreeMap;
 
-use common::{gang_pod, node, pod, pod_group, FakeApi};
 use k8s_sched::explain::{NodeVerdict, Outcome, PodKey};
 use k8s_sched::{KubeSchedulerConfiguration, Scheduler};
+use k8s_testing::{gang_pod, node, pod, pod_group, FakeApi};
 use k8s_types::core::{
     Affinity, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm,
 };

@@ -2,10 +2,8 @@
 //! was compacted (`410 Gone`), through a relist (upstream informers' list-then-watch), using only
 //! the public API and the test apiserver of `common`.
 
-mod common;
-
-use common::{node, pod, FakeApi};
 use k8s_sched::{KubeSchedulerConfiguration, Scheduler};
+use k8s_testing::{node, pod, FakeApi};
 use k8s_types::apiserver::{ApiClient, DeleteOptions};
 use k8s_types::object::Kind;
 

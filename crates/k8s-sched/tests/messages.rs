@@ -1,10 +1,8 @@
 //! FailedScheduling messages, conditions, preemption and Permit timeouts as upstream words them,
 //! through the public API only.
 
-mod common;
-
-use common::{gang_pod, node, pod, pod_group, FakeApi};
 use k8s_sched::{KubeSchedulerConfiguration, Scheduler};
+use k8s_testing::{gang_pod, node, pod, pod_group, FakeApi};
 use k8s_types::apiserver::ApiClient;
 use k8s_types::core::{PodSchedulingGate, Taint};
 use k8s_types::object::{Kind, Object};
@@ -27,7 +25,10 @@ fn insufficient_cpu_everywhere_without_victims() {
     let mut s = scheduler();
     s.schedule(&mut api);
     let want = "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.";
-    assert_eq!(api.event_messages("big", "FailedScheduling"), vec![want]);
+    assert_eq!(
+        api.pod_event_messages("big", "FailedScheduling"),
+        vec![want]
+    );
     let p = api.pod("big");
     let c = p.condition("PodScheduled").unwrap();
     assert_eq!(c.status, "False");
@@ -65,7 +66,7 @@ fn reasons_are_counted_and_sorted_as_upstream() {
     let mut s = scheduler();
     s.schedule(&mut api);
     assert_eq!(
-        api.event_messages("p", "FailedScheduling"),
+        api.pod_event_messages("p", "FailedScheduling"),
         vec!["0/5 nodes are available: 2 Insufficient cpu, 3 node(s) had untolerated taint {dedicated: gpu}. preemption: 0/5 nodes are available: 5 Preemption is not helpful for scheduling."]
     );
 }
@@ -95,7 +96,7 @@ fn preemption_evicts_the_lower_priority_pod_and_nominates_the_node() {
         Some("default-scheduler: preempting to accommodate a higher priority pod")
     );
     assert_eq!(
-        api.event_messages("low", "Preempted"),
+        api.pod_event_messages("low", "Preempted"),
         vec![format!("Preempted by pod {high_uid} on node only")]
     );
     // The preemptor waits for the victim, nominated to the node.
@@ -103,7 +104,7 @@ fn preemption_evicts_the_lower_priority_pod_and_nominates_the_node() {
     assert_eq!(p.node_name(), None);
     assert_eq!(p.status.nominated_node_name.as_deref(), Some("only"));
     assert_eq!(
-        api.event_messages("high", "FailedScheduling"),
+        api.pod_event_messages("high", "FailedScheduling"),
         vec!["0/1 nodes are available: 1 Insufficient cpu."]
     );
 
@@ -114,7 +115,7 @@ fn preemption_evicts_the_lower_priority_pod_and_nominates_the_node() {
     api.add(pod("unrelated", "10m", "1Mi", &[]));
     s.schedule(&mut api);
     assert_eq!(s.queue().entry("default/high").map(|e| e.attempts), Some(1));
-    assert_eq!(api.event_messages("high", "FailedScheduling").len(), 1);
+    assert_eq!(api.pod_event_messages("high", "FailedScheduling").len(), 1);
 
     // A node allocatable increase is worth a retry (upstream `isSchedulableAfterNodeChange`);
     // while the victim terminates, the preemptor does not preempt again.
@@ -131,7 +132,7 @@ fn preemption_evicts_the_lower_priority_pod_and_nominates_the_node() {
     assert_eq!(s.queue().entry("default/high").map(|e| e.attempts), Some(2));
     assert_eq!(api.pod("high").node_name(), None);
     assert_eq!(
-        api.event_messages("high", "FailedScheduling").last().map(String::as_str),
+        api.pod_event_messages("high", "FailedScheduling").last().map(String::as_str),
         Some("0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to a terminating pod on the nominated node.")
     );
 
@@ -158,7 +159,7 @@ fn preemption_policy_never_is_reported() {
     let mut s = scheduler();
     s.schedule(&mut api);
     assert_eq!(
-        api.event_messages("polite", "FailedScheduling"),
+        api.pod_event_messages("polite", "FailedScheduling"),
         vec!["0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never."]
     );
     assert!(!api.pod("low").is_terminating());
@@ -174,7 +175,7 @@ fn gang_prefilter_message_matches_scheduler_plugins() {
     let mut s = scheduler();
     s.schedule(&mut api);
     assert_eq!(
-        api.event_messages("a", "FailedScheduling"),
+        api.pod_event_messages("a", "FailedScheduling"),
         vec!["0/1 nodes are available: pre-filter pod a cannot find enough sibling pods, current pods number: 2, minMember of group: 3. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling., PodGroup default/pg1 gets rejected due to Pod a is unschedulable even after PostFilter"]
     );
     // The third member arrives: the gang is complete and schedules in the next tick.
@@ -215,11 +216,11 @@ fn waiting_gang_members_time_out_and_release_their_node() {
     assert!(s.waiting_pods().is_empty());
     assert_eq!(s.cache().node_info("n1").unwrap().requested().milli_cpu, 0);
     assert_eq!(
-        api.event_messages("m0", "FailedScheduling"),
+        api.pod_event_messages("m0", "FailedScheduling"),
         vec!["0/1 nodes are available: 1 rejected due to timeout after waiting 5s at plugin Coscheduling."]
     );
     // The gated pod was never attempted.
-    assert!(api.event_messages("m1", "FailedScheduling").is_empty());
+    assert!(api.pod_event_messages("m1", "FailedScheduling").is_empty());
 }
 
 #[test]
@@ -229,7 +230,7 @@ fn no_nodes_is_a_scheduler_error() {
     let mut s = scheduler();
     s.schedule(&mut api);
     assert_eq!(
-        api.event_messages("lonely", "FailedScheduling"),
+        api.pod_event_messages("lonely", "FailedScheduling"),
         vec!["no nodes available to schedule pods"]
     );
     let p = api.pod("lonely");
@@ -254,7 +255,7 @@ fn unchanged_failures_are_not_repeated_and_retry_waits_for_a_change() {
     }
     // Nothing changed: no retry, one event.
     assert_eq!(attempts(&s), Some(1));
-    assert_eq!(api.event_messages("big", "FailedScheduling").len(), 1);
+    assert_eq!(api.pod_event_messages("big", "FailedScheduling").len(), 1);
     // A bigger node appears: the pod is retried and bound.
     api.add(node("n2", "4", "8Gi", &[]));
     api.now += 1;

@@ -3,11 +3,9 @@
 //! earlier goes back to activeQ as soon as a sibling reaches Permit, so the gang binds ticks
 //! after the blocker leaves instead of after the 5-minute unschedulable flush.
 
-mod common;
-
-use common::{gang_pod, node, pod, pod_group, FakeApi};
 use k8s_sched::queue::QueueLocation;
 use k8s_sched::{KubeSchedulerConfiguration, Scheduler};
+use k8s_testing::{gang_pod, node, pod, pod_group, FakeApi};
 use k8s_types::apiserver::{ApiClient, DeleteOptions};
 use k8s_types::object::Kind;
 

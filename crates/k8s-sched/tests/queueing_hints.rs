@@ -3,19 +3,17 @@
 //! `Insufficient cpu` is not retried after an unrelated node label change but is after a pod
 //! assigned to a node is deleted.
 
-mod common;
-
-use common::{node, pod, FakeApi};
 use k8s_sched::config::{InterPodAffinityArgs, NodeResourcesFitArgs, PodTopologySpreadArgs};
 use k8s_sched::plugins::inter_pod_affinity::InterPodAffinity;
 use k8s_sched::plugins::node_affinity::NodeAffinity;
 use k8s_sched::plugins::node_name::NodeName;
 use k8s_sched::plugins::node_ports::NodePorts;
-use k8s_sched::plugins::node_resources_fit::NodeResourcesFit;
+use k8s_sched::plugins::node_resources::fit::NodeResourcesFit;
 use k8s_sched::plugins::node_unschedulable::NodeUnschedulable;
 use k8s_sched::plugins::pod_topology_spread::PodTopologySpread;
 use k8s_sched::plugins::taint_toleration::TaintToleration;
 use k8s_sched::{KubeSchedulerConfiguration, Scheduler};
+use k8s_testing::{node, pod, FakeApi};
 use k8s_types::apiserver::ApiClient;
 use k8s_types::core::{Node, Pod};
 use k8s_types::framework::{EventObject, EventResource, Plugin, QueueingHint};

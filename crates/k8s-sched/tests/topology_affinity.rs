@@ -3,12 +3,10 @@
 //! `maxSkew: 1`, required pod anti-affinity per hostname with upstream's FailedScheduling text,
 //! image locality breaking a resource tie, and plugin args validated with field paths.
 
-mod common;
-
 use std::collections::BTreeMap;
 
-use common::{node, pod, FakeApi};
 use k8s_sched::{KubeSchedulerConfiguration, Scheduler};
+use k8s_testing::{node, pod, FakeApi};
 use k8s_types::core::{Affinity, PodAffinity, PodAffinityTerm, TopologySpreadConstraint};
 use k8s_types::labels::LabelSelector;
 
@@ -93,7 +91,10 @@ fn required_anti_affinity_keeps_one_pod_per_node() {
         BTreeMap::from([("a".into(), 1), ("b".into(), 1), ("c".into(), 1)])
     );
     let want = "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.";
-    assert_eq!(api.event_messages("db-3", "FailedScheduling"), vec![want]);
+    assert_eq!(
+        api.pod_event_messages("db-3", "FailedScheduling"),
+        vec![want]
+    );
 }
 
 #[test]

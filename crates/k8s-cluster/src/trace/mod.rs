@@ -2,22 +2,22 @@
 //! released with Weng et al., "Beware of Fragmentation: Scheduling GPU-Sharing Workloads with
 //! Fragmentation Gradient Descent", USENIX ATC '23. Cite the paper wherever the data is used.
 //!
-//! - [`openb`]: the node and pod CSVs as [`openb::Trace`], and rows as ordinary Node / Pod manifests.
-//! - [`replay`]: the paper's replay protocol on the scheduler framework (GPU nodes only, pods
+//! - `openb`: the node and pod CSVs as [`Trace`], and rows as ordinary Node / Pod manifests.
+//! - `replay`: the paper's replay protocol on the scheduler framework (GPU nodes only, pods
 //!   shuffled with a seed, workload inflated to 130 % of GPU capacity, one attempt per pod, no
 //!   departures), one policy at a time.
 //! - [`metrics`]: the paper's discretisation of allocation and fragmentation against arrived
 //!   workload, and summaries over seeds.
 //! - [`timeline`]: pods arriving at `creation_time` and leaving at `deletion_time` through the
 //!   whole control plane, skipping idle time, with per-tick allocation and pending times.
-//! - [`policy`]: the policy names and the KubeSchedulerConfiguration each one runs with.
+//! - `policy`: the policy names and the KubeSchedulerConfiguration each one runs with.
 //!
 //! See `docs/trace-replay.md`.
 
 pub mod metrics;
-pub mod openb;
-pub mod policy;
-pub mod replay;
+pub(crate) mod openb;
+pub(crate) mod policy;
+pub(crate) mod replay;
 pub mod timeline;
 
 pub use openb::{Trace, TraceNode, TracePod};
@@ -30,7 +30,7 @@ use crate::manifest::{ManifestError, Source};
 use crate::scenario::TraceSpec;
 
 /// The Node and Pod objects of a scenario's `spec.trace` (paths relative to the scenario file).
-/// Rows the importer accepts but flags (see [`openb::read_pods_with_warnings`]) add one line
+/// Rows the importer accepts but flags (see `openb::read_pods_with_warnings`) add one line
 /// each to `warnings`, prefixed with the file and line.
 ///
 /// # Errors

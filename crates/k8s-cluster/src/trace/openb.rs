@@ -90,7 +90,7 @@ pub struct Trace {
     /// Pods.
     pub pods: Vec<TracePod>,
     /// Rows accepted as they are but probably wrong, one line each, prefixed `file:line` (see
-    /// [`read_pods_with_warnings`]).
+    /// `read_pods_with_warnings`).
     pub warnings: Vec<String>,
 }
 
@@ -304,11 +304,12 @@ pub fn read_nodes(path: &Path) -> Result<Vec<TraceNode>, TraceError> {
     Ok(out)
 }
 
-/// Reads a pod CSV (its warnings dropped: see [`read_pods_with_warnings`]).
+/// Reads a pod CSV (its warnings dropped: see [`read_pods_with_warnings`]); the tests' shorthand.
 ///
 /// # Errors
 /// [`TraceError`] (missing file, missing column, bad number, a GPU request that is neither whole
 /// GPUs nor a fraction of one GPU).
+#[cfg(test)]
 pub fn read_pods(path: &Path) -> Result<Vec<TracePod>, TraceError> {
     read_pods_with_warnings(path).map(|(pods, _)| pods)
 }

@@ -155,7 +155,7 @@ impl Prepared {
     }
 
     /// The arrival sequence of a seed: shuffled workload, then inflation copies (at most
-    /// [`MAX_ARRIVALS`] pods in all).
+    /// `MAX_ARRIVALS` pods in all).
     pub fn arrivals(&self, rng: &mut SplitMix64, inflation: f64) -> Vec<Arc<Pod>> {
         let n = self.workload.len();
         let mut order: Vec<usize> = (0..n).collect();

@@ -12,7 +12,7 @@
 //!   in trace file order), then deletes the pods leaving then (graceful delete through the
 //!   apiserver, in file order; their containers exit on SIGTERM at once, so the kubelet removes
 //!   them in the same tick), then runs [`Cluster::tick`].
-//! - Idle time is skipped ([`next_tick`]): after a tick the driver runs the next tick only while
+//! - Idle time is skipped (`next_tick`): after a tick the driver runs the next tick only while
 //!   something is in flight, else it jumps to the next tick at which anything could happen. Every
 //!   skipped tick is one in which no component would have acted had it run, so per-pod outcomes
 //!   equal those of running every tick (`tests/timeline.rs` checks this).
@@ -495,15 +495,11 @@ fn next_tick(
             continue;
         }
         let key = format!("{NAMESPACE}/{}", arrivals[*i].trace.name);
-        let Some(entry) = queue.entry(&key).filter(|e| e.last_failure.is_some()) else {
+        let Some(retry) = queue.retry_ticks(&key) else {
             return t + 1;
         };
         waiting = true;
-        let failed = entry.last_failure.unwrap_or(t);
-        for w in [
-            entry.backoff_until,
-            failed.saturating_add(k8s_sched::queue::POD_MAX_IN_UNSCHEDULABLE),
-        ] {
+        for w in retry {
             if w > t {
                 next = next.min(w);
             }

@@ -6,16 +6,16 @@
 //!
 //! Submodules: [`args`] (typed plugin args with their defaults and validation; PodTopologySpread's
 //! and InterPodAffinity's in [`pod_topology_spread_args`] and [`inter_pod_affinity_args`]),
-//! [`default_plugins`] (the default profile and upstream's merge of custom plugin sets),
-//! [`validation`] (defaulting and validation of the whole configuration).
+//! `default_plugins` (the default profile and upstream's merge of custom plugin sets),
+//! `validation` (defaulting and validation of the whole configuration).
 
 pub mod args;
-pub mod default_plugins;
+pub(crate) mod default_plugins;
 pub mod inter_pod_affinity_args;
-pub mod label_key;
+pub(crate) mod label_key;
 pub mod pod_topology_spread_args;
-pub mod score_weights;
-pub mod validation;
+pub(crate) mod score_weights;
+pub(crate) mod validation;
 
 use serde::{Deserialize, Serialize};
 

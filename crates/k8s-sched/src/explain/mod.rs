@@ -14,10 +14,10 @@
 //! appended. The two are cross-checked: [`Explanation::predicted`] must equal the node the
 //! scheduler selected.
 //!
-//! Layout: this file holds the types and the recorder; [`attempt`] computes an [`Explanation`];
+//! Layout: this file holds the types and the recorder; `attempt` computes an [`Explanation`];
 //! [`render`](mod@render) prints it as deterministic text (the format is described in `docs/explain.md`).
 
-pub mod attempt;
+pub(crate) mod attempt;
 pub mod render;
 
 use std::collections::BTreeMap;

@@ -1,4 +1,4 @@
-//! The in-tree plugins, one per file, and the in-tree [`Registry`](crate::registry::Registry)
+//! The in-tree plugins, one per file, and the in-tree [`Registry`]
 //! (upstream `pkg/scheduler/framework/plugins/registry.go` `NewInTreeRegistry`).
 //!
 //! Upstream default-profile plugins that k8s-mini does not implement yet are listed in
@@ -8,21 +8,19 @@ pub mod coscheduling;
 pub mod default_binder;
 pub mod default_preemption;
 pub mod gpu;
-pub mod helper;
+pub(crate) mod helper;
 pub mod image_locality;
 pub mod inter_pod_affinity;
 pub mod names;
 pub mod node_affinity;
 pub mod node_name;
 pub mod node_ports;
-pub mod node_resources_balanced_allocation;
-pub mod node_resources_fit;
+pub mod node_resources;
 pub mod node_unschedulable;
 pub mod pod_topology_spread;
 pub mod priority_sort;
-pub mod resource_allocation;
 pub mod scheduling_gates;
-pub mod selector;
+pub(crate) mod selector;
 pub mod taint_toleration;
 
 #[cfg(test)]
@@ -74,11 +72,11 @@ pub fn in_tree_registry() -> Registry {
         (names::NODE_PORTS, Box::new(node_ports::NodePorts::factory)),
         (
             names::NODE_RESOURCES_FIT,
-            Box::new(node_resources_fit::NodeResourcesFit::factory),
+            Box::new(node_resources::fit::NodeResourcesFit::factory),
         ),
         (
             names::NODE_RESOURCES_BALANCED_ALLOCATION,
-            Box::new(node_resources_balanced_allocation::NodeResourcesBalancedAllocation::factory),
+            Box::new(node_resources::balanced_allocation::NodeResourcesBalancedAllocation::factory),
         ),
         (
             names::POD_TOPOLOGY_SPREAD,

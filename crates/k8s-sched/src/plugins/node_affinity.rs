@@ -398,10 +398,9 @@ impl PreScorePlugin for NodeAffinity {
 
 impl ScorePlugin for NodeAffinity {
     fn score(&self, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Result<i64, Status> {
-        match state.read::<PreScoreState>(PRE_SCORE_STATE_KEY) {
-            Some(s) => Ok(score_terms(&s.0, node)),
-            None => Ok(score_terms(&preferred_terms(pod), node)),
-        }
+        let stored =
+            state.read_or_compute(PRE_SCORE_STATE_KEY, || PreScoreState(preferred_terms(pod)));
+        Ok(score_terms(&stored.0, node))
     }
 
     fn score_nodes(
@@ -411,14 +410,9 @@ impl ScorePlugin for NodeAffinity {
         nodes: &[&NodeInfo],
         scores: &mut [i64],
     ) -> Result<(), Status> {
-        let computed;
-        let terms = match state.read::<PreScoreState>(PRE_SCORE_STATE_KEY) {
-            Some(s) => &s.0,
-            None => {
-                computed = preferred_terms(pod);
-                &computed
-            }
-        };
+        let stored =
+            state.read_or_compute(PRE_SCORE_STATE_KEY, || PreScoreState(preferred_terms(pod)));
+        let terms = &stored.0;
         for (node, out) in nodes.iter().zip(scores.iter_mut()) {
             *out = score_terms(terms, node);
         }

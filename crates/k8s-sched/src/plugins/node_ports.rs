@@ -72,14 +72,9 @@ impl PreFilterPlugin for NodePorts {
 
 impl FilterPlugin for NodePorts {
     fn filter(&self, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Status {
-        let computed;
-        let wanted = match state.read::<PreFilterState>(PRE_FILTER_STATE_KEY) {
-            Some(s) => &s.0,
-            None => {
-                computed = pod_host_ports(pod);
-                &computed
-            }
-        };
+        let stored =
+            state.read_or_compute(PRE_FILTER_STATE_KEY, || PreFilterState(pod_host_ports(pod)));
+        let wanted = &stored.0;
         let used = node.used_ports();
         if wanted
             .iter()

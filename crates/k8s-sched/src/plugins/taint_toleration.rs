@@ -131,13 +131,10 @@ impl PreScorePlugin for TaintToleration {
 
 impl ScorePlugin for TaintToleration {
     fn score(&self, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Result<i64, Status> {
-        match state.read::<PreScoreState>(PRE_SCORE_STATE_KEY) {
-            Some(s) => Ok(count_intolerable(node, &s.0)),
-            None => Ok(count_intolerable(
-                node,
-                &prefer_no_schedule_tolerations(pod),
-            )),
-        }
+        let stored = state.read_or_compute(PRE_SCORE_STATE_KEY, || {
+            PreScoreState(prefer_no_schedule_tolerations(pod))
+        });
+        Ok(count_intolerable(node, &stored.0))
     }
 
     fn score_nodes(
@@ -147,14 +144,10 @@ impl ScorePlugin for TaintToleration {
         nodes: &[&NodeInfo],
         scores: &mut [i64],
     ) -> Result<(), Status> {
-        let computed;
-        let tolerations = match state.read::<PreScoreState>(PRE_SCORE_STATE_KEY) {
-            Some(s) => &s.0,
-            None => {
-                computed = prefer_no_schedule_tolerations(pod);
-                &computed
-            }
-        };
+        let stored = state.read_or_compute(PRE_SCORE_STATE_KEY, || {
+            PreScoreState(prefer_no_schedule_tolerations(pod))
+        });
+        let tolerations = &stored.0;
         for (node, out) in nodes.iter().zip(scores.iter_mut()) {
             *out = if !node.has_taints() {
                 0

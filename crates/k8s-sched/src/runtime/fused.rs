@@ -26,8 +26,12 @@ use k8s_types::framework::{
 };
 
 use super::batch::{FilterScratch, ScoreScratch};
-use super::node_arrays::{div_exact, NodeArrays, FAST_DIV_LIMIT, MEMO_KEY_LEN};
+use super::node_arrays::{NodeArrays, MEMO_KEY_LEN};
 use super::Framework;
+use crate::plugins::node_resources::balanced_allocation::balanced_resource_score;
+use crate::plugins::node_resources::least_allocated::least_resource_score;
+use crate::plugins::node_resources::most_allocated::most_resource_score;
+use crate::plugins::node_resources::resource_allocation::ResourceUse;
 use crate::scratch;
 
 /// The Filter side of the fused pass for one attempt (see [`Framework::fused_filter`]).
@@ -788,28 +792,8 @@ fn add_kernel(
     out_of_range
 }
 
-/// Upstream `leastRequestedScore` / `mostRequestedScore` of one resource: `requested` includes
-/// the pod; `capacity > 0`.
-#[inline(always)]
-fn resource_score(least: bool, requested: i64, capacity: i64, inv: f64) -> i64 {
-    let fast = capacity <= FAST_DIV_LIMIT && requested >= 0;
-    if least {
-        if requested > capacity {
-            0
-        } else if fast {
-            div_exact((capacity - requested) * MAX_NODE_SCORE, capacity, inv)
-        } else {
-            crate::plugins::resource_allocation::least_requested_score(requested, capacity)
-        }
-    } else if fast {
-        div_exact(requested.min(capacity) * MAX_NODE_SCORE, capacity, inv)
-    } else {
-        crate::plugins::resource_allocation::most_requested_score(requested, capacity)
-    }
-}
-
-/// The ResourceAllocation kernel on node `i` (upstream `resourceAllocationScorer.score` on cpu
-/// and memory).
+/// The ResourceAllocation kernel on node `i`: NodeResourcesFit's LeastAllocated or
+/// MostAllocated formula on cpu and memory, dividing by the arrays' reciprocals.
 #[inline(always)]
 fn alloc_score(a: &Alloc, arrays: &NodeArrays, i: usize) -> i64 {
     let (rc, rm) = if a.use_requested {
@@ -817,45 +801,37 @@ fn alloc_score(a: &Alloc, arrays: &NodeArrays, i: usize) -> i64 {
     } else {
         (arrays.nz_cpu[i], arrays.nz_mem[i])
     };
-    let (ac, am) = (arrays.alloc_cpu[i], arrays.alloc_mem[i]);
-    let (mut sum, mut wsum) = (0i64, 0i64);
-    if ac != 0 {
-        sum += resource_score(a.least, rc + a.cpu, ac, arrays.inv_cpu[i]) * a.wc;
-        wsum += a.wc;
-    }
-    if am != 0 {
-        sum += resource_score(a.least, rm + a.mem, am, arrays.inv_mem[i]) * a.wm;
-        wsum += a.wm;
-    }
-    match wsum {
-        0 => 0,
-        2 if sum >= 0 => sum >> 1,
-        w => sum / w,
+    let resources = [
+        ResourceUse {
+            requested: rc + a.cpu,
+            allocatable: arrays.alloc_cpu[i],
+            weight: a.wc,
+            inverse: arrays.inv_cpu[i],
+        },
+        ResourceUse {
+            requested: rm + a.mem,
+            allocatable: arrays.alloc_mem[i],
+            weight: a.wm,
+            inverse: arrays.inv_mem[i],
+        },
+    ];
+    if a.least {
+        least_resource_score(resources)
+    } else {
+        most_resource_score(resources)
     }
 }
 
-/// Upstream BalancedAllocation on cpu and memory of node `i` (plain requests).
+/// NodeResourcesBalancedAllocation's formula on cpu and memory of node `i` (plain requests).
 #[inline(always)]
 fn balanced_score(cpu: i64, mem: i64, arrays: &NodeArrays, i: usize) -> i64 {
-    let (ac, am) = (arrays.alloc_cpu[i], arrays.alloc_mem[i]);
-    let std = if ac != 0 && am != 0 {
-        let f0 = fraction(arrays.req_cpu[i] + cpu, ac);
-        let f1 = fraction(arrays.req_mem[i] + mem, am);
-        ((f0 - f1) / 2.0).abs()
-    } else {
-        0.0
-    };
-    ((1.0 - std) * MAX_NODE_SCORE as f64) as i64
-}
-
-#[inline(always)]
-fn fraction(requested: i64, allocatable: i64) -> f64 {
-    let f = requested as f64 / allocatable as f64;
-    if f > 1.0 {
-        1.0
-    } else {
-        f
-    }
+    balanced_resource_score(
+        [
+            ResourceUse::new(arrays.req_cpu[i] + cpu, arrays.alloc_cpu[i], 1),
+            ResourceUse::new(arrays.req_mem[i] + mem, arrays.alloc_mem[i], 1),
+        ]
+        .into_iter(),
+    )
 }
 
 #[cfg(test)]

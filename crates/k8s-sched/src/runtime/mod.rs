@@ -5,11 +5,11 @@
 //! `RunScorePlugins`, `RunReservePlugins*`, `RunPermitPlugins`, `RunBindPlugins`).
 
 pub mod batch;
-pub mod binding_cycle;
-pub mod fused;
-pub mod handle;
-pub mod node_arrays;
-pub mod score_explain;
+pub(crate) mod binding_cycle;
+pub(crate) mod fused;
+pub(crate) mod handle;
+pub(crate) mod node_arrays;
+pub(crate) mod score_explain;
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};

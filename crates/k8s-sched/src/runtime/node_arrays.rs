@@ -10,9 +10,7 @@ use k8s_types::framework::kernel::node_flags;
 use k8s_types::framework::node_info::next_layout;
 use k8s_types::framework::{NodeGenerations, NodeInfo, GENERATION_BLOCK};
 
-/// Allocatable values at or below this use the exact floating-point division of
-/// [`div_exact`] (the numerator `100 * allocatable` stays below 2^53).
-pub const FAST_DIV_LIMIT: i64 = 1 << 46;
+use crate::plugins::node_resources::resource_allocation::inverse;
 
 /// The per-node numbers of the fused pass, one array per field.
 #[derive(Clone, Debug, Default)]
@@ -37,9 +35,9 @@ pub struct NodeArrays {
     pub nz_cpu: Vec<i64>,
     /// `non_zero_requested.memory`.
     pub nz_mem: Vec<i64>,
-    /// `1 / allocatable.milli_cpu` (0 when 0), for [`div_exact`].
+    /// `1 / allocatable.milli_cpu` (0 when 0), for the resource formulas (`ResourceUse::inverse`).
     pub inv_cpu: Vec<f64>,
-    /// `1 / allocatable.memory` (0 when 0), for [`div_exact`].
+    /// `1 / allocatable.memory` (0 when 0), for the resource formulas (`ResourceUse::inverse`).
     pub inv_mem: Vec<f64>,
     /// [`NodeInfo::generation`] of each node (renewed by every change the cache makes).
     pub generation: Vec<u64>,
@@ -209,57 +207,6 @@ impl NodeArrays {
         *self = NodeArrays::default();
         for (i, n) in nodes.iter().enumerate() {
             self.set(i, n);
-        }
-    }
-}
-
-fn inverse(d: i64) -> f64 {
-    if d > 0 {
-        1.0 / d as f64
-    } else {
-        0.0
-    }
-}
-
-/// `n / d` truncated, for `0 <= n < 2^53` and `0 < d`, with `inv` = `1.0 / d as f64`: a
-/// floating-point estimate (off by at most one) corrected with integer arithmetic, so the result
-/// is exactly integer division's.
-#[inline(always)]
-pub fn div_exact(n: i64, d: i64, inv: f64) -> i64 {
-    let mut q = (n as f64 * inv) as i64;
-    let r = n - q * d;
-    q += i64::from(r >= d);
-    q -= i64::from(r < 0);
-    q
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn div_exact_equals_integer_division() {
-        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
-        for d in [1i64, 2, 3, 7, 100, 4000, 32 << 30, (1 << 46) - 1, 1 << 46] {
-            let inv = 1.0 / d as f64;
-            for k in 0..=100i64 {
-                // Exact multiples and their neighbours (where rounding could go wrong).
-                for n in [k * d - 1, k * d, k * d + 1] {
-                    if (0..=100 * d).contains(&n) {
-                        assert_eq!(div_exact(n, d, inv), n / d, "{n} / {d}");
-                    }
-                }
-            }
-            for _ in 0..10_000 {
-                let n = (next() % (100 * d as u64 + 1)) as i64;
-                assert_eq!(div_exact(n, d, inv), n / d, "{n} / {d}");
-            }
         }
     }
 }

@@ -3,6 +3,7 @@
 //! plugin writes what it computed once; its Filter reads it for every node.
 
 use std::any::{Any, TypeId};
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 /// A value stored in a [`CycleState`] (upstream `StateData`). Implemented for every
@@ -62,6 +63,22 @@ impl CycleState {
             .iter()
             .find(|(id, k, _)| *id == t && k == key)
             .and_then(|(_, _, b)| (**b).as_any().downcast_ref())
+    }
+
+    /// The value under `key` if it exists and has type `T`, else `compute()`: what a plugin's
+    /// Filter or Score reads when its PreFilter or PreScore wrote the value, and computes itself
+    /// when it did not (the plugin called on its own, as in tests). Upstream's plugins return an
+    /// error for a missing state (`getPreFilterState`, `getPreScoreState`); k8s-mini computes it
+    /// instead, with the same result as the PreFilter/PreScore would have stored.
+    pub fn read_or_compute<T: StateData + Clone>(
+        &self,
+        key: &str,
+        compute: impl FnOnce() -> T,
+    ) -> Cow<'_, T> {
+        match self.read::<T>(key) {
+            Some(v) => Cow::Borrowed(v),
+            None => Cow::Owned(compute()),
+        }
     }
 
     /// The value under `key`, mutably, if it exists and has type `T`.
@@ -143,6 +160,10 @@ mod tests {
         }
         assert_eq!(copy.read::<Vec<i64>>("PreFilterX").map(Vec::len), Some(2));
         assert_eq!(s.read::<Vec<i64>>("PreFilterX").map(Vec::len), Some(3));
+        let read = s.read_or_compute("PreFilterX", || vec![9i64]);
+        assert!(matches!(read, Cow::Borrowed(v) if v.len() == 3));
+        let computed = s.read_or_compute("PreFilterY", || vec![9i64]);
+        assert!(matches!(computed, Cow::Owned(ref v) if *v == [9]));
         s.delete("PreFilterX");
         assert!(s.read::<Vec<i64>>("PreFilterX").is_none());
     }

@@ -228,26 +228,14 @@ pub struct NodeSummary {
     pub has_taints: bool,
 }
 
-/// A 64-bit FxHash-style hash of a label key or value (the same in every process), for
+/// A 64-bit hash of a label key or value (rustc's FxHash, the same in every process), for
 /// [`LabelIndex`] lookups with a key hashed once per scheduling attempt.
 pub fn label_hash(s: &str) -> u64 {
-    const K: u64 = 0x517c_c1b7_2722_0a95;
-    let mix = |h: u64, w: u64| (h.rotate_left(5) ^ w).wrapping_mul(K);
-    let bytes = s.as_bytes();
-    let mut h = 0u64;
-    let mut chunks = bytes.chunks_exact(8);
-    for c in &mut chunks {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(c);
-        h = mix(h, u64::from_le_bytes(w));
-    }
-    let rest = chunks.remainder();
-    if !rest.is_empty() {
-        let mut w = [0u8; 8];
-        w[..rest.len()].copy_from_slice(rest);
-        h = mix(h, u64::from_le_bytes(w));
-    }
-    mix(h, bytes.len() as u64)
+    use std::hash::Hasher;
+    let mut h = rustc_hash::FxHasher::default();
+    h.write(s.as_bytes());
+    h.write_usize(s.len());
+    h.finish()
 }
 
 /// A node's labels in two contiguous blocks (hashed keys, then the text), so that the per-node

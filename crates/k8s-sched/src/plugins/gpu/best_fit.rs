@@ -85,14 +85,8 @@ impl PreScorePlugin for BestFitScore {
 
 impl ScorePlugin for BestFitScore {
     fn score(&self, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Result<i64, Status> {
-        let owned;
-        let shape = match state.read::<PodShape>(PRE_SCORE_STATE_KEY) {
-            Some(s) => s,
-            None => {
-                owned = PodShape::of(pod);
-                &owned
-            }
-        };
+        let stored = state.read_or_compute(PRE_SCORE_STATE_KEY, || PodShape::of(pod));
+        let shape: &PodShape = &stored;
         best_fit_raw(&NodeView::of(node), shape).ok_or_else(|| {
             Status::error(format!(
                 "the score between node({}) and pod({}) is negative, should not happen",

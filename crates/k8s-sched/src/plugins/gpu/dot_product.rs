@@ -101,14 +101,8 @@ impl ScorePlugin for DotProductScore {
         nodes: &[&NodeInfo],
         scores: &mut [i64],
     ) -> Result<(), Status> {
-        let owned;
-        let shape = match state.read::<PodShape>(PRE_SCORE_STATE_KEY) {
-            Some(s) => s,
-            None => {
-                owned = PodShape::of(pod);
-                &owned
-            }
-        };
+        let stored = state.read_or_compute(PRE_SCORE_STATE_KEY, || PodShape::of(pod));
+        let shape: &PodShape = &stored;
         for (n, out) in nodes.iter().zip(scores.iter_mut()) {
             *out = dot_product_score(&NodeView::of(n), shape);
         }
@@ -117,10 +111,8 @@ impl ScorePlugin for DotProductScore {
 
     fn score(&self, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Result<i64, Status> {
         let view = NodeView::of(node);
-        Ok(match state.read::<PodShape>(PRE_SCORE_STATE_KEY) {
-            Some(s) => dot_product_score(&view, s),
-            None => dot_product_score(&view, &PodShape::of(pod)),
-        })
+        let shape = state.read_or_compute(PRE_SCORE_STATE_KEY, || PodShape::of(pod));
+        Ok(dot_product_score(&view, &shape))
     }
 }
 

@@ -73,42 +73,9 @@ struct NodeKey {
     model: u64,
 }
 
-/// A fast multiply-rotate hasher for the memo keys (FxHash's constant; lookups only, the map is
-/// never iterated, so the hash cannot reach output).
-#[derive(Clone, Copy, Debug, Default)]
-struct KeyHasher(u64);
-
-impl std::hash::Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.write_u64(u64::from(*b));
-        }
-    }
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    fn write_u128(&mut self, x: u128) {
-        self.write_u64(x as u64);
-        self.write_u64((x >> 64) as u64);
-    }
-    fn write_i64(&mut self, x: i64) {
-        self.write_u64(x as u64);
-    }
-    fn write_u32(&mut self, x: u32) {
-        self.write_u64(u64::from(x));
-    }
-    fn write_u16(&mut self, x: u16) {
-        self.write_u64(u64::from(x));
-    }
-    fn write_u8(&mut self, x: u8) {
-        self.write_u64(u64::from(x));
-    }
-}
-
-type KeyHash = std::hash::BuildHasherDefault<KeyHasher>;
+/// The memo maps' hasher: rustc's FxHash (lookups only, the maps are never iterated, so the hash
+/// cannot reach output).
+type KeyHash = rustc_hash::FxBuildHasher;
 
 /// Memoised scores: per pod shape, per node state (two levels, so one attempt looks its shape up
 /// once and then hashes only the node half).
@@ -352,14 +319,8 @@ impl PreScorePlugin for Fgd {
 
 impl ScorePlugin for Fgd {
     fn score(&self, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Result<i64, Status> {
-        let owned;
-        let shape = match state.read::<PodShape>(PRE_SCORE_STATE_KEY) {
-            Some(s) => s,
-            None => {
-                owned = PodShape::of(pod);
-                &owned
-            }
-        };
+        let stored = state.read_or_compute(PRE_SCORE_STATE_KEY, || PodShape::of(pod));
+        let shape: &PodShape = &stored;
         let typical: &[TypicalPod] = match &self.typical {
             Some(t) => t,
             None => match state.read::<TypicalState>(PRE_FILTER_STATE_KEY) {
@@ -385,14 +346,8 @@ impl ScorePlugin for Fgd {
         nodes: &[&NodeInfo],
         scores: &mut [i64],
     ) -> Result<(), Status> {
-        let owned;
-        let shape = match state.read::<PodShape>(PRE_SCORE_STATE_KEY) {
-            Some(s) => s,
-            None => {
-                owned = PodShape::of(pod);
-                &owned
-            }
-        };
+        let stored = state.read_or_compute(PRE_SCORE_STATE_KEY, || PodShape::of(pod));
+        let shape: &PodShape = &stored;
         let typical: &[TypicalPod] = match &self.typical {
             Some(t) => t,
             None => match state.read::<TypicalState>(PRE_FILTER_STATE_KEY) {

@@ -101,14 +101,8 @@ impl ScorePlugin for GpuClusteringScore {
         nodes: &[&NodeInfo],
         scores: &mut [i64],
     ) -> Result<(), Status> {
-        let owned;
-        let shape = match state.read::<PodShape>(PRE_SCORE_STATE_KEY) {
-            Some(s) => s,
-            None => {
-                owned = PodShape::of(pod);
-                &owned
-            }
-        };
+        let stored = state.read_or_compute(PRE_SCORE_STATE_KEY, || PodShape::of(pod));
+        let shape: &PodShape = &stored;
         for (n, out) in nodes.iter().zip(scores.iter_mut()) {
             let g = n.gpus();
             *out = clustering_score(&shape.gpu, g.total_left(), g.tags());
@@ -117,14 +111,8 @@ impl ScorePlugin for GpuClusteringScore {
     }
 
     fn score(&self, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Result<i64, Status> {
-        let owned;
-        let shape = match state.read::<PodShape>(PRE_SCORE_STATE_KEY) {
-            Some(s) => s,
-            None => {
-                owned = PodShape::of(pod);
-                &owned
-            }
-        };
+        let stored = state.read_or_compute(PRE_SCORE_STATE_KEY, || PodShape::of(pod));
+        let shape: &PodShape = &stored;
         let gpus = node.gpus();
         Ok(clustering_score(&shape.gpu, gpus.total_left(), gpus.tags()))
     }

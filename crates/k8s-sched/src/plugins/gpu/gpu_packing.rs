@@ -94,14 +94,8 @@ impl PreScorePlugin for GpuPackingScore {
 
 impl ScorePlugin for GpuPackingScore {
     fn score(&self, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Result<i64, Status> {
-        let owned;
-        let shape = match state.read::<PodShape>(PRE_SCORE_STATE_KEY) {
-            Some(s) => s,
-            None => {
-                owned = PodShape::of(pod);
-                &owned
-            }
-        };
+        let stored = state.read_or_compute(PRE_SCORE_STATE_KEY, || PodShape::of(pod));
+        let shape: &PodShape = &stored;
         let view = NodeView::of(node);
         packing_score(view.gpu_left, shape).ok_or_else(|| {
             Status::error(format!(

@@ -235,10 +235,10 @@ pub fn gpu_fits(shape: &PodShape, node: &NodeInfo) -> Status {
 
 impl FilterPlugin for GpuShare {
     fn filter(&self, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Status {
-        match state.read::<PodShape>(PRE_FILTER_STATE_KEY) {
-            Some(shape) => gpu_fits(shape, node),
-            None => gpu_fits(&PodShape::of(pod), node),
-        }
+        gpu_fits(
+            &state.read_or_compute(PRE_FILTER_STATE_KEY, || PodShape::of(pod)),
+            node,
+        )
     }
 
     fn filter_nodes(
@@ -248,14 +248,8 @@ impl FilterPlugin for GpuShare {
         nodes: &[&NodeInfo],
         failed: &mut Vec<(usize, Status)>,
     ) {
-        let owned;
-        let shape = match state.read::<PodShape>(PRE_FILTER_STATE_KEY) {
-            Some(s) => s,
-            None => {
-                owned = PodShape::of(pod);
-                &owned
-            }
-        };
+        let stored = state.read_or_compute(PRE_FILTER_STATE_KEY, || PodShape::of(pod));
+        let shape: &PodShape = &stored;
         for (i, n) in nodes.iter().enumerate() {
             let g = n.gpus();
             if shape.accepts_model(g.model()) && g.fits(&shape.gpu) {
@@ -274,10 +268,9 @@ impl ReservePlugin for GpuShare {
         node_name: &str,
         handle: &mut dyn Handle,
     ) -> Status {
-        let shape = match state.read::<PodShape>(PRE_FILTER_STATE_KEY) {
-            Some(s) => s.clone(),
-            None => PodShape::of(pod),
-        };
+        let shape = state
+            .read_or_compute(PRE_FILTER_STATE_KEY, || PodShape::of(pod))
+            .into_owned();
         if !shape.wants_gpu() {
             return Status::success();
         }

@@ -4,12 +4,12 @@
 //! objects' labels are read from the apiserver). Mirrors upstream
 //! `pkg/scheduler/framework/plugins/interpodaffinity/plugin.go`.
 //!
-//! Submodules: [`terms`] (processed terms, namespaces, topology counters), [`filtering`]
-//! (PreFilter/Filter/AddPod/RemovePod), [`scoring`] (PreScore/Score/NormalizeScore).
+//! Submodules: `terms` (processed terms, namespaces, topology counters), `filtering`
+//! (PreFilter/Filter/AddPod/RemovePod), `scoring` (PreScore/Score/NormalizeScore).
 
-pub mod filtering;
-pub mod scoring;
-pub mod terms;
+pub(crate) mod filtering;
+pub(crate) mod scoring;
+pub(crate) mod terms;
 
 use std::sync::{Arc, Mutex};
 

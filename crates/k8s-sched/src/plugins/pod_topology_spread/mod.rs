@@ -7,13 +7,13 @@
 //! `matchLabelKeys`, `nodeAffinityPolicy` and `nodeTaintsPolicy` (all upstream feature gates on).
 //! Mirrors upstream `pkg/scheduler/framework/plugins/podtopologyspread/plugin.go`.
 //!
-//! Submodules: [`common`] (parsed constraints, counting), [`default_selector`] (upstream
-//! `helper.DefaultSelector`), [`filtering`] (PreFilter/Filter/AddPod/RemovePod), [`scoring`]
+//! Submodules: [`common`] (parsed constraints, counting), `default_selector` (upstream
+//! `helper.DefaultSelector`), `filtering` (PreFilter/Filter/AddPod/RemovePod), [`scoring`]
 //! (PreScore/Score/NormalizeScore).
 
 pub mod common;
-pub mod default_selector;
-pub mod filtering;
+pub(crate) mod default_selector;
+pub(crate) mod filtering;
 pub mod scoring;
 
 use std::sync::{Arc, Mutex};

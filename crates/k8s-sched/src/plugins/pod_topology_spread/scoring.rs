@@ -7,7 +7,7 @@
 //!
 //! [`PreScoreState::compute`] is upstream's count over every pod of every node, the reference;
 //! [`PreScoreState::compute_indexed`] gives the same state from the per-selector counters of
-//! [`crate::topology_counts`] (the ones PreFilter reads), finding the filtered nodes' domains by
+//! `topology_counts` (the ones PreFilter reads), finding the filtered nodes' domains by
 //! node position instead of label lookups, and Score then reads a node's domains and a hostname
 //! constraint's count on the node from the same arrays ([`IndexedScore`]) instead of its labels
 //! and pods.
@@ -298,7 +298,7 @@ impl PreScoreState {
     /// constraint's key (without it, the nodes lacking the key add their pods to the domain
     /// `""`, as upstream reads a missing label as `""`). Otherwise the per-node counts are summed
     /// over the nodes upstream's `PreScore` counts. `generations` as for
-    /// [`TopologyIndex::sync_generations`].
+    /// `TopologyIndex::sync_generations`.
     pub fn compute_indexed(
         pod: &Pod,
         constraints: Vec<TopologySpreadConstraint>,

@@ -4,17 +4,19 @@
 //! request none of the resources. Upstream
 //! `pkg/scheduler/framework/plugins/noderesources/balanced_allocation.go`.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use k8s_types::core::Pod;
 use k8s_types::framework::{
     CycleState, NodeInfo, NodeScoreKernel, Plugin, PreScorePlugin, ScorePlugin, Status,
+    MAX_NODE_SCORE,
 };
 
-use super::names;
-use super::resource_allocation::{ResourceAllocationScorer, Scorer};
+use super::resource_allocation::{ResourceAllocationScorer, ResourceUse, Scorer};
 use crate::config::args::NodeResourcesBalancedAllocationArgs;
 use crate::error::ConfigError;
+use crate::plugins::names;
 use crate::registry::PluginArgs;
 
 /// CycleState key of the pod's per-resource requests.
@@ -53,6 +55,13 @@ impl NodeResourcesBalancedAllocation {
         a.check(args.validate(&a.path))?;
         Ok(Arc::new(NodeResourcesBalancedAllocation::new(&args)))
     }
+
+    /// The pod's per-resource scoring requests as PreScore stored them, else computed now.
+    fn pre_score_state<'a>(&self, state: &'a CycleState, pod: &Pod) -> Cow<'a, PreScoreState> {
+        state.read_or_compute(PRE_SCORE_STATE_KEY, || {
+            PreScoreState(self.scorer.pod_requests(pod))
+        })
+    }
 }
 
 impl Plugin for NodeResourcesBalancedAllocation {
@@ -80,10 +89,7 @@ impl PreScorePlugin for NodeResourcesBalancedAllocation {
 
 impl ScorePlugin for NodeResourcesBalancedAllocation {
     fn score(&self, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Result<i64, Status> {
-        match state.read::<PreScoreState>(PRE_SCORE_STATE_KEY) {
-            Some(s) => Ok(self.scorer.score(node, &s.0)),
-            None => Ok(self.scorer.score(node, &self.scorer.pod_requests(pod))),
-        }
+        Ok(self.scorer.score(node, &self.pre_score_state(state, pod).0))
     }
 
     fn score_nodes(
@@ -93,13 +99,8 @@ impl ScorePlugin for NodeResourcesBalancedAllocation {
         nodes: &[&NodeInfo],
         scores: &mut [i64],
     ) -> Result<(), Status> {
-        let reqs = self.scorer.requests_or_compute(
-            state
-                .read::<PreScoreState>(PRE_SCORE_STATE_KEY)
-                .map(|s| &s.0),
-            pod,
-        );
-        self.scorer.score_nodes(nodes, &reqs, scores);
+        let reqs = self.pre_score_state(state, pod);
+        self.scorer.score_nodes(nodes, &reqs.0, scores);
         Ok(())
     }
 
@@ -111,19 +112,57 @@ impl ScorePlugin for NodeResourcesBalancedAllocation {
         if cpu.name != "cpu" || memory.name != "memory" || !self.scorer.use_requested {
             return None;
         }
-        let reqs = self.scorer.requests_or_compute(
-            state
-                .read::<PreScoreState>(PRE_SCORE_STATE_KEY)
-                .map(|s| &s.0),
-            pod,
-        );
-        let [milli_cpu, mem] = *reqs else {
+        let reqs = self.pre_score_state(state, pod);
+        let [milli_cpu, mem] = *reqs.0 else {
             return None;
         };
         Some(NodeScoreKernel::BalancedCpuMemory {
             milli_cpu,
             memory: mem,
         })
+    }
+}
+
+/// Upstream `balancedResourceScorer`: `(1 - std) * 100` truncated, `std` the standard deviation
+/// of the resources' usage fractions (each capped at 1; a resource the node has none of left
+/// out): `|f0 - f1| / 2` for two, 0 for fewer.
+#[inline(always)]
+pub fn balanced_resource_score(resources: impl Iterator<Item = ResourceUse> + Clone) -> i64 {
+    let fractions = resources
+        .filter(|r| r.allocatable != 0)
+        .map(|r| fraction(r.requested, r.allocatable));
+    let (mut count, mut total) = (0usize, 0f64);
+    let (mut first, mut second) = (0f64, 0f64);
+    for f in fractions.clone() {
+        match count {
+            0 => first = f,
+            1 => second = f,
+            _ => {}
+        }
+        total += f;
+        count += 1;
+    }
+    let std = match count {
+        2 => ((first - second) / 2.0).abs(),
+        c if c > 2 => {
+            let mean = total / c as f64;
+            let sum: f64 = fractions.map(|f| (f - mean) * (f - mean)).sum();
+            (sum / c as f64).sqrt()
+        }
+        _ => 0.0,
+    };
+    // Upstream truncates: int64((1 - std) * float64(MaxNodeScore)).
+    ((1.0 - std) * MAX_NODE_SCORE as f64) as i64
+}
+
+/// `requested / allocatable`, capped at 1.
+#[inline(always)]
+fn fraction(requested: i64, allocatable: i64) -> f64 {
+    let f = requested as f64 / allocatable as f64;
+    if f > 1.0 {
+        1.0
+    } else {
+        f
     }
 }
 

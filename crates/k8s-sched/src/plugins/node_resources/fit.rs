@@ -7,6 +7,7 @@
 //! A shortfall larger than the node's whole allocatable makes the status
 //! UnschedulableAndUnresolvable, so preemption skips that node (upstream `Unresolvable`).
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -17,11 +18,11 @@ use k8s_types::framework::{
 };
 use k8s_types::resources::{pod_requests, Resources};
 
-use super::helper::is_extended_resource_name;
-use super::names;
 use super::resource_allocation::{ResourceAllocationScorer, Scorer};
 use crate::config::args::{NodeResourcesFitArgs, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO};
 use crate::error::ConfigError;
+use crate::plugins::helper::is_extended_resource_name;
+use crate::plugins::names;
 use crate::registry::PluginArgs;
 
 /// CycleState key of the pod's requests.
@@ -119,6 +120,13 @@ impl NodeResourcesFit {
         let args = args.defaulted();
         a.check(args.validate(&a.path))?;
         Ok(Arc::new(NodeResourcesFit::new(&args)))
+    }
+
+    /// The pod's per-resource scoring requests as PreScore stored them, else computed now.
+    fn pre_score_state<'a>(&self, state: &'a CycleState, pod: &Pod) -> Cow<'a, PreScoreState> {
+        state.read_or_compute(PRE_SCORE_STATE_KEY, || {
+            PreScoreState(self.scorer.pod_requests(pod))
+        })
     }
 
     /// The scorer in use (for tests and `--explain`).
@@ -300,14 +308,9 @@ impl NodeResourcesFit {
 
 impl FilterPlugin for NodeResourcesFit {
     fn filter(&self, state: &CycleState, pod: &Pod, node: &NodeInfo) -> Status {
-        let computed;
-        let req = match state.read::<PreFilterState>(PRE_FILTER_STATE_KEY) {
-            Some(s) => &s.0,
-            None => {
-                computed = pod_requests(pod);
-                &computed
-            }
-        };
+        let stored =
+            state.read_or_compute(PRE_FILTER_STATE_KEY, || PreFilterState(pod_requests(pod)));
+        let req = &stored.0;
         if self.fits(req, node) {
             return Status::success();
         }
@@ -321,14 +324,9 @@ impl FilterPlugin for NodeResourcesFit {
         nodes: &[&NodeInfo],
         failed: &mut Vec<(usize, Status)>,
     ) {
-        let computed;
-        let req = match state.read::<PreFilterState>(PRE_FILTER_STATE_KEY) {
-            Some(s) => &s.0,
-            None => {
-                computed = pod_requests(pod);
-                &computed
-            }
-        };
+        let stored =
+            state.read_or_compute(PRE_FILTER_STATE_KEY, || PreFilterState(pod_requests(pod)));
+        let req = &stored.0;
         // Drop the zero and ignored extended resources once per batch instead of once per node:
         // `fits` skips them anyway, so the verdicts are the same (statuses use the full request).
         let trimmed;
@@ -355,14 +353,9 @@ impl FilterPlugin for NodeResourcesFit {
     /// resource): the node passes when it takes one more pod and has the requested cpu and
     /// memory free (`fits`, upstream `fitsRequest`).
     fn filter_kernel(&self, state: &CycleState, pod: &Pod) -> Option<NodeFilterKernel> {
-        let computed;
-        let req = match state.read::<PreFilterState>(PRE_FILTER_STATE_KEY) {
-            Some(s) => &s.0,
-            None => {
-                computed = pod_requests(pod);
-                &computed
-            }
-        };
+        let stored =
+            state.read_or_compute(PRE_FILTER_STATE_KEY, || PreFilterState(pod_requests(pod)));
+        let req = &stored.0;
         if req.ephemeral_storage != 0
             || req
                 .scalar
@@ -396,10 +389,7 @@ impl ScorePlugin for NodeResourcesFit {
         if self.scorer.resources.is_empty() {
             return Err(Status::error("resources not found"));
         }
-        match state.read::<PreScoreState>(PRE_SCORE_STATE_KEY) {
-            Some(s) => Ok(self.scorer.score(node, &s.0)),
-            None => Ok(self.scorer.score(node, &self.scorer.pod_requests(pod))),
-        }
+        Ok(self.scorer.score(node, &self.pre_score_state(state, pod).0))
     }
 
     fn score_nodes(
@@ -412,13 +402,8 @@ impl ScorePlugin for NodeResourcesFit {
         if self.scorer.resources.is_empty() {
             return Err(Status::error("resources not found"));
         }
-        let reqs = self.scorer.requests_or_compute(
-            state
-                .read::<PreScoreState>(PRE_SCORE_STATE_KEY)
-                .map(|s| &s.0),
-            pod,
-        );
-        self.scorer.score_nodes(nodes, &reqs, scores);
+        let reqs = self.pre_score_state(state, pod);
+        self.scorer.score_nodes(nodes, &reqs.0, scores);
         Ok(())
     }
 
@@ -435,13 +420,8 @@ impl ScorePlugin for NodeResourcesFit {
         if cpu.name != "cpu" || memory.name != "memory" {
             return None;
         }
-        let reqs = self.scorer.requests_or_compute(
-            state
-                .read::<PreScoreState>(PRE_SCORE_STATE_KEY)
-                .map(|s| &s.0),
-            pod,
-        );
-        let [milli_cpu, mem] = *reqs else {
+        let reqs = self.pre_score_state(state, pod);
+        let [milli_cpu, mem] = *reqs.0 else {
             return None;
         };
         Some(NodeScoreKernel::ResourceAllocation {
@@ -467,7 +447,7 @@ mod queueing_hints {
         EventResource, QueueingHint,
     };
 
-    use super::super::helper::is_scalar_resource_name;
+    use crate::plugins::helper::is_scalar_resource_name;
 
     impl EnqueueExtensions for NodeResourcesFit {
         /// Upstream with queueing hints and InPlacePodVerticalScaling (both on by default):

@@ -1,26 +1,30 @@
-//! A tiny in-memory apiserver for the integration tests (tests only): keyed objects, a global
-//! revision, uid/creationTimestamp on create, graceful deletion of bound pods, the binding
-//! subresource, watch from a revision, and builders for nodes, pods and PodGroups.
-
-#![allow(dead_code)]
+//! [`FakeApi`]: keyed objects, a global revision, uid/creationTimestamp/generateName on create,
+//! `metadata.generation` for Deployments and ReplicaSets, resourceVersion conflicts, the status
+//! subresource, graceful deletion of bound pods, the binding subresource, and watch from a
+//! revision with compaction (`410 Gone` before it).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
-use k8s_types::apiserver::{ApiClient, DeleteOptions};
-use k8s_types::core::{Binding, Container, Event, Node, Pod, ResourceList};
+use k8s_types::apiserver::{ApiClient, ApiExt, DeleteOptions};
+use k8s_types::apps::{Deployment, ReplicaSet};
+use k8s_types::core::{Binding, Event, Pod};
 use k8s_types::labels::LabelSelector;
 use k8s_types::meta::tick_timestamp;
 use k8s_types::object::{Kind, Object, Resource};
 use k8s_types::scheduling::PodGroup;
 use k8s_types::status::Status;
 use k8s_types::store::{WatchEvent, WatchEventType};
-use k8s_types::{Quantity, Tick};
+use k8s_types::Tick;
 
 /// The fake apiserver.
 #[derive(Default)]
 pub struct FakeApi {
+    /// The tick `ApiClient::now` reports (creation and deletion timestamps).
     pub now: Tick,
     rev: i64,
+    /// Objects created so far (the generateName suffix).
+    created: u64,
     objects: BTreeMap<String, Object>,
     /// Every change, for watch: (key, event).
     history: Vec<(String, WatchEvent)>,
@@ -28,22 +32,26 @@ pub struct FakeApi {
     compacted: i64,
 }
 
-fn q(s: &str) -> Quantity {
-    Quantity::parse(s).unwrap()
-}
-
 impl FakeApi {
+    /// An empty apiserver at tick 1000.
     pub fn new() -> FakeApi {
+        FakeApi::at(1000)
+    }
+
+    /// An empty apiserver at tick `now`.
+    pub fn at(now: Tick) -> FakeApi {
         FakeApi {
-            now: 1000,
+            now,
             ..Default::default()
         }
     }
 
+    /// Creates `obj` (panics when it exists).
     pub fn add<R: Resource>(&mut self, obj: R) {
         self.create(obj.into_object()).unwrap();
     }
 
+    /// The pod `default/name` (panics when absent).
     pub fn pod(&self, name: &str) -> Pod {
         match self.get(&Kind::Pod, "default", name) {
             Ok(Object::Pod(p)) => p,
@@ -51,6 +59,28 @@ impl FakeApi {
         }
     }
 
+    /// True when the pod `default/name` exists.
+    pub fn has_pod(&self, name: &str) -> bool {
+        self.get(&Kind::Pod, "default", name).is_ok()
+    }
+
+    /// Every pod.
+    pub fn pods(&self) -> Vec<Pod> {
+        self.list_typed::<Pod>(None, None)
+    }
+
+    /// Every ReplicaSet.
+    pub fn replica_sets(&self) -> Vec<ReplicaSet> {
+        self.list_typed::<ReplicaSet>(None, None)
+    }
+
+    /// The Deployment `default/name` (panics when absent).
+    pub fn deployment(&self, name: &str) -> Deployment {
+        self.get_typed::<Deployment>("default", name)
+            .unwrap_or_else(|e| panic!("deployment {name}: {e}"))
+    }
+
+    /// The PodGroup `default/name` (panics when absent).
     pub fn pod_group(&self, name: &str) -> PodGroup {
         match self.get(&Kind::PodGroup, "default", name) {
             Ok(Object::PodGroup(p)) => p,
@@ -58,10 +88,7 @@ impl FakeApi {
         }
     }
 
-    pub fn has_pod(&self, name: &str) -> bool {
-        self.get(&Kind::Pod, "default", name).is_ok()
-    }
-
+    /// Every Event.
     pub fn events(&self) -> Vec<Event> {
         self.list(&Kind::Event, None, None)
             .into_iter()
@@ -69,13 +96,18 @@ impl FakeApi {
             .collect()
     }
 
-    /// Events about `pod` with `reason`, messages in creation order.
-    pub fn event_messages(&self, pod: &str, reason: &str) -> Vec<String> {
-        let mut evs: Vec<Event> = self
-            .events()
-            .into_iter()
-            .filter(|e| e.involved_object.name == pod && e.reason == reason)
-            .collect();
+    /// Messages of the Events with `reason`, in creation order.
+    pub fn event_messages(&self, reason: &str) -> Vec<String> {
+        self.messages(|e| e.reason == reason)
+    }
+
+    /// Messages of the Events about `pod` with `reason`, in creation order.
+    pub fn pod_event_messages(&self, pod: &str, reason: &str) -> Vec<String> {
+        self.messages(|e| e.involved_object.name == pod && e.reason == reason)
+    }
+
+    fn messages(&self, keep: impl Fn(&Event) -> bool) -> Vec<String> {
+        let mut evs: Vec<Event> = self.events().into_iter().filter(|e| keep(e)).collect();
         evs.sort_by_key(|e| e.metadata.resource_version_number());
         evs.into_iter().map(|e| e.message).collect()
     }
@@ -86,11 +118,9 @@ impl FakeApi {
         for o in self.list(&Kind::Node, None, None) {
             m.insert(o.meta().name.clone(), 0);
         }
-        for o in self.list(&Kind::Pod, None, None) {
-            if let Object::Pod(p) = o {
-                if let Some(n) = p.node_name() {
-                    *m.entry(n.to_string()).or_insert(0) += 1;
-                }
+        for p in self.pods() {
+            if let Some(n) = p.node_name() {
+                *m.entry(n.to_string()).or_insert(0) += 1;
             }
         }
         m
@@ -105,20 +135,26 @@ impl FakeApi {
             .map(|(k, _)| k.clone())
             .collect();
         for k in keys {
-            self.rev += 1;
-            self.drop_key(&k);
+            self.remove(&k);
         }
     }
 
-    fn bump(&mut self, obj: &mut Object) {
+    /// Removes the object stored under `key` at once, without grace (the kubelet finishing a
+    /// pod).
+    pub fn remove(&mut self, key: &str) {
         self.rev += 1;
-        obj.meta_mut().resource_version = Some(self.rev.to_string());
+        self.drop_key(key);
     }
 
     /// Drops the watch history up to now (etcd compaction): older watches get `410 Gone`.
     pub fn compact(&mut self) {
         self.history.clear();
         self.compacted = self.rev;
+    }
+
+    fn bump(&mut self, obj: &mut Object) {
+        self.rev += 1;
+        obj.meta_mut().resource_version = Some(self.rev.to_string());
     }
 
     /// Stores an object at the current revision and records the watch event.
@@ -133,7 +169,7 @@ impl FakeApi {
             WatchEvent {
                 type_,
                 revision: self.rev,
-                object: std::sync::Arc::new(obj.clone()),
+                object: Arc::new(obj.clone()),
             },
         ));
         self.objects.insert(key, obj);
@@ -147,11 +183,64 @@ impl FakeApi {
                 WatchEvent {
                     type_: WatchEventType::Deleted,
                     revision: self.rev,
-                    object: std::sync::Arc::new(obj),
+                    object: Arc::new(obj),
                 },
             ));
         }
     }
+
+    /// The stored object under `obj`'s key, after the resourceVersion check of an update (a
+    /// given version must be the stored one).
+    fn stored_for_update(&self, obj: &Object) -> Result<Object, Status> {
+        let kind = obj.kind();
+        let stored = self
+            .objects
+            .get(&obj.key())
+            .cloned()
+            .ok_or_else(|| Status::not_found(&kind, &obj.meta().name))?;
+        let rv = &obj.meta().resource_version;
+        if rv.is_some() && *rv != stored.meta().resource_version {
+            return Err(Status::conflict(&kind, &obj.meta().name));
+        }
+        Ok(stored)
+    }
+}
+
+/// Copies the status of `from` into `to` (same kind, a kind with a status subresource): true
+/// when it did.
+fn copy_status(to: &mut Object, from: &Object) -> bool {
+    match (to, from) {
+        (Object::Pod(t), Object::Pod(f)) => t.status = f.status.clone(),
+        (Object::PodGroup(t), Object::PodGroup(f)) => t.status = f.status.clone(),
+        (Object::Node(t), Object::Node(f)) => t.status = f.status.clone(),
+        (Object::ReplicaSet(t), Object::ReplicaSet(f)) => t.status = f.status.clone(),
+        (Object::Deployment(t), Object::Deployment(f)) => t.status = f.status.clone(),
+        _ => return false,
+    }
+    true
+}
+
+/// The object without metadata, status and type (what a spec change bumps the generation for).
+fn spec_of(obj: &Object) -> serde_json::Value {
+    let mut v = obj.to_json();
+    if let Some(m) = v.as_object_mut() {
+        m.remove("metadata");
+        m.remove("status");
+        m.remove("apiVersion");
+        m.remove("kind");
+    }
+    v
+}
+
+/// A deterministic 5-character generateName suffix in upstream's alphabet.
+fn name_suffix(mut n: u64) -> String {
+    let alphabet = b"bcdfghjklmnpqrstvwxz2456789";
+    let mut suffix = String::new();
+    for _ in 0..5 {
+        suffix.push(char::from(alphabet[(n % 27) as usize]));
+        n /= 27;
+    }
+    suffix
 }
 
 impl ApiClient for FakeApi {
@@ -166,19 +255,27 @@ impl ApiClient for FakeApi {
     fn create(&mut self, mut obj: Object) -> Result<Object, Status> {
         obj.set_type_meta();
         let kind = obj.kind();
-        if kind.namespaced() && obj.meta().namespace.is_none() {
-            obj.meta_mut().namespace = Some("default".into());
+        self.created += 1;
+        let m = obj.meta_mut();
+        if kind.namespaced() && m.namespace.is_none() {
+            m.namespace = Some("default".into());
+        }
+        if m.name.is_empty() {
+            let prefix = m.generate_name.clone().unwrap_or_default();
+            m.name = format!("{prefix}{}", name_suffix(self.created));
         }
         let key = obj.key();
         if self.objects.contains_key(&key) {
             return Err(Status::already_exists(&kind, &obj.meta().name));
         }
-        let uid = format!("uid-{}", self.rev + 1);
+        // Zero-padded: uids sort in creation order.
+        let uid = format!("uid-{:06}", self.rev + 1);
         let now = tick_timestamp(self.now);
-        {
-            let m = obj.meta_mut();
-            m.uid = Some(uid);
-            m.creation_timestamp = Some(now);
+        let m = obj.meta_mut();
+        m.uid = Some(uid);
+        m.creation_timestamp = Some(now);
+        if matches!(kind, Kind::Deployment | Kind::ReplicaSet) {
+            m.generation = Some(1);
         }
         self.bump(&mut obj);
         self.store(key, obj.clone());
@@ -209,35 +306,48 @@ impl ApiClient for FakeApi {
             .collect()
     }
 
+    /// Keeps the stored status of a Pod, ReplicaSet or Deployment (a Node or PodGroup takes the
+    /// whole object, so that a test changes a node's allocatable in one call), the uid, creation
+    /// and deletion timestamps; bumps the generation of a Deployment or ReplicaSet whose spec
+    /// changed.
     fn update(&mut self, mut obj: Object) -> Result<Object, Status> {
-        let key = obj.key();
-        let Some(old) = self.objects.get(&key).cloned() else {
-            return Err(Status::not_found(&obj.kind(), &obj.meta().name));
-        };
-        if let (Object::Pod(new), Object::Pod(old)) = (&mut obj, &old) {
-            new.status = old.status.clone();
+        obj.set_type_meta();
+        let stored = self.stored_for_update(&obj)?;
+        if matches!(
+            obj,
+            Object::Pod(_) | Object::ReplicaSet(_) | Object::Deployment(_)
+        ) {
+            copy_status(&mut obj, &stored);
         }
+        let spec_changed = spec_of(&obj) != spec_of(&stored);
+        let sm = stored.meta().clone();
+        let m = obj.meta_mut();
+        m.uid = sm.uid;
+        m.creation_timestamp = sm.creation_timestamp;
+        m.deletion_timestamp = sm.deletion_timestamp;
+        m.generation = match sm.generation {
+            Some(g) if spec_changed => Some(g + 1),
+            g => g,
+        };
         self.bump(&mut obj);
-        self.store(key, obj.clone());
+        self.store(obj.key(), obj.clone());
         Ok(obj)
     }
 
+    /// Takes only the status of a kind with a status subresource (the whole object otherwise).
     fn update_status(&mut self, obj: Object) -> Result<Object, Status> {
-        let key = obj.key();
-        let Some(mut stored) = self.objects.get(&key).cloned() else {
-            return Err(Status::not_found(&obj.kind(), &obj.meta().name));
-        };
-        match (&mut stored, obj) {
-            (Object::Pod(s), Object::Pod(n)) => s.status = n.status,
-            (Object::PodGroup(s), Object::PodGroup(n)) => s.status = n.status,
-            (Object::Node(s), Object::Node(n)) => s.status = n.status,
-            (s, n) => *s = n,
+        let mut stored = self.stored_for_update(&obj)?;
+        if !copy_status(&mut stored, &obj) {
+            stored = obj;
         }
         self.bump(&mut stored);
-        self.store(key, stored.clone());
+        self.store(stored.key(), stored.clone());
         Ok(stored)
     }
 
+    /// A bound pod with a grace period (the options', else its spec's, else 30 s) is marked
+    /// terminating (`deletionTimestamp` = now + grace) and stays until [`FakeApi::remove`] or
+    /// [`FakeApi::finish_deletions`]; anything else goes at once.
     fn delete(
         &mut self,
         kind: &Kind,
@@ -264,8 +374,7 @@ impl ApiClient for FakeApi {
                 return Ok(obj);
             }
         }
-        self.rev += 1;
-        self.drop_key(&key);
+        self.remove(&key);
         Ok(obj)
     }
 
@@ -284,7 +393,7 @@ impl ApiClient for FakeApi {
         self.store(key, obj.clone());
         match obj {
             Object::Pod(p) => Ok(p),
-            _ => unreachable!(),
+            _ => unreachable!("stored a pod"),
         }
     }
 
@@ -300,62 +409,4 @@ impl ApiClient for FakeApi {
             .map(|(_, e)| e.clone())
             .collect())
     }
-}
-
-/// A node with allocatable cpu, memory, pods=110 and extra resources.
-pub fn node(name: &str, cpu: &str, memory: &str, extra: &[(&str, &str)]) -> Node {
-    let mut n = Node::default();
-    n.metadata.name = name.into();
-    n.metadata
-        .labels
-        .insert("kubernetes.io/hostname".into(), name.into());
-    let mut a = ResourceList::new();
-    a.insert("cpu".into(), q(cpu));
-    a.insert("memory".into(), q(memory));
-    a.insert("pods".into(), q("110"));
-    for (k, v) in extra {
-        a.insert((*k).into(), q(v));
-    }
-    n.status.capacity = a.clone();
-    n.status.allocatable = a;
-    n
-}
-
-/// A pending pod with one container requesting cpu and memory (and extra resources).
-pub fn pod(name: &str, cpu: &str, memory: &str, extra: &[(&str, &str)]) -> Pod {
-    let mut p = Pod::default();
-    p.metadata.name = name.into();
-    p.metadata.namespace = Some("default".into());
-    let mut r = ResourceList::new();
-    r.insert("cpu".into(), q(cpu));
-    r.insert("memory".into(), q(memory));
-    for (k, v) in extra {
-        r.insert((*k).into(), q(v));
-    }
-    p.spec.containers.push(Container {
-        name: "main".into(),
-        image: "busybox".into(),
-        ..Default::default()
-    });
-    p.spec.containers[0].resources.requests = r.clone();
-    p.spec.containers[0].resources.limits = r;
-    p
-}
-
-/// A pod of a PodGroup.
-pub fn gang_pod(name: &str, group: &str, cpu: &str) -> Pod {
-    let mut p = pod(name, cpu, "128Mi", &[]);
-    p.metadata
-        .labels
-        .insert(k8s_types::core::POD_GROUP_LABEL.into(), group.into());
-    p
-}
-
-/// A PodGroup.
-pub fn pod_group(name: &str, min_member: i32) -> PodGroup {
-    let mut pg = PodGroup::default();
-    pg.metadata.name = name.into();
-    pg.metadata.namespace = Some("default".into());
-    pg.spec.min_member = min_member;
-    pg
 }
