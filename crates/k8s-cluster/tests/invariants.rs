@@ -6,7 +6,9 @@
 //!   terminal; terminating pods included) fit its allocatable cpu, memory, GPUs and pod count;
 //! - no GPU device is held by two pods, and a pod's devices match its request;
 //! - a terminal pod stays terminal, and restart counts never go down;
-//! - no pod vanishes unless it was deleted (by a step, or by preemption) or was already terminating;
+//! - no pod vanishes unless it was deleted (by a step, or by preemption), was already terminating,
+//!   or was not bound (the apiserver removes an unscheduled pod at once, e.g. when a ReplicaSet
+//!   scales down);
 //! - a coscheduling gang is bound all or nothing (0 or at least `minMember` members on nodes);
 //! - a Deployment rolling from v1 to v2 never has more than `replicas + maxSurge` pods that are not
 //!   terminating, nor, once it was fully available, fewer than `replicas - maxUnavailable` ready ones;
@@ -189,7 +191,7 @@ fn pod(i: usize, g: &PodGen) -> Object {
     Object::Pod(p)
 }
 
-/// What a tick left: per pod uid, (name, terminal, terminating, restarts).
+/// What a tick left: per pod uid, (name, terminal, terminating or unbound, restarts).
 type Seen = BTreeMap<String, (String, bool, bool, i32)>;
 
 fn restarts(p: &Pod) -> i32 {
@@ -263,7 +265,7 @@ fn check(
         let entry = (
             p.metadata.name.clone(),
             p.is_terminal(),
-            p.is_terminating(),
+            p.is_terminating() || p.node_name().is_none(),
             restarts(p),
         );
         if let Some((_, was_terminal, _, was_restarts)) = before.get(&uid) {
@@ -401,7 +403,13 @@ fn run(nodes: &[NodeGen], pods: &[PodGen], w: &WorkloadGen) -> Result<String, St
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    // A fixed seed: CI runs the same cases every time (a long run raises PROPTEST_CASES).
+    #![proptest_config(ProptestConfig {
+        cases: 48,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(20261202),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn random_clusters_keep_the_invariants(
@@ -534,4 +542,29 @@ fn the_checker_reports_each_broken_invariant() {
     };
     let e = check_workloads(cluster.api_ref(), &w, &mut true, 6).unwrap_err();
     assert_eq!(e, "t=6: 0 ready web pods, fewer than 3 - 1");
+}
+
+/// Found by the random run: a Deployment scaled down during its rollout deletes a pod the scheduler
+/// had not bound (its node was full of a gang); the apiserver removes it at once, which is no loss.
+#[test]
+fn regression_unbound_pod_deleted_by_a_scale_down() {
+    let nodes = [NodeGen { cpu: 1, gpus: 0 }];
+    let pods = [PodGen {
+        cpu_m: 100,
+        gpus: 0,
+        priority: 0,
+        restart: 0,
+        run: None,
+        oom_after: None,
+        grace: 0,
+        stop: None,
+        arrive: 0,
+        delete_at: None,
+    }];
+    let w = WorkloadGen {
+        gang: Some((2, 3, 300)),
+        deployment: Some((2, 0, 1)),
+    };
+    let first = run(&nodes, &pods, &w).unwrap();
+    assert_eq!(first, run(&nodes, &pods, &w).unwrap());
 }
