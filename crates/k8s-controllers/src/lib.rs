@@ -2,12 +2,15 @@
 //!
 //! - [`ControllerManager`]: one set of shared informers for every controller, and per controller a
 //!   work queue fed by its event handlers and drained by its sync handler, one turn per tick, in
-//!   order (taint eviction, pod GC, Deployment, ReplicaSet, garbage collector by default).
+//!   order (taint eviction, pod GC, Deployment, ReplicaSet, Job, garbage collector by default).
 //! - [`expectations`]: upstream's `ControllerExpectations` (creations and deletions in flight).
 //! - [`DeploymentController`] (`pkg/controller/deployment`): new/old ReplicaSets per pod template,
 //!   RollingUpdate and Recreate rollouts, scaling, revision history, status and conditions.
 //! - [`ReplicaSetController`] (`pkg/controller/replicaset`): keeps `spec.replicas` pods, adopting
 //!   orphans, creating from the template and deleting the surplus by upstream's ranking.
+//! - [`JobController`] (`pkg/controller/job`): batch/v1 Jobs (NonIndexed and Indexed completions,
+//!   pod-failure back-off, backoffLimit, podFailurePolicy, activeDeadlineSeconds, suspend),
+//!   finalizer-tracked pod counting and upstream's interim and final conditions.
 //! - [`GarbageCollector`] (`pkg/controller/garbagecollector`): background cascading deletion of
 //!   objects whose owners are gone.
 //! - [`PodGarbageCollector`] (`pkg/controller/podgc`) and [`TaintEvictionController`]
@@ -23,6 +26,7 @@ pub mod controller_utils;
 pub mod deployment;
 pub mod expectations;
 pub mod garbage_collector;
+pub mod job;
 pub mod manager;
 pub mod pod_gc;
 pub mod pod_template_hash;
@@ -31,6 +35,7 @@ pub mod taint_eviction;
 
 pub use deployment::DeploymentController;
 pub use garbage_collector::GarbageCollector;
+pub use job::JobController;
 pub use manager::ControllerManager;
 pub use pod_gc::PodGarbageCollector;
 pub use replica_set::ReplicaSetController;

@@ -25,6 +25,7 @@ use k8s_types::Tick;
 
 use crate::deployment::DeploymentController;
 use crate::garbage_collector::GarbageCollector;
+use crate::job::JobController;
 use crate::pod_gc::PodGarbageCollector;
 use crate::replica_set::ReplicaSetController;
 use crate::taint_eviction::TaintEvictionController;
@@ -67,7 +68,7 @@ impl std::fmt::Debug for ControllerManager {
 }
 
 impl ControllerManager {
-    /// The default set, in tick order: taint eviction, pod GC, Deployment, ReplicaSet, garbage
+    /// The default set, in tick order: taint eviction, pod GC, Deployment, ReplicaSet, Job, garbage
     /// collector. The evictors go first so a ReplicaSet replaces what they delete in the same tick;
     /// the Deployment controller goes before the ReplicaSet controller so a ReplicaSet it scales gets
     /// its pods in the same tick.
@@ -77,6 +78,7 @@ impl ControllerManager {
             Box::new(PodGarbageCollector::new()),
             Box::new(DeploymentController::new()),
             Box::new(ReplicaSetController::new()),
+            Box::new(JobController::new()),
             Box::new(GarbageCollector::new()),
         ])
     }
