@@ -182,6 +182,7 @@ fn manager_runs_controllers_in_order() {
             "pod-garbage-collector",
             "deployment-controller",
             "replicaset-controller",
+            "job-controller",
             "garbagecollector"
         ]
     );
