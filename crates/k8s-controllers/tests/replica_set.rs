@@ -183,6 +183,7 @@ fn manager_runs_controllers_in_order() {
             "deployment-controller",
             "replicaset-controller",
             "job-controller",
+            "ttl-after-finished-controller",
             "garbagecollector"
         ]
     );
