@@ -501,7 +501,7 @@ impl JobController {
         let uncounted = job
             .status
             .uncounted_terminated_pods
-            .get_or_insert_with(UncountedTerminatedPods::default)
+            .get_or_insert_with(Box::<UncountedTerminatedPods>::default)
             .clone();
         let satisfied = self.expectations.satisfied(&key, now);
         let uid = job.metadata.uid.clone().unwrap_or_default();

@@ -84,7 +84,7 @@ pub mod pod_replacement_policies {
     pub const FAILED: &str = "Failed";
 }
 
-/// Upstream `batchv1.Job`.
+/// Upstream `batchv1.Job` (rarely set members boxed, so that an [`crate::Object`] stays small).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Job {
@@ -123,7 +123,7 @@ pub struct JobSpec {
     pub pod_failure_policy: Option<PodFailurePolicy>,
     /// successPolicy (kept as given, not acted on).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub success_policy: Option<serde_json::Value>,
+    pub success_policy: Option<Box<serde_json::Value>>,
     /// Failed pods tolerated; defaulted to 6 (or MaxInt32 with backoffLimitPerIndex).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backoff_limit: Option<i32>,
@@ -193,7 +193,7 @@ pub struct JobStatus {
     pub failed_indexes: Option<String>,
     /// Finished pods whose tracking finalizer is being removed, not yet in the counters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub uncounted_terminated_pods: Option<UncountedTerminatedPods>,
+    pub uncounted_terminated_pods: Option<Box<UncountedTerminatedPods>>,
     /// Active pods with the Ready condition.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ready: Option<i32>,
