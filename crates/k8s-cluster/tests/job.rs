@@ -217,3 +217,128 @@ fn on_failure_restarts_count_against_the_backoff_limit() {
     );
     assert_eq!(events(&mut c, "flaky", "BackoffLimitExceeded"), [msg]);
 }
+
+/// Runs an inline scenario and returns (output, failures).
+fn run_inline(text: &str, name: &str, output: k8s_cluster::OutputFormat) -> (String, usize) {
+    let dir = std::env::temp_dir().join(format!("k8s-mini-job-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join(format!("{name}.yaml"));
+    std::fs::write(&path, text).expect("write");
+    let opts = k8s_cluster::RunOptions {
+        output,
+        ..Default::default()
+    };
+    let out = k8s_cluster::run_file(&path, &opts).unwrap_or_else(|e| panic!("{e}"));
+    (out.stdout, out.failures)
+}
+
+#[test]
+fn backoff_limit_per_index_fails_only_the_failing_index() {
+    // Indexed, completions 3, parallelism 3, backoffLimitPerIndex 1 (backoffLimit defaults to
+    // MaxInt32); index 1 exits 1 after 5 s, the others exit 0 after 10 s. By hand:
+    // t=0 three pods (job-index-failure-count "0"), started t=1; index 1 fails t=6.
+    // t=7: not yet a failed index (count 0 < 1); its pod keeps the tracking finalizer until a
+    //   replacement exists (podsWithDelayedDeletionPerIndex), so status.failed stays 0; per-index
+    //   back-off: 1 failure -> 10 s from t=6 -> replacement at t=16 with failure count "1".
+    // t=12: indexes 0 and 2 succeeded: completedIndexes "0,2".
+    // t=17: the first index-1 pod is counted (failed 1) now that its replacement exists.
+    // The replacement starts t=17 and fails t=22; t=23 its failure count 1 >= 1: index 1 failed,
+    //   failedIndexes "1", 1 failed + 2 succeeded >= 3 completions: FailureTarget and Failed
+    //   (FailedIndexes, "Job has failed indexes"), failed 2.
+    let text = r#"
+apiVersion: sim.k8s-mini.io/v1alpha1
+kind: Scenario
+metadata: {name: per-index}
+spec:
+  ticks: 30
+  behaviors:
+  - selector: "batch.kubernetes.io/job-completion-index=1"
+    behavior: {runs: [{seconds: 5, exitCode: 1}]}
+  - behavior: {runs: [{seconds: 10, exitCode: 0}]}
+  expect:
+  - at: 0
+    pods: {selector: "job-name=per-index", count: 3}
+  - at: 7
+    job: {name: per-index, active: 0, failed: 0, condition: "None"}
+  - at: 12
+    job: {name: per-index, succeeded: 2, completedIndexes: "0,2", failed: 0}
+  - at: 15
+    pods: {selector: "batch.kubernetes.io/job-completion-index=1", count: 1}
+  - at: 16
+    pods: {selector: "batch.kubernetes.io/job-completion-index=1", count: 2}
+  - at: 17
+    job: {name: per-index, active: 1, failed: 1, condition: "None"}
+  - at: 22
+    job: {name: per-index, failed: 1, condition: "None"}
+  - at: 23
+    job: {name: per-index, succeeded: 2, failed: 2, condition: Failed, reason: FailedIndexes, message: "Job has failed indexes"}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: node-1}
+status: {capacity: {cpu: "8", memory: 16Gi, pods: "110"}}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: per-index}
+spec:
+  completionMode: Indexed
+  completions: 3
+  parallelism: 3
+  backoffLimitPerIndex: 1
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: work, image: "busybox:1.36"}]
+"#;
+    let (out, failures) = run_inline(text, "per-index", k8s_cluster::OutputFormat::Text);
+    assert_eq!(failures, 0, "{out}");
+    assert!(out.contains("result: 8/8 expectations held"), "{out}");
+    // The index's pods carry its failure count: 0 for the first, 1 for the replacement.
+    let (json, _) = run_inline(text, "per-index", k8s_cluster::OutputFormat::Json);
+    let list: serde_json::Value = serde_json::from_str(&json).expect("json");
+    let mut counts: Vec<(String, String)> = list["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .filter(|o| o["kind"] == "Pod")
+        .map(|o| {
+            let a = &o["metadata"]["annotations"];
+            (
+                a["batch.kubernetes.io/job-completion-index"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
+                a["batch.kubernetes.io/job-index-failure-count"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
+            )
+        })
+        .collect();
+    counts.sort();
+    let want: Vec<(String, String)> = [("0", "0"), ("1", "0"), ("1", "1"), ("2", "0")]
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    assert_eq!(counts, want);
+    let job = list["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .find(|o| o["kind"] == "Job")
+        .expect("job");
+    assert_eq!(job["status"]["failedIndexes"], "1");
+    assert_eq!(job["status"]["completedIndexes"], "0,2");
+    // The env reads the completion index label (PodIndexLabel).
+    let pod = list["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .find(|o| o["kind"] == "Pod")
+        .expect("pod");
+    assert_eq!(
+        pod["spec"]["containers"][0]["env"][0]["valueFrom"]["fieldRef"]["fieldPath"],
+        "metadata.labels['batch.kubernetes.io/job-completion-index']"
+    );
+}

@@ -5,7 +5,10 @@
 //! `pastActiveDeadline`, `isPodFailed`), `indexed_job_utils.go` (completion indexes,
 //! `firstPendingIndexes`, `calculateSucceededIndexes`, `podGenerateNameWithIndex`,
 //! `addCompletionIndexEnvVariables`), `backoff_utils.go` (`newBackoffRecord`,
-//! `getRemainingTime`) and `pod_failure_policy.go` (`matchPodFailurePolicy`), as of v1.31 with its
+//! `getRemainingTime`), `pod_failure_policy.go` (`matchPodFailurePolicy`) and the
+//! backoffLimitPerIndex parts of `indexed_job_utils.go` (`calculateFailedIndexes`, `isIndexFailed`,
+//! `getPodsWithDelayedDeletionPerIndex`, `addIndexFailureCountAnnotation`,
+//! `getRemainingTimePerIndex`), as of v1.31 with its
 //! default feature gates (JobPodReplacementPolicy, PodIndexLabel, JobSuccessPolicy on: interim
 //! `FailureTarget` / `SuccessCriteriaMet` conditions, `status.terminating`).
 //!
@@ -26,8 +29,7 @@
 //!
 //! Differences from upstream (docs/fidelity.md): orphan pods matching a Job's selector are not
 //! adopted (the generated selector names the Job's uid, so only a `manualSelector` Job could have
-//! any); backoffLimitPerIndex / maxFailedIndexes / the FailIndex action and successPolicy are not
-//! acted on (kept in the spec); the finalizer is removed by an update of the freshly read pod
+//! any); successPolicy is not acted on (kept in the spec); the finalizer is removed by an update of the freshly read pod
 //! (upstream: a JSON patch); `ActivePods` ordering for deletions uses the ReplicaSet ranking
 //! (same first keys: unassigned, pending, not ready first).
 
@@ -37,7 +39,8 @@ use k8s_types::apiserver::{ApiClient, ApiExt, DeleteOptions};
 use k8s_types::batch::{
     job_conditions, job_reasons, pod_failure_policy_actions as actions, pod_replacement_policies,
     Job, JobCondition, PodFailurePolicy, UncountedTerminatedPods, JOB_COMPLETION_INDEX_ANNOTATION,
-    JOB_COMPLETION_INDEX_ENV, JOB_TRACKING_FINALIZER,
+    JOB_COMPLETION_INDEX_ENV, JOB_INDEX_FAILURE_COUNT_ANNOTATION,
+    JOB_INDEX_IGNORED_FAILURE_COUNT_ANNOTATION, JOB_TRACKING_FINALIZER,
 };
 use k8s_types::controller::{Action, Controller, SyncError};
 use k8s_types::core::event::event_types;
@@ -319,12 +322,85 @@ pub fn match_pod_failure_policy(
             actions::IGNORE => return (None, false, Some(actions::IGNORE)),
             actions::COUNT => return (None, true, Some(actions::COUNT)),
             actions::FAIL_JOB => return (Some(msg), true, Some(actions::FAIL_JOB)),
-            // FailIndex needs backoffLimitPerIndex, which k8s-mini does not act on: the rule
-            // is skipped as upstream skips it with the feature off.
+            actions::FAIL_INDEX => return (None, true, Some(actions::FAIL_INDEX)),
             _ => {}
         }
     }
     (None, true, None)
+}
+
+/// Upstream `parseInt32` of an index failure count annotation: 0 when absent or invalid.
+fn count_annotation(pod: &Pod, key: &str) -> i32 {
+    pod.metadata
+        .annotations
+        .get(key)
+        .and_then(|v| v.parse::<i64>().ok())
+        .filter(|v| (0..=i64::from(i32::MAX)).contains(v))
+        .map_or(0, |v| v as i32)
+}
+
+/// Upstream `getIndexFailureCount`.
+fn index_failure_count(pod: &Pod) -> i32 {
+    count_annotation(pod, JOB_INDEX_FAILURE_COUNT_ANNOTATION)
+}
+
+/// Upstream `getIndexAbsoluteFailureCount`: counted plus ignored failures.
+fn index_absolute_failure_count(pod: &Pod) -> i32 {
+    index_failure_count(pod) + count_annotation(pod, JOB_INDEX_IGNORED_FAILURE_COUNT_ANNOTATION)
+}
+
+/// Upstream `isIndexFailed`: the pod failed and either a FailIndex rule matched or it is a counted
+/// failure whose index already had `backoffLimitPerIndex` failures.
+fn is_index_failed(job: &Job, pod: &Pod) -> bool {
+    if !is_pod_failed(pod, job) {
+        return false;
+    }
+    let counted = match &job.spec.pod_failure_policy {
+        Some(policy) => {
+            let (_, count, action) = match_pod_failure_policy(policy, pod);
+            if action == Some(actions::FAIL_INDEX) {
+                return true;
+            }
+            count
+        }
+        None => true,
+    };
+    counted && index_failure_count(pod) >= job.spec.backoff_limit_per_index.unwrap_or(0)
+}
+
+/// Upstream `getNewIndexFailureCounts`: the failure counts for the pod replacing `replaced`.
+fn new_index_failure_counts(job: &Job, replaced: Option<&Pod>) -> (i32, i32) {
+    let Some(p) = replaced else {
+        return (0, 0);
+    };
+    let (mut failures, mut ignored) = (
+        index_failure_count(p),
+        count_annotation(p, JOB_INDEX_IGNORED_FAILURE_COUNT_ANNOTATION),
+    );
+    let counted = job
+        .spec
+        .pod_failure_policy
+        .as_ref()
+        .is_none_or(|policy| match_pod_failure_policy(policy, p).1);
+    if counted {
+        failures += 1;
+    } else {
+        ignored += 1;
+    }
+    (failures, ignored)
+}
+
+/// Upstream `getRemainingTimePerIndex`: the pod-failure back-off of one index, from its last failed
+/// pod (absolute failure count + 1 failures, since that pod finished).
+fn remaining_per_index(last_failed: Option<&Pod>, now: Tick) -> Tick {
+    let Some(p) = last_failed else {
+        return 0;
+    };
+    BackoffRecord {
+        failures_after_last_success: index_absolute_failure_count(p) + 1,
+        last_failure_time: Some(finished_tick(p)),
+    }
+    .remaining(now)
 }
 
 /// Upstream `newCondition`.
@@ -398,7 +474,7 @@ fn past_backoff_limit_on_failure(job: &Job, pods: &[&Pod]) -> bool {
 }
 
 /// Upstream `addCompletionIndexEnvVariable`: `JOB_COMPLETION_INDEX` from the completion index
-/// annotation (the `fieldRef.apiVersion: v1` is the apiserver's default, written here).
+/// label (PodIndexLabel on; the `fieldRef.apiVersion: v1` is the apiserver's default, written here).
 fn add_completion_index_env(env: &mut Vec<serde_json::Value>) {
     if env
         .iter()
@@ -410,7 +486,7 @@ fn add_completion_index_env(env: &mut Vec<serde_json::Value>) {
         "name": JOB_COMPLETION_INDEX_ENV,
         "valueFrom": {"fieldRef": {
             "apiVersion": "v1",
-            "fieldPath": format!("metadata.annotations['{JOB_COMPLETION_INDEX_ANNOTATION}']"),
+            "fieldPath": format!("metadata.labels['{JOB_COMPLETION_INDEX_ANNOTATION}']"),
         }},
     }));
 }
@@ -426,6 +502,11 @@ struct Ctx<'a> {
     uncounted_failed: BTreeSet<String>,
     prev_succeeded_indexes: BTreeSet<usize>,
     succeeded_indexes: BTreeSet<usize>,
+    /// backoffLimitPerIndex: the failed indexes (upstream `jobCtx.failedIndexes`).
+    failed_indexes: Option<BTreeSet<usize>>,
+    /// backoffLimitPerIndex: per index, the failed pod whose finalizer stays until its replacement
+    /// exists (upstream `podsWithDelayedDeletionPerIndex`).
+    delayed: BTreeMap<usize, &'a Pod>,
     finished: Option<JobCondition>,
     backoff: BackoffRecord,
 }
@@ -633,7 +714,75 @@ impl JobController {
             );
             succeeded = succeeded_indexes.len() as i32;
         }
+        let per_index = indexed && job.spec.backoff_limit_per_index.is_some();
+        let mut failed_indexes = None;
+        let mut delayed: BTreeMap<usize, &Pod> = BTreeMap::new();
+        if per_index {
+            // calculateFailedIndexes
+            let mut fi = parse_indexes(
+                job.status.failed_indexes.as_deref().unwrap_or(""),
+                completions,
+            );
+            fi.extend(
+                pods.iter()
+                    .filter(|p| has_tracking_finalizer(p) && is_index_failed(&job, p))
+                    .filter_map(|p| completion_index(p))
+                    .filter(|i| *i < completions),
+            );
+            if finished.is_none() {
+                if job
+                    .spec
+                    .max_failed_indexes
+                    .is_some_and(|m| fi.len() as i64 > i64::from(m))
+                {
+                    finished = Some(new_condition(
+                        job_conditions::FAILURE_TARGET,
+                        condition_status::TRUE,
+                        job_reasons::MAX_FAILED_INDEXES_EXCEEDED,
+                        "Job has exceeded the specified maximal number of failed indexes",
+                        now,
+                    ));
+                } else if !fi.is_empty() && fi.len() + succeeded_indexes.len() >= completions {
+                    finished = Some(new_condition(
+                        job_conditions::FAILURE_TARGET,
+                        condition_status::TRUE,
+                        job_reasons::FAILED_INDEXES,
+                        "Job has failed indexes",
+                        now,
+                    ));
+                }
+            }
+            // getPodsWithDelayedDeletionPerIndex
+            let active_indexes: BTreeSet<usize> = active_pods
+                .iter()
+                .filter_map(|p| completion_index(p))
+                .collect();
+            for p in pods.iter().copied() {
+                if !has_tracking_finalizer(p) || !is_pod_failed(p, &job) {
+                    continue;
+                }
+                let Some(ix) = completion_index(p).filter(|i| *i < completions) else {
+                    continue;
+                };
+                if succeeded_indexes.contains(&ix)
+                    || fi.contains(&ix)
+                    || active_indexes.contains(&ix)
+                {
+                    continue;
+                }
+                let replace = delayed.get(&ix).is_none_or(|last| {
+                    index_absolute_failure_count(last) <= index_absolute_failure_count(p)
+                        && finished_tick(p) >= finished_tick(last)
+                });
+                if replace {
+                    delayed.insert(ix, p);
+                }
+            }
+            failed_indexes = Some(fi);
+        }
         let mut ctx = Ctx {
+            failed_indexes,
+            delayed,
             ready: active_pods.iter().filter(|p| p.is_ready()).count() as i32,
             terminating: pods.iter().filter(|p| is_terminating(p)).count() as i32,
             pods,
@@ -788,7 +937,12 @@ impl JobController {
                 if diff <= 0 {
                     return Ok((active, Action::AwaitChange));
                 }
-                let remaining = ctx.backoff.remaining(now);
+                let per_index = job.spec.backoff_limit_per_index.is_some() && job.is_indexed();
+                let remaining = if per_index {
+                    0
+                } else {
+                    ctx.backoff.remaining(now)
+                };
                 if remaining > 0 {
                     // Upstream returns 0 active pods while it waits out the back-off.
                     return Ok((0, Action::requeue(remaining)));
@@ -797,16 +951,45 @@ impl JobController {
                 let mut indexes: Vec<usize> = Vec::new();
                 if job.is_indexed() {
                     // firstPendingIndexes
-                    let busy: BTreeSet<usize> = ctx
+                    let mut busy: BTreeSet<usize> = ctx
                         .active_pods
                         .iter()
                         .filter_map(|p| completion_index(p))
                         .chain(ctx.succeeded_indexes.iter().copied())
                         .collect();
+                    if only_replace_failed_pods(job) {
+                        busy.extend(
+                            ctx.pods
+                                .iter()
+                                .filter(|p| is_terminating(p))
+                                .filter_map(|p| completion_index(p)),
+                        );
+                    }
+                    if let Some(fi) = &ctx.failed_indexes {
+                        busy.extend(fi.iter().copied());
+                    }
                     indexes = (0..completions)
                         .filter(|i| !busy.contains(i))
                         .take(diff)
                         .collect();
+                    if per_index {
+                        // getPodCreationInfoForIndependentIndexes
+                        let left: Vec<(usize, Tick)> = indexes
+                            .iter()
+                            .map(|i| (*i, remaining_per_index(ctx.delayed.get(i).copied(), now)))
+                            .collect();
+                        let ready: Vec<usize> = left
+                            .iter()
+                            .filter(|(_, r)| *r == 0)
+                            .map(|(i, _)| *i)
+                            .collect();
+                        if ready.is_empty() {
+                            if let Some(min) = left.iter().map(|(_, r)| *r).min() {
+                                return Ok((0, Action::requeue(min)));
+                            }
+                        }
+                        indexes = ready;
+                    }
                     diff = indexes.len();
                 }
                 self.expectations.expect_creations(key, diff, now);
@@ -854,6 +1037,21 @@ impl JobController {
                             pod.spec.hostname = Some(format!("{}-{ix}", job.metadata.name));
                             pod.metadata.generate_name =
                                 Some(pod_generate_name_with_index(&job.metadata.name, ix));
+                            if per_index {
+                                // addIndexFailureCountAnnotation
+                                let (failures, ignored) =
+                                    new_index_failure_counts(job, ctx.delayed.get(&ix).copied());
+                                pod.metadata.annotations.insert(
+                                    JOB_INDEX_FAILURE_COUNT_ANNOTATION.into(),
+                                    failures.to_string(),
+                                );
+                                if ignored > 0 {
+                                    pod.metadata.annotations.insert(
+                                        JOB_INDEX_IGNORED_FAILURE_COUNT_ANNOTATION.into(),
+                                        ignored.to_string(),
+                                    );
+                                }
+                            }
                         }
                         match api.create_shared(Object::Pod(pod)) {
                             Ok(created) => {
@@ -1001,11 +1199,14 @@ impl JobController {
             }
             let uid = p.metadata.uid.clone().unwrap_or_default();
             let failed = is_pod_failed(p, &job);
-            // canRemoveFinalizer
+            // canRemoveFinalizer: a failed pod waiting for its index's replacement keeps it.
+            let delayed = completion_index(p)
+                .and_then(|ix| ctx.delayed.get(&ix))
+                .is_some_and(|d| d.metadata.uid == p.metadata.uid);
             let can_remove = job.metadata.deletion_timestamp.is_some()
                 || ctx.finished.is_some()
                 || p.phase() == phases::SUCCEEDED
-                || failed;
+                || (failed && !delayed);
             if !can_remove {
                 continue;
             }
@@ -1055,6 +1256,11 @@ impl JobController {
             }
             job.status.succeeded = ctx.succeeded_indexes.len() as i32;
             job.status.completed_indexes = s;
+            let failed_str = ctx.failed_indexes.as_ref().map(format_indexes);
+            if job.status.failed_indexes != failed_str {
+                job.status.failed_indexes = failed_str;
+                needs_flush = true;
+            }
         }
         if let Some(c) = ctx.finished.clone() {
             if c.type_ == job_conditions::FAILURE_TARGET {

@@ -23,6 +23,13 @@ pub const JOB_COMPLETION_INDEX_ANNOTATION: &str = "batch.kubernetes.io/job-compl
 /// Upstream `batch.kubernetes.io/job-tracking` (`JobTrackingFinalizer`): kept on a Job's pods until
 /// the Job controller has counted them.
 pub const JOB_TRACKING_FINALIZER: &str = "batch.kubernetes.io/job-tracking";
+/// Upstream `batch.kubernetes.io/job-index-failure-count` (`JobIndexFailureCountAnnotation`): the
+/// counted failures of the pod's index before it (backoffLimitPerIndex).
+pub const JOB_INDEX_FAILURE_COUNT_ANNOTATION: &str = "batch.kubernetes.io/job-index-failure-count";
+/// Upstream `batch.kubernetes.io/job-index-ignored-failure-count`
+/// (`JobIndexIgnoredFailureCountAnnotation`): failures of the index a podFailurePolicy ignored.
+pub const JOB_INDEX_IGNORED_FAILURE_COUNT_ANNOTATION: &str =
+    "batch.kubernetes.io/job-index-ignored-failure-count";
 /// Upstream `JOB_COMPLETION_INDEX` (`completionIndexEnvName` in `pkg/controller/job/indexed_job_utils.go`).
 pub const JOB_COMPLETION_INDEX_ENV: &str = "JOB_COMPLETION_INDEX";
 
