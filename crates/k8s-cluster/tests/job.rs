@@ -342,3 +342,56 @@ spec:
         "metadata.labels['batch.kubernetes.io/job-completion-index']"
     );
 }
+
+#[test]
+fn success_policy_completes_when_the_leader_index_succeeds() {
+    // Indexed, completions 4, parallelism 4, successPolicy {succeededIndexes: "0"}: index 0 exits
+    // 0 after 5 s, the others run until stopped. By hand: pods created t=0, started t=1; index 0
+    // Succeeded t=6; t=7 the rule at index 0 is met: SuccessCriteriaMet (SuccessPolicy, "Matched
+    // rules at index 0"), the 3 running pods deleted and not counted as failures; they ignore
+    // SIGTERM, are killed after the 30 s grace period (t=37) and removed; t=38 Complete with the
+    // same reason and message.
+    let text = r#"
+apiVersion: sim.k8s-mini.io/v1alpha1
+kind: Scenario
+metadata: {name: leader}
+spec:
+  ticks: 45
+  behaviors:
+  - selector: "batch.kubernetes.io/job-completion-index=0"
+    behavior: {runs: [{seconds: 5, exitCode: 0}]}
+  expect:
+  - at: 6
+    job: {name: leader, active: 4, succeeded: 0, condition: "None"}
+  - at: 7
+    job: {name: leader, active: 0, succeeded: 1, failed: 0, terminating: 3, completedIndexes: "0", condition: SuccessCriteriaMet, reason: SuccessPolicy, message: "Matched rules at index 0"}
+  - at: 37
+    job: {name: leader, terminating: 3, condition: "None"}
+  - at: 38
+    job: {name: leader, succeeded: 1, failed: 0, terminating: 0, condition: Complete, reason: SuccessPolicy, message: "Matched rules at index 0"}
+  - events: {reason: SuccessfulDelete, involvedObject: leader, count: 3}
+  - events: {reason: Completed, involvedObject: leader, count: 1}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: node-1}
+status: {capacity: {cpu: "8", memory: 16Gi, pods: "110"}}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: leader}
+spec:
+  completionMode: Indexed
+  completions: 4
+  parallelism: 4
+  successPolicy:
+    rules: [{succeededIndexes: "0"}]
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: work, image: "busybox:1.36"}]
+"#;
+    let (out, failures) = run_inline(text, "leader", k8s_cluster::OutputFormat::Text);
+    assert_eq!(failures, 0, "{out}");
+    assert!(out.contains("result: 6/6 expectations held"), "{out}");
+}

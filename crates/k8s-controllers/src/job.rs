@@ -8,7 +8,7 @@
 //! `getRemainingTime`), `pod_failure_policy.go` (`matchPodFailurePolicy`) and the
 //! backoffLimitPerIndex parts of `indexed_job_utils.go` (`calculateFailedIndexes`, `isIndexFailed`,
 //! `getPodsWithDelayedDeletionPerIndex`, `addIndexFailureCountAnnotation`,
-//! `getRemainingTimePerIndex`), as of v1.31 with its
+//! `getRemainingTimePerIndex`) and `success_policy.go` (`matchSuccessPolicy`), as of v1.31 with its
 //! default feature gates (JobPodReplacementPolicy, PodIndexLabel, JobSuccessPolicy on: interim
 //! `FailureTarget` / `SuccessCriteriaMet` conditions, `status.terminating`).
 //!
@@ -29,7 +29,7 @@
 //!
 //! Differences from upstream (docs/fidelity.md): orphan pods matching a Job's selector are not
 //! adopted (the generated selector names the Job's uid, so only a `manualSelector` Job could have
-//! any); successPolicy is not acted on (kept in the spec); the finalizer is removed by an update of the freshly read pod
+//! any); the finalizer is removed by an update of the freshly read pod
 //! (upstream: a JSON patch); `ActivePods` ordering for deletions uses the ReplicaSet ranking
 //! (same first keys: unassigned, pending, not ready first).
 
@@ -38,8 +38,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use k8s_types::apiserver::{ApiClient, ApiExt, DeleteOptions};
 use k8s_types::batch::{
     job_conditions, job_reasons, pod_failure_policy_actions as actions, pod_replacement_policies,
-    Job, JobCondition, PodFailurePolicy, UncountedTerminatedPods, JOB_COMPLETION_INDEX_ANNOTATION,
-    JOB_COMPLETION_INDEX_ENV, JOB_INDEX_FAILURE_COUNT_ANNOTATION,
+    Job, JobCondition, PodFailurePolicy, SuccessPolicy, UncountedTerminatedPods,
+    JOB_COMPLETION_INDEX_ANNOTATION, JOB_COMPLETION_INDEX_ENV, JOB_INDEX_FAILURE_COUNT_ANNOTATION,
     JOB_INDEX_IGNORED_FAILURE_COUNT_ANNOTATION, JOB_TRACKING_FINALIZER,
 };
 use k8s_types::controller::{Action, Controller, SyncError};
@@ -401,6 +401,40 @@ fn remaining_per_index(last_failed: Option<&Pod>, now: Tick) -> Tick {
         last_failure_time: Some(finished_tick(p)),
     }
     .remaining(now)
+}
+
+/// Upstream `matchSuccessPolicy` (`success_policy.go`): the message of the first rule met by the
+/// succeeded indexes (`Matched rules at index N`).
+pub fn match_success_policy(
+    policy: Option<&SuccessPolicy>,
+    completions: usize,
+    succeeded: &BTreeSet<usize>,
+) -> Option<String> {
+    let policy = policy?;
+    if succeeded.is_empty() {
+        return None;
+    }
+    for (i, rule) in policy.rules.iter().enumerate() {
+        let met = if let Some(s) = &rule.succeeded_indexes {
+            let required = parse_indexes(s, completions);
+            if required.is_empty() {
+                continue;
+            }
+            // matchSucceededIndexesRule
+            let contains = required.intersection(succeeded).count();
+            match rule.succeeded_count {
+                Some(c) => contains as i64 >= i64::from(c),
+                None => contains == required.len(),
+            }
+        } else {
+            rule.succeeded_count
+                .is_some_and(|c| succeeded.len() as i64 >= i64::from(c))
+        };
+        if met {
+            return Some(format!("Matched rules at index {i}"));
+        }
+    }
+    None
 }
 
 /// Upstream `newCondition`.
@@ -779,6 +813,21 @@ impl JobController {
                 }
             }
             failed_indexes = Some(fi);
+        }
+        if indexed && finished.is_none() {
+            if let Some(msg) = match_success_policy(
+                job.spec.success_policy.as_deref(),
+                completions,
+                &succeeded_indexes,
+            ) {
+                finished = Some(new_condition(
+                    job_conditions::SUCCESS_CRITERIA_MET,
+                    condition_status::TRUE,
+                    job_reasons::SUCCESS_POLICY,
+                    &msg,
+                    now,
+                ));
+            }
         }
         let mut ctx = Ctx {
             failed_indexes,
@@ -1571,6 +1620,48 @@ mod tests {
             [0, 1, 2, 4, 6].into_iter().collect()
         );
         assert_eq!(format_indexes(&BTreeSet::new()), "");
+    }
+
+    #[test]
+    fn success_policy_rules_match_as_upstream() {
+        // Upstream TestMatchSuccessPolicy cases: indexes only, count only, both.
+        let set = |v: &[usize]| v.iter().copied().collect::<BTreeSet<usize>>();
+        let policy = |indexes: Option<&str>, count: Option<i32>| SuccessPolicy {
+            rules: vec![k8s_types::batch::SuccessPolicyRule {
+                succeeded_indexes: indexes.map(String::from),
+                succeeded_count: count,
+            }],
+        };
+        let m = |p: &SuccessPolicy, s: &[usize]| match_success_policy(Some(p), 10, &set(s));
+        assert_eq!(m(&policy(Some("0-2"), None), &[0, 1]), None);
+        assert_eq!(
+            m(&policy(Some("0-2"), None), &[0, 1, 2, 7]),
+            Some("Matched rules at index 0".to_string())
+        );
+        assert_eq!(m(&policy(None, Some(3)), &[4, 8]), None);
+        assert_eq!(
+            m(&policy(None, Some(3)), &[4, 8, 9]),
+            Some("Matched rules at index 0".to_string())
+        );
+        assert_eq!(m(&policy(Some("5-9"), Some(2)), &[0, 1, 5]), None);
+        assert_eq!(
+            m(&policy(Some("5-9"), Some(2)), &[0, 5, 9]),
+            Some("Matched rules at index 0".to_string())
+        );
+        assert_eq!(m(&policy(Some("0"), None), &[]), None);
+        let two = SuccessPolicy {
+            rules: vec![
+                k8s_types::batch::SuccessPolicyRule {
+                    succeeded_indexes: Some("3".into()),
+                    succeeded_count: None,
+                },
+                k8s_types::batch::SuccessPolicyRule {
+                    succeeded_indexes: None,
+                    succeeded_count: Some(1),
+                },
+            ],
+        };
+        assert_eq!(m(&two, &[1]), Some("Matched rules at index 1".to_string()));
     }
 
     #[test]

@@ -192,6 +192,7 @@ pub fn validate_job_spec(spec: &JobSpec, path: &str) -> ErrorList {
         spec,
         &child(path, "podFailurePolicy"),
     ));
+    errs.extend(validate_success_policy(spec, &child(path, "successPolicy")));
     if let Some(p) = spec.pod_replacement_policy.as_deref() {
         let supported: &[&str] = if spec.pod_failure_policy.is_some() {
             &[pod_replacement_policies::FAILED]
@@ -241,6 +242,108 @@ pub fn validate_job_spec(spec: &JobSpec, path: &str) -> ErrorList {
         ));
     }
     errs
+}
+
+/// Upstream `maxSuccessPolicyRule`.
+pub const MAX_SUCCESS_POLICY_RULES: usize = 20;
+
+/// Upstream `validateSuccessPolicy` (the Indexed requirement prints no value; `succeededIndexes`
+/// syntax errors are worded after upstream's `parseIndexesFromString` errors).
+fn validate_success_policy(spec: &JobSpec, path: &str) -> ErrorList {
+    let mut errs = Vec::new();
+    let Some(policy) = &spec.success_policy else {
+        return errs;
+    };
+    let rules_path = child(path, "rules");
+    if policy.rules.is_empty() {
+        errs.push(FieldError::required(
+            &rules_path,
+            "at least one rules must be specified when the successPolicy is specified",
+        ));
+    }
+    if policy.rules.len() > MAX_SUCCESS_POLICY_RULES {
+        errs.push(FieldError {
+            type_: FieldErrorType::Invalid,
+            field: rules_path.clone(),
+            bad_value: Some(policy.rules.len().to_string()),
+            detail: format!("must have at most {MAX_SUCCESS_POLICY_RULES} items"),
+        });
+    }
+    if spec.completion_mode.as_deref() != Some(completion_modes::INDEXED) {
+        errs.push(invalid_omit(path, "requires indexed completion mode"));
+    }
+    let completions = spec.completions.unwrap_or(0);
+    for (i, rule) in policy.rules.iter().enumerate() {
+        let rule_path = index(&rules_path, i);
+        if rule.succeeded_count.is_none() && rule.succeeded_indexes.is_none() {
+            errs.push(FieldError::required(
+                &rule_path,
+                "at least one of succeededCount or succeededIndexes must be specified",
+            ));
+        }
+        let mut total_indexes: Option<i64> = None;
+        if let Some(s) = &rule.succeeded_indexes {
+            match parse_index_list(s, completions) {
+                Ok(n) => total_indexes = Some(n),
+                Err(m) => errs.push(FieldError::invalid(
+                    child(&rule_path, "succeededIndexes"),
+                    format!("\"{s}\""),
+                    format!("error parsing succeededIndexes: {m}"),
+                )),
+            }
+        }
+        if let Some(c) = rule.succeeded_count {
+            let cp = child(&rule_path, "succeededCount");
+            errs.extend(nonnegative(&cp, i64::from(c)));
+            if spec.completions.is_some_and(|n| c > n) {
+                errs.push(FieldError::invalid(
+                    &cp,
+                    c.to_string(),
+                    format!(
+                        "must be less than or equal to {completions} (the number of specified completions)"
+                    ),
+                ));
+            }
+            if let Some(t) = total_indexes.filter(|t| i64::from(c) > *t) {
+                errs.push(FieldError::invalid(
+                    &cp,
+                    c.to_string(),
+                    format!(
+                        "must be less than or equal to {t} (the number of indexes in the specified succeededIndexes field)"
+                    ),
+                ));
+            }
+        }
+    }
+    errs
+}
+
+/// The number of indexes of a `0-2,5` list whose intervals are ordered and below `completions`.
+fn parse_index_list(s: &str, completions: i32) -> Result<i64, String> {
+    let mut total = 0i64;
+    let mut last: Option<i64> = None;
+    for part in s.split(',') {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        let parse = |v: &str| {
+            v.parse::<i64>()
+                .map_err(|_| format!("cannot convert string to integer for index: {v:?}"))
+        };
+        let (a, b) = (parse(a)?, parse(b)?);
+        if a > b {
+            return Err(format!(
+                "first index is greater than the last index: {a} > {b}"
+            ));
+        }
+        if b >= i64::from(completions) {
+            return Err(format!("too large index: {b:?}"));
+        }
+        if last.is_some_and(|l| a <= l) {
+            return Err(format!("overlapping indexes: {a}"));
+        }
+        last = Some(b);
+        total += b - a + 1;
+    }
+    Ok(total)
 }
 
 /// Upstream `validatePodFailurePolicy` and its rule checks.
@@ -554,6 +657,29 @@ mod tests {
                 "spec.podFailurePolicy.rules[0].onExitCodes.values[0]: Invalid value: 0: must not be 0 for the In operator",
                 "spec.podFailurePolicy.rules[0].onExitCodes.values[2]: Invalid value: 2: must be ordered",
                 "spec.template.spec.restartPolicy: Invalid value: \"OnFailure\": only \"Never\" is supported when podFailurePolicy is specified",
+            ]
+        );
+    }
+
+    #[test]
+    fn success_policy_rules() {
+        let mut job = valid_job();
+        job.spec.success_policy = Some(Box::new(k8s_types::batch::SuccessPolicy {
+            rules: vec![
+                k8s_types::batch::SuccessPolicyRule::default(),
+                k8s_types::batch::SuccessPolicyRule {
+                    succeeded_indexes: Some("0".into()),
+                    succeeded_count: Some(2),
+                },
+            ],
+        }));
+        assert_eq!(
+            messages(&validate_job(&job)),
+            vec![
+                "spec.successPolicy: Invalid value: requires indexed completion mode",
+                "spec.successPolicy.rules[0]: Required value: at least one of succeededCount or succeededIndexes must be specified",
+                "spec.successPolicy.rules[1].succeededCount: Invalid value: 2: must be less than or equal to 1 (the number of specified completions)",
+                "spec.successPolicy.rules[1].succeededCount: Invalid value: 2: must be less than or equal to 1 (the number of indexes in the specified succeededIndexes field)",
             ]
         );
     }

@@ -69,6 +69,8 @@ pub mod job_reasons {
     pub const MAX_FAILED_INDEXES_EXCEEDED: &str = "MaxFailedIndexesExceeded";
     /// Some index failed (backoffLimitPerIndex).
     pub const FAILED_INDEXES: &str = "FailedIndexes";
+    /// A successPolicy rule matched.
+    pub const SUCCESS_POLICY: &str = "SuccessPolicy";
 }
 
 /// podFailurePolicy rule actions (upstream `PodFailurePolicyAction`).
@@ -128,9 +130,9 @@ pub struct JobSpec {
     /// How pod failures are handled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pod_failure_policy: Option<PodFailurePolicy>,
-    /// successPolicy (kept as given, not acted on).
+    /// When an Indexed Job may succeed before every index did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub success_policy: Option<Box<serde_json::Value>>,
+    pub success_policy: Option<Box<SuccessPolicy>>,
     /// Failed pods tolerated; defaulted to 6 (or MaxInt32 with backoffLimitPerIndex).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backoff_limit: Option<i32>,
@@ -238,6 +240,26 @@ pub struct JobCondition {
     /// Human-readable message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+}
+
+/// Upstream `batchv1.SuccessPolicy`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SuccessPolicy {
+    /// The Job succeeds when any rule is met.
+    #[serde(default)]
+    pub rules: Vec<SuccessPolicyRule>,
+}
+
+/// Upstream `batchv1.SuccessPolicyRule`: at least one of the two fields.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SuccessPolicyRule {
+    /// Indexes that must succeed, e.g. `0-2,5`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub succeeded_indexes: Option<String>,
+    /// How many (of `succeededIndexes`, or of all indexes) must succeed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub succeeded_count: Option<i32>,
 }
 
 /// Upstream `batchv1.PodFailurePolicy`.
