@@ -9,7 +9,8 @@
 //! - [`ReplicaSetController`] (`pkg/controller/replicaset`): keeps `spec.replicas` pods, adopting
 //!   orphans, creating from the template and deleting the surplus by upstream's ranking.
 //! - [`JobController`] (`pkg/controller/job`): batch/v1 Jobs (NonIndexed and Indexed completions,
-//!   pod-failure back-off, backoffLimit, podFailurePolicy, activeDeadlineSeconds, suspend),
+//!   pod-failure back-off, backoffLimit, backoffLimitPerIndex, podFailurePolicy, successPolicy,
+//!   activeDeadlineSeconds, suspend),
 //!   finalizer-tracked pod counting and upstream's interim and final conditions;
 //!   [`TtlAfterFinishedController`] (`pkg/controller/ttlafterfinished`) deletes finished Jobs after
 //!   `ttlSecondsAfterFinished`.
