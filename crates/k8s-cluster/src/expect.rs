@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use k8s_types::apiserver::{ApiClient, ApiExt};
 use k8s_types::apps::Deployment;
+use k8s_types::batch::Job;
 use k8s_types::core::{ContainerState, ContainerStatus, Event, Node, Pod};
 use k8s_types::labels::LabelSelector;
 use k8s_types::resources::Resources;
@@ -250,6 +251,13 @@ pub fn check(api: &dyn ApiClient, e: &Expectation) -> Vec<CheckResult> {
                 }
                 push(what, (!problems.is_empty()).then(|| problems.join("; ")));
             }
+        }
+    }
+    if let Some(j) = &e.job {
+        let what = format!("job {}/{}", ns(&j.namespace), j.name);
+        match api.get_typed::<Job>(ns(&j.namespace), &j.name) {
+            Err(err) => push(what, Some(err.message)),
+            Ok(job) => push(what, check_job(j, &job)),
         }
     }
     if let Some(ev) = &e.events {
@@ -517,6 +525,75 @@ fn display_sel(s: &str) -> String {
 fn map_str(m: &BTreeMap<String, usize>) -> String {
     let parts: Vec<String> = m.iter().map(|(k, v)| format!("{k}: {v}")).collect();
     format!("{{{}}}", parts.join(", "))
+}
+
+/// The `job` check: counters, completed indexes and one True condition with its reason/message.
+fn check_job(j: &crate::scenario::JobExpectation, job: &Job) -> Option<String> {
+    let s = &job.status;
+    let mut problems = Vec::new();
+    let mut cmp = |field: &str, want: Option<i32>, got: i32| {
+        if let Some(w) = want {
+            if w != got {
+                problems.push(format!("expected {field} {w}, got {got}"));
+            }
+        }
+    };
+    cmp("active", j.active, s.active);
+    cmp("succeeded", j.succeeded, s.succeeded);
+    cmp("failed", j.failed, s.failed);
+    cmp("ready", j.ready, s.ready.unwrap_or(0));
+    cmp("terminating", j.terminating, s.terminating.unwrap_or(0));
+    if let Some(want) = &j.completed_indexes {
+        if *want != s.completed_indexes {
+            problems.push(format!(
+                "expected completedIndexes {want:?}, got {:?}",
+                s.completed_indexes
+            ));
+        }
+    }
+    let true_conditions = || {
+        s.conditions
+            .iter()
+            .filter(|c| c.status == "True")
+            .map(|c| c.type_.as_str())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    match j.condition.as_deref() {
+        None => {}
+        Some("None") => {
+            if let Some(t) = job.finished_type() {
+                problems.push(format!("expected no Complete/Failed condition, got {t}"));
+            }
+        }
+        Some(want) => match s
+            .conditions
+            .iter()
+            .find(|c| c.type_ == want && c.status == "True")
+        {
+            None => problems.push(format!(
+                "expected condition {want}=True, got [{}]",
+                true_conditions()
+            )),
+            Some(c) => {
+                let got_reason = c.reason.clone().unwrap_or_default();
+                if let Some(r) = j.reason.as_ref().filter(|r| **r != got_reason) {
+                    problems.push(format!("expected {want} reason {r}, got {got_reason:?}"));
+                }
+                let got_msg = c.message.clone().unwrap_or_default();
+                if let Some(m) = j.message.as_ref().filter(|m| **m != got_msg) {
+                    problems.push(format!("expected {want} message {m:?}, got {got_msg:?}"));
+                }
+            }
+        },
+    }
+    if j.condition.is_none() && (j.reason.is_some() || j.message.is_some()) {
+        problems.push(format!(
+            "reason/message need a condition (True conditions: [{}])",
+            true_conditions()
+        ));
+    }
+    (!problems.is_empty()).then(|| problems.join("; "))
 }
 
 #[cfg(test)]

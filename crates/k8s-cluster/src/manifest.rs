@@ -267,7 +267,7 @@ fn behavior_line_path(path: &str) -> String {
     }
 }
 
-/// Checks the `sim.k8s-mini.io/behavior` annotation of a Pod or of a Deployment's / ReplicaSet's
+/// Checks the `sim.k8s-mini.io/behavior` annotation of a Pod or of a Deployment's / ReplicaSet's / Job's
 /// pod template against its containers (`docs/scenario-format.md`). The error's path runs from the
 /// object's root into the annotation's value, e.g.
 /// `metadata.annotations[sim.k8s-mini.io/behavior].containers.app.runs[0].exitCode`.
@@ -283,6 +283,11 @@ fn check_behavior(obj: &Object) -> Result<(), (String, String)> {
             "spec.template.",
             &r.spec.template.metadata,
             &r.spec.template.spec,
+        ),
+        Object::Job(j) => (
+            "spec.template.",
+            &j.spec.template.metadata,
+            &j.spec.template.spec,
         ),
         _ => return Ok(()),
     };
@@ -546,6 +551,7 @@ fn decode_typed(kind: &Kind, input: &Input<'_>) -> Result<Object, PartialError> 
         Kind::Pod => Object::Pod(decode(input)?),
         Kind::ReplicaSet => Object::ReplicaSet(decode(input)?),
         Kind::Deployment => Object::Deployment(decode(input)?),
+        Kind::Job => Object::Job(decode(input)?),
         Kind::PriorityClass => Object::PriorityClass(decode(input)?),
         Kind::Event => Object::Event(decode(input)?),
         Kind::PodGroup => Object::PodGroup(decode(input)?),

@@ -302,6 +302,9 @@ pub struct Expectation {
     /// A Deployment's status.
     #[serde(default)]
     pub deployment: Option<DeploymentExpectation>,
+    /// A Job's status.
+    #[serde(default)]
+    pub job: Option<JobExpectation>,
     /// Events by reason.
     #[serde(default)]
     pub events: Option<EventsExpectation>,
@@ -486,6 +489,45 @@ pub struct DeploymentExpectation {
     pub min_available_replicas: Option<i32>,
 }
 
+/// `job`: a Job's status counters and conditions.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct JobExpectation {
+    /// Name.
+    pub name: String,
+    /// Namespace (default `default`).
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// status.active.
+    #[serde(default)]
+    pub active: Option<i32>,
+    /// status.succeeded.
+    #[serde(default)]
+    pub succeeded: Option<i32>,
+    /// status.failed.
+    #[serde(default)]
+    pub failed: Option<i32>,
+    /// status.ready.
+    #[serde(default)]
+    pub ready: Option<i32>,
+    /// status.terminating.
+    #[serde(default)]
+    pub terminating: Option<i32>,
+    /// status.completedIndexes (`""` when none).
+    #[serde(default)]
+    pub completed_indexes: Option<String>,
+    /// The type of a condition that must be True (`Complete`, `Failed`, `FailureTarget`,
+    /// `SuccessCriteriaMet`, `Suspended`); `None` as a string means no Complete/Failed condition.
+    #[serde(default)]
+    pub condition: Option<String>,
+    /// That condition's reason.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// That condition's message.
+    #[serde(default)]
+    pub message: Option<String>,
+}
+
 /// `events`.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -517,6 +559,7 @@ impl Expectation {
             self.node_free.is_some(),
             self.pod_group.is_some(),
             self.deployment.is_some(),
+            self.job.is_some(),
             self.events.is_some(),
         ]
         .iter()

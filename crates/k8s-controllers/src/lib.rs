@@ -2,12 +2,18 @@
 //!
 //! - [`ControllerManager`]: one set of shared informers for every controller, and per controller a
 //!   work queue fed by its event handlers and drained by its sync handler, one turn per tick, in
-//!   order (taint eviction, pod GC, Deployment, ReplicaSet, garbage collector by default).
+//!   order (taint eviction, pod GC, Deployment, ReplicaSet, Job, TTL-after-finished, garbage collector by default).
 //! - [`expectations`]: upstream's `ControllerExpectations` (creations and deletions in flight).
 //! - [`DeploymentController`] (`pkg/controller/deployment`): new/old ReplicaSets per pod template,
 //!   RollingUpdate and Recreate rollouts, scaling, revision history, status and conditions.
 //! - [`ReplicaSetController`] (`pkg/controller/replicaset`): keeps `spec.replicas` pods, adopting
 //!   orphans, creating from the template and deleting the surplus by upstream's ranking.
+//! - [`JobController`] (`pkg/controller/job`): batch/v1 Jobs (NonIndexed and Indexed completions,
+//!   pod-failure back-off, backoffLimit, backoffLimitPerIndex, podFailurePolicy, successPolicy,
+//!   activeDeadlineSeconds, suspend),
+//!   finalizer-tracked pod counting and upstream's interim and final conditions;
+//!   [`TtlAfterFinishedController`] (`pkg/controller/ttlafterfinished`) deletes finished Jobs after
+//!   `ttlSecondsAfterFinished`.
 //! - [`GarbageCollector`] (`pkg/controller/garbagecollector`): background cascading deletion of
 //!   objects whose owners are gone.
 //! - [`PodGarbageCollector`] (`pkg/controller/podgc`) and [`TaintEvictionController`]
@@ -23,17 +29,21 @@ pub mod controller_utils;
 pub mod deployment;
 pub mod expectations;
 pub mod garbage_collector;
+pub mod job;
 pub mod manager;
 pub mod pod_gc;
 pub mod pod_template_hash;
 pub mod replica_set;
 pub mod taint_eviction;
+pub mod ttl_after_finished;
 
 pub use deployment::DeploymentController;
 pub use garbage_collector::GarbageCollector;
+pub use job::JobController;
 pub use manager::ControllerManager;
 pub use pod_gc::PodGarbageCollector;
 pub use replica_set::ReplicaSetController;
 pub use taint_eviction::TaintEvictionController;
+pub use ttl_after_finished::TtlAfterFinishedController;
 
 pub use k8s_types::controller::SyncError;

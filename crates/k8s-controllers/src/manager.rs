@@ -25,9 +25,11 @@ use k8s_types::Tick;
 
 use crate::deployment::DeploymentController;
 use crate::garbage_collector::GarbageCollector;
+use crate::job::JobController;
 use crate::pod_gc::PodGarbageCollector;
 use crate::replica_set::ReplicaSetController;
 use crate::taint_eviction::TaintEvictionController;
+use crate::ttl_after_finished::TtlAfterFinishedController;
 
 /// How often every cached object is handed to the event handlers again (client-go resync). Upstream
 /// kube-controller-manager's `--min-resync-period` is 12 h, randomized per informer to 12-24 h;
@@ -67,8 +69,8 @@ impl std::fmt::Debug for ControllerManager {
 }
 
 impl ControllerManager {
-    /// The default set, in tick order: taint eviction, pod GC, Deployment, ReplicaSet, garbage
-    /// collector. The evictors go first so a ReplicaSet replaces what they delete in the same tick;
+    /// The default set, in tick order: taint eviction, pod GC, Deployment, ReplicaSet, Job,
+    /// TTL-after-finished, garbage collector. The evictors go first so a ReplicaSet replaces what they delete in the same tick;
     /// the Deployment controller goes before the ReplicaSet controller so a ReplicaSet it scales gets
     /// its pods in the same tick.
     pub fn new() -> Self {
@@ -77,6 +79,8 @@ impl ControllerManager {
             Box::new(PodGarbageCollector::new()),
             Box::new(DeploymentController::new()),
             Box::new(ReplicaSetController::new()),
+            Box::new(JobController::new()),
+            Box::new(TtlAfterFinishedController::new()),
             Box::new(GarbageCollector::new()),
         ])
     }

@@ -183,6 +183,8 @@ fn manager_runs_controllers_in_order() {
             "pod-garbage-collector",
             "deployment-controller",
             "replicaset-controller",
+            "job-controller",
+            "ttl-after-finished-controller",
             "garbagecollector"
         ]
     );

@@ -18,6 +18,7 @@
 pub mod admission;
 pub mod apiserver;
 pub mod apps;
+pub mod batch;
 pub mod controller;
 pub mod core;
 pub mod deviceplugin;

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::apps::{Deployment, ReplicaSet};
+use crate::batch::Job;
 use crate::core::{Event, Namespace, Node, Pod};
 use crate::meta::ObjectMeta;
 use crate::scheduling::{PodGroup, PriorityClass};
@@ -23,6 +24,8 @@ pub enum Kind {
     ReplicaSet,
     /// `apps/v1` Deployment.
     Deployment,
+    /// `batch/v1` Job.
+    Job,
     /// `scheduling.k8s.io/v1` PriorityClass (cluster-scoped).
     PriorityClass,
     /// `v1` Event.
@@ -42,12 +45,13 @@ pub enum Kind {
 
 impl Kind {
     /// The typed kinds, in the order output lists them.
-    pub const TYPED: [Kind; 8] = [
+    pub const TYPED: [Kind; 9] = [
         Kind::Namespace,
         Kind::PriorityClass,
         Kind::Node,
         Kind::Deployment,
         Kind::ReplicaSet,
+        Kind::Job,
         Kind::PodGroup,
         Kind::Pod,
         Kind::Event,
@@ -61,6 +65,7 @@ impl Kind {
             Kind::Pod => "Pod",
             Kind::ReplicaSet => "ReplicaSet",
             Kind::Deployment => "Deployment",
+            Kind::Job => "Job",
             Kind::PriorityClass => "PriorityClass",
             Kind::Event => "Event",
             Kind::PodGroup => "PodGroup",
@@ -73,6 +78,7 @@ impl Kind {
         match self {
             Kind::Namespace | Kind::Node | Kind::Pod | Kind::Event => "v1",
             Kind::ReplicaSet | Kind::Deployment => "apps/v1",
+            Kind::Job => "batch/v1",
             Kind::PriorityClass => "scheduling.k8s.io/v1",
             Kind::PodGroup => "scheduling.x-k8s.io/v1alpha1",
             Kind::Other { api_version, .. } => api_version,
@@ -88,6 +94,7 @@ impl Kind {
             Kind::Pod => "pods".into(),
             Kind::ReplicaSet => "replicasets".into(),
             Kind::Deployment => "deployments".into(),
+            Kind::Job => "jobs".into(),
             Kind::PriorityClass => "priorityclasses".into(),
             Kind::Event => "events".into(),
             Kind::PodGroup => "podgroups".into(),
@@ -138,6 +145,7 @@ impl Kind {
             ("v1", "Event") | ("events.k8s.io/v1", "Event") => Kind::Event,
             ("apps/v1", "ReplicaSet") => Kind::ReplicaSet,
             ("apps/v1", "Deployment") => Kind::Deployment,
+            ("batch/v1", "Job") => Kind::Job,
             ("scheduling.k8s.io/v1", "PriorityClass") => Kind::PriorityClass,
             ("scheduling.x-k8s.io/v1alpha1", "PodGroup") => Kind::PodGroup,
             _ => return None,
@@ -180,7 +188,6 @@ pub const UNSIMULATED_BUILTIN_KINDS: &[(&str, bool)] = &[
     ("StatefulSet", true),
     ("DaemonSet", true),
     ("ControllerRevision", true),
-    ("Job", true),
     ("CronJob", true),
     ("Ingress", true),
     ("IngressClass", false),
@@ -255,6 +262,8 @@ pub enum Object {
     ReplicaSet(ReplicaSet),
     /// A Deployment.
     Deployment(Deployment),
+    /// A Job.
+    Job(Job),
     /// A PriorityClass.
     PriorityClass(PriorityClass),
     /// An Event.
@@ -273,6 +282,7 @@ macro_rules! each_variant {
             Object::Pod($o) => $e,
             Object::ReplicaSet($o) => $e,
             Object::Deployment($o) => $e,
+            Object::Job($o) => $e,
             Object::PriorityClass($o) => $e,
             Object::Event($o) => $e,
             Object::PodGroup($o) => $e,
@@ -300,6 +310,7 @@ impl Object {
             Object::Pod(_) => Kind::Pod,
             Object::ReplicaSet(_) => Kind::ReplicaSet,
             Object::Deployment(_) => Kind::Deployment,
+            Object::Job(_) => Kind::Job,
             Object::PriorityClass(_) => Kind::PriorityClass,
             Object::Event(_) => Kind::Event,
             Object::PodGroup(_) => Kind::PodGroup,
@@ -395,6 +406,7 @@ impl_resource!(Node);
 impl_resource!(Pod);
 impl_resource!(ReplicaSet);
 impl_resource!(Deployment);
+impl_resource!(Job);
 impl_resource!(PriorityClass);
 impl_resource!(Event);
 impl_resource!(PodGroup);

@@ -1,8 +1,9 @@
 //! Defaulting: what kube-apiserver fills in while decoding a request body, before admission and
 //! validation (upstream `pkg/apis/core/v1/defaults.go`, `pkg/apis/apps/v1/defaults.go`,
-//! `pkg/apis/scheduling/v1/defaults.go`). Runs on create and on update, first.
+//! `pkg/apis/scheduling/v1/defaults.go`, `pkg/apis/batch/v1/defaults.go`). Runs on create and on update, first.
 
 pub mod deployment;
+pub mod job;
 pub mod namespace;
 pub mod node;
 pub mod pod;
@@ -18,6 +19,7 @@ pub fn apply(obj: &mut Object) {
         Object::Pod(p) => pod::set_defaults_pod(p),
         Object::Deployment(d) => deployment::set_defaults_deployment(d),
         Object::ReplicaSet(rs) => replica_set::set_defaults_replica_set(rs),
+        Object::Job(j) => job::set_defaults_job(j),
         Object::Namespace(ns) => namespace::set_defaults_namespace(ns),
         Object::Node(n) => node::set_defaults_node(n),
         Object::PriorityClass(pc) => priority_class::set_defaults_priority_class(pc),

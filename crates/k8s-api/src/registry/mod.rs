@@ -6,6 +6,7 @@
 //! this module.
 
 pub mod deployment;
+pub mod job;
 pub mod namespace;
 pub mod node;
 pub mod other;
@@ -58,6 +59,7 @@ pub fn prepare_for_create(obj: &mut Object, now: Tick, uid: String) {
         Object::Pod(p) => pod::prepare_for_create(p),
         Object::Deployment(d) => deployment::prepare_for_create(d),
         Object::ReplicaSet(rs) => replica_set::prepare_for_create(rs),
+        Object::Job(j) => job::prepare_for_create(j),
         Object::Namespace(ns) => namespace::prepare_for_create(ns),
         Object::PodGroup(pg) => pod_group::prepare_for_create(pg),
         Object::Node(_) | Object::PriorityClass(_) | Object::Event(_) | Object::Other(..) => {}
@@ -73,6 +75,7 @@ pub fn prepare_for_update(new: &mut Object, old: &Object) {
         (Object::Pod(n), Object::Pod(o)) => pod::prepare_for_update(n, o),
         (Object::Deployment(n), Object::Deployment(o)) => deployment::prepare_for_update(n, o),
         (Object::ReplicaSet(n), Object::ReplicaSet(o)) => replica_set::prepare_for_update(n, o),
+        (Object::Job(n), Object::Job(o)) => job::prepare_for_update(n, o),
         (Object::Namespace(n), Object::Namespace(o)) => namespace::prepare_for_update(n, o),
         (Object::Node(n), Object::Node(o)) => node::prepare_for_update(n, o),
         (Object::PodGroup(n), Object::PodGroup(o)) => pod_group::prepare_for_update(n, o),
@@ -98,7 +101,7 @@ fn keep_system_fields(new: &mut Object, old: &Object) {
 ///   `qosClass` is backfilled (upstream `podStatusStrategy`);
 /// - Deployment: annotations from the request, labels stored (the deployment controller writes
 ///   its revision annotation this way);
-/// - ReplicaSet, Node, Namespace: metadata from the request;
+/// - ReplicaSet, Job, Node, Namespace: metadata from the request;
 /// - PodGroup and untyped kinds (custom resources): only the status (upstream
 ///   `customresource.statusStrategy`);
 /// - PriorityClass, Event (no status subresource): the stored object, unchanged.
@@ -112,6 +115,7 @@ pub fn with_status_from(new: Object, old: &Object) -> Object {
             n.metadata.labels.clone_from(&o.metadata.labels);
         }
         (Object::ReplicaSet(n), Object::ReplicaSet(o)) => n.spec.clone_from(&o.spec),
+        (Object::Job(n), Object::Job(o)) => n.spec.clone_from(&o.spec),
         (Object::Node(n), Object::Node(o)) => n.spec.clone_from(&o.spec),
         (Object::Namespace(n), Object::Namespace(o)) => n.spec.clone_from(&o.spec),
         (Object::PodGroup(n), Object::PodGroup(o)) => {

@@ -4,6 +4,7 @@
 //!
 //! Upstream sources: `pkg/apis/core/validation/validation.go` (pods, nodes, namespaces, events),
 //! `pkg/apis/apps/validation/validation.go` (Deployment, ReplicaSet),
+//! `pkg/apis/batch/validation/validation.go` (Job),
 //! `pkg/apis/scheduling/validation/validation.go` (PriorityClass),
 //! `k8s.io/apimachinery/pkg/api/validation/objectmeta.go` (metadata) and the scheduler-plugins
 //! PodGroup CRD schema.
@@ -16,6 +17,7 @@ pub mod affinity;
 pub mod deployment;
 pub mod event;
 pub mod gofmt;
+pub mod job;
 pub mod labels;
 pub mod meta;
 pub mod names;
@@ -104,6 +106,7 @@ pub fn validate_create(obj: &Object) -> ErrorList {
         Object::Pod(p) => pod::validate_pod(p),
         Object::Deployment(d) => deployment::validate_deployment(d),
         Object::ReplicaSet(rs) => replica_set::validate_replica_set(rs),
+        Object::Job(j) => job::validate_job(j),
         Object::Namespace(ns) => namespace::validate_namespace(ns),
         Object::Node(n) => node::validate_node(n),
         Object::PriorityClass(pc) => priority_class::validate_priority_class(pc),
@@ -124,6 +127,7 @@ pub fn validate_update(new: &Object, old: &Object) -> ErrorList {
         (Object::ReplicaSet(n), Object::ReplicaSet(o)) => {
             replica_set::validate_replica_set_update(n, o)
         }
+        (Object::Job(n), Object::Job(o)) => job::validate_job_update(n, o),
         (Object::PriorityClass(n), Object::PriorityClass(o)) => {
             priority_class::validate_priority_class_update(n, o)
         }
@@ -143,6 +147,7 @@ pub fn validate_status_update(new: &Object, old: &Object) -> ErrorList {
         (Object::ReplicaSet(n), Object::ReplicaSet(o)) => {
             replica_set::validate_replica_set_status_update(n, o)
         }
+        (Object::Job(n), Object::Job(o)) => job::validate_job_status_update(n, o),
         (n, o) => meta::validate_object_meta_update(n.meta(), o.meta(), "metadata"),
     })
 }

@@ -80,6 +80,9 @@ pub struct PodSpec {
     /// Service account (kept, not acted on).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service_account_name: Option<String>,
+    /// The pod's hostname (upstream `hostname`; an Indexed Job's pods get `<job>-<index>`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hostname: Option<String>,
     /// Scheduling gates: the pod is not scheduled while any remains.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scheduling_gates: Vec<PodSchedulingGate>,
