@@ -66,7 +66,7 @@ impl Timing {
         }
     }
 
-    /// The k-th probe time of an attempt started at `start`, not before `not_before`.
+    /// The k-th probe time counted from the probe at `first`.
     fn probe_time(&self, first: Tick, k: u64) -> Tick {
         first.saturating_add(k.saturating_mul(self.period))
     }
@@ -178,8 +178,9 @@ impl Window {
     }
 }
 
-/// Failures and the kill time of a liveness-style probe (startup or liveness) run from `first`.
-/// `until`: the probe stops at the first success (startup) or never (liveness, `None`).
+/// A liveness-style probe (startup or liveness) run from `first`, up to `limit`: the failure times,
+/// the kill time (`failureThreshold` failures in a row) and the first success. With
+/// `stop_at_success` (a startup probe) it stops at the first success.
 fn kill_probe(
     t: &Timing,
     first: Tick,
@@ -187,7 +188,6 @@ fn kill_probe(
     stop_at_success: bool,
     limit: Tick,
 ) -> (Vec<Tick>, Option<Tick>, Option<Tick>) {
-    // Returns (failure times, kill time, first success time).
     let mut failures = Vec::new();
     let mut run = 0u64;
     let mut k = 0u64;
