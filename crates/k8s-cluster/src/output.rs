@@ -10,7 +10,7 @@ use k8s_types::object::Kind;
 use k8s_types::resources::Resources;
 use k8s_types::Tick;
 
-use crate::state::{allocated_by_node, format_amount, pod_devices, print_pod};
+use crate::state::{allocated_by_node, format_amount, human_duration, pod_devices, print_pod};
 
 /// Formats rows as left-aligned columns separated by two spaces (trailing spaces trimmed).
 pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
@@ -79,8 +79,8 @@ pub const EVENT_HEADER: [&str; 5] = ["TICK", "TYPE", "REASON", "OBJECT", "MESSAG
 
 /// `kubectl get pods -A -o wide`, plus the device IDs the kubelet allocated. READY, STATUS and
 /// RESTARTS are kubectl's `printPod` ([`print_pod`]); `now` (the end of the run) is the clock of AGE
-/// and of the age of the last restart in RESTARTS (`3 (2m10s ago)`). AGE is printed in seconds
-/// (`125s`) where kubectl would print `duration.HumanDuration` (`2m5s`); see `docs/fidelity.md`.
+/// and of the age of the last restart in RESTARTS (`3 (2m10s ago)`); both are printed with
+/// kubectl's `duration.HumanDuration` (`translateTimestampSince`: `2m5s`, `70m`, `2d1h`).
 pub fn pods_table(api: &dyn ApiClient, now: Tick) -> String {
     let rows: Vec<Vec<String>> = api
         .list_typed::<Pod>(None, None)
@@ -91,7 +91,10 @@ pub fn pods_table(api: &dyn ApiClient, now: Tick) -> String {
                 .creation_timestamp
                 .as_deref()
                 .and_then(timestamp_tick)
-                .map_or_else(|| "?".into(), |c| format!("{}s", now.saturating_sub(c)));
+                .map_or_else(
+                    || "<unknown>".into(),
+                    |c| human_duration(i64::try_from(now.saturating_sub(c)).unwrap_or(i64::MAX)),
+                );
             let devices: Vec<String> = pod_devices(p)
                 .into_iter()
                 .map(|(r, ids)| format!("{r}=[{}]", ids.join(",")))
@@ -364,7 +367,7 @@ mod tests {
         let table = pods_table(&api, 200);
         let row = table.lines().nth(1).expect("a row");
         assert!(
-            row.starts_with("default    crash  0/1    CrashLoopBackOff  4 (2m5s ago)  200s  "),
+            row.starts_with("default    crash  0/1    CrashLoopBackOff  4 (2m5s ago)  3m20s  "),
             "{table}"
         );
     }
