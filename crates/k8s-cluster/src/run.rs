@@ -274,6 +274,50 @@ fn rank(o: &Object) -> u8 {
     }
 }
 
+/// A warning for each pod (or pod template) that asks for a `schedulerName` no profile of the
+/// scheduler serves: as upstream, nothing schedules it, and it stays Pending without an event.
+fn unserved_scheduler_warnings(
+    cluster: &Cluster,
+    objects: &[(Object, Source)],
+    warnings: &mut Vec<String>,
+) {
+    for (obj, source) in objects {
+        let (what, verb, who, spec) = match obj {
+            Object::Pod(p) => ("pod", "asks", "it stays", &p.spec),
+            Object::Deployment(d) => (
+                "the pods of deployment",
+                "ask",
+                "they stay",
+                &d.spec.template.spec,
+            ),
+            Object::ReplicaSet(r) => (
+                "the pods of replicaset",
+                "ask",
+                "they stay",
+                &r.spec.template.spec,
+            ),
+            Object::Job(j) => ("the pods of job", "ask", "they stay", &j.spec.template.spec),
+            _ => continue,
+        };
+        let name = spec
+            .scheduler_name
+            .as_deref()
+            .filter(|n| !n.is_empty())
+            .unwrap_or(k8s_types::core::DEFAULT_SCHEDULER_NAME);
+        if cluster.scheduler().profile(name).is_none() {
+            let meta = obj.meta();
+            let ns = Some(meta.namespace())
+                .filter(|n| !n.is_empty())
+                .unwrap_or("default");
+            warnings.push(format!(
+                "{source}: {what} {}/{} {verb} for schedulerName {name:?}, which no scheduler profile serves: {who} Pending",
+                ns,
+                meta.name
+            ));
+        }
+    }
+}
+
 fn apply_initial(
     cluster: &mut Cluster,
     mut objects: Vec<(Object, Source)>,
@@ -281,6 +325,7 @@ fn apply_initial(
     warnings: &mut Vec<String>,
 ) -> Result<(), ManifestError> {
     objects.sort_by_key(|(o, _)| rank(o));
+    unserved_scheduler_warnings(cluster, &objects, warnings);
     cluster.begin_tick();
     // A dump's ownerReferences name the old uids; the apiserver assigns new ones, so map old -> new.
     let mut uid_map: BTreeMap<String, String> = BTreeMap::new();

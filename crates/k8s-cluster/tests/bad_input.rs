@@ -96,6 +96,22 @@ fn unsimulated_builtin_kinds_are_kept_with_a_warning() {
         .contains("v1 Service is kept in the store; the scheduler reads its selector"));
 }
 
+/// A pod for a scheduler no profile serves waits as upstream (no event), and the load says why.
+#[test]
+fn unserved_scheduler_names_are_warned_about() {
+    let out = run_text("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {capacity: {cpu: '1', memory: 1Gi}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: train}\nspec: {schedulerName: volcano, containers: [{name: c, image: i}]}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {schedulerName: yunikorn, containers: [{name: c, image: i}]}\n---\napiVersion: sim.k8s-mini.io/v1alpha1\nkind: Scenario\nspec:\n  ticks: 3\n  expect:\n  - pod: {name: train, nodeName: \"\", phase: Pending}\n")
+        .expect("loads");
+    assert_eq!(out.failures, 0, "{}", out.stdout);
+    let warnings: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.contains("no scheduler profile serves"))
+        .collect();
+    assert_eq!(warnings.len(), 2, "{}", out.stdout);
+    assert!(warnings[0].ends_with(":11: the pods of deployment default/web ask for schedulerName \"yunikorn\", which no scheduler profile serves: they stay Pending"), "{}", warnings[0]);
+    assert!(warnings[1].ends_with(":6: pod default/train asks for schedulerName \"volcano\", which no scheduler profile serves: it stays Pending"), "{}", warnings[1]);
+}
+
 #[test]
 fn failed_expectation_reports_expected_and_actual() {
     let text = format!(
