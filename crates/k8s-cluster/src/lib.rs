@@ -17,6 +17,7 @@ pub(crate) mod output;
 pub(crate) mod run;
 pub(crate) mod scenario;
 pub(crate) mod state;
+pub(crate) mod steps;
 pub mod trace;
 pub(crate) mod yaml_position;
 
