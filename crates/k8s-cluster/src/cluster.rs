@@ -224,6 +224,13 @@ impl Cluster {
             .min()
     }
 
+    /// Owners with these uids live outside the input: the garbage collector keeps their dependents
+    /// (a dump of pods without their ReplicaSets). Call before the first tick: it starts a fresh
+    /// controller-manager.
+    pub fn set_external_owners(&mut self, uids: std::collections::BTreeSet<String>) {
+        self.controllers = ControllerManager::with_external_owners(uids);
+    }
+
     /// The earliest tick at which some pod changes on its own on some node (a container starts,
     /// exits, restarts after back-off, a probe fails, a grace period ends): the run goes on until
     /// then even when nothing else changes.

@@ -328,13 +328,24 @@ fn apply_initial(
     cluster.begin_tick();
     // A dump's ownerReferences name the old uids; the apiserver assigns new ones, so map old -> new.
     let mut uid_map: BTreeMap<String, String> = BTreeMap::new();
+    // Owner references whose owner was not loaded before the dependent: (uid, "Kind ns/name").
+    let mut unresolved: BTreeMap<String, String> = BTreeMap::new();
     for (mut obj, source) in objects {
         let meta = obj.meta_mut();
         let old_uid = meta.uid.take();
         meta.resource_version = None;
+        let owner_ns = Some(meta.namespace())
+            .filter(|n| !n.is_empty())
+            .unwrap_or("default")
+            .to_string();
         for owner in &mut meta.owner_references {
             if let Some(new) = uid_map.get(&owner.uid) {
                 owner.uid = new.clone();
+            } else {
+                unresolved.insert(
+                    owner.uid.clone(),
+                    format!("{} {owner_ns}/{}", owner.kind, owner.name),
+                );
             }
         }
         let kind = obj.kind();
@@ -367,6 +378,18 @@ fn apply_initial(
                 uid_map.insert(old, new_uid);
             }
         }
+    }
+    // Owners named by the input but not in it live outside it (a dump of pods without their
+    // ReplicaSets): their dependents are kept, not garbage-collected at tick 0.
+    unresolved.retain(|uid, _| !uid_map.contains_key(uid));
+    if !unresolved.is_empty() {
+        let names: Vec<&str> = unresolved.values().map(String::as_str).collect();
+        warnings.push(format!(
+            "{} owner(s) named by ownerReferences are not in the input; their dependents are kept as if they lived outside it: {}",
+            names.len(),
+            names.join(", ")
+        ));
+        cluster.set_external_owners(unresolved.into_keys().collect());
     }
     Ok(())
 }

@@ -112,6 +112,20 @@ fn unserved_scheduler_names_are_warned_about() {
     assert!(warnings[1].ends_with(":6: pod default/train asks for schedulerName \"volcano\", which no scheduler profile serves: it stays Pending"), "{}", warnings[1]);
 }
 
+/// A dump of pods without their ReplicaSet: the owner lives outside the input, so the garbage
+/// collector keeps the pods (it deleted them at tick 0 before), and one warning names the owner.
+#[test]
+fn pods_whose_owner_is_not_in_the_input_are_kept() {
+    let text = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {capacity: {cpu: '4', memory: 8Gi}}\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: web-abc-1\n  uid: 11111111-1111-1111-1111-111111111111\n  ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: web-abc, uid: 22222222-2222-2222-2222-222222222222, controller: true}]\nspec: {nodeName: n1, containers: [{name: c, image: i, resources: {requests: {cpu: '1'}}}]}\n---\napiVersion: sim.k8s-mini.io/v1alpha1\nkind: Scenario\nspec:\n  ticks: 5\n  expect:\n  - {at: 4, pod: {name: web-abc-1, nodeName: n1, phase: Running}}\n  - {at: 4, nodeAllocated: {n1: {cpu: '1'}}}\n";
+    let out = run_text(text).expect("loads");
+    assert_eq!(out.failures, 0, "{}", out.stdout);
+    assert!(
+        out.stdout.contains("warning: 1 owner(s) named by ownerReferences are not in the input; their dependents are kept as if they lived outside it: ReplicaSet default/web-abc"),
+        "{}",
+        out.stdout
+    );
+}
+
 #[test]
 fn failed_expectation_reports_expected_and_actual() {
     let text = format!(

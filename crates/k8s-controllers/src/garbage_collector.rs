@@ -16,9 +16,15 @@
 //! one level per tick: deleting a Deployment removes its ReplicaSets in that tick's turn and their
 //! pods in the next one.
 //!
+//! Owners *outside the input* (`GarbageCollector::with_external_owners`: the uids a loaded dump's
+//! objects name as owners without the owners being in it) count as solid: k8s-mini treats them as
+//! living outside the part of the cluster it was given, where upstream's collector, seeing the
+//! whole cluster, would find them.
+//!
 //! Not modelled: foreground deletion (`foregroundDeletion` finalizer, `blockOwnerDeletion`), the
 //! orphan policy, and the `OwnerRefInvalidNamespace` event.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use k8s_types::apiserver::{ApiClient, DeleteOptions};
@@ -34,7 +40,10 @@ pub const GARBAGE_COLLECTOR_NAME: &str = "garbagecollector";
 
 /// kube-controller-manager's garbage collector (background cascading deletion).
 #[derive(Clone, Debug, Default)]
-pub struct GarbageCollector;
+pub struct GarbageCollector {
+    /// Owner uids that live outside the input (see the module documentation).
+    external_owners: BTreeSet<String>,
+}
 
 /// What one owner reference points to, as classified this pass.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,7 +82,14 @@ fn owner_uids(o: Option<&Arc<Object>>) -> Vec<&str> {
 impl GarbageCollector {
     /// The collector.
     pub fn new() -> Self {
-        GarbageCollector
+        GarbageCollector::default()
+    }
+
+    /// A collector for which the owners with these uids exist (outside the input).
+    pub fn with_external_owners(uids: BTreeSet<String>) -> Self {
+        GarbageCollector {
+            external_owners: uids,
+        }
     }
 
     fn classify(
@@ -128,6 +144,7 @@ impl GarbageCollector {
 
     /// Upstream `attemptToDeleteItem` for one dependent.
     fn attempt_to_delete(
+        &self,
         api: &mut dyn ApiClient,
         informers: &SharedInformerFactory,
         kind: &Kind,
@@ -143,7 +160,13 @@ impl GarbageCollector {
         let states: Vec<OwnerState> = meta
             .owner_references
             .iter()
-            .map(|r| Self::classify(&*api, informers, meta.namespace(), r))
+            .map(|r| {
+                if self.external_owners.contains(&r.uid) {
+                    OwnerState::Solid
+                } else {
+                    Self::classify(&*api, informers, meta.namespace(), r)
+                }
+            })
             .collect();
         let solid = states.contains(&OwnerState::Solid);
         let dangling = states.contains(&OwnerState::Dangling);
@@ -237,7 +260,7 @@ impl Controller for GarbageCollector {
         let Some((kind, key)) = parse_queue_key(key) else {
             return Ok(Action::AwaitChange);
         };
-        Self::attempt_to_delete(api, informers, &kind, key)?;
+        self.attempt_to_delete(api, informers, &kind, key)?;
         Ok(Action::AwaitChange)
     }
 }

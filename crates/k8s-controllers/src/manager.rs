@@ -74,6 +74,12 @@ impl ControllerManager {
     /// the Deployment controller goes before the ReplicaSet controller so a ReplicaSet it scales gets
     /// its pods in the same tick.
     pub fn new() -> Self {
+        Self::with_external_owners(std::collections::BTreeSet::new())
+    }
+
+    /// The default set ([`ControllerManager::new`]) with a garbage collector for which the owners
+    /// with these uids live outside the input ([`GarbageCollector::with_external_owners`]).
+    pub fn with_external_owners(uids: std::collections::BTreeSet<String>) -> Self {
         Self::with_controllers(vec![
             Box::new(TaintEvictionController::new()),
             Box::new(PodGarbageCollector::new()),
@@ -81,7 +87,7 @@ impl ControllerManager {
             Box::new(ReplicaSetController::new()),
             Box::new(JobController::new()),
             Box::new(TtlAfterFinishedController::new()),
-            Box::new(GarbageCollector::new()),
+            Box::new(GarbageCollector::with_external_owners(uids)),
         ])
     }
 
