@@ -501,9 +501,9 @@ impl RuntimePod {
             ContainerState::Pulling { .. } => self.finish_pull(i, t, node, out),
             ContainerState::PullBackOff {
                 reason,
-                message,
                 backoff_at,
                 until,
+                ..
             } => {
                 if reason == REASON_ERR_IMAGE_PULL && t >= backoff_at && t < until {
                     let image = self.containers[i].spec.image.clone();
@@ -524,7 +524,6 @@ impl RuntimePod {
                         until,
                     };
                 } else {
-                    let _ = message;
                     self.start(i, t, node, out);
                 }
             }
@@ -565,16 +564,12 @@ impl RuntimePod {
                             ProbeType::Startup => "startup",
                             _ => "liveness",
                         };
-                        let grace = self.containers[i]
-                            .spec
-                            .liveness_probe
-                            .as_ref()
-                            .filter(|_| probe == ProbeType::Liveness)
-                            .or(self.containers[i]
-                                .spec
-                                .startup_probe
-                                .as_ref()
-                                .filter(|_| probe == ProbeType::Startup))
+                        let spec = &self.containers[i].spec;
+                        let killer = match probe {
+                            ProbeType::Startup => spec.startup_probe.as_ref(),
+                            _ => spec.liveness_probe.as_ref(),
+                        };
+                        let grace = killer
                             .and_then(|p| p.termination_grace_period_seconds)
                             .and_then(|g| u64::try_from(g).ok())
                             .unwrap_or_else(|| self.grace());
