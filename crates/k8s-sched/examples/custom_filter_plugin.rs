@@ -17,8 +17,8 @@
 use std::sync::Arc;
 
 use k8s_sched::{Decision, KubeSchedulerConfiguration, Registry, Scheduler};
+use k8s_sched_framework::{CycleState, FilterPlugin, NodeInfo, Plugin, Status};
 use k8s_types::core::{Container, Node, Pod, ResourceList};
-use k8s_types::framework::{CycleState, FilterPlugin, NodeInfo, Plugin, Status};
 use k8s_types::Quantity;
 
 /// Name under which the plugin is registered and enabled.

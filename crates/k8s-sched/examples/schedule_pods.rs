@@ -23,8 +23,8 @@ use std::sync::Arc;
 
 use k8s_sched::explain::PodKey;
 use k8s_sched::{ConfigError, KubeSchedulerConfiguration, PluginArgs, Registry, Scheduler};
+use k8s_sched_framework::{CycleState, NodeInfo, Plugin, ScorePlugin, Status, MAX_NODE_SCORE};
 use k8s_types::core::{Container, Node, Pod, ResourceList};
-use k8s_types::framework::{CycleState, NodeInfo, Plugin, ScorePlugin, Status, MAX_NODE_SCORE};
 use k8s_types::Quantity;
 
 /// Name under which the plugin is registered and enabled.

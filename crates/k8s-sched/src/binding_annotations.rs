@@ -10,8 +10,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use k8s_sched_framework::CycleState;
 use k8s_types::core::Pod;
-use k8s_types::framework::CycleState;
 
 /// CycleState key of the annotations.
 pub const BINDING_ANNOTATIONS_KEY: &str = "k8s-mini.io/binding-annotations";

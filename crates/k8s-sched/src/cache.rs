@@ -22,9 +22,9 @@ use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, OnceLock};
 
+use k8s_sched_framework::node_info::{node_image_sizes, same_pod};
+use k8s_sched_framework::{NodeInfo, PodInfo};
 use k8s_types::core::{Node, Pod};
-use k8s_types::framework::node_info::{node_image_sizes, same_pod};
-use k8s_types::framework::{NodeInfo, PodInfo};
 use k8s_types::scheduling::PodGroup;
 
 use crate::runtime::node_arrays::NodeArrays;
@@ -611,7 +611,7 @@ impl Cache {
 mod tests {
     use super::*;
     use crate::perf_workloads::make_node;
-    use k8s_types::framework::GENERATION_BLOCK;
+    use k8s_sched_framework::GENERATION_BLOCK;
 
     fn pod(name: &str, node: Option<&str>) -> Arc<Pod> {
         let mut p = crate::perf_workloads::make_pod(

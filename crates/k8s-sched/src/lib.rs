@@ -21,7 +21,7 @@
 //! use std::sync::Arc;
 //! use k8s_sched::{KubeSchedulerConfiguration, Registry, Scheduler};
 //! use k8s_types::core::{Container, Node, Pod};
-//! use k8s_types::framework::{CycleState, NodeInfo, Plugin, ScorePlugin, Status};
+//! use k8s_sched_framework::{CycleState, NodeInfo, Plugin, ScorePlugin, Status};
 //! use k8s_types::Quantity;
 //!
 //! /// Scores 100 on nodes labelled disktype=ssd.
@@ -69,7 +69,7 @@
 //! - [`registry`]: plugin name -> factory;
 //! - [`runtime`]: the per-profile framework that runs plugins at each extension point;
 //! - [`plugins`]: the in-tree plugins, one per file (the plugin traits themselves live in
-//!   `k8s_types::framework` so plugins can be written in other crates);
+//!   `k8s_sched_framework` so plugins can be written in other crates);
 //! - [`cache`], [`queue`], `nominator`, `waiting`: the scheduler's state between ticks;
 //!   `informer`: keeps the cache in step with the apiserver through watch events (these and the
 //!   other crate-private modules are internals: a user of the crate needs [`Scheduler`]);

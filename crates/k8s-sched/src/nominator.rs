@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use k8s_sched_framework::node_info::same_pod;
 use k8s_types::core::Pod;
-use k8s_types::framework::node_info::same_pod;
 
 /// Node name -> pods nominated to it, in nomination order.
 #[derive(Clone, Debug, Default)]

@@ -13,8 +13,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use k8s_sched_framework::CycleState;
 use k8s_types::core::Pod;
-use k8s_types::framework::CycleState;
 
 /// Upstream `PodsToActivateKey`: the reserved cycle-state key.
 pub const PODS_TO_ACTIVATE_KEY: &str = "kubernetes.io/pods-to-activate";

@@ -30,12 +30,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+use k8s_sched_framework::QueuedPodInfo;
 use k8s_types::core::Pod;
-use k8s_types::framework::QueuedPodInfo;
 use k8s_types::meta::timestamp_tick;
 use k8s_types::Tick;
 
-use k8s_types::framework::events::EVENT_FORCE_ACTIVATE;
+use k8s_sched_framework::events::EVENT_FORCE_ACTIVATE;
 
 use crate::queueing_hints::{
     is_pod_worth_requeuing, EventObj, EventScope, ObservedEvent, QueueingHintMap, QueueingStrategy,
@@ -496,8 +496,8 @@ mod tests {
     use crate::plugins::names;
     use crate::plugins::node_resources::fit::NodeResourcesFit;
     use crate::queueing_hints::{node_events, pod_events};
+    use k8s_sched_framework::Plugin;
     use k8s_types::core::{Container, Node, ResourceRequirements};
-    use k8s_types::framework::Plugin;
     use k8s_types::Quantity;
 
     fn pod(name: &str, cpu: &str, node: Option<&str>) -> Arc<Pod> {
@@ -532,7 +532,7 @@ mod tests {
     }
 
     fn fit_hints() -> QueueingHintMap {
-        let mut m: BTreeMap<String, Arc<dyn k8s_types::framework::Plugin>> = BTreeMap::new();
+        let mut m: BTreeMap<String, Arc<dyn k8s_sched_framework::Plugin>> = BTreeMap::new();
         let fit: Arc<dyn Plugin> =
             Arc::new(NodeResourcesFit::new(&NodeResourcesFitArgs::default()));
         m.insert(names::NODE_RESOURCES_FIT.into(), fit);

@@ -16,15 +16,15 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use k8s_types::core::{Node, Pod};
-use k8s_types::framework::events::{
+use k8s_sched_framework::events::{
     EVENT_ASSIGNED_POD_ADD, EVENT_ASSIGNED_POD_DELETE, EVENT_UNSCHEDULED_POD_ADD,
     EVENT_UNSCHEDULED_POD_DELETE,
 };
-use k8s_types::framework::{
+use k8s_sched_framework::{
     ActionType, ClusterEvent, ClusterEventWithHint, EventObject, EventResource, Plugin,
     QueueingHint,
 };
+use k8s_types::core::{Node, Pod};
 use k8s_types::resources::pod_requests;
 use k8s_types::scheduling::PodGroup;
 

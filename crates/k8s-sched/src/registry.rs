@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 
-use k8s_types::framework::{ClusterEventWithHint, Plugin};
+use k8s_sched_framework::{ClusterEventWithHint, Plugin};
 
 use crate::error::ConfigError;
 use crate::runtime::ExtensionPoint;

@@ -13,13 +13,13 @@
 
 use std::sync::Arc;
 
-use k8s_types::apiserver::{ApiClient, ApiExt};
-use k8s_types::core::event::event_types;
-use k8s_types::core::{condition_status, pod_conditions, Pod, PodCondition};
-use k8s_types::framework::{
+use k8s_sched_framework::{
     Code, CycleState, Diagnosis, FitError, NodeInfo, NominatingInfo, NominatingMode, PodInfo,
     Status,
 };
+use k8s_types::apiserver::{ApiClient, ApiExt};
+use k8s_types::core::event::event_types;
+use k8s_types::core::{condition_status, pod_conditions, Pod, PodCondition};
 use k8s_types::meta::tick_timestamp;
 use k8s_types::object::Object;
 use k8s_types::Tick;
@@ -350,7 +350,7 @@ fn binding_cycle_error(
     let mut assumed = (**pod).clone();
     assumed.spec.node_name = Some(host.to_string());
     let ev = ObservedEvent {
-        event: k8s_types::framework::events::EVENT_ASSIGNED_POD_DELETE,
+        event: k8s_sched_framework::events::EVENT_ASSIGNED_POD_DELETE,
         old: Some(EventObj::Pod(Arc::new(assumed))),
         new: None,
         scope: EventScope::All,
@@ -819,7 +819,7 @@ fn handle_failure(ctx: &mut Ctx<'_>, fwk: &Framework, pod: &Arc<Pod>, f: Failure
         // Deleted meanwhile: nothing to report (upstream: "Pod doesn't exist in informer cache").
         return;
     };
-    if !k8s_types::framework::node_info::same_pod(&fresh, pod) || fresh.node_name().is_some() {
+    if !k8s_sched_framework::node_info::same_pod(&fresh, pod) || fresh.node_name().is_some() {
         return;
     }
     let reason = if rejected {

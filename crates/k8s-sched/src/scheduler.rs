@@ -11,11 +11,11 @@ pub mod detached;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+use k8s_sched_framework::events::EVENT_FORCE_ACTIVATE;
+use k8s_sched_framework::node_info::same_pod;
+use k8s_sched_framework::{PodInfo, QueuedPodInfo, WaitingPodInfo};
 use k8s_types::apiserver::ApiClient;
 use k8s_types::core::Pod;
-use k8s_types::framework::events::EVENT_FORCE_ACTIVATE;
-use k8s_types::framework::node_info::same_pod;
-use k8s_types::framework::{PodInfo, QueuedPodInfo, WaitingPodInfo};
 
 use crate::cache::Cache;
 use crate::config::validation::{set_defaults, validate};

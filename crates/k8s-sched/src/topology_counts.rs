@@ -29,16 +29,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::hash::Hasher;
 use std::sync::Arc;
 
+use k8s_sched_framework::node_info::pod_has_required_anti_affinity;
+use k8s_sched_framework::{NodeGenerations, NodeInfo, GENERATION_BLOCK};
 use k8s_types::core::Pod;
-use k8s_types::framework::node_info::pod_has_required_anti_affinity;
-use k8s_types::framework::{
-    GateCondition, NodeGate, NodeGenerations, NodeInfo, GATE_NO_DOMAIN, GENERATION_BLOCK,
-};
 
 use crate::plugins::inter_pod_affinity::terms::{
     has_scoring_terms, required_terms, AffinityTerm, NamespaceLabels,
 };
 use crate::plugins::selector::Selector;
+use crate::runtime::kernel::{GateCondition, NodeGate, GATE_NO_DOMAIN};
 
 /// Most counters kept at once; the least recently used one goes first.
 pub const MAX_COUNTERS: usize = 64;
@@ -458,7 +457,7 @@ impl TopologyIndex {
     /// largest one seen at the last sync of the same layout (a changed node always gets a
     /// larger generation). `None`, or arrays of other lengths, reads the nodes.
     ///
-    /// [`Handle::node_generations`]: k8s_types::framework::Handle::node_generations
+    /// [`Handle::node_generations`]: k8s_sched_framework::Handle::node_generations
     pub fn sync_generations(&mut self, nodes: &[NodeInfo], generations: Option<NodeGenerations>) {
         let generations = generations.filter(|g| {
             g.per_node.len() == nodes.len()

@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use k8s_sched_framework::{CycleState, Status, WaitingPodInfo};
 use k8s_types::core::Pod;
-use k8s_types::framework::{CycleState, Status, WaitingPodInfo};
 use k8s_types::meta::go_duration;
 use k8s_types::Tick;
 

@@ -7,12 +7,12 @@ use std::sync::{Arc, Mutex};
 
 use k8s_sched::runtime::ExtensionPoint as E;
 use k8s_sched::{ConfigError, KubeSchedulerConfiguration, PluginArgs, Registry, Scheduler};
-use k8s_testing::{node, pod, FakeApi};
-use k8s_types::core::Pod;
-use k8s_types::framework::{
+use k8s_sched_framework::{
     ActionType, ClusterEventWithHint, CycleState, EnqueueExtensions, EventResource, Handle, Plugin,
     PostBindPlugin, PreBindPlugin, ReservePlugin, Status,
 };
+use k8s_testing::{node, pod, FakeApi};
+use k8s_types::core::Pod;
 
 /// What the plugins saw, in order.
 type Log = Arc<Mutex<Vec<String>>>;

@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use k8s_sched::config::Plugin as PluginRef;
 use k8s_sched::{ConfigError, KubeSchedulerConfiguration, PluginArgs, Registry, Scheduler};
+use k8s_sched_framework::{CycleState, FilterPlugin, NodeInfo, Plugin, Status};
 use k8s_testing::{node, pod, FakeApi};
 use k8s_types::core::Pod;
-use k8s_types::framework::{CycleState, FilterPlugin, NodeInfo, Plugin, Status};
 
 #[test]
 fn unsupported_scoring_strategy_names_the_field_path() {

@@ -26,13 +26,13 @@ use k8s_sched::plugins::pod_topology_spread::common::{
 use k8s_sched::plugins::pod_topology_spread::scoring::{PreScoreState, PRE_SCORE_STATE_KEY};
 use k8s_sched::plugins::pod_topology_spread::PodTopologySpread;
 use k8s_sched::{KubeSchedulerConfiguration, Registry, Scheduler};
+use k8s_sched_framework::{
+    CycleState, Handle, NodeInfo, NodeScore, Plugin, PreScorePlugin, ScorePlugin, Status,
+};
 use k8s_types::apps::ReplicaSet;
 use k8s_types::core::{
     Affinity, Container, ContainerPort, Node, Pod, PodAffinity, PodAffinityTerm, ResourceList,
     ResourceRequirements, Taint, Toleration, TopologySpreadConstraint,
-};
-use k8s_types::framework::{
-    CycleState, Handle, NodeInfo, NodeScore, Plugin, PreScorePlugin, ScorePlugin, Status,
 };
 use k8s_types::labels::LabelSelector;
 use k8s_types::meta::OwnerReference;

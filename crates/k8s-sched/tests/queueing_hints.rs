@@ -13,10 +13,10 @@ use k8s_sched::plugins::node_unschedulable::NodeUnschedulable;
 use k8s_sched::plugins::pod_topology_spread::PodTopologySpread;
 use k8s_sched::plugins::taint_toleration::TaintToleration;
 use k8s_sched::{KubeSchedulerConfiguration, Scheduler};
+use k8s_sched_framework::{EventObject, EventResource, Plugin, QueueingHint};
 use k8s_testing::{node, pod, FakeApi};
 use k8s_types::apiserver::ApiClient;
 use k8s_types::core::{Node, Pod};
-use k8s_types::framework::{EventObject, EventResource, Plugin, QueueingHint};
 use k8s_types::object::{Kind, Object};
 
 use QueueingHint::{Queue, QueueSkip};

@@ -1,7 +1,7 @@
 //! Shared (fractional) GPUs: the resource names and annotations of Alibaba's GPU-sharing stack, a
 //! pod's GPU request ([`GpuRequest`]), which GPU indices a pod holds ([`PodGpu`]) and a node's
 //! per-GPU free milli-GPU ([`NodeGpus`]), kept up to date by the scheduler's
-//! [`NodeInfo`](crate::framework::NodeInfo).
+//! `NodeInfo` (k8s-sched-framework).
 //!
 //! The model (documented for users in `docs/trace-replay.md`):
 //! - every physical GPU offers [`MILLI_PER_GPU`] (1000) milli-GPU;

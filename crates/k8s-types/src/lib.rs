@@ -9,11 +9,12 @@
 //! - [`quantity::Quantity`]: `resource.Quantity` with upstream parse and print rules.
 //! - [`labels`]: label selectors; [`core::taints`]: taint/toleration matching.
 //! - Component boundaries, one module each: [`store`] (etcd), [`apiserver`] (kube-apiserver),
-//!   [`admission`], [`framework`] (scheduler plugins), [`deviceplugin`], [`controller`].
+//!   [`admission`], [`deviceplugin`], [`controller`]. The scheduler framework (what a plugin sees)
+//!   is its own interface crate, `k8s-sched-framework`.
 //! - [`status`]: apimachinery `Status` errors (NotFound, AlreadyExists, Conflict, Invalid...).
 //!
 //! Architecture invariant: this crate depends on no sibling crate; every other library crate depends on
-//! this one only.
+//! siblings only through interface crates (this one, and `k8s-sched-framework` for the scheduler).
 
 pub mod admission;
 pub mod apiserver;
@@ -23,7 +24,6 @@ pub mod controller;
 pub mod core;
 pub mod deviceplugin;
 pub mod events;
-pub mod framework;
 pub mod gpushare;
 pub mod informer;
 pub mod labels;

@@ -18,7 +18,7 @@
 
 use std::collections::BTreeMap;
 
-use k8s_types::framework::MAX_NODE_SCORE;
+use k8s_sched_framework::MAX_NODE_SCORE;
 
 use super::Plugin;
 

@@ -8,8 +8,8 @@
 
 use std::sync::Arc;
 
+use k8s_sched_framework::{CycleState, NodeInfo, Status};
 use k8s_types::core::Pod;
-use k8s_types::framework::{CycleState, NodeInfo, Status};
 
 use super::{
     Explanation, FilterWindow, NodeFilter, NodeScores, NodeVerdict, NominatedNode, Outcome,

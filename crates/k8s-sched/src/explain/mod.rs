@@ -25,8 +25,8 @@ use std::fmt;
 
 use serde::Serialize;
 
+use k8s_sched_framework::{Code, NominatingInfo, NominatingMode, Status};
 use k8s_types::core::Pod;
-use k8s_types::framework::{Code, NominatingInfo, NominatingMode, Status};
 use k8s_types::Tick;
 
 pub use render::render;

@@ -26,13 +26,13 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use k8s_types::apiserver::ApiExt;
-use k8s_types::core::Pod;
-use k8s_types::framework::node_info::same_pod;
-use k8s_types::framework::{
+use k8s_sched_framework::node_info::same_pod;
+use k8s_sched_framework::{
     CycleState, Handle, NodeToStatus, PermitDecision, PermitPlugin, Plugin, PostFilterPlugin,
     PostFilterResult, PreFilterPlugin, PreFilterResult, ReservePlugin, Status,
 };
+use k8s_types::apiserver::ApiExt;
+use k8s_types::core::Pod;
 use k8s_types::scheduling::PodGroup;
 use k8s_types::Tick;
 
@@ -154,7 +154,7 @@ fn reject_waiting_siblings(handle: &mut dyn Handle, pod: &Pod, pg: &str, msg: &s
 }
 
 impl Plugin for Coscheduling {
-    fn as_enqueue_extensions(&self) -> Option<&dyn k8s_types::framework::EnqueueExtensions> {
+    fn as_enqueue_extensions(&self) -> Option<&dyn k8s_sched_framework::EnqueueExtensions> {
         Some(self)
     }
     fn name(&self) -> &str {
@@ -223,7 +223,7 @@ impl PostFilterPlugin for Coscheduling {
             return (
                 Some(PostFilterResult::default()),
                 Status::new(
-                    k8s_types::framework::Code::Unschedulable,
+                    k8s_sched_framework::Code::Unschedulable,
                     Vec::<String>::new(),
                 ),
             );
@@ -237,7 +237,7 @@ impl PostFilterPlugin for Coscheduling {
         let min = i64::from(pg.spec.min_member);
         let assigned = assigned_pods(&*handle, pod, pg_name) as i64;
         let quiet = Status::new(
-            k8s_types::framework::Code::Unschedulable,
+            k8s_sched_framework::Code::Unschedulable,
             Vec::<String>::new(),
         );
         if assigned >= min {
@@ -335,9 +335,7 @@ impl PermitPlugin for Coscheduling {
 /// and PodGroup Add|Update, without hints.
 mod queueing_hints {
     use super::*;
-    use k8s_types::framework::{
-        ActionType, ClusterEventWithHint, EnqueueExtensions, EventResource,
-    };
+    use k8s_sched_framework::{ActionType, ClusterEventWithHint, EnqueueExtensions, EventResource};
 
     impl EnqueueExtensions for Coscheduling {
         fn events_to_register(&self) -> Vec<ClusterEventWithHint> {

@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
+use k8s_sched_framework::{BindPlugin, CycleState, Handle, Plugin, Status};
 use k8s_types::core::{Binding, Pod};
-use k8s_types::framework::{BindPlugin, CycleState, Handle, Plugin, Status};
 
 use super::names;
 use crate::error::ConfigError;

@@ -12,12 +12,12 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use k8s_types::apiserver::{ApiExt, DeleteOptions};
-use k8s_types::core::{condition_status, Pod, PodCondition};
-use k8s_types::framework::{
+use k8s_sched_framework::{
     Code, CycleState, Diagnosis, FitError, Handle, NodeInfo, NodeToStatus, Plugin,
     PostFilterPlugin, PostFilterResult, Status,
 };
+use k8s_types::apiserver::{ApiExt, DeleteOptions};
+use k8s_types::core::{condition_status, Pod, PodCondition};
 use k8s_types::meta::{tick_timestamp, timestamp_tick};
 use k8s_types::object::{Kind, Object};
 use k8s_types::Tick;
@@ -298,7 +298,7 @@ impl DefaultPreemption {
         }
         let prio = pod.priority();
         for p in handle.nominated_pods_for_node(&c.name) {
-            if p.priority() >= prio || k8s_types::framework::node_info::same_pod(&p, pod) {
+            if p.priority() >= prio || k8s_sched_framework::node_info::same_pod(&p, pod) {
                 continue;
             }
             let Ok(mut fresh) = handle

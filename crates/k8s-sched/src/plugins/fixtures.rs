@@ -7,14 +7,14 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use k8s_sched_framework::{
+    CycleState, Handle, NodeGenerations, NodeInfo, PodInfo, Status as FwStatus, WaitingPodInfo,
+};
 use k8s_types::apiserver::{ApiClient, DeleteOptions};
 use k8s_types::core::{
     Affinity, Binding, Container, Node, NodeAffinity, NodeSelector, NodeSelectorRequirement,
     NodeSelectorTerm, Pod, PodAffinity, PodAffinityTerm, Taint, Toleration,
     TopologySpreadConstraint, WeightedPodAffinityTerm,
-};
-use k8s_types::framework::{
-    CycleState, Handle, NodeGenerations, NodeInfo, PodInfo, Status as FwStatus, WaitingPodInfo,
 };
 use k8s_types::labels::{LabelSelector, LabelSelectorRequirement};
 use k8s_types::meta::OwnerReference;

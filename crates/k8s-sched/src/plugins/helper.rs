@@ -3,7 +3,7 @@
 //! function (`helper/shape_score.go`) and resource-name classes (upstream
 //! `pkg/apis/core/v1/helper/helpers.go` `IsExtendedResourceName`, `IsScalarResourceName`).
 
-use k8s_types::framework::NodeScore;
+use k8s_sched_framework::NodeScore;
 
 /// Upstream `DefaultNormalizeScore`: scales scores to `[0, max_priority]` by the highest score;
 /// with `reverse`, a higher raw score gives a lower result. All-zero scores stay 0, or become

@@ -15,15 +15,15 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use k8s_types::core::Pod;
-use k8s_types::framework::{
-    CycleState, Handle, NodeInfo, NodeScoreKernel, Plugin, PreScorePlugin, ScorePlugin, Status,
-    MAX_NODE_SCORE,
+use k8s_sched_framework::{
+    CycleState, Handle, NodeInfo, Plugin, PreScorePlugin, ScorePlugin, Status, MAX_NODE_SCORE,
 };
+use k8s_types::core::Pod;
 
 use super::names;
 use crate::error::ConfigError;
 use crate::registry::PluginArgs;
+use crate::runtime::kernel::{NodeKernels, NodeScoreKernel};
 
 /// One MiB in bytes (upstream `mb`).
 pub const MB: i64 = 1024 * 1024;
@@ -208,20 +208,6 @@ impl ScorePlugin for ImageLocality {
         Ok(calculate_priority(sum, num_containers))
     }
 
-    /// When no node has any of the pod's images, every node scores what an empty sum gives (no
-    /// NormalizeScore).
-    fn score_kernel(&self, state: &CycleState, pod: &Pod) -> Option<NodeScoreKernel> {
-        let s = state.read::<PreScoreState>(PRE_SCORE_STATE_KEY)?;
-        if !s.images.is_empty() {
-            return None;
-        }
-        let num_containers = pod.spec.init_containers.len() + pod.spec.containers.len();
-        Some(NodeScoreKernel::Constant {
-            score: calculate_priority(0, num_containers),
-            unless_flags: 0,
-        })
-    }
-
     fn score_nodes(
         &self,
         state: &CycleState,
@@ -244,6 +230,22 @@ impl ScorePlugin for ImageLocality {
             *out = self.score(state, pod, node)?;
         }
         Ok(())
+    }
+}
+
+impl NodeKernels for ImageLocality {
+    /// When no node has any of the pod's images, every node scores what an empty sum gives (no
+    /// NormalizeScore).
+    fn score_kernel(&self, state: &CycleState, pod: &Pod) -> Option<NodeScoreKernel> {
+        let s = state.read::<PreScoreState>(PRE_SCORE_STATE_KEY)?;
+        if !s.images.is_empty() {
+            return None;
+        }
+        let num_containers = pod.spec.init_containers.len() + pod.spec.containers.len();
+        Some(NodeScoreKernel::Constant {
+            score: calculate_priority(0, num_containers),
+            unless_flags: 0,
+        })
     }
 }
 

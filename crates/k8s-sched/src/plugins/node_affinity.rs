@@ -8,12 +8,12 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use k8s_types::core::{NodeSelector, NodeSelectorRequirement, Pod, PreferredSchedulingTerm};
-use k8s_types::framework::node_info::label_hash;
-use k8s_types::framework::{
+use k8s_sched_framework::node_info::label_hash;
+use k8s_sched_framework::{
     CycleState, FilterPlugin, Handle, NodeInfo, NodeScore, Plugin, PreFilterPlugin,
     PreFilterResult, PreScorePlugin, ScorePlugin, Status, MAX_NODE_SCORE,
 };
+use k8s_types::core::{NodeSelector, NodeSelectorRequirement, Pod, PreferredSchedulingTerm};
 
 use super::helper::default_normalize_score;
 use super::names;
@@ -49,7 +49,7 @@ impl NodeAffinity {
 }
 
 impl Plugin for NodeAffinity {
-    fn as_enqueue_extensions(&self) -> Option<&dyn k8s_types::framework::EnqueueExtensions> {
+    fn as_enqueue_extensions(&self) -> Option<&dyn k8s_sched_framework::EnqueueExtensions> {
         Some(self)
     }
     fn name(&self) -> &str {
@@ -113,7 +113,7 @@ pub fn required_node_affinity_matches(pod: &Pod, node: &NodeInfo) -> bool {
 
 /// The pod's nodeSelector and required node affinity with every label key hashed once, for
 /// Filter loops over many nodes: the same verdict as [`required_node_affinity_matches`], read
-/// from the node's [`k8s_types::framework::node_info::LabelIndex`].
+/// from the node's [`k8s_sched_framework::node_info::LabelIndex`].
 struct RequiredMatcher<'a> {
     /// nodeSelector: (key, key hash, value).
     node_selector: Vec<(&'a str, u64, &'a str)>,
@@ -434,8 +434,8 @@ impl ScorePlugin for NodeAffinity {
 /// `isSchedulableAfterNodeChange`).
 mod queueing_hints {
     use super::*;
-    use k8s_types::framework::events::as_nodes;
-    use k8s_types::framework::{
+    use k8s_sched_framework::events::as_nodes;
+    use k8s_sched_framework::{
         ActionType, ClusterEvent, ClusterEventWithHint, EnqueueExtensions, EventObject,
         EventResource, QueueingHint,
     };

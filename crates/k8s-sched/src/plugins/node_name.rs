@@ -3,12 +3,13 @@
 
 use std::sync::Arc;
 
+use k8s_sched_framework::{CycleState, FilterPlugin, NodeInfo, Plugin, Status};
 use k8s_types::core::Pod;
-use k8s_types::framework::{CycleState, FilterPlugin, NodeFilterKernel, NodeInfo, Plugin, Status};
 
 use super::names;
 use crate::error::ConfigError;
 use crate::registry::PluginArgs;
+use crate::runtime::kernel::{NodeFilterKernel, NodeKernels};
 
 /// Upstream `ErrReason`.
 pub const ERR_REASON: &str = "node(s) didn't match the requested node name";
@@ -28,7 +29,7 @@ impl NodeName {
 }
 
 impl Plugin for NodeName {
-    fn as_enqueue_extensions(&self) -> Option<&dyn k8s_types::framework::EnqueueExtensions> {
+    fn as_enqueue_extensions(&self) -> Option<&dyn k8s_sched_framework::EnqueueExtensions> {
         Some(self)
     }
     fn name(&self) -> &str {
@@ -64,7 +65,9 @@ impl FilterPlugin for NodeName {
             }
         }
     }
+}
 
+impl NodeKernels for NodeName {
     /// A pod without `spec.nodeName` fits every node.
     fn filter_kernel(&self, _state: &CycleState, pod: &Pod) -> Option<NodeFilterKernel> {
         pod.node_name().is_none().then_some(NodeFilterKernel::PASS)
@@ -75,8 +78,8 @@ impl FilterPlugin for NodeName {
 /// `isSchedulableAfterNodeAdd`).
 mod queueing_hints {
     use super::*;
-    use k8s_types::framework::events::as_nodes;
-    use k8s_types::framework::{
+    use k8s_sched_framework::events::as_nodes;
+    use k8s_sched_framework::{
         ActionType, ClusterEvent, ClusterEventWithHint, EnqueueExtensions, EventObject,
         EventResource, QueueingHint,
     };

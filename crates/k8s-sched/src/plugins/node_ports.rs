@@ -4,17 +4,17 @@
 
 use std::sync::Arc;
 
-use k8s_types::core::Pod;
-use k8s_types::framework::kernel::NODE_FLAG_HOST_PORTS;
-use k8s_types::framework::node_info::pod_host_ports;
-use k8s_types::framework::{
-    CycleState, FilterPlugin, Handle, NodeFilterKernel, NodeInfo, Plugin, PreFilterPlugin,
-    PreFilterResult, Status,
+use crate::runtime::kernel::NODE_FLAG_HOST_PORTS;
+use k8s_sched_framework::node_info::pod_host_ports;
+use k8s_sched_framework::{
+    CycleState, FilterPlugin, Handle, NodeInfo, Plugin, PreFilterPlugin, PreFilterResult, Status,
 };
+use k8s_types::core::Pod;
 
 use super::names;
 use crate::error::ConfigError;
 use crate::registry::PluginArgs;
+use crate::runtime::kernel::{NodeFilterKernel, NodeKernels};
 
 /// Upstream `ErrReason`.
 pub const ERR_REASON: &str = "node(s) didn't have free ports for the requested pod ports";
@@ -40,7 +40,7 @@ impl NodePorts {
 }
 
 impl Plugin for NodePorts {
-    fn as_enqueue_extensions(&self) -> Option<&dyn k8s_types::framework::EnqueueExtensions> {
+    fn as_enqueue_extensions(&self) -> Option<&dyn k8s_sched_framework::EnqueueExtensions> {
         Some(self)
     }
     fn name(&self) -> &str {
@@ -84,7 +84,9 @@ impl FilterPlugin for NodePorts {
         }
         Status::success()
     }
+}
 
+impl NodeKernels for NodePorts {
     /// Nodes without host ports in use pass (nothing can conflict).
     fn filter_kernel(&self, _state: &CycleState, _pod: &Pod) -> Option<NodeFilterKernel> {
         Some(NodeFilterKernel::unless_flags(NODE_FLAG_HOST_PORTS))
@@ -95,9 +97,9 @@ impl FilterPlugin for NodePorts {
 /// `isSchedulableAfterPodDeleted`).
 mod queueing_hints {
     use super::*;
-    use k8s_types::framework::events::as_pods;
-    use k8s_types::framework::HostPortInfo;
-    use k8s_types::framework::{
+    use k8s_sched_framework::events::as_pods;
+    use k8s_sched_framework::HostPortInfo;
+    use k8s_sched_framework::{
         ActionType, ClusterEvent, ClusterEventWithHint, EnqueueExtensions, EventObject,
         EventResource, QueueingHint,
     };
@@ -151,8 +153,8 @@ mod queueing_hints {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use k8s_sched_framework::PodInfo;
     use k8s_types::core::{Container, ContainerPort, Node};
-    use k8s_types::framework::PodInfo;
 
     fn pod_with_port(port: i32) -> Pod {
         let mut p = Pod::default();
@@ -179,7 +181,7 @@ mod tests {
         );
         let s = NodePorts.filter(&state, &pod_with_port(8080), &ni);
         assert_eq!(s.message(), ERR_REASON);
-        assert_eq!(s.code(), k8s_types::framework::Code::Unschedulable);
+        assert_eq!(s.code(), k8s_sched_framework::Code::Unschedulable);
         assert!(NodePorts
             .filter(&CycleState::new(), &pod_with_port(9090), &ni)
             .is_success());

@@ -4,14 +4,15 @@
 
 use std::sync::Arc;
 
+use crate::runtime::kernel::NODE_FLAG_UNSCHEDULABLE;
+use k8s_sched_framework::{CycleState, FilterPlugin, NodeInfo, Plugin, Status};
 use k8s_types::core::taints::{effects, tolerated};
 use k8s_types::core::{Pod, Taint};
-use k8s_types::framework::kernel::NODE_FLAG_UNSCHEDULABLE;
-use k8s_types::framework::{CycleState, FilterPlugin, NodeFilterKernel, NodeInfo, Plugin, Status};
 
 use super::names;
 use crate::error::ConfigError;
 use crate::registry::PluginArgs;
+use crate::runtime::kernel::{NodeFilterKernel, NodeKernels};
 
 /// Upstream `ErrReasonUnschedulable`.
 pub const ERR_REASON_UNSCHEDULABLE: &str = "node(s) were unschedulable";
@@ -33,7 +34,7 @@ impl NodeUnschedulable {
 }
 
 impl Plugin for NodeUnschedulable {
-    fn as_enqueue_extensions(&self) -> Option<&dyn k8s_types::framework::EnqueueExtensions> {
+    fn as_enqueue_extensions(&self) -> Option<&dyn k8s_sched_framework::EnqueueExtensions> {
         Some(self)
     }
     fn name(&self) -> &str {
@@ -77,7 +78,9 @@ impl FilterPlugin for NodeUnschedulable {
             }
         }
     }
+}
 
+impl NodeKernels for NodeUnschedulable {
     /// Schedulable nodes pass (cordoned ones go through `filter`: the pod may tolerate it).
     fn filter_kernel(&self, _state: &CycleState, _pod: &Pod) -> Option<NodeFilterKernel> {
         Some(NodeFilterKernel::unless_flags(NODE_FLAG_UNSCHEDULABLE))
@@ -88,8 +91,8 @@ impl FilterPlugin for NodeUnschedulable {
 /// `isSchedulableAfterNodeChange`, `isSchedulableAfterPodTolerationChange`).
 mod queueing_hints {
     use super::*;
-    use k8s_types::framework::events::{as_nodes, as_pods};
-    use k8s_types::framework::{
+    use k8s_sched_framework::events::{as_nodes, as_pods};
+    use k8s_sched_framework::{
         ActionType, ClusterEvent, ClusterEventWithHint, EnqueueExtensions, EventObject,
         EventResource, QueueingHint,
     };
@@ -167,7 +170,7 @@ mod tests {
         assert_eq!(s.message(), "node(s) were unschedulable");
         assert_eq!(
             s.code(),
-            k8s_types::framework::Code::UnschedulableAndUnresolvable
+            k8s_sched_framework::Code::UnschedulableAndUnresolvable
         );
         pod.spec.tolerations.push(Toleration {
             key: TAINT_NODE_UNSCHEDULABLE.into(),

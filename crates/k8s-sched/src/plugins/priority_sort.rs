@@ -6,7 +6,7 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use k8s_types::framework::{Plugin, QueueSortPlugin, QueuedPodInfo};
+use k8s_sched_framework::{Plugin, QueueSortPlugin, QueuedPodInfo};
 
 use super::names;
 use crate::error::ConfigError;

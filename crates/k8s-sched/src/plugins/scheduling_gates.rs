@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
+use k8s_sched_framework::{Plugin, PreEnqueuePlugin, Status};
 use k8s_types::core::Pod;
-use k8s_types::framework::{Plugin, PreEnqueuePlugin, Status};
 
 use super::names;
 use crate::error::ConfigError;
@@ -26,7 +26,7 @@ impl SchedulingGates {
 }
 
 impl Plugin for SchedulingGates {
-    fn as_enqueue_extensions(&self) -> Option<&dyn k8s_types::framework::EnqueueExtensions> {
+    fn as_enqueue_extensions(&self) -> Option<&dyn k8s_sched_framework::EnqueueExtensions> {
         Some(self)
     }
     fn name(&self) -> &str {
@@ -60,8 +60,8 @@ impl PreEnqueuePlugin for SchedulingGates {
 /// `isSchedulableAfterUpdatePodSchedulingGatesEliminated`).
 mod queueing_hints {
     use super::*;
-    use k8s_types::framework::events::as_pods;
-    use k8s_types::framework::{
+    use k8s_sched_framework::events::as_pods;
+    use k8s_sched_framework::{
         ActionType, ClusterEvent, ClusterEventWithHint, EnqueueExtensions, EventObject,
         EventResource, QueueingHint,
     };

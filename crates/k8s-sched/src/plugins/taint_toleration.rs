@@ -8,18 +8,19 @@
 
 use std::sync::Arc;
 
+use crate::runtime::kernel::NODE_FLAG_TAINTED;
+use k8s_sched_framework::{
+    CycleState, FilterPlugin, NodeInfo, NodeScore, Plugin, PreScorePlugin, ScorePlugin, Status,
+    MAX_NODE_SCORE,
+};
 use k8s_types::core::taints::{effects, find_untolerated, tolerated};
 use k8s_types::core::{Pod, Toleration};
-use k8s_types::framework::kernel::NODE_FLAG_TAINTED;
-use k8s_types::framework::{
-    CycleState, FilterPlugin, NodeFilterKernel, NodeInfo, NodeScore, NodeScoreKernel, Plugin,
-    PreScorePlugin, ScorePlugin, Status, MAX_NODE_SCORE,
-};
 
 use super::helper::default_normalize_score;
 use super::names;
 use crate::error::ConfigError;
 use crate::registry::PluginArgs;
+use crate::runtime::kernel::{NodeFilterKernel, NodeKernels, NodeScoreKernel};
 
 /// Upstream reason prefix; the untolerated taint follows as `{key: value}`.
 pub const ERR_REASON_PREFIX: &str = "node(s) had untolerated taint ";
@@ -45,7 +46,7 @@ impl TaintToleration {
 }
 
 impl Plugin for TaintToleration {
-    fn as_enqueue_extensions(&self) -> Option<&dyn k8s_types::framework::EnqueueExtensions> {
+    fn as_enqueue_extensions(&self) -> Option<&dyn k8s_sched_framework::EnqueueExtensions> {
         Some(self)
     }
     fn name(&self) -> &str {
@@ -93,11 +94,6 @@ impl FilterPlugin for TaintToleration {
                 failed.push((i, s));
             }
         }
-    }
-
-    /// Untainted nodes pass.
-    fn filter_kernel(&self, _state: &CycleState, _pod: &Pod) -> Option<NodeFilterKernel> {
-        Some(NodeFilterKernel::unless_flags(NODE_FLAG_TAINTED))
     }
 }
 
@@ -158,15 +154,6 @@ impl ScorePlugin for TaintToleration {
         Ok(())
     }
 
-    /// Untainted nodes count 0 intolerable taints; when every scored node is untainted, all raw
-    /// scores are 0 and upstream's `DefaultNormalizeScore` (reverse) makes each of them 100.
-    fn score_kernel(&self, _state: &CycleState, _pod: &Pod) -> Option<NodeScoreKernel> {
-        Some(NodeScoreKernel::Constant {
-            score: MAX_NODE_SCORE,
-            unless_flags: NODE_FLAG_TAINTED,
-        })
-    }
-
     fn normalize_score(
         &self,
         _state: &CycleState,
@@ -178,12 +165,28 @@ impl ScorePlugin for TaintToleration {
     }
 }
 
+impl NodeKernels for TaintToleration {
+    /// Untainted nodes pass.
+    fn filter_kernel(&self, _state: &CycleState, _pod: &Pod) -> Option<NodeFilterKernel> {
+        Some(NodeFilterKernel::unless_flags(NODE_FLAG_TAINTED))
+    }
+
+    /// Untainted nodes count 0 intolerable taints; when every scored node is untainted, all raw
+    /// scores are 0 and upstream's `DefaultNormalizeScore` (reverse) makes each of them 100.
+    fn score_kernel(&self, _state: &CycleState, _pod: &Pod) -> Option<NodeScoreKernel> {
+        Some(NodeScoreKernel::Constant {
+            score: MAX_NODE_SCORE,
+            unless_flags: NODE_FLAG_TAINTED,
+        })
+    }
+}
+
 /// Queueing hints (upstream `tainttoleration/taint_toleration.go` `EventsToRegister`,
 /// `isSchedulableAfterNodeChange`, `isSchedulableAfterPodTolerationChange`).
 mod queueing_hints {
     use super::*;
-    use k8s_types::framework::events::{as_nodes, as_pods};
-    use k8s_types::framework::{
+    use k8s_sched_framework::events::{as_nodes, as_pods};
+    use k8s_sched_framework::{
         ActionType, ClusterEvent, ClusterEventWithHint, EnqueueExtensions, EventObject,
         EventResource, QueueingHint,
     };

@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
+use k8s_sched_framework::{CycleState, NodeInfo, Plugin, PodInfo};
 use k8s_types::core::{Container, Node, Pod, ResourceList};
-use k8s_types::framework::{CycleState, NodeInfo, Plugin, PodInfo};
 use k8s_types::Quantity;
 
 fn q(s: &str) -> Quantity {

@@ -3,16 +3,16 @@
 //! per-node [`Framework::run_filter`] and [`Framework::run_score`] (upstream
 //! `pkg/scheduler/framework/runtime/framework.go` `RunFilterPlugins`, `RunScorePlugins`), but the
 //! loop runs plugin by plugin over a slice of nodes, through the plugins'
-//! [`FilterPlugin::filter_nodes`](k8s_types::framework::FilterPlugin::filter_nodes) and
-//! [`ScorePlugin::score_nodes`](k8s_types::framework::ScorePlugin::score_nodes): one dynamic call
+//! [`FilterPlugin::filter_nodes`](k8s_sched_framework::FilterPlugin::filter_nodes) and
+//! [`ScorePlugin::score_nodes`](k8s_sched_framework::ScorePlugin::score_nodes): one dynamic call
 //! and one cycle-state read per plugin per slice instead of per node, and tight loops over the
 //! nodes for plugins that implement them. A node rejected by one Filter plugin is not passed to
 //! the next, so each node's status is the first failing plugin's, as upstream.
 
-use k8s_types::core::Pod;
-use k8s_types::framework::{
+use k8s_sched_framework::{
     CycleState, NodeInfo, NodeScore, Status, MAX_NODE_SCORE, MIN_NODE_SCORE,
 };
+use k8s_types::core::Pod;
 
 use super::Framework;
 use crate::scratch;
@@ -223,8 +223,8 @@ impl Framework {
 mod tests {
     use std::sync::Arc;
 
+    use k8s_sched_framework::CycleState;
     use k8s_types::core::{ContainerPort, Taint, Toleration};
-    use k8s_types::framework::CycleState;
 
     use crate::cache::Cache;
     use crate::detached_client::DetachedClient;

@@ -2,8 +2,8 @@
 //! (upstream `pkg/scheduler/framework/runtime/framework.go` `RunPreBindPlugins`,
 //! `RunPostBindPlugins`), and the profile's queueing-hint registrations.
 
+use k8s_sched_framework::{CycleState, Handle, Status};
 use k8s_types::core::Pod;
-use k8s_types::framework::{CycleState, Handle, Status};
 
 use super::Framework;
 use crate::queueing_hints::QueueingHintMap;

@@ -1,7 +1,7 @@
 //! The fused node pass: Filter and Score of one attempt over the cache's per-node arrays
 //! ([`NodeArrays`]) in one pass each, for the plugins that offer a per-node kernel
-//! ([`FilterPlugin::filter_kernel`], [`ScorePlugin::score_kernel`], see
-//! `k8s_types::framework::kernel`). Plugins without a kernel (out-of-tree plugins, or in-tree ones
+//! ([`NodeKernels`](super::kernel::NodeKernels), implemented by in-tree plugins only). Plugins
+//! without a kernel (out-of-tree plugins, or in-tree ones
 //! whose attempt needs more than the node's numbers) run through the generic batched path
 //! (`runtime/batch.rs`) on the nodes the kernels admit. The feasible nodes, the statuses of the
 //! rejected ones, the next start index, the totals and the chosen node are those of upstream's
@@ -15,15 +15,9 @@
 //!   constant over the scored nodes (e.g. TaintToleration when no scored node has a taint:
 //!   every raw score is 0, and upstream's `DefaultNormalizeScore` with `reverse` turns an all-zero
 //!   list into 100 for every node) adds its weighted constant without a pass over the nodes.
-//!
-//! [`FilterPlugin::filter_kernel`]: k8s_types::framework::FilterPlugin::filter_kernel
-//! [`ScorePlugin::score_kernel`]: k8s_types::framework::ScorePlugin::score_kernel
 
+use k8s_sched_framework::{CycleState, NodeInfo, Status, MAX_NODE_SCORE};
 use k8s_types::core::Pod;
-use k8s_types::framework::{
-    AllocationStrategy, CycleState, NodeFilterKernel, NodeGate, NodeInfo, NodeScoreKernel, Status,
-    GATE_NO_DOMAIN, MAX_NODE_SCORE,
-};
 
 use super::batch::{FilterScratch, ScoreScratch};
 use super::node_arrays::{NodeArrays, MEMO_KEY_LEN};
@@ -32,6 +26,9 @@ use crate::plugins::node_resources::balanced_allocation::balanced_resource_score
 use crate::plugins::node_resources::least_allocated::least_resource_score;
 use crate::plugins::node_resources::most_allocated::most_resource_score;
 use crate::plugins::node_resources::resource_allocation::ResourceUse;
+use crate::runtime::kernel::{
+    node_kernels, AllocationStrategy, NodeFilterKernel, NodeGate, NodeScoreKernel, GATE_NO_DOMAIN,
+};
 use crate::scratch;
 
 /// The Filter side of the fused pass for one attempt (see [`Framework::fused_filter`]).
@@ -127,16 +124,20 @@ impl Framework {
             if residual_skips[i] {
                 continue;
             }
-            let Some(f) = p.as_filter() else {
+            if p.as_filter().is_none() {
                 continue;
-            };
-            match f.filter_kernel(state, pod) {
+            }
+            let kernels = node_kernels(&**p);
+            match kernels.and_then(|k| k.filter_kernel(state, pod)) {
                 Some(k) => {
                     kernel = kernel.and(k);
                     residual_skips[i] = true;
                     covered += 1;
                 }
-                None => match f.filter_gate(state, pod).filter(|g| g.covers(nodes)) {
+                None => match kernels
+                    .and_then(|k| k.filter_gate(state, pod))
+                    .filter(|g| g.covers(nodes))
+                {
                     Some(g) => {
                         for c in g.conditions {
                             gate.push(c);
@@ -381,10 +382,10 @@ impl Framework {
             if !skip.is_empty() && skip.contains(p.name()) {
                 continue;
             }
-            let Some(sp) = p.as_score() else {
+            if p.as_score().is_none() {
                 continue;
-            };
-            if let Some(kernel) = sp.score_kernel(state, pod) {
+            }
+            if let Some(kernel) = node_kernels(&**p).and_then(|k| k.score_kernel(state, pod)) {
                 kernels.push(Weighted {
                     kernel,
                     weight: *weight,
@@ -838,8 +839,8 @@ fn balanced_score(cpu: i64, mem: i64, arrays: &NodeArrays, i: usize) -> i64 {
 mod tests {
     use std::sync::Arc;
 
+    use k8s_sched_framework::CycleState;
     use k8s_types::core::{ContainerPort, Taint, Toleration};
-    use k8s_types::framework::CycleState;
     use k8s_types::Quantity;
 
     use crate::cache::Cache;

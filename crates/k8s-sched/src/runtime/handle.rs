@@ -4,11 +4,11 @@
 
 use std::sync::Arc;
 
-use k8s_types::apiserver::ApiClient;
-use k8s_types::core::Pod;
-use k8s_types::framework::{
+use k8s_sched_framework::{
     CycleState, Handle, NodeGenerations, NodeInfo, PodInfo, Status, WaitingPodInfo,
 };
+use k8s_types::apiserver::ApiClient;
+use k8s_types::core::Pod;
 use k8s_types::object::Object;
 use k8s_types::Tick;
 

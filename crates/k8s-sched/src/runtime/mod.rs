@@ -8,6 +8,7 @@ pub mod batch;
 pub(crate) mod binding_cycle;
 pub(crate) mod fused;
 pub(crate) mod handle;
+pub(crate) mod kernel;
 pub(crate) mod node_arrays;
 pub(crate) mod score_explain;
 
@@ -15,14 +16,14 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use k8s_types::apiserver::ApiClient;
-use k8s_types::core::Pod;
-use k8s_types::events::{EventRecorder, Recorded};
-use k8s_types::framework::{
+use k8s_sched_framework::{
     Code, CycleState, Handle, NodeInfo, NodeScore, NodeToStatus, PermitDecision, Plugin, PodInfo,
     PostFilterResult, PreFilterResult, QueuedPodInfo, Status, MAX_NODE_SCORE, MAX_PERMIT_TIMEOUT,
     MIN_NODE_SCORE,
 };
+use k8s_types::apiserver::ApiClient;
+use k8s_types::core::Pod;
+use k8s_types::events::{EventRecorder, Recorded};
 use k8s_types::object::Object;
 use k8s_types::Tick;
 
@@ -628,7 +629,7 @@ impl Framework {
         let prio = pod.priority();
         let mut added: Option<(NodeInfo, CycleState)> = None;
         for n in nominated {
-            if n.priority() < prio || k8s_types::framework::node_info::same_pod(n, pod) {
+            if n.priority() < prio || k8s_sched_framework::node_info::same_pod(n, pod) {
                 continue;
             }
             let (ni, st) = added.get_or_insert_with(|| (node.clone(), state.clone()));
@@ -733,7 +734,7 @@ impl Framework {
                 return (None, Status::error(s.message()).with_plugin(p.name()));
             }
             if let Some(r) = r {
-                if r.mode() != k8s_types::framework::NominatingMode::Noop {
+                if r.mode() != k8s_sched_framework::NominatingMode::Noop {
                     result = Some(r);
                 }
             }

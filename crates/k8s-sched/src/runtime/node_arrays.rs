@@ -6,9 +6,9 @@
 
 use std::cell::RefCell;
 
-use k8s_types::framework::kernel::node_flags;
-use k8s_types::framework::node_info::next_layout;
-use k8s_types::framework::{NodeGenerations, NodeInfo, GENERATION_BLOCK};
+use crate::runtime::kernel::node_flags;
+use k8s_sched_framework::node_info::next_layout;
+use k8s_sched_framework::{NodeGenerations, NodeInfo, GENERATION_BLOCK};
 
 use crate::plugins::node_resources::resource_allocation::inverse;
 

@@ -5,10 +5,10 @@
 //! NormalizeScore, then the weight), which stays the allocation-light path used when nothing is
 //! being explained.
 
-use k8s_types::core::Pod;
-use k8s_types::framework::{
+use k8s_sched_framework::{
     CycleState, NodeInfo, NodeScore, Status, MAX_NODE_SCORE, MIN_NODE_SCORE,
 };
+use k8s_types::core::Pod;
 
 use super::Framework;
 

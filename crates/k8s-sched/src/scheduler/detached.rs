@@ -14,8 +14,8 @@
 
 use std::sync::Arc;
 
+use k8s_sched_framework::Code;
 use k8s_types::core::{Node, Pod};
-use k8s_types::framework::Code;
 use k8s_types::object::Object;
 use k8s_types::scheduling::PodGroup;
 use k8s_types::Tick;

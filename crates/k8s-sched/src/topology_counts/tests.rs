@@ -10,12 +10,12 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use k8s_types::apps::ReplicaSet;
-use k8s_types::core::{Node, Pod, PodAffinityTerm};
-use k8s_types::framework::{
+use k8s_sched_framework::{
     CycleState, FilterPlugin, NodeInfo, NodeScore, PodInfo, PreFilterPlugin, PreScorePlugin,
     ScorePlugin,
 };
+use k8s_types::apps::ReplicaSet;
+use k8s_types::core::{Node, Pod, PodAffinityTerm};
 use k8s_types::object::{Object, Unstructured};
 
 use crate::cache::Cache;

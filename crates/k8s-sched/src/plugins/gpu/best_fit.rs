@@ -7,11 +7,11 @@
 
 use std::sync::Arc;
 
-use k8s_types::core::Pod;
-use k8s_types::framework::{
+use k8s_sched_framework::{
     CycleState, NodeInfo, NodeScore, Plugin, PreScorePlugin, ScorePlugin, Status, MAX_NODE_SCORE,
     MIN_NODE_SCORE,
 };
+use k8s_types::core::Pod;
 
 use super::names;
 use super::shape::{NodeView, PodShape, MAX_SPEC_CPU, MAX_SPEC_GPU};

@@ -20,11 +20,11 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use k8s_types::core::Pod;
-use k8s_types::framework::{
+use k8s_sched_framework::{
     CycleState, Handle, NodeInfo, Plugin, PreFilterPlugin, PreFilterResult, PreScorePlugin,
     ScorePlugin, Status, MAX_NODE_SCORE,
 };
+use k8s_types::core::Pod;
 use serde::Deserialize;
 
 use super::frag::{node_frag, sigmoid, typical_pods, TypicalPod, TypicalPodArgs};

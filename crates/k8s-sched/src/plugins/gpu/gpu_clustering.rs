@@ -10,11 +10,11 @@
 
 use std::sync::Arc;
 
-use k8s_types::core::Pod;
-use k8s_types::framework::{
+use k8s_sched_framework::{
     CycleState, NodeInfo, Plugin, PreScorePlugin, ScorePlugin, Status, MAX_NODE_SCORE,
     MIN_NODE_SCORE,
 };
+use k8s_types::core::Pod;
 use k8s_types::gpushare::GpuRequest;
 
 use super::names;

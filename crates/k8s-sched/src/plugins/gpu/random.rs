@@ -4,11 +4,11 @@
 
 use std::sync::{Arc, Mutex};
 
-use k8s_types::core::Pod;
-use k8s_types::framework::{
+use k8s_sched_framework::{
     CycleState, NodeInfo, Plugin, PreScorePlugin, ScorePlugin, Status, MAX_NODE_SCORE,
     MIN_NODE_SCORE,
 };
+use k8s_types::core::Pod;
 use k8s_types::rng::SplitMix64;
 use serde::Deserialize;
 

@@ -4,8 +4,8 @@
 //! `pkg/type/resource.go`, `pkg/utils/utils.go` `GetPodResource`, `GetNodeResourceViaNodeInfo`):
 //! memory is not part of either, as there.
 
+use k8s_sched_framework::NodeInfo;
 use k8s_types::core::{node_labels, Pod};
-use k8s_types::framework::NodeInfo;
 use k8s_types::gpushare::{GpuRequest, MILLI_PER_GPU};
 use k8s_types::resources::{pod_non_zero_requests, pod_requests};
 

@@ -16,11 +16,11 @@
 
 use std::sync::{Arc, Mutex};
 
-use k8s_types::core::Pod;
-use k8s_types::framework::{
+use k8s_sched_framework::{
     CycleState, FilterPlugin, Handle, NodeInfo, Plugin, PreFilterPlugin, PreFilterResult,
     ReservePlugin, Status,
 };
+use k8s_types::core::Pod;
 use k8s_types::gpushare::{format_gpu_indices, GPU_INDEX_ANNOTATION};
 use k8s_types::rng::SplitMix64;
 use serde::Deserialize;

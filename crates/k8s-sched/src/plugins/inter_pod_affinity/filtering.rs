@@ -9,15 +9,16 @@
 
 use std::sync::Arc;
 
+use k8s_sched_framework::node_info::{label_hash, pod_has_required_anti_affinity};
+use k8s_sched_framework::{CycleState, NodeGenerations, NodeInfo, PodInfo, Status};
 use k8s_types::apiserver::ApiClient;
 use k8s_types::core::Pod;
-use k8s_types::framework::node_info::{label_hash, pod_has_required_anti_affinity};
-use k8s_types::framework::{CycleState, NodeGate, NodeGenerations, NodeInfo, PodInfo, Status};
 
 use super::terms::{
     namespace_labels, pod_matches_all_affinity_terms, required_terms, AffinityTerm, CountsView,
     NamespaceLabels, TopologyCounts,
 };
+use crate::runtime::kernel::NodeGate;
 use crate::topology_counts::{
     DomainView, NodeDomain, PodMatcher, SnapshotPositions, TopologyIndex,
 };

@@ -13,17 +13,18 @@ pub(crate) mod terms;
 
 use std::sync::{Arc, Mutex};
 
-use k8s_types::core::Pod;
-use k8s_types::framework::{
-    CycleState, FilterPlugin, Handle, NodeGate, NodeInfo, NodeScore, Plugin, PodInfo,
-    PreFilterPlugin, PreFilterResult, PreScorePlugin, ScorePlugin, Status,
+use k8s_sched_framework::{
+    CycleState, FilterPlugin, Handle, NodeInfo, NodeScore, Plugin, PodInfo, PreFilterPlugin,
+    PreFilterResult, PreScorePlugin, ScorePlugin, Status,
 };
+use k8s_types::core::Pod;
 
 use self::filtering::{PreFilterState, PRE_FILTER_STATE_KEY};
 use super::names;
 use crate::config::inter_pod_affinity_args::InterPodAffinityArgs;
 use crate::error::ConfigError;
 use crate::registry::PluginArgs;
+use crate::runtime::kernel::{NodeGate, NodeKernels};
 use crate::topology_counts::TopologyIndex;
 
 pub use self::filtering::{
@@ -65,7 +66,7 @@ impl InterPodAffinity {
 }
 
 impl Plugin for InterPodAffinity {
-    fn as_enqueue_extensions(&self) -> Option<&dyn k8s_types::framework::EnqueueExtensions> {
+    fn as_enqueue_extensions(&self) -> Option<&dyn k8s_sched_framework::EnqueueExtensions> {
         Some(self)
     }
     fn name(&self) -> &str {
@@ -162,10 +163,6 @@ impl FilterPlugin for InterPodAffinity {
     ) {
         filtering::filter_nodes(state, pod, nodes, failed);
     }
-
-    fn filter_gate(&self, state: &CycleState, _pod: &Pod) -> Option<NodeGate> {
-        filtering::gate(state)
-    }
 }
 
 impl PreScorePlugin for InterPodAffinity {
@@ -237,12 +234,18 @@ impl ScorePlugin for InterPodAffinity {
     }
 }
 
+impl NodeKernels for InterPodAffinity {
+    fn filter_gate(&self, state: &CycleState, _pod: &Pod) -> Option<NodeGate> {
+        filtering::gate(state)
+    }
+}
+
 /// Queueing hints (upstream `interpodaffinity/plugin.go` `EventsToRegister`,
 /// `isSchedulableAfterPodChange`, `isSchedulableAfterNodeChange`).
 mod queueing_hints {
     use super::*;
-    use k8s_types::framework::events::{as_nodes, as_pods};
-    use k8s_types::framework::{
+    use k8s_sched_framework::events::{as_nodes, as_pods};
+    use k8s_sched_framework::{
         ActionType, ClusterEvent, ClusterEventWithHint, EnqueueExtensions, EventObject,
         EventResource, QueueingHint,
     };

@@ -6,10 +6,10 @@
 
 use std::collections::BTreeMap;
 
+use k8s_sched_framework::node_info::pod_has_affinity;
+use k8s_sched_framework::{CycleState, NodeInfo, NodeScore, Status, MAX_NODE_SCORE};
 use k8s_types::apiserver::ApiClient;
 use k8s_types::core::{Node, Pod};
-use k8s_types::framework::node_info::pod_has_affinity;
-use k8s_types::framework::{CycleState, NodeInfo, NodeScore, Status, MAX_NODE_SCORE};
 
 use super::terms::{
     has_preferred_terms, namespace_labels, preferred_terms, required_terms, AffinityTerm,

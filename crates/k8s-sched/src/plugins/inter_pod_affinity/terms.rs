@@ -9,9 +9,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+use k8s_sched_framework::node_info::{label_hash, LabelIndex};
 use k8s_types::apiserver::{ApiClient, ApiExt};
 use k8s_types::core::{Namespace, Node, Pod, PodAffinityTerm, WeightedPodAffinityTerm};
-use k8s_types::framework::node_info::{label_hash, LabelIndex};
 
 use crate::plugins::selector::Selector;
 use crate::topology_counts::DomainCounts;

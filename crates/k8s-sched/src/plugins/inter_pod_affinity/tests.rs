@@ -4,8 +4,8 @@
 //! `TestPreferredAffinityWithHardPodAffinitySymmetricWeight`). Upstream's current Filter returns
 //! one reason per status; the older two-reason form is not reproduced.
 
+use k8s_sched_framework::{Code, CycleState, NodeScore, PodInfo};
 use k8s_types::core::{Namespace, Node, Pod, PodAffinityTerm};
-use k8s_types::framework::{Code, CycleState, NodeScore, PodInfo};
 use k8s_types::labels::LabelSelector;
 use k8s_types::object::Object;
 

@@ -7,17 +7,17 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use k8s_types::core::Pod;
-use k8s_types::framework::{
-    CycleState, NodeInfo, NodeScoreKernel, Plugin, PreScorePlugin, ScorePlugin, Status,
-    MAX_NODE_SCORE,
+use k8s_sched_framework::{
+    CycleState, NodeInfo, Plugin, PreScorePlugin, ScorePlugin, Status, MAX_NODE_SCORE,
 };
+use k8s_types::core::Pod;
 
 use super::resource_allocation::{ResourceAllocationScorer, ResourceUse, Scorer};
 use crate::config::args::NodeResourcesBalancedAllocationArgs;
 use crate::error::ConfigError;
 use crate::plugins::names;
 use crate::registry::PluginArgs;
+use crate::runtime::kernel::{NodeKernels, NodeScoreKernel};
 
 /// CycleState key of the pod's per-resource requests.
 pub const PRE_SCORE_STATE_KEY: &str = "PreScoreNodeResourcesBalancedAllocation";
@@ -103,7 +103,9 @@ impl ScorePlugin for NodeResourcesBalancedAllocation {
         self.scorer.score_nodes(nodes, &reqs.0, scores);
         Ok(())
     }
+}
 
+impl NodeKernels for NodeResourcesBalancedAllocation {
     /// Exactly cpu and memory (the default resources).
     fn score_kernel(&self, state: &CycleState, pod: &Pod) -> Option<NodeScoreKernel> {
         let [cpu, memory] = self.scorer.resources.as_slice() else {

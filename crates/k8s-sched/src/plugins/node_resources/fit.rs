@@ -11,11 +11,11 @@ use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use k8s_types::core::Pod;
-use k8s_types::framework::{
-    AllocationStrategy, Code, CycleState, FilterPlugin, Handle, NodeFilterKernel, NodeInfo,
-    NodeScoreKernel, Plugin, PreFilterPlugin, PreFilterResult, PreScorePlugin, ScorePlugin, Status,
+use k8s_sched_framework::{
+    Code, CycleState, FilterPlugin, Handle, NodeInfo, Plugin, PreFilterPlugin, PreFilterResult,
+    PreScorePlugin, ScorePlugin, Status,
 };
+use k8s_types::core::Pod;
 use k8s_types::resources::{pod_requests, Resources};
 
 use super::resource_allocation::{ResourceAllocationScorer, Scorer};
@@ -24,6 +24,7 @@ use crate::error::ConfigError;
 use crate::plugins::helper::is_extended_resource_name;
 use crate::plugins::names;
 use crate::registry::PluginArgs;
+use crate::runtime::kernel::{AllocationStrategy, NodeFilterKernel, NodeKernels, NodeScoreKernel};
 
 /// CycleState key of the pod's requests.
 pub const PRE_FILTER_STATE_KEY: &str = "PreFilterNodeResourcesFit";
@@ -261,7 +262,7 @@ impl NodeResourcesFit {
 }
 
 impl Plugin for NodeResourcesFit {
-    fn as_enqueue_extensions(&self) -> Option<&dyn k8s_types::framework::EnqueueExtensions> {
+    fn as_enqueue_extensions(&self) -> Option<&dyn k8s_sched_framework::EnqueueExtensions> {
         Some(self)
     }
     fn name(&self) -> &str {
@@ -348,30 +349,6 @@ impl FilterPlugin for NodeResourcesFit {
             }
         }
     }
-
-    /// Pods that request only cpu and memory (no ephemeral storage, no counted extended
-    /// resource): the node passes when it takes one more pod and has the requested cpu and
-    /// memory free (`fits`, upstream `fitsRequest`).
-    fn filter_kernel(&self, state: &CycleState, pod: &Pod) -> Option<NodeFilterKernel> {
-        let stored =
-            state.read_or_compute(PRE_FILTER_STATE_KEY, || PreFilterState(pod_requests(pod)));
-        let req = &stored.0;
-        if req.ephemeral_storage != 0
-            || req
-                .scalar
-                .iter()
-                .any(|(name, q)| *q != 0 && !self.ignored(name))
-        {
-            return None;
-        }
-        let need = |r: i64| if r > 0 { r } else { i64::MIN };
-        Some(NodeFilterKernel {
-            slow_flags: 0,
-            min_free_pods: 1,
-            min_free_milli_cpu: need(req.milli_cpu),
-            min_free_memory: need(req.memory),
-        })
-    }
 }
 
 impl PreScorePlugin for NodeResourcesFit {
@@ -405,6 +382,32 @@ impl ScorePlugin for NodeResourcesFit {
         let reqs = self.pre_score_state(state, pod);
         self.scorer.score_nodes(nodes, &reqs.0, scores);
         Ok(())
+    }
+}
+
+impl NodeKernels for NodeResourcesFit {
+    /// Pods that request only cpu and memory (no ephemeral storage, no counted extended
+    /// resource): the node passes when it takes one more pod and has the requested cpu and
+    /// memory free (`fits`, upstream `fitsRequest`).
+    fn filter_kernel(&self, state: &CycleState, pod: &Pod) -> Option<NodeFilterKernel> {
+        let stored =
+            state.read_or_compute(PRE_FILTER_STATE_KEY, || PreFilterState(pod_requests(pod)));
+        let req = &stored.0;
+        if req.ephemeral_storage != 0
+            || req
+                .scalar
+                .iter()
+                .any(|(name, q)| *q != 0 && !self.ignored(name))
+        {
+            return None;
+        }
+        let need = |r: i64| if r > 0 { r } else { i64::MIN };
+        Some(NodeFilterKernel {
+            slow_flags: 0,
+            min_free_pods: 1,
+            min_free_milli_cpu: need(req.milli_cpu),
+            min_free_memory: need(req.memory),
+        })
     }
 
     /// LeastAllocated and MostAllocated on exactly cpu and memory (the default resources).
@@ -440,12 +443,12 @@ impl ScorePlugin for NodeResourcesFit {
 /// `isSchedulableAfterNodeChange`, `haveAnyRequestedResourcesIncreased`, `isFit`).
 mod queueing_hints {
     use super::*;
-    use k8s_types::core::Node;
-    use k8s_types::framework::events::{as_nodes, as_pods};
-    use k8s_types::framework::{
+    use k8s_sched_framework::events::{as_nodes, as_pods};
+    use k8s_sched_framework::{
         ActionType, ClusterEvent, ClusterEventWithHint, EnqueueExtensions, EventObject,
         EventResource, QueueingHint,
     };
+    use k8s_types::core::Node;
 
     use crate::plugins::helper::is_scalar_resource_name;
 

@@ -2,7 +2,7 @@
 //! (the configured shape) of each resource's utilization after placing the pod. Upstream
 //! `pkg/scheduler/framework/plugins/noderesources/requested_to_capacity_ratio.go`.
 
-use k8s_types::framework::MAX_NODE_SCORE;
+use k8s_sched_framework::MAX_NODE_SCORE;
 
 use super::resource_allocation::ResourceUse;
 use crate::config::args::MAX_CUSTOM_PRIORITY_SCORE;

@@ -10,8 +10,8 @@
 //! `use_requested` (BalancedAllocation). An extended resource the pod does not request, or one the
 //! node does not have, is left out of the score.
 
+use k8s_sched_framework::{NodeInfo, MAX_NODE_SCORE};
 use k8s_types::core::Pod;
-use k8s_types::framework::{NodeInfo, MAX_NODE_SCORE};
 use k8s_types::resources::{pod_non_zero_requests, pod_requests, Resources};
 
 use super::balanced_allocation::balanced_resource_score;

@@ -6,10 +6,10 @@
 
 use std::collections::BTreeMap;
 
+use k8s_sched_framework::{NodeInfo, PodInfo};
 use k8s_types::apiserver::ApiClient;
 use k8s_types::core::taints::{effects, find_untolerated};
 use k8s_types::core::{Pod, TopologySpreadConstraint as ApiConstraint};
-use k8s_types::framework::{NodeInfo, PodInfo};
 
 use super::default_selector::default_selector;
 use crate::plugins::node_affinity::required_node_affinity_matches;

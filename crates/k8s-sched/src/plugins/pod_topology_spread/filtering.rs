@@ -12,14 +12,15 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use k8s_sched_framework::node_info::label_hash;
+use k8s_sched_framework::{CycleState, NodeGenerations, NodeInfo, PodInfo, Status};
 use k8s_types::core::Pod;
-use k8s_types::framework::node_info::label_hash;
-use k8s_types::framework::{CycleState, NodeGate, NodeGenerations, NodeInfo, PodInfo, Status};
 
 use super::common::{
     count_pods_match_selector, node_labels_match_spread_constraints, TopologySpreadConstraint,
 };
 use crate::plugins::node_affinity::has_required_node_affinity;
+use crate::runtime::kernel::NodeGate;
 use crate::topology_counts::{
     DomainView, NodeDomain, PodMatcher, SnapshotPositions, TopologyIndex, MAX_COUNTERS,
 };

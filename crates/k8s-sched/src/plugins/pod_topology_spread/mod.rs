@@ -18,13 +18,13 @@ pub mod scoring;
 
 use std::sync::{Arc, Mutex};
 
+use k8s_sched_framework::{
+    CycleState, FilterPlugin, Handle, NodeInfo, NodeScore, Plugin, PodInfo, PreFilterPlugin,
+    PreFilterResult, PreScorePlugin, ScorePlugin, Status,
+};
 use k8s_types::apiserver::ApiClient;
 use k8s_types::core::node::node_labels;
 use k8s_types::core::{Pod, TopologySpreadConstraint as ApiConstraint};
-use k8s_types::framework::{
-    CycleState, FilterPlugin, Handle, NodeGate, NodeInfo, NodeScore, Plugin, PodInfo,
-    PreFilterPlugin, PreFilterResult, PreScorePlugin, ScorePlugin, Status,
-};
 
 use self::common::{build_default_constraints, filter_constraints, TopologySpreadConstraint};
 use self::filtering::{PreFilterState, PRE_FILTER_STATE_KEY};
@@ -35,6 +35,7 @@ use crate::config::pod_topology_spread_args::{
 };
 use crate::error::ConfigError;
 use crate::registry::PluginArgs;
+use crate::runtime::kernel::{NodeGate, NodeKernels};
 use crate::topology_counts::TopologyIndex;
 
 pub use self::filtering::{ERR_REASON_CONSTRAINTS_NOT_MATCH, ERR_REASON_NODE_LABEL_NOT_MATCH};
@@ -170,7 +171,7 @@ impl PodTopologySpread {
 }
 
 impl Plugin for PodTopologySpread {
-    fn as_enqueue_extensions(&self) -> Option<&dyn k8s_types::framework::EnqueueExtensions> {
+    fn as_enqueue_extensions(&self) -> Option<&dyn k8s_sched_framework::EnqueueExtensions> {
         Some(self)
     }
     fn name(&self) -> &str {
@@ -251,10 +252,6 @@ impl FilterPlugin for PodTopologySpread {
     ) {
         filtering::filter_nodes(state, pod, nodes, failed);
     }
-
-    fn filter_gate(&self, state: &CycleState, _pod: &Pod) -> Option<NodeGate> {
-        filtering::gate(state)
-    }
 }
 
 impl PreScorePlugin for PodTopologySpread {
@@ -321,17 +318,23 @@ impl ScorePlugin for PodTopologySpread {
     }
 }
 
+impl NodeKernels for PodTopologySpread {
+    fn filter_gate(&self, state: &CycleState, _pod: &Pod) -> Option<NodeGate> {
+        filtering::gate(state)
+    }
+}
+
 /// Queueing hints (upstream `podtopologyspread/plugin.go` `EventsToRegister`,
 /// `isSchedulableAfterPodChange`, `isSchedulableAfterNodeChange`, `involvedInTopologySpreading`,
 /// `podLabelsMatchSpreadConstraints`, `checkTopologyKeyLabelsChanged`).
 mod queueing_hints {
     use super::*;
-    use k8s_types::core::Node;
-    use k8s_types::framework::events::{as_nodes, as_pods};
-    use k8s_types::framework::{
+    use k8s_sched_framework::events::{as_nodes, as_pods};
+    use k8s_sched_framework::{
         ActionType, ClusterEvent, ClusterEventWithHint, EnqueueExtensions, EventObject,
         EventResource, QueueingHint,
     };
+    use k8s_types::core::Node;
 
     use super::common::node_labels_match_spread_constraints;
 

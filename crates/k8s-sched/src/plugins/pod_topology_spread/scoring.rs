@@ -14,11 +14,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_types::core::node::node_labels;
-use k8s_types::core::Pod;
-use k8s_types::framework::{
+use k8s_sched_framework::{
     CycleState, NodeGenerations, NodeInfo, NodeScore, Status, MAX_NODE_SCORE,
 };
+use k8s_types::core::node::node_labels;
+use k8s_types::core::Pod;
 
 use super::common::{
     count_pods_match_selector, node_labels_match_spread_constraints, TopologySpreadConstraint,

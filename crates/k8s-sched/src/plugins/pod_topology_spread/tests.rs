@@ -7,9 +7,9 @@
 
 use std::collections::BTreeMap;
 
+use k8s_sched_framework::{Code, CycleState, NodeScore, PodInfo};
 use k8s_types::apps::ReplicaSet;
 use k8s_types::core::{Node, Pod};
-use k8s_types::framework::{Code, CycleState, NodeScore, PodInfo};
 use k8s_types::labels::LabelSelector;
 use k8s_types::object::{Object, Unstructured};
 

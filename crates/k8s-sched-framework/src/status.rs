@@ -1,6 +1,6 @@
 //! The plugin result type: [`Code`] and [`Status`] (upstream
 //! `staging/src/k8s.io/kube-scheduler/framework/interface.go` `Code`, `Status`). Named
-//! `framework::Status` to keep it apart from apimachinery's `crate::status::Status`.
+//! `framework::Status` to keep it apart from apimachinery's `k8s_types::status::Status`.
 
 use std::fmt;
 

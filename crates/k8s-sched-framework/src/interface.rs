@@ -14,17 +14,31 @@ use std::sync::Arc;
 
 use super::cycle_state::CycleState;
 use super::diagnosis::NodeToStatus;
-use super::kernel::{NodeFilterKernel, NodeGate, NodeScoreKernel};
 use super::node_info::{NodeGenerations, NodeInfo, PodInfo};
 use super::status::Status;
-use crate::apiserver::ApiClient;
-use crate::core::Pod;
-use crate::object::Object;
-use crate::Tick;
+use k8s_types::apiserver::ApiClient;
+use k8s_types::core::Pod;
+use k8s_types::object::Object;
+use k8s_types::Tick;
+
+/// The plugin as [`std::any::Any`], for a type check on a concrete plugin type. Implemented for
+/// every `'static` type; a plugin never writes it.
+pub trait AsAny {
+    /// `self` as `&dyn Any`.
+    fn as_any(&self) -> &dyn std::any::Any;
+}
+
+impl<T: std::any::Any> AsAny for T {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
 
 /// Every plugin: a name plus the extension points it implements (upstream `Plugin` +
 /// type assertions). Plugins are shared by reference across the extension points of one profile.
-pub trait Plugin: Send + Sync {
+/// [`AsAny`] (implemented for every type) lets the scheduler recognise its own plugin types, the
+/// counterpart of a Go type assertion to a concrete type.
+pub trait Plugin: AsAny + Send + Sync {
     /// The plugin's registry name, e.g. `NodeResourcesFit`.
     fn name(&self) -> &str;
 
@@ -203,23 +217,6 @@ pub trait FilterPlugin: Plugin {
             }
         }
     }
-
-    /// A sufficient condition for [`FilterPlugin::filter`] to succeed on a node this attempt
-    /// (read after PreFilter), for the scheduler's fused node pass (see [`super::kernel`]).
-    /// Nodes that do not satisfy it still go through `filter`. Default: none (the plugin runs
-    /// through `filter_nodes`).
-    fn filter_kernel(&self, _state: &CycleState, _pod: &Pod) -> Option<NodeFilterKernel> {
-        None
-    }
-
-    /// The exact verdict of [`FilterPlugin::filter`] on the nodes of this attempt's snapshot by
-    /// topology domain (read after PreFilter), for the scheduler's fused node pass (see
-    /// [`super::kernel`]). A plugin returning one promises that `filter` on the node at position
-    /// `i` of [`NodeGate::snapshot`] succeeds exactly when [`NodeGate::passes`]`(i)`, and never
-    /// returns an error there. Default: none.
-    fn filter_gate(&self, _state: &CycleState, _pod: &Pod) -> Option<NodeGate> {
-        None
-    }
 }
 
 /// How a PostFilter result changes the pod's `status.nominatedNodeName` (upstream
@@ -340,14 +337,6 @@ pub trait ScorePlugin: Plugin {
             *out = self.score(state, pod, n)?;
         }
         Ok(())
-    }
-
-    /// This attempt's scores after NormalizeScore as a per-node kernel (read after PreScore), for
-    /// the scheduler's fused node pass (see [`super::kernel`]). It must give exactly what
-    /// `score_nodes` followed by `normalize_score` give. Default: none (the plugin runs through
-    /// `score_nodes` and `normalize_score`).
-    fn score_kernel(&self, _state: &CycleState, _pod: &Pod) -> Option<NodeScoreKernel> {
-        None
     }
 
     /// Rescales all nodes' raw scores into `[0, 100]` (upstream `NormalizeScore`). Default: no-op.

@@ -12,7 +12,7 @@
 use super::cycle_state::CycleState;
 use super::interface::{Handle, Plugin};
 use super::status::Status;
-use crate::core::Pod;
+use k8s_types::core::Pod;
 
 /// PreBind: work that must succeed before the pod is bound (upstream `PreBindPlugin`; in-tree
 /// upstream users are VolumeBinding and DynamicResources).

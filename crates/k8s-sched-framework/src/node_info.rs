@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use crate::core::{Node, Pod};
-use crate::gpushare::{NodeGpus, PodGpu};
-use crate::resources::{pod_non_zero_requests, pod_requests, Resources};
+use k8s_types::core::{Node, Pod};
+use k8s_types::gpushare::{NodeGpus, PodGpu};
+use k8s_types::resources::{pod_non_zero_requests, pod_requests, Resources};
 
 /// Upstream `DefaultBindAllHostIP`: an empty hostIP binds every address.
 pub const DEFAULT_BIND_ALL_HOST_IP: &str = "0.0.0.0";
@@ -478,7 +478,7 @@ impl NodeInfo {
             .get_or_init(|| node_image_sizes(&self.node))
     }
 
-    /// Per-GPU free milli-GPU and GPU tags of the pods on the node (see [`crate::gpushare`]).
+    /// Per-GPU free milli-GPU and GPU tags of the pods on the node (see [`k8s_types::gpushare`]).
     pub fn gpus(&self) -> &NodeGpus {
         &self.gpus
     }
@@ -534,8 +534,8 @@ impl NodeInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::{Container, ContainerPort, ResourceList};
-    use crate::Quantity;
+    use k8s_types::core::{Container, ContainerPort, ResourceList};
+    use k8s_types::Quantity;
 
     fn pod(name: &str, cpu: &str, host_port: Option<i32>) -> Pod {
         let mut p = Pod::default();
@@ -583,7 +583,7 @@ mod tests {
 
     #[test]
     fn affinity_counters_and_image_sizes() {
-        use crate::core::{Affinity, PodAffinity, PodAffinityTerm};
+        use k8s_types::core::{Affinity, PodAffinity, PodAffinityTerm};
         let mut node = Node::default();
         node.metadata.name = "n1".into();
         node.status.images.push(serde_json::json!({

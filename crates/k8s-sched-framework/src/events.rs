@@ -18,8 +18,8 @@ use std::fmt;
 use std::ops::{BitAnd, BitOr};
 
 use super::interface::Plugin;
-use crate::core::{Node, Pod};
-use crate::scheduling::PodGroup;
+use k8s_types::core::{Node, Pod};
+use k8s_types::scheduling::PodGroup;
 
 /// The kind of object a cluster event is about (upstream `EventResource`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

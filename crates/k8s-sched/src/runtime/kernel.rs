@@ -17,15 +17,74 @@
 //!   scheduler may leave its status (which plugin rejected it first, and why) uncomputed unless
 //!   the pod fits nowhere and the FailedScheduling message needs it.
 //!
-//! Plugins offer kernels through [`FilterPlugin::filter_kernel`] and
-//! [`ScorePlugin::score_kernel`](super::ScorePlugin::score_kernel) (default: none); plugins that
-//! offer none run through the generic per-plugin path, so out-of-tree plugins keep working.
-//!
-//! [`FilterPlugin::filter_kernel`]: super::FilterPlugin::filter_kernel
+//! Kernels are private to k8s-sched: they are not part of the plugin-facing framework
+//! (`k8s-sched-framework`). An in-tree plugin offers them by implementing [`NodeKernels`] and being
+//! listed in [`node_kernels`]; every other plugin (out-of-tree ones included) runs through the
+//! generic per-plugin path.
 
 use std::sync::Arc;
 
-use super::node_info::NodeInfo;
+use k8s_sched_framework::{CycleState, NodeInfo, Plugin};
+use k8s_types::core::Pod;
+
+/// What an in-tree plugin offers the fused node pass (every method defaults to none: the plugin
+/// runs through its `filter_nodes` / `score_nodes` + `normalize_score`).
+pub(crate) trait NodeKernels {
+    /// A sufficient condition for the plugin's `filter` to succeed on a node this attempt (read
+    /// after PreFilter). Nodes that do not satisfy it still go through `filter`.
+    fn filter_kernel(&self, _state: &CycleState, _pod: &Pod) -> Option<NodeFilterKernel> {
+        None
+    }
+
+    /// The exact verdict of the plugin's `filter` on the nodes of this attempt's snapshot by
+    /// topology domain (read after PreFilter): `filter` on the node at position `i` of
+    /// [`NodeGate::snapshot`] succeeds exactly when [`NodeGate::passes`]`(i)`, and never
+    /// returns an error there.
+    fn filter_gate(&self, _state: &CycleState, _pod: &Pod) -> Option<NodeGate> {
+        None
+    }
+
+    /// This attempt's scores after NormalizeScore as a per-node kernel (read after PreScore): it
+    /// gives exactly what `score_nodes` followed by `normalize_score` give.
+    fn score_kernel(&self, _state: &CycleState, _pod: &Pod) -> Option<NodeScoreKernel> {
+        None
+    }
+}
+
+/// The kernels `plugin` offers, when it is one of the in-tree plugins that implement
+/// [`NodeKernels`] (a type check on the plugin instance, the counterpart of Go's type
+/// assertion; a wrapper or an out-of-tree plugin gets none).
+pub(crate) fn node_kernels(plugin: &dyn Plugin) -> Option<&dyn NodeKernels> {
+    use crate::plugins::inter_pod_affinity::InterPodAffinity;
+    use crate::plugins::node_resources::{
+        balanced_allocation::NodeResourcesBalancedAllocation, fit::NodeResourcesFit,
+    };
+    use crate::plugins::pod_topology_spread::PodTopologySpread;
+    use crate::plugins::{
+        image_locality::ImageLocality, node_name::NodeName, node_ports::NodePorts,
+        node_unschedulable::NodeUnschedulable, taint_toleration::TaintToleration,
+    };
+    let any = plugin.as_any();
+    macro_rules! first_of {
+        ($($t:ty),* $(,)?) => {
+            $(if let Some(p) = any.downcast_ref::<$t>() {
+                return Some(p);
+            })*
+        };
+    }
+    first_of!(
+        NodeResourcesFit,
+        NodeResourcesBalancedAllocation,
+        TaintToleration,
+        NodeUnschedulable,
+        NodeName,
+        NodePorts,
+        ImageLocality,
+        InterPodAffinity,
+        PodTopologySpread,
+    );
+    None
+}
 
 /// Node flag: `spec.unschedulable` (cordoned).
 pub const NODE_FLAG_UNSCHEDULABLE: u32 = 1;
@@ -90,15 +149,6 @@ impl NodeFilterKernel {
             min_free_milli_cpu: self.min_free_milli_cpu.max(other.min_free_milli_cpu),
             min_free_memory: self.min_free_memory.max(other.min_free_memory),
         }
-    }
-
-    /// True when `node` satisfies the condition (reads the node's summary).
-    pub fn admits(&self, node: &NodeInfo) -> bool {
-        let s = node.summary();
-        node_flags(node) & self.slow_flags == 0
-            && s.allocatable_pods - s.pod_count >= self.min_free_pods
-            && s.allocatable_milli_cpu - s.requested_milli_cpu >= self.min_free_milli_cpu
-            && s.allocatable_memory - s.requested_memory >= self.min_free_memory
     }
 }
 
@@ -236,6 +286,36 @@ pub enum NodeScoreKernel {
 
 #[cfg(test)]
 mod tests {
+    /// The in-tree plugins that offer kernels are recognised when built by the registry (the
+    /// fused pass depends on it); a plugin without kernels (NodeAffinity) is not.
+    #[test]
+    fn node_kernels_recognises_the_in_tree_plugins() {
+        let registry = crate::Registry::in_tree();
+        let build = |name: &str| {
+            registry
+                .build(&crate::PluginArgs {
+                    name,
+                    args: None,
+                    path: String::new(),
+                })
+                .expect("in-tree plugin builds")
+        };
+        for name in [
+            "NodeResourcesFit",
+            "NodeResourcesBalancedAllocation",
+            "TaintToleration",
+            "NodeUnschedulable",
+            "NodeName",
+            "NodePorts",
+            "ImageLocality",
+            "InterPodAffinity",
+            "PodTopologySpread",
+        ] {
+            assert!(super::node_kernels(&*build(name)).is_some(), "{name}");
+        }
+        assert!(super::node_kernels(&*build("NodeAffinity")).is_none());
+    }
+
     use super::*;
 
     fn cond(
@@ -282,7 +362,7 @@ mod tests {
 
     #[test]
     fn a_gate_covers_only_the_slice_it_was_made_for() {
-        let node = || NodeInfo::new(Arc::new(crate::core::Node::default()));
+        let node = || NodeInfo::new(Arc::new(k8s_types::core::Node::default()));
         let nodes = vec![node(), node()];
         let mut g = NodeGate::for_nodes(&nodes);
         assert!(g.covers(&nodes));

@@ -15,7 +15,6 @@
 //! - [`diagnosis`]: [`NodeToStatus`], [`Diagnosis`] and [`FitError`] (the `0/3 nodes are available`
 //!   message).
 //! - [`interface`]: the plugin traits and the [`Handle`] plugins use to reach the framework.
-//! - [`kernel`]: optional per-node kernels plugins offer for the scheduler's fused node pass.
 //! - [`binding_cycle`]: the PreBind and PostBind extension points.
 //! - [`events`]: cluster events and queueing hints ([`EnqueueExtensions`]).
 
@@ -24,7 +23,6 @@ pub mod cycle_state;
 pub mod diagnosis;
 pub mod events;
 pub mod interface;
-pub mod kernel;
 pub mod node_info;
 pub mod status;
 
@@ -36,13 +34,10 @@ pub use events::{
     QueueingHint,
 };
 pub use interface::{
-    BindPlugin, FilterPlugin, Handle, NodeScore, NominatingInfo, NominatingMode, PermitDecision,
-    PermitPlugin, Plugin, PostFilterPlugin, PostFilterResult, PreEnqueuePlugin, PreFilterPlugin,
-    PreFilterResult, PreScorePlugin, QueueSortPlugin, QueuedPodInfo, ReservePlugin, ScorePlugin,
-    WaitingPodInfo,
-};
-pub use kernel::{
-    AllocationStrategy, GateCondition, NodeFilterKernel, NodeGate, NodeScoreKernel, GATE_NO_DOMAIN,
+    AsAny, BindPlugin, FilterPlugin, Handle, NodeScore, NominatingInfo, NominatingMode,
+    PermitDecision, PermitPlugin, Plugin, PostFilterPlugin, PostFilterResult, PreEnqueuePlugin,
+    PreFilterPlugin, PreFilterResult, PreScorePlugin, QueueSortPlugin, QueuedPodInfo,
+    ReservePlugin, ScorePlugin, WaitingPodInfo,
 };
 pub use node_info::{HostPortInfo, NodeGenerations, NodeInfo, PodInfo, GENERATION_BLOCK};
 pub use status::{Code, Status};
@@ -55,4 +50,4 @@ pub const MIN_NODE_SCORE: i64 = 0;
 
 /// The cap on how long a Permit plugin may make a pod wait, in ticks (upstream `maxTimeout`,
 /// 15 minutes, `pkg/scheduler/framework/runtime/framework.go`).
-pub const MAX_PERMIT_TIMEOUT: crate::Tick = 15 * 60;
+pub const MAX_PERMIT_TIMEOUT: k8s_types::Tick = 15 * 60;
