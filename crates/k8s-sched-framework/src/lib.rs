@@ -1,10 +1,14 @@
-//! The scheduler framework's plugin-facing API: what a kube-scheduler plugin sees and implements.
-//! Mirrors upstream `staging/src/k8s.io/kube-scheduler/framework/interface.go` (extension-point
+//! What a kube-scheduler plugin sees and implements.
+//! k8s-sched-framework: the scheduler framework's plugin-facing API (upstream
+//! `k8s.io/kube-scheduler/framework`). Mirrors `staging/src/k8s.io/kube-scheduler/framework/interface.go` (extension-point
 //! interfaces, `Code`, `Status`), `cycle_state.go` (`CycleState`) and
 //! `pkg/scheduler/framework/types.go` (`NodeInfo`, `PodInfo`, `Diagnosis`, `FitError`).
 //!
-//! Everything here is object-safe: a plugin written in another crate is a `Box`/`Arc<dyn Plugin>`
-//! and is registered with the scheduler by name (k8s-sched `Registry`). A plugin declares which
+//! This is the crate an out-of-tree plugin depends on (with k8s-types for the API objects): a plugin
+//! written in another crate is an `Arc<dyn Plugin>` built by a [`PluginFactory`] and registered by
+//! name in a [`Registry`], which k8s-sched merges with its in-tree plugins (upstream
+//! `WithFrameworkOutOfTreeRegistry`). The scheduler's own hot-path machinery (per-node kernels and
+//! gates, the cache's node arrays) is private to k8s-sched; everything here is object-safe. A plugin declares which
 //! extension points it implements through the `as_*` accessors of [`Plugin`], the Rust counterpart of
 //! upstream's interface type assertions.
 //!
@@ -17,22 +21,30 @@
 //! - [`interface`]: the plugin traits and the [`Handle`] plugins use to reach the framework.
 //! - [`binding_cycle`]: the PreBind and PostBind extension points.
 //! - [`events`]: cluster events and queueing hints ([`EnqueueExtensions`]).
+//! - [`registry`]: [`Registry`], [`PluginFactory`] and [`PluginArgs`] (upstream
+//!   `pkg/scheduler/framework/runtime/registry.go`); [`extension_point`]: [`ExtensionPoint`];
+//!   [`error`]: [`ConfigError`], how a factory rejects its args.
 
 pub mod binding_cycle;
 pub mod cycle_state;
 pub mod diagnosis;
+pub mod error;
 pub mod events;
+pub mod extension_point;
 pub mod interface;
 pub mod node_info;
+pub mod registry;
 pub mod status;
 
 pub use binding_cycle::{PostBindPlugin, PreBindPlugin};
 pub use cycle_state::{CycleState, StateData};
 pub use diagnosis::{Diagnosis, FitError, NodeToStatus};
+pub use error::ConfigError;
 pub use events::{
     ActionType, ClusterEvent, ClusterEventWithHint, EnqueueExtensions, EventObject, EventResource,
     QueueingHint,
 };
+pub use extension_point::ExtensionPoint;
 pub use interface::{
     AsAny, BindPlugin, FilterPlugin, Handle, NodeScore, NominatingInfo, NominatingMode,
     PermitDecision, PermitPlugin, Plugin, PostFilterPlugin, PostFilterResult, PreEnqueuePlugin,
@@ -40,6 +52,7 @@ pub use interface::{
     ReservePlugin, ScorePlugin, WaitingPodInfo,
 };
 pub use node_info::{HostPortInfo, NodeGenerations, NodeInfo, PodInfo, GENERATION_BLOCK};
+pub use registry::{PluginArgs, PluginFactory, Registry};
 pub use status::{Code, Status};
 
 /// The highest score a Score plugin may return after NormalizeScore (upstream `MaxNodeScore`).

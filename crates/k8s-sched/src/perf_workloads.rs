@@ -34,9 +34,9 @@ use k8s_types::scheduling::PodGroup;
 use k8s_types::Quantity;
 
 use crate::config::KubeSchedulerConfiguration;
-use crate::error::ConfigError;
 use crate::scheduler::detached::Decision;
 use crate::Scheduler;
+use k8s_sched_framework::ConfigError;
 
 /// Label key of a node's hostname (upstream `v1.LabelHostname`).
 pub const LABEL_HOSTNAME: &str = "kubernetes.io/hostname";

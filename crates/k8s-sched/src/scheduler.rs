@@ -21,7 +21,6 @@ use crate::cache::Cache;
 use crate::config::validation::{set_defaults, validate};
 use crate::config::KubeSchedulerConfiguration;
 use crate::detached_client::DetachedClient;
-use crate::error::ConfigError;
 use crate::explain::{Explainer, Explanation, PodKey};
 use crate::informer::{Informer, Synced};
 use crate::nominator::Nominator;
@@ -29,10 +28,11 @@ use crate::plugins::inter_pod_affinity::terms::namespace_labels;
 use crate::podgroup_status::update_pod_groups;
 use crate::queue::{Backoff, SchedulingQueue};
 use crate::queueing_hints::{has_cross_topology_term, EventScope, ObservedEvent};
-use crate::registry::Registry;
 use crate::runtime::Framework;
 use crate::schedule_one::{process_waiting, schedule_one, Ctx};
 use crate::waiting::{pod_key, WaitingPods};
+use k8s_sched_framework::ConfigError;
+use k8s_sched_framework::Registry;
 
 /// kube-scheduler.
 #[derive(Debug)]
@@ -68,7 +68,7 @@ impl Scheduler {
         mut config: KubeSchedulerConfiguration,
         registry: Registry,
     ) -> Result<Scheduler, ConfigError> {
-        let mut reg = Registry::in_tree();
+        let mut reg = crate::plugins::in_tree_registry();
         reg.merge(registry)?;
         set_defaults(&mut config);
         validate(&config)?;

@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use k8s_sched::runtime::ExtensionPoint as E;
+use k8s_sched::ExtensionPoint as E;
 use k8s_sched::{ConfigError, KubeSchedulerConfiguration, PluginArgs, Registry, Scheduler};
 use k8s_sched_framework::{
     ActionType, ClusterEventWithHint, CycleState, EnqueueExtensions, EventResource, Handle, Plugin,
@@ -329,6 +329,8 @@ fn registry_describes_extension_points_and_events() {
     assert_eq!(points, vec![E::PostBind]);
     // No EnqueueExtensions: registered for every event.
     assert_eq!(events, ClusterEventWithHint::unroll_wildcard_resource());
-    let (points, _) = Registry::in_tree().describe("DefaultBinder").unwrap();
+    let (points, _) = k8s_sched::in_tree_registry()
+        .describe("DefaultBinder")
+        .unwrap();
     assert_eq!(points, vec![E::Bind]);
 }

@@ -98,7 +98,7 @@ fn unknown_plugins_are_rejected_and_unimplemented_ones_skipped() {
 fn default_profile_extension_points() {
     let s = Scheduler::new(KubeSchedulerConfiguration::default()).unwrap();
     let fwk = s.profile("default-scheduler").unwrap();
-    use k8s_sched::runtime::ExtensionPoint as E;
+    use k8s_sched::ExtensionPoint as E;
     assert_eq!(fwk.plugin_names(E::QueueSort), vec!["PrioritySort"]);
     assert_eq!(
         fwk.plugin_names(E::Filter),
@@ -125,7 +125,7 @@ fn default_profile_extension_points() {
 fn balanced_preset_disables_fit_scoring_only() {
     let s = Scheduler::new(KubeSchedulerConfiguration::preset("balanced").unwrap()).unwrap();
     let fwk = s.profile("default-scheduler").unwrap();
-    use k8s_sched::runtime::ExtensionPoint as E;
+    use k8s_sched::ExtensionPoint as E;
     assert!(!fwk
         .plugin_names(E::Score)
         .contains(&"NodeResourcesFit".to_string()));

@@ -19,8 +19,8 @@ pub(crate) mod validation;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::ConfigError;
 use crate::plugins::names;
+use k8s_sched_framework::{ConfigError, ExtensionPoint};
 
 pub use args::{
     CoschedulingArgs, DefaultPreemptionArgs, NodeResourcesBalancedAllocationArgs,
@@ -129,6 +129,27 @@ pub struct Plugins {
     /// Plugins enabled at every extension point they implement.
     #[serde(default)]
     pub multi_point: PluginSet,
+}
+
+impl Plugins {
+    /// The plugin set of this extension point.
+    pub fn set(&self, point: ExtensionPoint) -> &PluginSet {
+        let p = self;
+        match point {
+            ExtensionPoint::PreEnqueue => &p.pre_enqueue,
+            ExtensionPoint::QueueSort => &p.queue_sort,
+            ExtensionPoint::PreFilter => &p.pre_filter,
+            ExtensionPoint::Filter => &p.filter,
+            ExtensionPoint::PostFilter => &p.post_filter,
+            ExtensionPoint::PreScore => &p.pre_score,
+            ExtensionPoint::Score => &p.score,
+            ExtensionPoint::Reserve => &p.reserve,
+            ExtensionPoint::Permit => &p.permit,
+            ExtensionPoint::PreBind => &p.pre_bind,
+            ExtensionPoint::Bind => &p.bind,
+            ExtensionPoint::PostBind => &p.post_bind,
+        }
+    }
 }
 
 /// Upstream `PluginSet`.

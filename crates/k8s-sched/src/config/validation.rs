@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use k8s_types::status::FieldError;
 
 use super::{KubeSchedulerConfiguration, KubeSchedulerProfile, DEFAULT_SCHEDULER_NAME};
-use crate::error::ConfigError;
+use k8s_sched_framework::ConfigError;
 
 /// Upstream defaulting: no profiles -> one profile; a single unnamed profile ->
 /// `default-scheduler`.

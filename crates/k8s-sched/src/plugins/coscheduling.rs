@@ -38,9 +38,9 @@ use k8s_types::Tick;
 
 use super::names;
 use crate::config::args::CoschedulingArgs;
-use crate::error::ConfigError;
 use crate::pods_to_activate::PodsToActivate;
-use crate::registry::PluginArgs;
+use k8s_sched_framework::ConfigError;
+use k8s_sched_framework::PluginArgs;
 
 /// Message of Permit when the pod names a PodGroup that does not exist.
 pub const MSG_POD_GROUP_NOT_FOUND: &str = "PodGroup not found";

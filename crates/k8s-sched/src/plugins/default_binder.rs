@@ -7,8 +7,8 @@ use k8s_sched_framework::{BindPlugin, CycleState, Handle, Plugin, Status};
 use k8s_types::core::{Binding, Pod};
 
 use super::names;
-use crate::error::ConfigError;
-use crate::registry::PluginArgs;
+use k8s_sched_framework::ConfigError;
+use k8s_sched_framework::PluginArgs;
 
 /// The DefaultBinder plugin.
 #[derive(Debug, Default)]

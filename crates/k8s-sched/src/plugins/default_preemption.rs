@@ -24,8 +24,8 @@ use k8s_types::Tick;
 
 use super::names;
 use crate::config::args::DefaultPreemptionArgs;
-use crate::error::ConfigError;
-use crate::registry::PluginArgs;
+use k8s_sched_framework::ConfigError;
+use k8s_sched_framework::PluginArgs;
 
 /// Upstream message when the preemptor's policy forbids preemption.
 pub const MSG_NOT_ELIGIBLE_NEVER: &str = "not eligible due to preemptionPolicy=Never.";

@@ -21,9 +21,9 @@ use k8s_sched_framework::{
 use k8s_types::core::Pod;
 
 use super::names;
-use crate::error::ConfigError;
-use crate::registry::PluginArgs;
 use crate::runtime::kernel::{NodeKernels, NodeScoreKernel};
+use k8s_sched_framework::ConfigError;
+use k8s_sched_framework::PluginArgs;
 
 /// One MiB in bytes (upstream `mb`).
 pub const MB: i64 = 1024 * 1024;

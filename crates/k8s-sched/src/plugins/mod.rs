@@ -28,7 +28,7 @@ pub(crate) mod fixtures;
 #[cfg(test)]
 pub(crate) mod testutil;
 
-use crate::registry::{PluginFactory, Registry};
+use k8s_sched_framework::{PluginFactory, Registry};
 
 /// Upstream plugin names accepted in configurations but not implemented yet; they are skipped
 /// with a warning when a profile is built.

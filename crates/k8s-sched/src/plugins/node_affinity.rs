@@ -17,9 +17,9 @@ use k8s_types::core::{NodeSelector, NodeSelectorRequirement, Pod, PreferredSched
 
 use super::helper::default_normalize_score;
 use super::names;
-use crate::error::ConfigError;
-use crate::registry::PluginArgs;
 use crate::topology_counts::SnapshotPositions;
+use k8s_sched_framework::ConfigError;
+use k8s_sched_framework::PluginArgs;
 
 /// Upstream `ErrReasonPod`.
 pub const ERR_REASON_POD: &str = "node(s) didn't match Pod's node affinity/selector";

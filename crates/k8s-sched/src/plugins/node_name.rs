@@ -7,9 +7,9 @@ use k8s_sched_framework::{CycleState, FilterPlugin, NodeInfo, Plugin, Status};
 use k8s_types::core::Pod;
 
 use super::names;
-use crate::error::ConfigError;
-use crate::registry::PluginArgs;
 use crate::runtime::kernel::{NodeFilterKernel, NodeKernels};
+use k8s_sched_framework::ConfigError;
+use k8s_sched_framework::PluginArgs;
 
 /// Upstream `ErrReason`.
 pub const ERR_REASON: &str = "node(s) didn't match the requested node name";

@@ -12,9 +12,9 @@ use k8s_sched_framework::{
 use k8s_types::core::Pod;
 
 use super::names;
-use crate::error::ConfigError;
-use crate::registry::PluginArgs;
 use crate::runtime::kernel::{NodeFilterKernel, NodeKernels};
+use k8s_sched_framework::ConfigError;
+use k8s_sched_framework::PluginArgs;
 
 /// Upstream `ErrReason`.
 pub const ERR_REASON: &str = "node(s) didn't have free ports for the requested pod ports";

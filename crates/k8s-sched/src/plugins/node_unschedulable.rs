@@ -10,9 +10,9 @@ use k8s_types::core::taints::{effects, tolerated};
 use k8s_types::core::{Pod, Taint};
 
 use super::names;
-use crate::error::ConfigError;
-use crate::registry::PluginArgs;
 use crate::runtime::kernel::{NodeFilterKernel, NodeKernels};
+use k8s_sched_framework::ConfigError;
+use k8s_sched_framework::PluginArgs;
 
 /// Upstream `ErrReasonUnschedulable`.
 pub const ERR_REASON_UNSCHEDULABLE: &str = "node(s) were unschedulable";

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use k8s_sched_framework::{Plugin, QueueSortPlugin, QueuedPodInfo};
 
 use super::names;
-use crate::error::ConfigError;
-use crate::registry::PluginArgs;
+use k8s_sched_framework::ConfigError;
+use k8s_sched_framework::PluginArgs;
 
 /// The PrioritySort plugin.
 #[derive(Debug, Default)]

@@ -8,8 +8,8 @@ use k8s_sched_framework::{Plugin, PreEnqueuePlugin, Status};
 use k8s_types::core::Pod;
 
 use super::names;
-use crate::error::ConfigError;
-use crate::registry::PluginArgs;
+use k8s_sched_framework::ConfigError;
+use k8s_sched_framework::PluginArgs;
 
 /// The SchedulingGates plugin.
 #[derive(Debug, Default)]

@@ -18,9 +18,9 @@ use k8s_types::core::{Pod, Toleration};
 
 use super::helper::default_normalize_score;
 use super::names;
-use crate::error::ConfigError;
-use crate::registry::PluginArgs;
 use crate::runtime::kernel::{NodeFilterKernel, NodeKernels, NodeScoreKernel};
+use k8s_sched_framework::ConfigError;
+use k8s_sched_framework::PluginArgs;
 
 /// Upstream reason prefix; the untolerated taint follows as `{key: value}`.
 pub const ERR_REASON_PREFIX: &str = "node(s) had untolerated taint ";

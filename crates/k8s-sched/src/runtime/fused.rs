@@ -121,10 +121,7 @@ impl Framework {
         let mut covered = 0;
         let mut has_residual = false;
         for (i, p) in self.filter.iter().enumerate() {
-            if residual_skips[i] {
-                continue;
-            }
-            if p.as_filter().is_none() {
+            if residual_skips[i] || p.as_filter().is_none() {
                 continue;
             }
             let kernels = node_kernels(&**p);
@@ -134,18 +131,15 @@ impl Framework {
                     residual_skips[i] = true;
                     covered += 1;
                 }
-                None => match kernels
-                    .and_then(|k| k.filter_gate(state, pod))
-                    .filter(|g| g.covers(nodes))
-                {
-                    Some(g) => {
+                None => match kernels.and_then(|k| k.filter_gate(state, pod)) {
+                    Some(g) if g.covers(nodes) => {
                         for c in g.conditions {
                             gate.push(c);
                         }
                         residual_skips[i] = true;
                         covered += 1;
                     }
-                    None => has_residual = true,
+                    _ => has_residual = true,
                 },
             }
         }

@@ -290,7 +290,7 @@ mod tests {
     /// fused pass depends on it); a plugin without kernels (NodeAffinity) is not.
     #[test]
     fn node_kernels_recognises_the_in_tree_plugins() {
-        let registry = crate::Registry::in_tree();
+        let registry = crate::in_tree_registry();
         let build = |name: &str| {
             registry
                 .build(&crate::PluginArgs {

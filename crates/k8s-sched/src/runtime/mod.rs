@@ -17,9 +17,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use k8s_sched_framework::{
-    Code, CycleState, Handle, NodeInfo, NodeScore, NodeToStatus, PermitDecision, Plugin, PodInfo,
-    PostFilterResult, PreFilterResult, QueuedPodInfo, Status, MAX_NODE_SCORE, MAX_PERMIT_TIMEOUT,
-    MIN_NODE_SCORE,
+    Code, CycleState, ExtensionPoint, Handle, NodeInfo, NodeScore, NodeToStatus, PermitDecision,
+    Plugin, PodInfo, PostFilterResult, PreFilterResult, QueuedPodInfo, Status, MAX_NODE_SCORE,
+    MAX_PERMIT_TIMEOUT, MIN_NODE_SCORE,
 };
 use k8s_types::apiserver::ApiClient;
 use k8s_types::core::Pod;
@@ -28,129 +28,10 @@ use k8s_types::object::Object;
 use k8s_types::Tick;
 
 use crate::config::default_plugins::{default_plugins, merge_plugins};
-use crate::config::{KubeSchedulerProfile, PluginSet, Plugins};
-use crate::error::ConfigError;
+use crate::config::{KubeSchedulerProfile, Plugins};
 use crate::plugins::not_yet_implemented;
-use crate::registry::{PluginArgs, Registry};
-
-/// The extension points of a profile, with upstream's config field and interface names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum ExtensionPoint {
-    /// PreEnqueue.
-    PreEnqueue,
-    /// QueueSort.
-    QueueSort,
-    /// PreFilter.
-    PreFilter,
-    /// Filter.
-    Filter,
-    /// PostFilter.
-    PostFilter,
-    /// PreScore.
-    PreScore,
-    /// Score.
-    Score,
-    /// Reserve.
-    Reserve,
-    /// Permit.
-    Permit,
-    /// PreBind.
-    PreBind,
-    /// Bind.
-    Bind,
-    /// PostBind.
-    PostBind,
-}
-
-impl ExtensionPoint {
-    /// Every extension point, in upstream order.
-    pub const ALL: [ExtensionPoint; 12] = [
-        ExtensionPoint::PreEnqueue,
-        ExtensionPoint::QueueSort,
-        ExtensionPoint::PreFilter,
-        ExtensionPoint::Filter,
-        ExtensionPoint::PostFilter,
-        ExtensionPoint::PreScore,
-        ExtensionPoint::Score,
-        ExtensionPoint::Reserve,
-        ExtensionPoint::Permit,
-        ExtensionPoint::PreBind,
-        ExtensionPoint::Bind,
-        ExtensionPoint::PostBind,
-    ];
-
-    /// The config field, e.g. `preFilter`.
-    pub fn field(self) -> &'static str {
-        match self {
-            ExtensionPoint::PreEnqueue => "preEnqueue",
-            ExtensionPoint::QueueSort => "queueSort",
-            ExtensionPoint::PreFilter => "preFilter",
-            ExtensionPoint::Filter => "filter",
-            ExtensionPoint::PostFilter => "postFilter",
-            ExtensionPoint::PreScore => "preScore",
-            ExtensionPoint::Score => "score",
-            ExtensionPoint::Reserve => "reserve",
-            ExtensionPoint::Permit => "permit",
-            ExtensionPoint::PreBind => "preBind",
-            ExtensionPoint::Bind => "bind",
-            ExtensionPoint::PostBind => "postBind",
-        }
-    }
-
-    /// The upstream interface name used in errors, e.g. `PreFilterPlugin`.
-    pub fn interface(self) -> &'static str {
-        match self {
-            ExtensionPoint::PreEnqueue => "PreEnqueuePlugin",
-            ExtensionPoint::QueueSort => "QueueSortPlugin",
-            ExtensionPoint::PreFilter => "PreFilterPlugin",
-            ExtensionPoint::Filter => "FilterPlugin",
-            ExtensionPoint::PostFilter => "PostFilterPlugin",
-            ExtensionPoint::PreScore => "PreScorePlugin",
-            ExtensionPoint::Score => "ScorePlugin",
-            ExtensionPoint::Reserve => "ReservePlugin",
-            ExtensionPoint::Permit => "PermitPlugin",
-            ExtensionPoint::PreBind => "PreBindPlugin",
-            ExtensionPoint::Bind => "BindPlugin",
-            ExtensionPoint::PostBind => "PostBindPlugin",
-        }
-    }
-
-    /// The plugin set of this extension point.
-    pub fn set(self, p: &Plugins) -> &PluginSet {
-        match self {
-            ExtensionPoint::PreEnqueue => &p.pre_enqueue,
-            ExtensionPoint::QueueSort => &p.queue_sort,
-            ExtensionPoint::PreFilter => &p.pre_filter,
-            ExtensionPoint::Filter => &p.filter,
-            ExtensionPoint::PostFilter => &p.post_filter,
-            ExtensionPoint::PreScore => &p.pre_score,
-            ExtensionPoint::Score => &p.score,
-            ExtensionPoint::Reserve => &p.reserve,
-            ExtensionPoint::Permit => &p.permit,
-            ExtensionPoint::PreBind => &p.pre_bind,
-            ExtensionPoint::Bind => &p.bind,
-            ExtensionPoint::PostBind => &p.post_bind,
-        }
-    }
-
-    /// True when `plugin` implements this extension point.
-    pub fn implemented_by(self, plugin: &dyn Plugin) -> bool {
-        match self {
-            ExtensionPoint::PreEnqueue => plugin.as_pre_enqueue().is_some(),
-            ExtensionPoint::QueueSort => plugin.as_queue_sort().is_some(),
-            ExtensionPoint::PreFilter => plugin.as_pre_filter().is_some(),
-            ExtensionPoint::Filter => plugin.as_filter().is_some(),
-            ExtensionPoint::PostFilter => plugin.as_post_filter().is_some(),
-            ExtensionPoint::PreScore => plugin.as_pre_score().is_some(),
-            ExtensionPoint::Score => plugin.as_score().is_some(),
-            ExtensionPoint::Reserve => plugin.as_reserve().is_some(),
-            ExtensionPoint::Permit => plugin.as_permit().is_some(),
-            ExtensionPoint::Bind => plugin.as_bind().is_some(),
-            ExtensionPoint::PreBind => plugin.as_pre_bind().is_some(),
-            ExtensionPoint::PostBind => plugin.as_post_bind().is_some(),
-        }
-    }
-}
+use k8s_sched_framework::ConfigError;
+use k8s_sched_framework::{PluginArgs, Registry};
 
 /// The outcome of the Permit plugins (upstream `RunPermitPlugins`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -254,7 +135,7 @@ impl Framework {
                 !registry.contains(&p.name) && !not_yet_implemented(&p.name)
             };
             for ext in UPSTREAM_EXTENSION_ORDER {
-                let set = ext.set(custom);
+                let set = custom.set(ext);
                 if let Some((j, p)) = set.enabled.iter().enumerate().find(|(_, p)| unknown(p)) {
                     return Err(framework_err(
                         &format!("{path}.plugins.{}.enabled[{j}].name", ext.field()),
@@ -266,7 +147,7 @@ impl Framework {
             if let Some((j, p)) = multi.iter().enumerate().find(|(_, p)| unknown(p)) {
                 let first = UPSTREAM_EXTENSION_ORDER
                     .into_iter()
-                    .find(|e| !e.set(custom).disabled.iter().any(|d| d.name == "*"))
+                    .find(|e| !custom.set(*e).disabled.iter().any(|d| d.name == "*"))
                     .unwrap_or(ExtensionPoint::PreFilter);
                 return Err(framework_err(
                     &format!("{path}.plugins.multiPoint.enabled[{j}].name"),
@@ -288,7 +169,7 @@ impl Framework {
         let mut needed: Vec<&str> = Vec::new();
         let all_sets = ExtensionPoint::ALL
             .iter()
-            .map(|e| e.set(&plugins))
+            .map(|e| plugins.set(*e))
             .chain(std::iter::once(&plugins.multi_point));
         for set in all_sets {
             for p in &set.enabled {
@@ -974,7 +855,7 @@ fn build_extension(
     instances: &BTreeMap<String, Arc<dyn Plugin>>,
     path: &str,
 ) -> Result<Vec<Arc<dyn Plugin>>, ConfigError> {
-    let set = ext.set(plugins);
+    let set = plugins.set(ext);
     let mut enabled: Vec<&str> = Vec::new();
     for p in &set.enabled {
         if not_yet_implemented(&p.name) {

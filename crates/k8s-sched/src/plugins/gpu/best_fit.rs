@@ -15,8 +15,8 @@ use k8s_types::core::Pod;
 
 use super::names;
 use super::shape::{NodeView, PodShape, MAX_SPEC_CPU, MAX_SPEC_GPU};
-use crate::error::ConfigError;
-use crate::registry::PluginArgs;
+use k8s_sched_framework::ConfigError;
+use k8s_sched_framework::PluginArgs;
 
 /// CycleState key of the pod's shape.
 pub const PRE_SCORE_STATE_KEY: &str = "PreScoreBestFitScore";

@@ -30,8 +30,8 @@ use serde::Deserialize;
 use super::frag::{node_frag, sigmoid, typical_pods, TypicalPod, TypicalPodArgs};
 use super::names;
 use super::shape::{pack_indices, NodeView, PodShape};
-use crate::error::ConfigError;
-use crate::registry::PluginArgs;
+use k8s_sched_framework::ConfigError;
+use k8s_sched_framework::PluginArgs;
 
 /// CycleState key of the typical pods derived at PreFilter (when the args have none).
 pub const PRE_FILTER_STATE_KEY: &str = "PreFilterFGDScore";

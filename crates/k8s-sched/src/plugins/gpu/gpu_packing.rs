@@ -18,8 +18,8 @@ use k8s_types::gpushare::MILLI_PER_GPU;
 
 use super::names;
 use super::shape::{ascending_by_left, NodeView, PodShape};
-use crate::error::ConfigError;
-use crate::registry::PluginArgs;
+use k8s_sched_framework::ConfigError;
+use k8s_sched_framework::PluginArgs;
 
 /// CycleState key of the pod's shape.
 pub const PRE_SCORE_STATE_KEY: &str = "PreScoreGpuPackingScore";

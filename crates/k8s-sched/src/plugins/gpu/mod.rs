@@ -26,7 +26,7 @@ pub mod random;
 pub mod shape;
 pub mod share;
 
-use crate::registry::PluginFactory;
+use k8s_sched_framework::PluginFactory;
 
 /// The GPU plugins' registry entries (merged into the in-tree registry).
 pub fn registry_entries() -> Vec<(&'static str, PluginFactory)> {

@@ -13,8 +13,8 @@ use k8s_types::rng::SplitMix64;
 use serde::Deserialize;
 
 use super::names;
-use crate::error::ConfigError;
-use crate::registry::PluginArgs;
+use k8s_sched_framework::ConfigError;
+use k8s_sched_framework::PluginArgs;
 
 /// CycleState key of the drawn node.
 pub const PRE_SCORE_STATE_KEY: &str = "PreScoreRandomScore";

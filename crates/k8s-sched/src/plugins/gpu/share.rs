@@ -30,8 +30,8 @@ use super::frag::{TypicalPod, TypicalPodArgs, DEFAULT_POPULARITY_THRESHOLD};
 use super::names;
 use super::shape::{exclusive_indices, NodeView, PodShape};
 use crate::binding_annotations;
-use crate::error::ConfigError;
-use crate::registry::PluginArgs;
+use k8s_sched_framework::ConfigError;
+use k8s_sched_framework::PluginArgs;
 
 /// CycleState key of the pod's shape.
 pub const PRE_FILTER_STATE_KEY: &str = "PreFilterGpuShare";

@@ -22,10 +22,10 @@ use k8s_types::core::Pod;
 use self::filtering::{PreFilterState, PRE_FILTER_STATE_KEY};
 use super::names;
 use crate::config::inter_pod_affinity_args::InterPodAffinityArgs;
-use crate::error::ConfigError;
-use crate::registry::PluginArgs;
 use crate::runtime::kernel::{NodeGate, NodeKernels};
 use crate::topology_counts::TopologyIndex;
+use k8s_sched_framework::ConfigError;
+use k8s_sched_framework::PluginArgs;
 
 pub use self::filtering::{
     ERR_REASON_AFFINITY_RULES_NOT_MATCH, ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,

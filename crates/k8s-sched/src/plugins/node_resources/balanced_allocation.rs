@@ -14,10 +14,10 @@ use k8s_types::core::Pod;
 
 use super::resource_allocation::{ResourceAllocationScorer, ResourceUse, Scorer};
 use crate::config::args::NodeResourcesBalancedAllocationArgs;
-use crate::error::ConfigError;
 use crate::plugins::names;
-use crate::registry::PluginArgs;
 use crate::runtime::kernel::{NodeKernels, NodeScoreKernel};
+use k8s_sched_framework::ConfigError;
+use k8s_sched_framework::PluginArgs;
 
 /// CycleState key of the pod's per-resource requests.
 pub const PRE_SCORE_STATE_KEY: &str = "PreScoreNodeResourcesBalancedAllocation";

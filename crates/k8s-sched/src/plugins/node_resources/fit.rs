@@ -20,11 +20,11 @@ use k8s_types::resources::{pod_requests, Resources};
 
 use super::resource_allocation::{ResourceAllocationScorer, Scorer};
 use crate::config::args::{NodeResourcesFitArgs, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO};
-use crate::error::ConfigError;
 use crate::plugins::helper::is_extended_resource_name;
 use crate::plugins::names;
-use crate::registry::PluginArgs;
 use crate::runtime::kernel::{AllocationStrategy, NodeFilterKernel, NodeKernels, NodeScoreKernel};
+use k8s_sched_framework::ConfigError;
+use k8s_sched_framework::PluginArgs;
 
 /// CycleState key of the pod's requests.
 pub const PRE_FILTER_STATE_KEY: &str = "PreFilterNodeResourcesFit";

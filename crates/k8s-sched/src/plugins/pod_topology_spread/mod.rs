@@ -33,10 +33,10 @@ use super::names;
 use crate::config::pod_topology_spread_args::{
     PodTopologySpreadArgs, DO_NOT_SCHEDULE, SCHEDULE_ANYWAY, SYSTEM_DEFAULTING,
 };
-use crate::error::ConfigError;
-use crate::registry::PluginArgs;
 use crate::runtime::kernel::{NodeGate, NodeKernels};
 use crate::topology_counts::TopologyIndex;
+use k8s_sched_framework::ConfigError;
+use k8s_sched_framework::PluginArgs;
 
 pub use self::filtering::{ERR_REASON_CONSTRAINTS_NOT_MATCH, ERR_REASON_NODE_LABEL_NOT_MATCH};
 

@@ -10,10 +10,10 @@ use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 
-use k8s_sched_framework::{ClusterEventWithHint, Plugin};
-
 use crate::error::ConfigError;
-use crate::runtime::ExtensionPoint;
+use crate::events::ClusterEventWithHint;
+use crate::extension_point::ExtensionPoint;
+use crate::interface::Plugin;
 
 /// What a factory receives: the plugin name, its args from `pluginConfig` (if any) and the field
 /// path of those args for error messages (`profiles[0].pluginConfig[1].args`).
@@ -86,11 +86,6 @@ impl Registry {
     /// An empty registry (for out-of-tree plugins).
     pub fn new() -> Registry {
         Registry::default()
-    }
-
-    /// The in-tree plugins of k8s-sched (see `plugins::in_tree_registry`).
-    pub fn in_tree() -> Registry {
-        crate::plugins::in_tree_registry()
     }
 
     /// Adds a factory under `name`.
