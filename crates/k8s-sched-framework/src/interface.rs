@@ -22,14 +22,19 @@ use k8s_types::object::Object;
 use k8s_types::Tick;
 
 /// The plugin as [`std::any::Any`], for a type check on a concrete plugin type. Implemented for
-/// every `'static` type; a plugin never writes it.
+/// every `'static + Send + Sync` type; a plugin never writes it.
 pub trait AsAny {
     /// `self` as `&dyn Any`.
     fn as_any(&self) -> &dyn std::any::Any;
+    /// The shared plugin as `Arc<dyn Any>`, for [`Arc::downcast`].
+    fn as_any_arc(self: Arc<Self>) -> Arc<dyn std::any::Any + Send + Sync>;
 }
 
-impl<T: std::any::Any> AsAny for T {
+impl<T: std::any::Any + Send + Sync> AsAny for T {
     fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn as_any_arc(self: Arc<Self>) -> Arc<dyn std::any::Any + Send + Sync> {
         self
     }
 }

@@ -27,7 +27,7 @@ use crate::plugins::node_resources::least_allocated::least_resource_score;
 use crate::plugins::node_resources::most_allocated::most_resource_score;
 use crate::plugins::node_resources::resource_allocation::ResourceUse;
 use crate::runtime::kernel::{
-    node_kernels, AllocationStrategy, NodeFilterKernel, NodeGate, NodeScoreKernel, GATE_NO_DOMAIN,
+    AllocationStrategy, NodeFilterKernel, NodeGate, NodeScoreKernel, GATE_NO_DOMAIN,
 };
 use crate::scratch;
 
@@ -124,7 +124,7 @@ impl Framework {
             if residual_skips[i] || p.as_filter().is_none() {
                 continue;
             }
-            let kernels = node_kernels(&**p);
+            let kernels = self.filter_kernels[i].as_deref();
             match kernels.and_then(|k| k.filter_kernel(state, pod)) {
                 Some(k) => {
                     kernel = kernel.and(k);
@@ -379,7 +379,9 @@ impl Framework {
             if p.as_score().is_none() {
                 continue;
             }
-            if let Some(kernel) = node_kernels(&**p).and_then(|k| k.score_kernel(state, pod)) {
+            if let Some(kernel) =
+                (self.score_kernels[i].as_deref()).and_then(|k| k.score_kernel(state, pod))
+            {
                 kernels.push(Weighted {
                     kernel,
                     weight: *weight,

@@ -29,7 +29,7 @@ use k8s_types::core::Pod;
 
 /// What an in-tree plugin offers the fused node pass (every method defaults to none: the plugin
 /// runs through its `filter_nodes` / `score_nodes` + `normalize_score`).
-pub(crate) trait NodeKernels {
+pub(crate) trait NodeKernels: Send + Sync {
     /// A sufficient condition for the plugin's `filter` to succeed on a node this attempt (read
     /// after PreFilter). Nodes that do not satisfy it still go through `filter`.
     fn filter_kernel(&self, _state: &CycleState, _pod: &Pod) -> Option<NodeFilterKernel> {
@@ -53,8 +53,9 @@ pub(crate) trait NodeKernels {
 
 /// The kernels `plugin` offers, when it is one of the in-tree plugins that implement
 /// [`NodeKernels`] (a type check on the plugin instance, the counterpart of Go's type
-/// assertion; a wrapper or an out-of-tree plugin gets none).
-pub(crate) fn node_kernels(plugin: &dyn Plugin) -> Option<&dyn NodeKernels> {
+/// assertion; a wrapper or an out-of-tree plugin gets none). The framework looks them up once,
+/// when it builds the profile.
+pub(crate) fn node_kernels(plugin: &Arc<dyn Plugin>) -> Option<Arc<dyn NodeKernels>> {
     use crate::plugins::inter_pod_affinity::InterPodAffinity;
     use crate::plugins::node_resources::{
         balanced_allocation::NodeResourcesBalancedAllocation, fit::NodeResourcesFit,
@@ -64,12 +65,13 @@ pub(crate) fn node_kernels(plugin: &dyn Plugin) -> Option<&dyn NodeKernels> {
         image_locality::ImageLocality, node_name::NodeName, node_ports::NodePorts,
         node_unschedulable::NodeUnschedulable, taint_toleration::TaintToleration,
     };
-    let any = plugin.as_any();
+    let mut any = Arc::clone(plugin).as_any_arc();
     macro_rules! first_of {
         ($($t:ty),* $(,)?) => {
-            $(if let Some(p) = any.downcast_ref::<$t>() {
-                return Some(p);
-            })*
+            $(any = match any.downcast::<$t>() {
+                Ok(p) => return Some(p),
+                Err(other) => other,
+            };)*
         };
     }
     first_of!(
@@ -83,6 +85,7 @@ pub(crate) fn node_kernels(plugin: &dyn Plugin) -> Option<&dyn NodeKernels> {
         InterPodAffinity,
         PodTopologySpread,
     );
+    drop(any);
     None
 }
 
@@ -311,9 +314,9 @@ mod tests {
             "InterPodAffinity",
             "PodTopologySpread",
         ] {
-            assert!(super::node_kernels(&*build(name)).is_some(), "{name}");
+            assert!(super::node_kernels(&build(name)).is_some(), "{name}");
         }
-        assert!(super::node_kernels(&*build("NodeAffinity")).is_none());
+        assert!(super::node_kernels(&build("NodeAffinity")).is_none());
     }
 
     use super::*;

@@ -61,6 +61,10 @@ pub struct Framework {
     /// Run Filter and Score through the fused node pass where plugins offer kernels
     /// (`runtime/fused.rs`).
     fused: bool,
+    /// Per Filter / Score plugin (same order): the kernels it offers the fused pass
+    /// (`kernel::node_kernels`, looked up once here).
+    filter_kernels: Vec<Option<Arc<dyn kernel::NodeKernels>>>,
+    score_kernels: Vec<Option<Arc<dyn kernel::NodeKernels>>>,
     pre_bind: Vec<Arc<dyn Plugin>>,
     post_bind: Vec<Arc<dyn Plugin>>,
     /// The events each plugin of the profile registered (queueing hints).
@@ -283,6 +287,8 @@ impl Framework {
             },
         )
         .map_err(|m| framework_err(&path, m.to_string()))?;
+        let filter_kernels = filter.iter().map(kernel::node_kernels).collect();
+        let score_kernels = score_plugins.iter().map(kernel::node_kernels).collect();
         let score = score_plugins
             .into_iter()
             .map(|p| {
@@ -292,6 +298,8 @@ impl Framework {
             .collect();
 
         Ok(Framework {
+            filter_kernels,
+            score_kernels,
             percentage_of_nodes_to_score: profile.percentage_of_nodes_to_score,
             pre_enqueue,
             queue_sort: queue_sort.remove(0),
