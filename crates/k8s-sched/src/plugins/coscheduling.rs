@@ -36,7 +36,7 @@ use k8s_types::framework::{
 use k8s_types::scheduling::PodGroup;
 use k8s_types::Tick;
 
-use super::names;
+use super::{coscheduling_fit, names};
 use crate::config::args::CoschedulingArgs;
 use crate::error::ConfigError;
 use crate::pods_to_activate::PodsToActivate;
@@ -57,6 +57,8 @@ pub struct Coscheduling {
     permit_waiting_time: Tick,
     pod_group_backoff: Tick,
     backed_off: Mutex<BTreeMap<String, Tick>>,
+    /// Upstream `permittedPG`: groups whose `minResources` check passed, until the tick given.
+    permitted: Mutex<BTreeMap<String, Tick>>,
 }
 
 impl Default for Coscheduling {
@@ -73,6 +75,7 @@ impl Coscheduling {
             permit_waiting_time: a.permit_waiting_time_seconds.unwrap_or(60).max(0) as Tick,
             pod_group_backoff: a.pod_group_backoff_seconds.unwrap_or(0).max(0) as Tick,
             backed_off: Mutex::new(BTreeMap::new()),
+            permitted: Mutex::new(BTreeMap::new()),
         }
     }
 
@@ -174,6 +177,38 @@ impl Plugin for Coscheduling {
     }
 }
 
+impl Coscheduling {
+    /// scheduler-plugins `PodGroupManager.PreFilter`'s `minResources` part: a group that passed
+    /// recently (`permittedPG`, kept for the plugin's `permitWaitingTimeSeconds`) is not checked
+    /// again; otherwise [`coscheduling_fit::check_cluster_resource`].
+    fn check_min_resources(
+        &self,
+        handle: &dyn Handle,
+        pg: &PodGroup,
+        min_resources: &k8s_types::core::ResourceList,
+        full: &str,
+    ) -> Result<(), Status> {
+        let now = handle.now();
+        if let Ok(map) = self.permitted.lock() {
+            if map.get(full).is_some_and(|until| now < *until) {
+                return Ok(());
+            }
+        }
+        coscheduling_fit::check_cluster_resource(
+            handle.node_infos(),
+            min_resources,
+            pg.spec.min_member,
+            pg.metadata.namespace(),
+            &pg.metadata.name,
+        )
+        .map_err(Status::unresolvable)?;
+        if let Ok(mut map) = self.permitted.lock() {
+            map.insert(full.to_string(), now + self.permit_waiting_time);
+        }
+        Ok(())
+    }
+}
+
 impl PreFilterPlugin for Coscheduling {
     fn pre_filter(
         &self,
@@ -196,15 +231,50 @@ impl PreFilterPlugin for Coscheduling {
                 );
             }
         }
-        let total = group_pod_count(handle, pod, pg_name);
-        if (total as i64) < i64::from(pg.spec.min_member) {
+        let pods: Vec<Arc<Pod>> = handle
+            .pod_group_pods(pod.metadata.namespace(), pg_name)
+            .into_iter()
+            .filter(|p| !p.is_terminal())
+            .collect();
+        let mut quorum_gap = i64::from(pg.spec.min_member) - pods.len() as i64;
+        if quorum_gap > 0 {
             return (
                 None,
                 Status::unresolvable(format!(
                     "pre-filter pod {} cannot find enough sibling pods, current pods number: {}, minMember of group: {}",
-                    pod.metadata.name, total, pg.spec.min_member
+                    pod.metadata.name, pods.len(), pg.spec.min_member
                 )),
             );
+        }
+        // Upstream: each gated member counts against the surplus over minMember.
+        for p in &pods {
+            if !p.spec.scheduling_gates.is_empty() {
+                quorum_gap += 1;
+            }
+            if quorum_gap > 0 {
+                return (
+                    None,
+                    Status::unresolvable(format!(
+                        "pre-filter pod {} cannot proceed due to gated pods in the same PodGroup",
+                        pod.metadata.name
+                    )),
+                );
+            }
+        }
+        if let Some(min_resources) = &pg.spec.min_resources {
+            if let Err(s) = self.check_min_resources(handle, &pg, min_resources, &full) {
+                return (None, s);
+            }
+        }
+        // k8s-mini's own: no member of a gang that cannot reach its quorum even with every
+        // evictable pod gone goes on (so PostFilter preempts nothing for it); see coscheduling_fit.
+        if pod.spec.preemption_policy.as_deref() != Some("Never")
+            && (assigned_pods(handle, pod, pg_name) as i64) < i64::from(pg.spec.min_member)
+        {
+            let fit = coscheduling_fit::assess(handle, pod, &pg);
+            if !fit.feasible() {
+                return (None, Status::unresolvable(fit.to_string()));
+            }
         }
         (None, Status::success())
     }
@@ -254,6 +324,10 @@ impl PostFilterPlugin for Coscheduling {
             if let Ok(mut map) = self.backed_off.lock() {
                 map.insert(full.clone(), handle.now() + self.pod_group_backoff);
             }
+        }
+        // Upstream DeletePermittedPodGroup: the next member checks minResources again.
+        if let Ok(mut map) = self.permitted.lock() {
+            map.remove(&full);
         }
         (
             Some(PostFilterResult::default()),
