@@ -43,7 +43,12 @@ fn events_with_reason<'a>(list: &'a serde_json::Value, reason: &str) -> Vec<&'a 
 fn pods(list: &serde_json::Value, prefix: &str) -> Vec<(String, String, String)> {
     let mut v: Vec<(String, String, String)> = of_kind(list, "Pod")
         .into_iter()
-        .filter(|p| p["metadata"]["name"].as_str().unwrap_or("").starts_with(prefix))
+        .filter(|p| {
+            p["metadata"]["name"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with(prefix)
+        })
         .map(|p| {
             (
                 p["metadata"]["name"].as_str().unwrap_or("").to_string(),
@@ -67,10 +72,14 @@ fn an_infeasible_gang_preempts_nothing_and_says_why() {
     assert_eq!(events_with_reason(&list, "Preempted").len(), 0);
     let batch = pods(&list, "batch-");
     assert_eq!(batch.len(), 5, "{batch:?}");
-    assert!(batch.iter().all(|(_, node, phase)| !node.is_empty() && phase == "Running"));
+    assert!(batch
+        .iter()
+        .all(|(_, node, phase)| !node.is_empty() && phase == "Running"));
     let train = pods(&list, "train-");
     assert_eq!(train.len(), 10);
-    assert!(train.iter().all(|(_, node, phase)| node.is_empty() && phase == "Pending"));
+    assert!(train
+        .iter()
+        .all(|(_, node, phase)| node.is_empty() && phase == "Pending"));
     let want = "podGroup default/train cannot reach its quorum even if every lower-priority pod \
                 were preempted: minMember 10, 0 placed, 10 to place, at most 9 fit (9 of 9 nodes \
                 admit a member), resource gap: nvidia.com/gpu need 80, available 72";

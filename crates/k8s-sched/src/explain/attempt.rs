@@ -17,9 +17,9 @@ use super::{
 };
 use crate::plugins::coscheduling_fit::{self, GangFit};
 use crate::runtime::handle::CycleHandle;
-use k8s_types::scheduling::PodGroup;
 use crate::runtime::Framework;
 use crate::schedule_one::{num_feasible_nodes_to_find, select_host, Ctx};
+use k8s_types::scheduling::PodGroup;
 
 /// Why nodes were not filtered after PreFilter rejected the pod.
 pub const NOTE_PRE_FILTER_REJECTED: &str = "PreFilter rejected the pod";

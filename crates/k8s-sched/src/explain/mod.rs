@@ -379,11 +379,7 @@ impl Explainer {
 
     /// The number `pod`'s next attempt gets (each pod counts its own attempts).
     pub(crate) fn next_attempt(&self, pod: &Pod) -> u32 {
-        let n = self
-            .attempts
-            .iter()
-            .filter(|e| e.pod.matches(pod))
-            .count();
+        let n = self.attempts.iter().filter(|e| e.pod.matches(pod)).count();
         u32::try_from(n).map_or(u32::MAX, |n| n.saturating_add(1))
     }
 

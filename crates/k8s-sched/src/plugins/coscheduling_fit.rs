@@ -27,6 +27,7 @@
 
 use std::collections::BTreeSet;
 use std::fmt;
+use std::sync::Arc;
 
 use k8s_types::core::{Pod, ResourceList};
 use k8s_types::framework::node_info::same_pod;
@@ -107,10 +108,10 @@ impl fmt::Display for GangFit {
     /// The PreFilter message for an infeasible gang, e.g. `podGroup default/train cannot reach
     /// its quorum even if every lower-priority pod were preempted: minMember 10, 0 placed, 10 to
     /// place, at most 9 fit (9 of 9 nodes admit a member), resource gap: nvidia.com/gpu need 80,
-    /// available 72`.
+    /// available 72` (the `even if ...` part only when some pod could be evicted).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "podGroup {} cannot reach its quorum", self.pod_group)?;
-        if self.can_preempt {
+        if self.can_preempt && self.evictable_pods > 0 {
             f.write_str(" even if every lower-priority pod were preempted")?;
         }
         write!(
@@ -197,8 +198,10 @@ fn free_on(node: &NodeInfo, keep: impl Fn(&Pod) -> bool) -> (Resources, i64) {
         ..Resources::default()
     };
     for (k, v) in &alloc.scalar {
-        out.scalar
-            .insert(k.clone(), (v - used.scalar.get(k).copied().unwrap_or(0)).max(0));
+        out.scalar.insert(
+            k.clone(),
+            (v - used.scalar.get(k).copied().unwrap_or(0)).max(0),
+        );
     }
     (out, (alloc.pods - count).max(0))
 }
@@ -238,18 +241,33 @@ fn admits(pod: &Pod, node: &NodeInfo) -> bool {
 
 /// Assesses `pg` for `pod`'s attempt (see the module docs for the rule).
 pub fn assess(handle: &dyn Handle, pod: &Pod, pg: &PodGroup) -> GangFit {
+    let members = handle.pod_group_pods(pod.metadata.namespace(), &pg.metadata.name);
+    assess_on(
+        handle.node_infos(),
+        &members,
+        |p| handle.assigned_node(p).is_some(),
+        pod,
+        pg,
+    )
+}
+
+/// [`assess`] on explicit inputs: the snapshot's `nodes`, the group's pods (any phase) and
+/// whether a pod is placed on a node.
+pub fn assess_on(
+    nodes: &[NodeInfo],
+    group_pods: &[Arc<Pod>],
+    is_placed: impl Fn(&Pod) -> bool,
+    pod: &Pod,
+    pg: &PodGroup,
+) -> GangFit {
     let ns = pod.metadata.namespace();
     let name = pg.metadata.name.as_str();
-    let members: Vec<_> = handle
-        .pod_group_pods(ns, name)
-        .into_iter()
-        .filter(|p| !p.is_terminal())
-        .collect();
+    let members: Vec<&Arc<Pod>> = group_pods.iter().filter(|p| !p.is_terminal()).collect();
     let is_member = |p: &Pod| p.metadata.namespace() == ns && p.pod_group() == Some(name);
     let mut placed = 0usize;
     let mut unplaced: Vec<&Pod> = Vec::new();
     for m in &members {
-        if same_pod(m, pod) || handle.assigned_node(m).is_none() {
+        if same_pod(m, pod) || !is_placed(m) {
             if !m.is_terminating() || same_pod(m, pod) {
                 unplaced.push(m);
             }
@@ -279,7 +297,7 @@ pub fn assess(handle: &dyn Handle, pod: &Pod, pg: &PodGroup) -> GangFit {
         .collect();
     let mut available = vec![0i64; names.len()];
     let (mut fit_now, mut fit_with, mut admitting, mut evictable_pods) = (0, 0, 0, 0);
-    for node in handle.node_infos() {
+    for node in nodes {
         evictable_pods += node.pods().iter().filter(|p| evictable(&p.pod)).count();
         let admitted: Vec<&Resources> = unplaced
             .iter()
@@ -302,7 +320,10 @@ pub fn assess(handle: &dyn Handle, pod: &Pod, pg: &PodGroup) -> GangFit {
     let mut gaps = Vec::new();
     for (i, n) in names.iter().enumerate() {
         let sorted = &mut need_sorted[i];
-        let need_sum = sorted.iter().take(need).fold(0i64, |a, v| a.saturating_add(*v));
+        let need_sum = sorted
+            .iter()
+            .take(need)
+            .fold(0i64, |a, v| a.saturating_add(*v));
         if need_sum > available[i] {
             gaps.push(ResourceGap {
                 resource: n.clone(),
@@ -321,7 +342,7 @@ pub fn assess(handle: &dyn Handle, pod: &Pod, pg: &PodGroup) -> GangFit {
         can_preempt,
         evictable_pods,
         admitting_nodes: admitting,
-        nodes: handle.node_infos().len(),
+        nodes: nodes.len(),
         fit_now: fit_now.min(unplaced.len()),
         fit_with_preemption: fit_with.min(unplaced.len()),
         gaps,
@@ -364,11 +385,7 @@ pub fn check_cluster_resource(
         }
         let (free, pods) = free_on(node, own);
         remaining.retain_mut(|(name, v)| {
-            let have = if name == "pods" {
-                pods
-            } else {
-                free.get(name)
-            };
+            let have = if name == "pods" { pods } else { free.get(name) };
             *v -= have;
             *v > 0
         });
@@ -381,4 +398,203 @@ pub fn check_cluster_resource(
         .map(|(n, v)| format!("{n}:{}", show(n, *v)))
         .collect();
     Err(format!("resource gap: map[{}]", parts.join(" ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugins::testutil::{node_with_pods, pod};
+
+    const GPU: &str = "nvidia.com/gpu";
+
+    fn gpu_pod(name: &str, gpus: &str, prio: i32, group: Option<&str>) -> Pod {
+        let mut p = pod(&[("cpu", "1", GPU, gpus)]);
+        p.metadata.name = name.into();
+        p.spec.priority = Some(prio);
+        if let Some(g) = group {
+            p.metadata
+                .labels
+                .insert("scheduling.x-k8s.io/pod-group".into(), g.into());
+        }
+        p
+    }
+
+    fn gpu_node(name: &str, pods: Vec<Pod>) -> NodeInfo {
+        node_with_pods(name, "32", "256Gi", &[(GPU, "8")], pods)
+    }
+
+    fn group(min: i32) -> PodGroup {
+        let mut pg = PodGroup::default();
+        pg.metadata.name = "train".into();
+        pg.metadata.namespace = Some("default".into());
+        pg.spec.min_member = min;
+        pg
+    }
+
+    fn members(n: usize, gpus: &str) -> Vec<Arc<Pod>> {
+        (0..n)
+            .map(|i| Arc::new(gpu_pod(&format!("train-{i}"), gpus, 1000, Some("train"))))
+            .collect()
+    }
+
+    /// 3 nodes of 8 GPUs, two of them full with a low-priority 8-GPU pod (priority 10).
+    fn cluster() -> Vec<NodeInfo> {
+        vec![
+            gpu_node("n0", vec![gpu_pod("low-0", "8", 10, None)]),
+            gpu_node("n1", vec![gpu_pod("low-1", "8", 10, None)]),
+            gpu_node("n2", vec![]),
+        ]
+    }
+
+    #[test]
+    fn a_gang_larger_than_the_cluster_is_infeasible_even_with_preemption() {
+        let m = members(4, "8");
+        let fit = assess_on(&cluster(), &m, |_| false, &m[0], &group(4));
+        // Free now: n2 only (1 member); with both low pods gone: 3 nodes x 1 member.
+        assert_eq!((fit.placed, fit.need), (0, 4));
+        assert_eq!((fit.fit_now, fit.fit_with_preemption), (1, 3));
+        assert_eq!((fit.evictable_pods, fit.admitting_nodes), (2, 3));
+        assert_eq!(fit.node_shortfall(), 1);
+        assert_eq!(
+            fit.gaps,
+            vec![ResourceGap {
+                resource: GPU.into(),
+                need: 32,
+                available: 24
+            }]
+        );
+        assert!(!fit.feasible());
+        assert_eq!(
+            fit.to_string(),
+            "podGroup default/train cannot reach its quorum even if every lower-priority pod were \
+             preempted: minMember 4, 0 placed, 4 to place, at most 3 fit (3 of 3 nodes admit a \
+             member), resource gap: nvidia.com/gpu need 32, available 24"
+        );
+    }
+
+    #[test]
+    fn a_gang_that_fits_after_preemption_is_feasible() {
+        let m = members(3, "8");
+        let fit = assess_on(&cluster(), &m, |_| false, &m[0], &group(3));
+        assert_eq!((fit.fit_now, fit.fit_with_preemption), (1, 3));
+        assert!(fit.gaps.is_empty());
+        assert!(fit.feasible());
+    }
+
+    #[test]
+    fn equal_or_higher_priority_pods_and_policy_never_are_not_evictable() {
+        let m = members(3, "8");
+        // The occupants have the gang's priority: preemption cannot evict them.
+        let nodes = vec![
+            gpu_node("n0", vec![gpu_pod("peer-0", "8", 1000, None)]),
+            gpu_node("n1", vec![gpu_pod("low-1", "8", 10, None)]),
+            gpu_node("n2", vec![]),
+        ];
+        let fit = assess_on(&nodes, &m, |_| false, &m[0], &group(3));
+        assert_eq!((fit.fit_with_preemption, fit.evictable_pods), (2, 1));
+        assert!(!fit.feasible());
+        let mut never = (*m[0]).clone();
+        never.spec.preemption_policy = Some("Never".into());
+        let fit = assess_on(&cluster(), &m, |_| false, &never, &group(3));
+        assert_eq!((fit.fit_now, fit.fit_with_preemption), (1, 1));
+        assert!(!fit.can_preempt);
+    }
+
+    #[test]
+    fn placed_members_keep_their_place_and_lower_the_need() {
+        // train-0 is bound on n2 (its GPUs used there); 2 more must fit after preemption.
+        let m = members(3, "8");
+        let nodes = vec![
+            gpu_node("n0", vec![gpu_pod("low-0", "8", 10, None)]),
+            gpu_node("n1", vec![gpu_pod("low-1", "8", 10, None)]),
+            gpu_node("n2", vec![(*m[0]).clone()]),
+        ];
+        let placed = |p: &Pod| p.metadata.name == "train-0";
+        let fit = assess_on(&nodes, &m, placed, &m[1], &group(3));
+        assert_eq!((fit.placed, fit.need, fit.fit_with_preemption), (1, 2, 2));
+        assert!(fit.feasible());
+    }
+
+    #[test]
+    fn node_selectors_and_taints_limit_the_admitting_nodes() {
+        let m: Vec<Arc<Pod>> = members(2, "8")
+            .into_iter()
+            .map(|p| {
+                let mut p = (*p).clone();
+                p.spec.node_selector.insert("pool".into(), "a".into());
+                Arc::new(p)
+            })
+            .collect();
+        let mut nodes = cluster();
+        let mut n = nodes[2].node().clone();
+        n.metadata.labels.insert("pool".into(), "a".into());
+        nodes[2] = {
+            let mut ni = NodeInfo::new(Arc::new(n));
+            ni.add_pod(k8s_types::framework::PodInfo::new(Arc::new(gpu_pod(
+                "low-2", "8", 10, None,
+            ))));
+            ni
+        };
+        let fit = assess_on(&nodes, &m, |_| false, &m[0], &group(2));
+        // Only n2 has pool=a: one 8-GPU member after evicting low-2.
+        assert_eq!((fit.admitting_nodes, fit.fit_with_preemption), (1, 1));
+        assert_eq!(fit.gaps[0].need, 16);
+        assert_eq!(fit.gaps[0].available, 8);
+        assert!(!fit.feasible());
+    }
+
+    #[test]
+    fn mixed_requests_are_bounded_by_the_smallest_ones() {
+        // One free 8-GPU node: requests 2 and 6 fit together (8), 6 and 6 do not.
+        let node = vec![gpu_node("n0", vec![])];
+        let mk = |a: &str, b: &str| {
+            vec![
+                Arc::new(gpu_pod("train-0", a, 1000, Some("train"))),
+                Arc::new(gpu_pod("train-1", b, 1000, Some("train"))),
+            ]
+        };
+        let m = mk("2", "6");
+        assert!(assess_on(&node, &m, |_| false, &m[0], &group(2)).feasible());
+        let m = mk("6", "6");
+        let fit = assess_on(&node, &m, |_| false, &m[0], &group(2));
+        assert_eq!(fit.fit_with_preemption, 1);
+        assert!(!fit.feasible());
+    }
+
+    #[test]
+    fn check_cluster_resource_follows_scheduler_plugins() {
+        let mut own = gpu_pod("train-0", "8", 1000, Some("train"));
+        own.metadata.namespace = Some("default".into());
+        let nodes = vec![
+            gpu_node("n0", vec![own]),
+            gpu_node("n1", vec![gpu_pod("low-1", "4", 10, None)]),
+        ];
+        let list = |pairs: &[(&str, &str)]| -> ResourceList {
+            pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_string(), Quantity::parse(v).expect("quantity")))
+                .collect()
+        };
+        // The group's own pod does not count as used: 8 + 4 GPUs free.
+        assert_eq!(
+            check_cluster_resource(&nodes, &list(&[(GPU, "12")]), 2, "default", "train"),
+            Ok(())
+        );
+        // 64 CPUs - the low pod's 1 CPU = 63 free; 16 GPUs asked, 12 free.
+        assert_eq!(
+            check_cluster_resource(
+                &nodes,
+                &list(&[("cpu", "64"), (GPU, "16")]),
+                2,
+                "default",
+                "train"
+            ),
+            Err("resource gap: map[cpu:1 nvidia.com/gpu:4]".to_string())
+        );
+        // pods: minMember against 110 + 109 free slots.
+        assert_eq!(
+            check_cluster_resource(&nodes, &list(&[]), 220, "default", "train"),
+            Err("resource gap: map[pods:1]".to_string())
+        );
+    }
 }
