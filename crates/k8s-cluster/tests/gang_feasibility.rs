@@ -119,3 +119,48 @@ fn a_feasible_gang_still_preempts() {
     assert!(train.iter().all(|(_, _, phase)| phase == "Running"));
     assert!(pods(&list, "batch-").is_empty());
 }
+
+/// `--explain <namespace>/<podgroup>`: the gang's quorum, members, feasibility (the numbers of
+/// the first test: 5 low-priority pods, 4 free nodes now, 9 with them gone, 80 vs 72 GPUs) and
+/// each member's last FailedScheduling message, in one section.
+#[test]
+fn explain_a_pod_group_shows_quorum_shortfall_and_member_reasons() {
+    let opts = RunOptions {
+        explain: Some("default/train".to_string()),
+        ..Default::default()
+    };
+    let out = run_file(&fixture("gang-infeasible-72-gpus"), &opts).expect("run");
+    assert_eq!(out.failures, 0, "{}", out.stdout);
+    let start = out
+        .stdout
+        .find("## explain podgroup default/train\n")
+        .unwrap_or_else(|| panic!("no podgroup section in:\n{}", out.stdout));
+    let lines: Vec<String> = out.stdout[start..]
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.starts_with("## "))
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|l| !l.is_empty())
+        .collect();
+    let want = [
+        "podGroup default/train: minMember 10, phase Scheduling, scheduled 0, running 0, succeeded 0, failed 0",
+        "members: 10 exist (0 terminal not counted), 0 bound, 0 waiting at Permit, 10 pending",
+        "feasibility at t=2 (attempt 1 of train-9, priority 1000): 0 placed, 10 to place for minMember 10",
+        "fit now: at most 4; with the 5 lower-priority pods gone: at most 9 (9 of 9 nodes admit a member)",
+        "node shortfall: 1",
+        "resource shortfall: nvidia.com/gpu need 80, available 72 (8 missing)",
+        "verdict: cannot reach its quorum even with preemption: Coscheduling PreFilter rejects its members, nothing is preempted",
+        "last attempt of each member:",
+    ];
+    assert_eq!(&lines[..want.len()], &want[..], "{lines:#?}");
+    let members = &lines[want.len()..];
+    assert_eq!(members.len(), 10, "{members:#?}");
+    for (i, l) in members.iter().enumerate() {
+        assert!(
+            l.starts_with(&format!(
+                "train-{i} node - t=2 FailedScheduling (Unschedulable): 0/9 nodes are available: podGroup default/train cannot reach its quorum"
+            )),
+            "{l}"
+        );
+    }
+}
