@@ -4,8 +4,13 @@
 //! `pkg/coscheduling/coscheduling.go` and `pkg/coscheduling/core/core.go`.
 //!
 //! - PreFilter rejects (UnschedulableAndUnresolvable, so no preemption is tried) a member whose
-//!   group has fewer than `minMember` pods in total, or whose group failed recently when
-//!   `podGroupBackoffSeconds` is set.
+//!   group failed recently when `podGroupBackoffSeconds` is set, has fewer than `minMember` pods in
+//!   total, has too many gated pods to reach `minMember`, or whose `minResources` (plus `pods:
+//!   minMember`) the nodes' free resources do not cover (upstream `CheckClusterResource`, see
+//!   [`coscheduling_fit`]). Then, k8s-mini's own (see `docs/fidelity.md`): a member of a group
+//!   with fewer than `minMember` members placed is rejected when the group could not reach its
+//!   quorum even if every pod of lower priority were preempted ([`coscheduling_fit::assess`]),
+//!   so DefaultPreemption evicts nothing for a gang that can never fit.
 //! - Permit holds members (Wait) until `minMember` members are assumed or bound, then allows all
 //!   waiting members; a member waits at most `scheduleTimeoutSeconds` of its PodGroup, else the
 //!   plugin's `permitWaitingTimeSeconds` (default 60 ticks). A member told to Wait activates its
@@ -18,8 +23,7 @@
 //! - Unreserve: when a member is rolled back, its waiting siblings are rejected too.
 //!
 //! Together: a gang that cannot reach `minMember` leaves no pod bound and every node's allocation
-//! as before. Not implemented: `minResources` (PreFilter cluster capacity check) and the
-//! Coscheduling QueueSort. Deviation: for pods without the pod-group label PostFilter adds no
+//! as before. Not implemented: the Coscheduling QueueSort. Deviation: for pods without the pod-group label PostFilter adds no
 //! reason (upstream adds `can not find pod group`), so FailedScheduling messages of ordinary pods
 //! stay those of the default profile.
 
