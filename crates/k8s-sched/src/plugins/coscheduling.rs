@@ -27,7 +27,7 @@
 //! reason (upstream adds `can not find pod group`), so FailedScheduling messages of ordinary pods
 //! stay those of the default profile.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
 use k8s_types::apiserver::ApiExt;
@@ -63,6 +63,9 @@ pub struct Coscheduling {
     backed_off: Mutex<BTreeMap<String, Tick>>,
     /// Upstream `permittedPG`: groups whose `minResources` check passed, until the tick given.
     permitted: Mutex<BTreeMap<String, Tick>>,
+    /// `<namespace>/<name>` of the pods whose last PreFilter the gang feasibility check rejected
+    /// (only those are moved by the capacity events this plugin adds, see `queueing_hints`).
+    infeasible: Mutex<BTreeSet<String>>,
 }
 
 impl Default for Coscheduling {
@@ -80,6 +83,7 @@ impl Coscheduling {
             pod_group_backoff: a.pod_group_backoff_seconds.unwrap_or(0).max(0) as Tick,
             backed_off: Mutex::new(BTreeMap::new()),
             permitted: Mutex::new(BTreeMap::new()),
+            infeasible: Mutex::new(BTreeSet::new()),
         }
     }
 
@@ -276,6 +280,14 @@ impl PreFilterPlugin for Coscheduling {
             && (assigned_pods(handle, pod, pg_name) as i64) < i64::from(pg.spec.min_member)
         {
             let fit = coscheduling_fit::assess(handle, pod, &pg);
+            let key = format!("{}/{}", pod.metadata.namespace(), pod.metadata.name);
+            if let Ok(mut set) = self.infeasible.lock() {
+                if fit.feasible() {
+                    set.remove(&key);
+                } else {
+                    set.insert(key);
+                }
+            }
             if !fit.feasible() {
                 return (None, Status::unresolvable(fit.to_string()));
             }
@@ -409,12 +421,19 @@ impl PermitPlugin for Coscheduling {
     }
 }
 
-/// Queueing hints (scheduler-plugins `coscheduling/coscheduling.go` `EventsToRegister`): Pod Add
-/// and PodGroup Add|Update, without hints.
+/// Queueing hints. scheduler-plugins `coscheduling/coscheduling.go` `EventsToRegister`: Pod Add
+/// and PodGroup Add|Update, without hints. k8s-mini adds (its own, for the gang feasibility check,
+/// whose verdict depends on the cluster's capacity): Node Add and allocatable, label and taint
+/// updates, and Pod Delete, with a hint that queues only a pod whose last PreFilter the
+/// feasibility check rejected, and for a Pod Delete only when the deleted pod was on a node and
+/// is not a member of the pod's own group. Every other Coscheduling rejection is requeued
+/// exactly as upstream.
 mod queueing_hints {
     use super::*;
+    use k8s_types::framework::events::as_pods;
     use k8s_types::framework::{
-        ActionType, ClusterEventWithHint, EnqueueExtensions, EventResource,
+        ActionType, ClusterEvent, ClusterEventWithHint, EnqueueExtensions, EventObject,
+        EventResource, QueueingHint,
     };
 
     impl EnqueueExtensions for Coscheduling {
@@ -425,7 +444,43 @@ mod queueing_hints {
                     EventResource::PodGroup,
                     ActionType::ADD | ActionType::UPDATE,
                 ),
+                ClusterEventWithHint::with_hint(EventResource::Pod, ActionType::DELETE),
+                ClusterEventWithHint::with_hint(
+                    EventResource::Node,
+                    ActionType::ADD
+                        | ActionType::UPDATE_NODE_ALLOCATABLE
+                        | ActionType::UPDATE_NODE_LABEL
+                        | ActionType::UPDATE_NODE_TAINT,
+                ),
             ]
+        }
+
+        fn queueing_hint(
+            &self,
+            registered: &ClusterEvent,
+            pod: &Pod,
+            old: Option<EventObject<'_>>,
+            new: Option<EventObject<'_>>,
+        ) -> Result<QueueingHint, String> {
+            let key = format!("{}/{}", pod.metadata.namespace(), pod.metadata.name);
+            let rejected_as_infeasible = self.infeasible.lock().is_ok_and(|set| set.contains(&key));
+            if !rejected_as_infeasible {
+                return Ok(QueueingHint::QueueSkip);
+            }
+            if registered.resource == EventResource::Node {
+                return Ok(QueueingHint::Queue);
+            }
+            let (original, _) = as_pods(old, new)?;
+            let Some(deleted) = original else {
+                return Err("a pod delete needs the old pod".to_string());
+            };
+            let sibling = deleted.metadata.namespace() == pod.metadata.namespace()
+                && deleted.pod_group().is_some()
+                && deleted.pod_group() == pod.pod_group();
+            if deleted.node_name().is_none() || sibling {
+                return Ok(QueueingHint::QueueSkip);
+            }
+            Ok(QueueingHint::Queue)
         }
     }
 }
