@@ -279,16 +279,16 @@ impl PreFilterPlugin for Coscheduling {
         if pod.spec.preemption_policy.as_deref() != Some("Never")
             && (assigned_pods(handle, pod, pg_name) as i64) < i64::from(pg.spec.min_member)
         {
-            let fit = coscheduling_fit::assess(handle, pod, &pg);
+            let verdict = coscheduling_fit::check_feasible(handle, pod, &pg);
             let key = format!("{}/{}", pod.metadata.namespace(), pod.metadata.name);
             if let Ok(mut set) = self.infeasible.lock() {
-                if fit.feasible() {
+                if verdict.is_ok() {
                     set.remove(&key);
                 } else {
                     set.insert(key);
                 }
             }
-            if !fit.feasible() {
+            if let Err(fit) = verdict {
                 return (None, Status::unresolvable(fit.to_string()));
             }
         }

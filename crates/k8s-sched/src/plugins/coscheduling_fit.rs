@@ -206,30 +206,6 @@ fn free_on(node: &NodeInfo, keep: impl Fn(&Pod) -> bool) -> (Resources, i64) {
     (out, (alloc.pods - count).max(0))
 }
 
-/// The largest `k <= sorted.len()` whose `k` first (smallest) values sum to at most `free`.
-fn prefix_fit(sorted: &[i64], free: i64) -> usize {
-    let mut sum = 0i64;
-    for (i, v) in sorted.iter().enumerate() {
-        sum = sum.saturating_add(*v);
-        if sum > free {
-            return i;
-        }
-    }
-    sorted.len()
-}
-
-/// Upper bound on how many of `reqs` (the admitted members' requests) fit on a node with `free`
-/// resources and `free_pods` pod slots.
-fn node_bound(reqs: &[&Resources], names: &[String], free: &Resources, free_pods: i64) -> usize {
-    let mut k = reqs.len().min(usize::try_from(free_pods).unwrap_or(0));
-    for name in names {
-        let mut vals: Vec<i64> = reqs.iter().map(|r| r.get(name)).collect();
-        vals.sort_unstable();
-        k = k.min(prefix_fit(&vals, free.get(name)));
-    }
-    k
-}
-
 /// True when the node's static constraints (NodeAffinity, TaintToleration, NodeUnschedulable
 /// Filters) admit `pod`; preemption cannot change them.
 fn admits(pod: &Pod, node: &NodeInfo) -> bool {
@@ -239,26 +215,101 @@ fn admits(pod: &Pod, node: &NodeInfo) -> bool {
         && (!node.is_unschedulable() || NodeUnschedulable.filter(&state, pod, node).is_success())
 }
 
-/// Assesses `pg` for `pod`'s attempt (see the module docs for the rule).
+/// Assesses `pg` for `pod`'s attempt (see the module docs for the rule); every node is scanned,
+/// so every count is exact (for `--explain`).
 pub fn assess(handle: &dyn Handle, pod: &Pod, pg: &PodGroup) -> GangFit {
     let members = handle.pod_group_pods(pod.metadata.namespace(), &pg.metadata.name);
-    assess_on(
-        handle.node_infos(),
-        &members,
-        |p| handle.assigned_node(p).is_some(),
-        pod,
-        pg,
-    )
+    let placed = |p: &Pod| handle.assigned_node(p).is_some();
+    assess_on(handle.node_infos(), &members, placed, pod, pg, false)
+}
+
+/// The PreFilter decision: like [`assess`], but the node scan stops as soon as the gang is known
+/// to be feasible (a feasible gang, the common case, costs a few nodes; an infeasible result has
+/// scanned every node, so its counts are exact).
+///
+/// # Errors
+/// The assessment, when the gang cannot reach its quorum.
+pub fn check_feasible(handle: &dyn Handle, pod: &Pod, pg: &PodGroup) -> Result<(), GangFit> {
+    let members = handle.pod_group_pods(pod.metadata.namespace(), &pg.metadata.name);
+    let placed = |p: &Pod| handle.assigned_node(p).is_some();
+    let fit = assess_on(handle.node_infos(), &members, placed, pod, pg, true);
+    if fit.feasible() {
+        Ok(())
+    } else {
+        Err(fit)
+    }
+}
+
+/// Members whose node constraints are equal (nodeSelector, node affinity, tolerations): a node
+/// admits all of a class or none, so each node checks each class once.
+struct Class<'a> {
+    representative: &'a Pod,
+    members: Vec<usize>,
+}
+
+fn same_constraints(a: &Pod, b: &Pod) -> bool {
+    a.spec.node_selector == b.spec.node_selector
+        && a.spec.tolerations == b.spec.tolerations
+        && a.spec
+            .affinity
+            .as_ref()
+            .and_then(|x| x.node_affinity.as_ref())
+            == b.spec
+                .affinity
+                .as_ref()
+                .and_then(|x| x.node_affinity.as_ref())
+}
+
+/// Per resource of `names`, the prefix sums of the requests of `idx` sorted ascending
+/// (`sums[r][k]` = the `k` smallest requests of resource `r` together).
+fn prefix_sums(reqs: &[Resources], idx: &[usize], names: &[String]) -> Vec<Vec<i64>> {
+    names
+        .iter()
+        .map(|n| {
+            let mut v: Vec<i64> = idx.iter().map(|&i| reqs[i].get(n)).collect();
+            v.sort_unstable();
+            let mut sums = Vec::with_capacity(v.len() + 1);
+            let mut acc = 0i64;
+            sums.push(0);
+            for x in v {
+                acc = acc.saturating_add(x);
+                sums.push(acc);
+            }
+            sums
+        })
+        .collect()
+}
+
+/// Upper bound on how many members with the given per-resource prefix sums fit on a node with
+/// `free` resources and `free_pods` pod slots: resource by resource, the most of the smallest
+/// requests that fit (a binary search on the prefix sums).
+fn node_bound(
+    sums: &[Vec<i64>],
+    count: usize,
+    names: &[String],
+    free: &Resources,
+    free_pods: i64,
+) -> usize {
+    let mut k = count.min(usize::try_from(free_pods).unwrap_or(0));
+    for (r, name) in names.iter().enumerate() {
+        let f = free.get(name);
+        // sums[r] is non-decreasing; the number of prefixes (beyond the empty one) within `f`.
+        let fit = sums[r].partition_point(|s| *s <= f).saturating_sub(1);
+        k = k.min(fit);
+    }
+    k
 }
 
 /// [`assess`] on explicit inputs: the snapshot's `nodes`, the group's pods (any phase) and
-/// whether a pod is placed on a node.
+/// whether a pod is placed on a node; with `stop_when_feasible` the scan ends at the first node
+/// after which the gang is known to fit.
 pub fn assess_on(
     nodes: &[NodeInfo],
     group_pods: &[Arc<Pod>],
     is_placed: impl Fn(&Pod) -> bool,
     pod: &Pod,
     pg: &PodGroup,
+    stop_when_feasible: bool,
 ) -> GangFit {
     let ns = pod.metadata.namespace();
     let name = pg.metadata.name.as_str();
@@ -287,47 +338,68 @@ pub fn assess_on(
     let can_preempt = pod.spec.preemption_policy.as_deref() != Some("Never");
     // Unplaced members are not on any node; placed ones keep their place.
     let evictable = |p: &Pod| can_preempt && p.priority() < priority && !is_member(p);
-    let mut need_sorted: Vec<Vec<i64>> = names
-        .iter()
-        .map(|n| {
-            let mut v: Vec<i64> = reqs.iter().map(|r| r.get(n)).collect();
-            v.sort_unstable();
-            v
-        })
-        .collect();
+    let mut classes: Vec<Class<'_>> = Vec::new();
+    for (i, m) in unplaced.iter().enumerate() {
+        match classes
+            .iter_mut()
+            .find(|c| same_constraints(c.representative, m))
+        {
+            Some(c) => c.members.push(i),
+            None => classes.push(Class {
+                representative: m,
+                members: vec![i],
+            }),
+        }
+    }
+    let all: Vec<usize> = (0..unplaced.len()).collect();
+    let all_sums = prefix_sums(&reqs, &all, &names);
+    // Per resource: the `need` smallest member requests together.
+    let need_sum: Vec<i64> = all_sums.iter().map(|s| s[need.min(s.len() - 1)]).collect();
     let mut available = vec![0i64; names.len()];
     let (mut fit_now, mut fit_with, mut admitting, mut evictable_pods) = (0, 0, 0, 0);
+    let mut admitted_classes: Vec<bool> = vec![false; classes.len()];
     for node in nodes {
         evictable_pods += node.pods().iter().filter(|p| evictable(&p.pod)).count();
-        let admitted: Vec<&Resources> = unplaced
-            .iter()
-            .zip(&reqs)
-            .filter(|(m, _)| admits(m, node))
-            .map(|(_, r)| r)
-            .collect();
-        if admitted.is_empty() {
+        for (c, slot) in classes.iter().zip(admitted_classes.iter_mut()) {
+            *slot = admits(c.representative, node);
+        }
+        if !admitted_classes.iter().any(|a| *a) {
             continue;
         }
         admitting += 1;
+        let subset;
+        let (sums, count) = if admitted_classes.iter().all(|a| *a) {
+            (&all_sums, unplaced.len())
+        } else {
+            let idx: Vec<usize> = classes
+                .iter()
+                .zip(&admitted_classes)
+                .filter(|(_, a)| **a)
+                .flat_map(|(c, _)| c.members.iter().copied())
+                .collect();
+            subset = prefix_sums(&reqs, &idx, &names);
+            (&subset, idx.len())
+        };
         let (free, pods) = free_on(node, |_| true);
-        fit_now += node_bound(&admitted, &names, &free, pods);
+        fit_now += node_bound(sums, count, &names, &free, pods);
         let (free, pods) = free_on(node, |p| !evictable(p));
-        fit_with += node_bound(&admitted, &names, &free, pods);
+        fit_with += node_bound(sums, count, &names, &free, pods);
         for (i, n) in names.iter().enumerate() {
             available[i] = available[i].saturating_add(free.get(n));
+        }
+        if stop_when_feasible
+            && fit_with >= need
+            && need_sum.iter().zip(&available).all(|(n, a)| n <= a)
+        {
+            break;
         }
     }
     let mut gaps = Vec::new();
     for (i, n) in names.iter().enumerate() {
-        let sorted = &mut need_sorted[i];
-        let need_sum = sorted
-            .iter()
-            .take(need)
-            .fold(0i64, |a, v| a.saturating_add(*v));
-        if need_sum > available[i] {
+        if need_sum[i] > available[i] {
             gaps.push(ResourceGap {
                 resource: n.clone(),
-                need: need_sum,
+                need: need_sum[i],
                 available: available[i],
             });
         }
@@ -449,7 +521,7 @@ mod tests {
     #[test]
     fn a_gang_larger_than_the_cluster_is_infeasible_even_with_preemption() {
         let m = members(4, "8");
-        let fit = assess_on(&cluster(), &m, |_| false, &m[0], &group(4));
+        let fit = assess_on(&cluster(), &m, |_| false, &m[0], &group(4), false);
         // Free now: n2 only (1 member); with both low pods gone: 3 nodes x 1 member.
         assert_eq!((fit.placed, fit.need), (0, 4));
         assert_eq!((fit.fit_now, fit.fit_with_preemption), (1, 3));
@@ -475,7 +547,7 @@ mod tests {
     #[test]
     fn a_gang_that_fits_after_preemption_is_feasible() {
         let m = members(3, "8");
-        let fit = assess_on(&cluster(), &m, |_| false, &m[0], &group(3));
+        let fit = assess_on(&cluster(), &m, |_| false, &m[0], &group(3), false);
         assert_eq!((fit.fit_now, fit.fit_with_preemption), (1, 3));
         assert!(fit.gaps.is_empty());
         assert!(fit.feasible());
@@ -490,12 +562,12 @@ mod tests {
             gpu_node("n1", vec![gpu_pod("low-1", "8", 10, None)]),
             gpu_node("n2", vec![]),
         ];
-        let fit = assess_on(&nodes, &m, |_| false, &m[0], &group(3));
+        let fit = assess_on(&nodes, &m, |_| false, &m[0], &group(3), false);
         assert_eq!((fit.fit_with_preemption, fit.evictable_pods), (2, 1));
         assert!(!fit.feasible());
         let mut never = (*m[0]).clone();
         never.spec.preemption_policy = Some("Never".into());
-        let fit = assess_on(&cluster(), &m, |_| false, &never, &group(3));
+        let fit = assess_on(&cluster(), &m, |_| false, &never, &group(3), false);
         assert_eq!((fit.fit_now, fit.fit_with_preemption), (1, 1));
         assert!(!fit.can_preempt);
     }
@@ -510,7 +582,7 @@ mod tests {
             gpu_node("n2", vec![(*m[0]).clone()]),
         ];
         let placed = |p: &Pod| p.metadata.name == "train-0";
-        let fit = assess_on(&nodes, &m, placed, &m[1], &group(3));
+        let fit = assess_on(&nodes, &m, placed, &m[1], &group(3), false);
         assert_eq!((fit.placed, fit.need, fit.fit_with_preemption), (1, 2, 2));
         assert!(fit.feasible());
     }
@@ -535,7 +607,7 @@ mod tests {
             ))));
             ni
         };
-        let fit = assess_on(&nodes, &m, |_| false, &m[0], &group(2));
+        let fit = assess_on(&nodes, &m, |_| false, &m[0], &group(2), false);
         // Only n2 has pool=a: one 8-GPU member after evicting low-2.
         assert_eq!((fit.admitting_nodes, fit.fit_with_preemption), (1, 1));
         assert_eq!(fit.gaps[0].need, 16);
@@ -554,11 +626,54 @@ mod tests {
             ]
         };
         let m = mk("2", "6");
-        assert!(assess_on(&node, &m, |_| false, &m[0], &group(2)).feasible());
+        assert!(assess_on(&node, &m, |_| false, &m[0], &group(2), false).feasible());
         let m = mk("6", "6");
-        let fit = assess_on(&node, &m, |_| false, &m[0], &group(2));
+        let fit = assess_on(&node, &m, |_| false, &m[0], &group(2), false);
         assert_eq!(fit.fit_with_preemption, 1);
         assert!(!fit.feasible());
+    }
+
+    #[test]
+    fn members_with_different_selectors_count_only_where_admitted() {
+        // train-0 may go anywhere, train-1 only to pool=a (n1). Both 8 GPUs, two free nodes.
+        let mut n1 = gpu_node("n1", vec![]).node().clone();
+        n1.metadata.labels.insert("pool".into(), "a".into());
+        let nodes = vec![gpu_node("n0", vec![]), NodeInfo::new(Arc::new(n1))];
+        let mut picky = gpu_pod("train-1", "8", 1000, Some("train"));
+        picky.spec.node_selector.insert("pool".into(), "a".into());
+        let m = vec![
+            Arc::new(gpu_pod("train-0", "8", 1000, Some("train"))),
+            Arc::new(picky),
+        ];
+        let fit = assess_on(&nodes, &m, |_| false, &m[0], &group(2), false);
+        // n0 admits train-0 only (1), n1 both but holds one (1): 2 in all.
+        assert_eq!((fit.admitting_nodes, fit.fit_with_preemption), (2, 2));
+        assert!(fit.feasible());
+        // The early-exit scan reaches the same verdict, here after both nodes.
+        assert!(assess_on(&nodes, &m, |_| false, &m[0], &group(2), true).feasible());
+        // Three members, the third also picky: n1 still holds only one of the two picky ones.
+        let mut m3 = m.clone();
+        let mut picky2 = gpu_pod("train-2", "8", 1000, Some("train"));
+        picky2.spec.node_selector.insert("pool".into(), "a".into());
+        m3.push(Arc::new(picky2));
+        let fit = assess_on(&nodes, &m3, |_| false, &m3[0], &group(3), true);
+        assert_eq!(fit.fit_with_preemption, 2);
+        assert!(!fit.feasible());
+    }
+
+    #[test]
+    fn the_early_exit_scan_stops_once_feasible() {
+        // 3 free nodes, minMember 1: the scan stops after the first node.
+        let nodes = vec![
+            gpu_node("n0", vec![]),
+            gpu_node("n1", vec![]),
+            gpu_node("n2", vec![]),
+        ];
+        let m = members(1, "8");
+        let quick = assess_on(&nodes, &m, |_| false, &m[0], &group(1), true);
+        let full = assess_on(&nodes, &m, |_| false, &m[0], &group(1), false);
+        assert_eq!((quick.admitting_nodes, full.admitting_nodes), (1, 3));
+        assert!(quick.feasible() && full.feasible());
     }
 
     #[test]
