@@ -229,14 +229,14 @@ pub fn assess(handle: &dyn Handle, pod: &Pod, pg: &PodGroup) -> GangFit {
 ///
 /// # Errors
 /// The assessment, when the gang cannot reach its quorum.
-pub fn check_feasible(handle: &dyn Handle, pod: &Pod, pg: &PodGroup) -> Result<(), GangFit> {
+pub fn check_feasible(handle: &dyn Handle, pod: &Pod, pg: &PodGroup) -> Result<(), Box<GangFit>> {
     let members = handle.pod_group_pods(pod.metadata.namespace(), &pg.metadata.name);
     let placed = |p: &Pod| handle.assigned_node(p).is_some();
     let fit = assess_on(handle.node_infos(), &members, placed, pod, pg, true);
     if fit.feasible() {
         Ok(())
     } else {
-        Err(fit)
+        Err(Box::new(fit))
     }
 }
 
