@@ -296,3 +296,29 @@ fn unchanged_failures_are_not_repeated_and_retry_waits_for_a_change() {
     s.schedule(&mut api);
     assert_eq!(api.pod("big").node_name(), Some("n2"));
 }
+
+/// scheduler-plugins `CheckClusterResource`: `minResources` (cpu 10) plus `pods: minMember` against
+/// the free resources of n1 (4 CPU): the gap is 10 - 4 = 6 CPUs, printed as upstream's
+/// `resource gap: map[...]` with the canonical quantity.
+#[test]
+fn min_resources_beyond_the_cluster_reject_the_gang_at_prefilter() {
+    let mut api = FakeApi::new();
+    api.add(node("n1", "4", "8Gi", &[]));
+    let mut pg = pod_group("big", 2);
+    let mut min = k8s_types::core::ResourceList::new();
+    min.insert("cpu".into(), k8s_types::Quantity::parse("10").unwrap());
+    pg.spec.min_resources = Some(min);
+    api.add(pg);
+    api.add(gang_pod("b0", "big", "1"));
+    api.add(gang_pod("b1", "big", "1"));
+    let mut s = scheduler();
+    s.schedule(&mut api);
+    let msgs = api.pod_event_messages("b0", "FailedScheduling");
+    assert_eq!(msgs.len(), 1, "{msgs:?}");
+    assert!(
+        msgs[0].starts_with("0/1 nodes are available: resource gap: map[cpu:6]."),
+        "{msgs:?}"
+    );
+    assert_eq!(api.pod("b0").node_name(), None);
+    assert!(s.waiting_pods().is_empty());
+}

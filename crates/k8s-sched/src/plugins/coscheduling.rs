@@ -23,9 +23,9 @@
 //! - Unreserve: when a member is rolled back, its waiting siblings are rejected too.
 //!
 //! Together: a gang that cannot reach `minMember` leaves no pod bound and every node's allocation
-//! as before. Not implemented: the Coscheduling QueueSort. Deviation: for pods without the pod-group label PostFilter adds no
-//! reason (upstream adds `can not find pod group`), so FailedScheduling messages of ordinary pods
-//! stay those of the default profile.
+//! as before. Not implemented: the Coscheduling QueueSort. Deviation: for pods without the
+//! pod-group label PostFilter adds no reason (upstream adds `can not find pod group`), so
+//! FailedScheduling messages of ordinary pods stay those of the default profile.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
