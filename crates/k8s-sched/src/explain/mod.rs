@@ -15,7 +15,8 @@
 //! scheduler selected.
 //!
 //! Layout: this file holds the types and the recorder; `attempt` computes an [`Explanation`];
-//! [`render`](mod@render) prints it as deterministic text (the format is described in `docs/explain.md`).
+//! [`render`](mod@render) prints it as deterministic text (the format is described in `docs/explain.md`);
+//! [`gang`] prints the view of a whole PodGroup (`--explain <namespace>/<podgroup>`).
 
 pub(crate) mod attempt;
 pub mod gang;
