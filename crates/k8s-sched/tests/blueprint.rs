@@ -132,8 +132,13 @@ fn gang_that_cannot_reach_quorum_binds_nothing_and_releases_the_node() {
     let mut api = FakeApi::new();
     gang_cluster(&mut api);
     api.add(pod_group("gang-fail", 3));
+    // preemptionPolicy Never: Coscheduling's gang feasibility check (which would reject these
+    // members up front) only runs for members that may preempt, so the Permit rollback is what
+    // this test exercises.
     for i in 0..3 {
-        api.add(gang_pod(&format!("gang-fail-{i}"), "gang-fail", "1"));
+        let mut p = gang_pod(&format!("gang-fail-{i}"), "gang-fail", "1");
+        p.spec.preemption_policy = Some("Never".into());
+        api.add(p);
     }
     let mut s = Scheduler::new(KubeSchedulerConfiguration::default()).unwrap();
     s.schedule(&mut api);
@@ -148,7 +153,7 @@ fn gang_that_cannot_reach_quorum_binds_nothing_and_releases_the_node() {
     // Permit were rolled back.
     assert_eq!(
         api.pod_event_messages("gang-fail-2", "FailedScheduling"),
-        vec!["0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod., PodGroup default/gang-fail gets rejected due to Pod gang-fail-2 is unschedulable even after PostFilter"]
+        vec!["0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never., PodGroup default/gang-fail gets rejected due to Pod gang-fail-2 is unschedulable even after PostFilter"]
     );
     assert_eq!(
         api.pod_event_messages("gang-fail-0", "FailedScheduling"),

@@ -195,12 +195,12 @@ fn waiting_gang_members_time_out_and_release_their_node() {
     pg.spec.schedule_timeout_seconds = Some(5);
     api.add(pg);
     api.add(gang_pod("m0", "slow", "1"));
-    // The second member exists (so PreFilter passes) but is gated, so it never reaches Permit.
-    let mut gated = gang_pod("m1", "slow", "1");
-    gated.spec.scheduling_gates.push(PodSchedulingGate {
-        name: "wait".into(),
-    });
-    api.add(gated);
+    // The second member exists (so PreFilter passes: the group has minMember pods and both fit
+    // n1) but asks for a scheduler no profile serves, so it never reaches Permit. (A gated member
+    // would not do: upstream PreFilter then rejects m0, see the next test.)
+    let mut other = gang_pod("m1", "slow", "1");
+    other.spec.scheduler_name = Some("other-scheduler".into());
+    api.add(other);
     let mut s = scheduler();
     s.schedule(&mut api);
     assert_eq!(s.waiting_pods().len(), 1);
@@ -219,8 +219,42 @@ fn waiting_gang_members_time_out_and_release_their_node() {
         api.pod_event_messages("m0", "FailedScheduling"),
         vec!["0/1 nodes are available: 1 rejected due to timeout after waiting 5s at plugin Coscheduling."]
     );
-    // The gated pod was never attempted.
+    // The other scheduler's pod was never attempted.
     assert!(api.pod_event_messages("m1", "FailedScheduling").is_empty());
+}
+
+/// scheduler-plugins `core.go` PreFilter: each gated member counts against the surplus over
+/// minMember; with 2 members, minMember 2 and one gated, the other is rejected with upstream's
+/// message; with a third (ungated) member the surplus covers the gated one.
+#[test]
+fn gated_members_that_break_the_quorum_reject_the_gang_at_prefilter() {
+    let mut api = FakeApi::new();
+    api.add(node("n1", "4", "8Gi", &[]));
+    api.add(pod_group("gated", 2));
+    api.add(gang_pod("g0", "gated", "1"));
+    let mut gated = gang_pod("g1", "gated", "1");
+    gated.spec.scheduling_gates.push(PodSchedulingGate {
+        name: "wait".into(),
+    });
+    api.add(gated);
+    let mut s = scheduler();
+    s.schedule(&mut api);
+    let msgs = api.pod_event_messages("g0", "FailedScheduling");
+    assert_eq!(msgs.len(), 1, "{msgs:?}");
+    assert!(
+        msgs[0].starts_with(
+            "0/1 nodes are available: pre-filter pod g0 cannot proceed due to gated pods in the same PodGroup."
+        ),
+        "{msgs:?}"
+    );
+    assert!(s.waiting_pods().is_empty());
+    // A third member: 3 pods - minMember 2 leaves room for one gated member.
+    api.now += 1;
+    api.add(gang_pod("g2", "gated", "1"));
+    s.schedule(&mut api);
+    assert_eq!(api.pod("g0").node_name(), Some("n1"));
+    assert_eq!(api.pod("g2").node_name(), Some("n1"));
+    assert_eq!(api.pod("g1").node_name(), None);
 }
 
 #[test]
@@ -261,4 +295,30 @@ fn unchanged_failures_are_not_repeated_and_retry_waits_for_a_change() {
     api.now += 1;
     s.schedule(&mut api);
     assert_eq!(api.pod("big").node_name(), Some("n2"));
+}
+
+/// scheduler-plugins `CheckClusterResource`: `minResources` (cpu 10) plus `pods: minMember` against
+/// the free resources of n1 (4 CPU): the gap is 10 - 4 = 6 CPUs, printed as upstream's
+/// `resource gap: map[...]` with the canonical quantity.
+#[test]
+fn min_resources_beyond_the_cluster_reject_the_gang_at_prefilter() {
+    let mut api = FakeApi::new();
+    api.add(node("n1", "4", "8Gi", &[]));
+    let mut pg = pod_group("big", 2);
+    let mut min = k8s_types::core::ResourceList::new();
+    min.insert("cpu".into(), k8s_types::Quantity::parse("10").unwrap());
+    pg.spec.min_resources = Some(min);
+    api.add(pg);
+    api.add(gang_pod("b0", "big", "1"));
+    api.add(gang_pod("b1", "big", "1"));
+    let mut s = scheduler();
+    s.schedule(&mut api);
+    let msgs = api.pod_event_messages("b0", "FailedScheduling");
+    assert_eq!(msgs.len(), 1, "{msgs:?}");
+    assert!(
+        msgs[0].starts_with("0/1 nodes are available: resource gap: map[cpu:6]."),
+        "{msgs:?}"
+    );
+    assert_eq!(api.pod("b0").node_name(), None);
+    assert!(s.waiting_pods().is_empty());
 }

@@ -32,8 +32,13 @@ fn rejected_member_is_activated_when_a_sibling_waits_and_the_gang_binds_at_tick_
     big.spec.node_name = Some("node-1".into());
     api.add(big);
     api.add(pod_group("gang", 2));
-    api.add(gang_pod("gang-0", "gang", "1"));
-    api.add(gang_pod("gang-1", "gang", "1"));
+    // preemptionPolicy Never: the gang feasibility check (which would reject both members up
+    // front while `big` holds the CPU) only runs for members that may preempt.
+    for name in ["gang-0", "gang-1"] {
+        let mut p = gang_pod(name, "gang", "1");
+        p.spec.preemption_policy = Some("Never".into());
+        api.add(p);
+    }
     let mut s = Scheduler::new(KubeSchedulerConfiguration::default()).unwrap();
 
     s.schedule(&mut api);

@@ -15,9 +15,11 @@ use super::{
     Explanation, FilterWindow, NodeFilter, NodeScores, NodeVerdict, NominatedNode, Outcome,
     PluginScore, PodKey, PreFilterExplanation, StatusView,
 };
+use crate::plugins::coscheduling_fit::{self, GangFit};
 use crate::runtime::handle::CycleHandle;
 use crate::runtime::Framework;
 use crate::schedule_one::{num_feasible_nodes_to_find, select_host, Ctx};
+use k8s_types::scheduling::PodGroup;
 
 /// Why nodes were not filtered after PreFilter rejected the pod.
 pub const NOTE_PRE_FILTER_REJECTED: &str = "PreFilter rejected the pod";
@@ -36,7 +38,7 @@ pub const NOTE_ONE_FEASIBLE_NODE: &str =
 /// Starts a new attempt of the explained pod: computes its [`Explanation`] and stores it.
 /// Called once per attempt of that pod only.
 pub(crate) fn begin(ctx: &mut Ctx<'_>, fwk: &Framework, pod: &Arc<Pod>) {
-    let attempt = ctx.explain.as_deref().map_or(1, |x| x.next_attempt());
+    let attempt = ctx.explain.as_deref().map_or(1, |x| x.next_attempt(pod));
     let e = explain(ctx, fwk, pod, attempt);
     if let Some(x) = ctx.explain.as_deref_mut() {
         x.begin(e);
@@ -50,6 +52,18 @@ pub(crate) fn note(ctx: &mut Ctx<'_>, pod: &Pod, outcome: impl FnOnce() -> Outco
             x.record(pod, ctx.now, outcome());
         }
     }
+}
+
+/// The gang's feasibility for a member of an existing PodGroup.
+fn gang_fit(h: &CycleHandle<'_>, pod: &Pod) -> Option<GangFit> {
+    use k8s_sched_framework::Handle;
+    use k8s_types::apiserver::ApiExt;
+    let name = pod.pod_group().filter(|n| !n.is_empty())?;
+    let pg = h
+        .client()
+        .get_typed::<PodGroup>(pod.metadata.namespace(), name)
+        .ok()?;
+    Some(coscheduling_fit::assess(h, pod, &pg))
 }
 
 fn verdict(s: &Status) -> NodeVerdict {
@@ -77,6 +91,7 @@ fn explain(ctx: &mut Ctx<'_>, fwk: &Framework, pod: &Arc<Pod>, attempt: u32) -> 
         scores: Vec::new(),
         predicted: None,
         outcomes: Vec::new(),
+        gang: None,
     };
     if e.num_nodes == 0 {
         return e;
@@ -91,6 +106,7 @@ fn explain(ctx: &mut Ctx<'_>, fwk: &Framework, pod: &Arc<Pod>, attempt: u32) -> 
             nominator: &*ctx.nominator,
             now: ctx.now,
         };
+        e.gang = gang_fit(&h, pod);
         fwk.run_pre_filter(&mut state, pod, &h)
     };
     e.pre_filter = PreFilterExplanation {

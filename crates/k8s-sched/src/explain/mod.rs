@@ -15,9 +15,11 @@
 //! scheduler selected.
 //!
 //! Layout: this file holds the types and the recorder; `attempt` computes an [`Explanation`];
-//! [`render`](mod@render) prints it as deterministic text (the format is described in `docs/explain.md`).
+//! [`render`](mod@render) prints it as deterministic text (the format is described in `docs/explain.md`);
+//! [`gang`] prints the view of a whole PodGroup (`--explain <namespace>/<podgroup>`).
 
 pub(crate) mod attempt;
+pub mod gang;
 pub mod render;
 
 use std::collections::BTreeMap;
@@ -29,6 +31,9 @@ use k8s_sched_framework::{Code, NominatingInfo, NominatingMode, Status};
 use k8s_types::core::Pod;
 use k8s_types::Tick;
 
+use crate::plugins::coscheduling_fit::GangFit;
+
+pub use gang::render_pod_group;
 pub use render::render;
 
 /// The pod to explain: `namespace/name`.
@@ -75,6 +80,12 @@ impl PodKey {
     /// True when `pod` is this pod (namespace and name; no allocation).
     pub fn matches(&self, pod: &Pod) -> bool {
         pod.metadata.name == self.name && pod.metadata.namespace() == self.namespace
+    }
+
+    /// True when `pod` is a member of the PodGroup this key names (label
+    /// `scheduling.x-k8s.io/pod-group`, same namespace).
+    pub fn matches_group(&self, pod: &Pod) -> bool {
+        pod.pod_group() == Some(self.name.as_str()) && pod.metadata.namespace() == self.namespace
     }
 }
 
@@ -329,6 +340,10 @@ pub struct Explanation {
     pub predicted: Option<String>,
     /// What the scheduler then did, in order (selection, Permit wait, binding or failure).
     pub outcomes: Vec<OutcomeEvent>,
+    /// For a member of an existing PodGroup: the gang's feasibility on this attempt's snapshot
+    /// ([`coscheduling_fit::assess`](crate::plugins::coscheduling_fit::assess)).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gang: Option<GangFit>,
 }
 
 /// The recorder the [`Scheduler`](crate::Scheduler) holds while a pod is explained.
@@ -357,14 +372,16 @@ impl Explainer {
         &self.attempts
     }
 
-    /// True when `pod` is the explained pod.
+    /// True when `pod` is the explained pod or a member of the explained PodGroup (a key names
+    /// either; the run decides which to print, see `render_pod_group`).
     pub fn wants(&self, pod: &Pod) -> bool {
-        self.target.matches(pod)
+        self.target.matches(pod) || self.target.matches_group(pod)
     }
 
-    /// The number the next attempt gets.
-    pub(crate) fn next_attempt(&self) -> u32 {
-        u32::try_from(self.attempts.len()).map_or(u32::MAX, |n| n.saturating_add(1))
+    /// The number `pod`'s next attempt gets (each pod counts its own attempts).
+    pub(crate) fn next_attempt(&self, pod: &Pod) -> u32 {
+        let n = self.attempts.iter().filter(|e| e.pod.matches(pod)).count();
+        u32::try_from(n).map_or(u32::MAX, |n| n.saturating_add(1))
     }
 
     /// Stores a new attempt.
@@ -377,7 +394,7 @@ impl Explainer {
         if !self.wants(pod) {
             return;
         }
-        if let Some(last) = self.attempts.last_mut() {
+        if let Some(last) = self.attempts.iter_mut().rev().find(|e| e.pod.matches(pod)) {
             last.outcomes.push(OutcomeEvent { tick, outcome });
         }
     }

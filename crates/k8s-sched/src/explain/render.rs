@@ -12,11 +12,13 @@ pub const MSG_NO_ATTEMPT: &str = "no scheduling attempt of this pod (it never wa
 
 /// Renders every attempt of `pod`, oldest first, separated by blank lines.
 pub fn render(pod: &PodKey, explanations: &[Explanation]) -> String {
-    if explanations.is_empty() {
+    // The recorder also keeps the attempts of members of a PodGroup of the same name.
+    let mine: Vec<&Explanation> = explanations.iter().filter(|e| &e.pod == pod).collect();
+    if mine.is_empty() {
         return format!("{pod}: {MSG_NO_ATTEMPT}\n");
     }
     let mut out = String::new();
-    for (i, e) in explanations.iter().enumerate() {
+    for (i, e) in mine.iter().enumerate() {
         if i > 0 {
             out.push('\n');
         }

@@ -4,8 +4,13 @@
 //! `pkg/coscheduling/coscheduling.go` and `pkg/coscheduling/core/core.go`.
 //!
 //! - PreFilter rejects (UnschedulableAndUnresolvable, so no preemption is tried) a member whose
-//!   group has fewer than `minMember` pods in total, or whose group failed recently when
-//!   `podGroupBackoffSeconds` is set.
+//!   group failed recently when `podGroupBackoffSeconds` is set, has fewer than `minMember` pods in
+//!   total, has too many gated pods to reach `minMember`, or whose `minResources` (plus `pods:
+//!   minMember`) the nodes' free resources do not cover (upstream `CheckClusterResource`, see
+//!   [`coscheduling_fit`]). Then, k8s-mini's own (see `docs/fidelity.md`): a member of a group
+//!   with fewer than `minMember` members placed is rejected when the group could not reach its
+//!   quorum even if every pod of lower priority were preempted ([`coscheduling_fit::assess`]),
+//!   so DefaultPreemption evicts nothing for a gang that can never fit.
 //! - Permit holds members (Wait) until `minMember` members are assumed or bound, then allows all
 //!   waiting members; a member waits at most `scheduleTimeoutSeconds` of its PodGroup, else the
 //!   plugin's `permitWaitingTimeSeconds` (default 60 ticks). A member told to Wait activates its
@@ -18,12 +23,11 @@
 //! - Unreserve: when a member is rolled back, its waiting siblings are rejected too.
 //!
 //! Together: a gang that cannot reach `minMember` leaves no pod bound and every node's allocation
-//! as before. Not implemented: `minResources` (PreFilter cluster capacity check) and the
-//! Coscheduling QueueSort. Deviation: for pods without the pod-group label PostFilter adds no
-//! reason (upstream adds `can not find pod group`), so FailedScheduling messages of ordinary pods
-//! stay those of the default profile.
+//! as before. Not implemented: the Coscheduling QueueSort. Deviation: for pods without the
+//! pod-group label PostFilter adds no reason (upstream adds `can not find pod group`), so
+//! FailedScheduling messages of ordinary pods stay those of the default profile.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
 use k8s_sched_framework::node_info::same_pod;
@@ -36,7 +40,7 @@ use k8s_types::core::Pod;
 use k8s_types::scheduling::PodGroup;
 use k8s_types::Tick;
 
-use super::names;
+use super::{coscheduling_fit, names};
 use crate::config::args::CoschedulingArgs;
 use crate::pods_to_activate::PodsToActivate;
 use k8s_sched_framework::ConfigError;
@@ -57,6 +61,11 @@ pub struct Coscheduling {
     permit_waiting_time: Tick,
     pod_group_backoff: Tick,
     backed_off: Mutex<BTreeMap<String, Tick>>,
+    /// Upstream `permittedPG`: groups whose `minResources` check passed, until the tick given.
+    permitted: Mutex<BTreeMap<String, Tick>>,
+    /// `<namespace>/<name>` of the pods whose last PreFilter the gang feasibility check rejected
+    /// (only those are moved by the capacity events this plugin adds, see `queueing_hints`).
+    infeasible: Mutex<BTreeSet<String>>,
 }
 
 impl Default for Coscheduling {
@@ -73,6 +82,8 @@ impl Coscheduling {
             permit_waiting_time: a.permit_waiting_time_seconds.unwrap_or(60).max(0) as Tick,
             pod_group_backoff: a.pod_group_backoff_seconds.unwrap_or(0).max(0) as Tick,
             backed_off: Mutex::new(BTreeMap::new()),
+            permitted: Mutex::new(BTreeMap::new()),
+            infeasible: Mutex::new(BTreeSet::new()),
         }
     }
 
@@ -174,6 +185,38 @@ impl Plugin for Coscheduling {
     }
 }
 
+impl Coscheduling {
+    /// scheduler-plugins `PodGroupManager.PreFilter`'s `minResources` part: a group that passed
+    /// recently (`permittedPG`, kept for the plugin's `permitWaitingTimeSeconds`) is not checked
+    /// again; otherwise [`coscheduling_fit::check_cluster_resource`].
+    fn check_min_resources(
+        &self,
+        handle: &dyn Handle,
+        pg: &PodGroup,
+        min_resources: &k8s_types::core::ResourceList,
+        full: &str,
+    ) -> Result<(), Status> {
+        let now = handle.now();
+        if let Ok(map) = self.permitted.lock() {
+            if map.get(full).is_some_and(|until| now < *until) {
+                return Ok(());
+            }
+        }
+        coscheduling_fit::check_cluster_resource(
+            handle.node_infos(),
+            min_resources,
+            pg.spec.min_member,
+            pg.metadata.namespace(),
+            &pg.metadata.name,
+        )
+        .map_err(Status::unresolvable)?;
+        if let Ok(mut map) = self.permitted.lock() {
+            map.insert(full.to_string(), now + self.permit_waiting_time);
+        }
+        Ok(())
+    }
+}
+
 impl PreFilterPlugin for Coscheduling {
     fn pre_filter(
         &self,
@@ -196,15 +239,58 @@ impl PreFilterPlugin for Coscheduling {
                 );
             }
         }
-        let total = group_pod_count(handle, pod, pg_name);
-        if (total as i64) < i64::from(pg.spec.min_member) {
+        let pods: Vec<Arc<Pod>> = handle
+            .pod_group_pods(pod.metadata.namespace(), pg_name)
+            .into_iter()
+            .filter(|p| !p.is_terminal())
+            .collect();
+        let mut quorum_gap = i64::from(pg.spec.min_member) - pods.len() as i64;
+        if quorum_gap > 0 {
             return (
                 None,
                 Status::unresolvable(format!(
                     "pre-filter pod {} cannot find enough sibling pods, current pods number: {}, minMember of group: {}",
-                    pod.metadata.name, total, pg.spec.min_member
+                    pod.metadata.name, pods.len(), pg.spec.min_member
                 )),
             );
+        }
+        // Upstream: each gated member counts against the surplus over minMember.
+        for p in &pods {
+            if !p.spec.scheduling_gates.is_empty() {
+                quorum_gap += 1;
+            }
+            if quorum_gap > 0 {
+                return (
+                    None,
+                    Status::unresolvable(format!(
+                        "pre-filter pod {} cannot proceed due to gated pods in the same PodGroup",
+                        pod.metadata.name
+                    )),
+                );
+            }
+        }
+        if let Some(min_resources) = &pg.spec.min_resources {
+            if let Err(s) = self.check_min_resources(handle, &pg, min_resources, &full) {
+                return (None, s);
+            }
+        }
+        // k8s-mini's own: no member of a gang that cannot reach its quorum even with every
+        // evictable pod gone goes on (so PostFilter preempts nothing for it); see coscheduling_fit.
+        if pod.spec.preemption_policy.as_deref() != Some("Never")
+            && (assigned_pods(handle, pod, pg_name) as i64) < i64::from(pg.spec.min_member)
+        {
+            let verdict = coscheduling_fit::check_feasible(handle, pod, &pg);
+            let key = format!("{}/{}", pod.metadata.namespace(), pod.metadata.name);
+            if let Ok(mut set) = self.infeasible.lock() {
+                if verdict.is_ok() {
+                    set.remove(&key);
+                } else {
+                    set.insert(key);
+                }
+            }
+            if let Err(fit) = verdict {
+                return (None, Status::unresolvable(fit.to_string()));
+            }
         }
         (None, Status::success())
     }
@@ -254,6 +340,10 @@ impl PostFilterPlugin for Coscheduling {
             if let Ok(mut map) = self.backed_off.lock() {
                 map.insert(full.clone(), handle.now() + self.pod_group_backoff);
             }
+        }
+        // Upstream DeletePermittedPodGroup: the next member checks minResources again.
+        if let Ok(mut map) = self.permitted.lock() {
+            map.remove(&full);
         }
         (
             Some(PostFilterResult::default()),
@@ -331,11 +421,20 @@ impl PermitPlugin for Coscheduling {
     }
 }
 
-/// Queueing hints (scheduler-plugins `coscheduling/coscheduling.go` `EventsToRegister`): Pod Add
-/// and PodGroup Add|Update, without hints.
+/// Queueing hints. scheduler-plugins `coscheduling/coscheduling.go` `EventsToRegister`: Pod Add
+/// and PodGroup Add|Update, without hints. k8s-mini adds (its own, for the gang feasibility check,
+/// whose verdict depends on the cluster's capacity): Node Add and allocatable, label and taint
+/// updates, and Pod Delete, with a hint that queues only a pod whose last PreFilter the
+/// feasibility check rejected, and for a Pod Delete only when the deleted pod was on a node and
+/// is not a member of the pod's own group. Every other Coscheduling rejection is requeued
+/// exactly as upstream.
 mod queueing_hints {
     use super::*;
-    use k8s_sched_framework::{ActionType, ClusterEventWithHint, EnqueueExtensions, EventResource};
+    use k8s_sched_framework::events::as_pods;
+    use k8s_sched_framework::{
+        ActionType, ClusterEvent, ClusterEventWithHint, EnqueueExtensions, EventObject,
+        EventResource, QueueingHint,
+    };
 
     impl EnqueueExtensions for Coscheduling {
         fn events_to_register(&self) -> Vec<ClusterEventWithHint> {
@@ -345,7 +444,43 @@ mod queueing_hints {
                     EventResource::PodGroup,
                     ActionType::ADD | ActionType::UPDATE,
                 ),
+                ClusterEventWithHint::with_hint(EventResource::Pod, ActionType::DELETE),
+                ClusterEventWithHint::with_hint(
+                    EventResource::Node,
+                    ActionType::ADD
+                        | ActionType::UPDATE_NODE_ALLOCATABLE
+                        | ActionType::UPDATE_NODE_LABEL
+                        | ActionType::UPDATE_NODE_TAINT,
+                ),
             ]
+        }
+
+        fn queueing_hint(
+            &self,
+            registered: &ClusterEvent,
+            pod: &Pod,
+            old: Option<EventObject<'_>>,
+            new: Option<EventObject<'_>>,
+        ) -> Result<QueueingHint, String> {
+            let key = format!("{}/{}", pod.metadata.namespace(), pod.metadata.name);
+            let rejected_as_infeasible = self.infeasible.lock().is_ok_and(|set| set.contains(&key));
+            if !rejected_as_infeasible {
+                return Ok(QueueingHint::QueueSkip);
+            }
+            if registered.resource == EventResource::Node {
+                return Ok(QueueingHint::Queue);
+            }
+            let (original, _) = as_pods(old, new)?;
+            let Some(deleted) = original else {
+                return Err("a pod delete needs the old pod".to_string());
+            };
+            let sibling = deleted.metadata.namespace() == pod.metadata.namespace()
+                && deleted.pod_group().is_some()
+                && deleted.pod_group() == pod.pod_group();
+            if deleted.node_name().is_none() || sibling {
+                return Ok(QueueingHint::QueueSkip);
+            }
+            Ok(QueueingHint::Queue)
         }
     }
 }

@@ -5,6 +5,7 @@
 //! [`NOT_YET_IMPLEMENTED`]: a profile that enables them builds without them and logs a warning.
 
 pub mod coscheduling;
+pub mod coscheduling_fit;
 pub mod default_binder;
 pub mod default_preemption;
 pub mod gpu;
