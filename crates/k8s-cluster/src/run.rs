@@ -296,6 +296,12 @@ fn unserved_scheduler_warnings(
                 &r.spec.template.spec,
             ),
             Object::Job(j) => ("the pods of job", "ask", "they stay", &j.spec.template.spec),
+            Object::DaemonSet(d) => (
+                "the pods of daemonset",
+                "ask",
+                "they stay",
+                &d.spec.template.spec,
+            ),
             _ => continue,
         };
         let name = spec
