@@ -24,9 +24,11 @@
 //! counts.
 //!
 //! Differences from upstream (docs/fidelity.md, DaemonSet): no ControllerRevision objects: the
-//! current revision's hash is `ComputeHash(template, collisionCount)` of the DaemonSet itself,
-//! so old revisions are not kept or numbered and pods of a revision the DaemonSet no longer has
-//! count as old; the deprecated template-generation label is not read. Nodes are visited and
+//! current revision's hash is `ComputeHash(template, collisionCount)` of the DaemonSet itself
+//! (or, for a DaemonSet that arrives with labelled pods, its newest pod's label:
+//! [`revision_hash`]), so old revisions are not kept, numbered or cleaned up
+//! (`revisionHistoryLimit` is defaulted and validated but has nothing to limit) and there is no
+//! `collisionCount` bump; the deprecated template-generation label is not read. Nodes are visited and
 //! rolling-update candidates taken in node-name order (upstream ranges over a Go map, in random
 //! order).
 
@@ -40,7 +42,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use k8s_types::apiserver::{ApiClient, ApiExt, DeleteOptions};
-use k8s_types::apps::DaemonSet;
+use k8s_types::apps::{DaemonSet, CONTROLLER_REVISION_HASH_LABEL};
 use k8s_types::controller::{Action, Controller, SyncError};
 use k8s_types::core::event::event_types;
 use k8s_types::core::{phases, Node, Pod};
@@ -114,6 +116,8 @@ pub struct DaemonSetsController {
     burst_replicas: usize,
     expectations: ControllerExpectations,
     failed_pods_backoff: Backoff,
+    /// By DaemonSet key: the generation and current revision hash decided ([`revision_hash`]).
+    revisions: BTreeMap<String, (i64, String)>,
     events: EventRecorder,
 }
 
@@ -131,10 +135,46 @@ fn as_pod(o: &Object) -> Option<&Pod> {
 /// (key) order.
 pub type NodeToDaemonPods<'a> = BTreeMap<String, Vec<&'a Pod>>;
 
-/// The hash of the DaemonSet's current revision (upstream: the `controller-revision-hash` label
-/// of its current ControllerRevision, `ComputeHash(&ds.Spec.Template, ds.Status.CollisionCount)`).
-pub fn current_hash(ds: &DaemonSet) -> String {
+/// The hash of the DaemonSet's template (upstream: the `controller-revision-hash` label of the
+/// ControllerRevision it snapshots, `ComputeHash(&ds.Spec.Template, ds.Status.CollisionCount)`).
+pub fn template_hash(ds: &DaemonSet) -> String {
     compute_hash(&ds.spec.template, ds.status.collision_count)
+}
+
+/// The hash of the current revision of `ds`, given the pods it claimed and what was decided for
+/// it before (`known`: the generation and hash of the last decision).
+///
+/// A DaemonSet keeps its decision while its generation stays. At its first sync, a DaemonSet
+/// that arrives with pods already labelled `controller-revision-hash` (a cluster dump) takes
+/// the label of its newest such pod: in the dumped cluster that label is its current
+/// ControllerRevision's, which k8s-mini cannot recompute (upstream hashes a Go `spew` dump of
+/// the template), and a DaemonSet whose pods are all current must not start a rollout. Any
+/// other case, and every later generation, uses [`template_hash`].
+pub fn revision_hash(ds: &DaemonSet, pods: &[&Pod], known: Option<&(i64, String)>) -> String {
+    let generation = ds.metadata.generation.unwrap_or(0);
+    match known {
+        Some((g, h)) if *g == generation => return h.clone(),
+        Some(_) => return template_hash(ds),
+        None => {}
+    }
+    pods.iter()
+        .filter(|p| {
+            p.metadata
+                .labels
+                .contains_key(CONTROLLER_REVISION_HASH_LABEL)
+        })
+        .max_by(|a, b| {
+            crate::controller_utils::creation_tick(&a.metadata)
+                .cmp(&crate::controller_utils::creation_tick(&b.metadata))
+                .then_with(|| a.metadata.name.cmp(&b.metadata.name))
+        })
+        .and_then(|p| {
+            p.metadata
+                .labels
+                .get(CONTROLLER_REVISION_HASH_LABEL)
+                .cloned()
+        })
+        .unwrap_or_else(|| template_hash(ds))
 }
 
 impl DaemonSetsController {
@@ -149,6 +189,7 @@ impl DaemonSetsController {
             burst_replicas: burst.max(1),
             expectations: ControllerExpectations::new(),
             failed_pods_backoff: Backoff::default(),
+            revisions: BTreeMap::new(),
             events: EventRecorder::for_component(DAEMON_SET_CONTROLLER_NAME),
         }
     }
@@ -330,10 +371,15 @@ impl DaemonSetsController {
         if ds.metadata.deletion_timestamp.is_some() {
             return Ok(Action::AwaitChange);
         }
-        let hash = current_hash(ds);
         let claimed = Self::claim_pods(api, informers, ds)?;
+        let pods: Vec<&Pod> = claimed.iter().filter_map(|o| as_pod(o)).collect();
+        let hash = revision_hash(ds, &pods, self.revisions.get(&key));
+        self.revisions.insert(
+            key.clone(),
+            (ds.metadata.generation.unwrap_or(0), hash.clone()),
+        );
         let mut by_node: NodeToDaemonPods<'_> = BTreeMap::new();
-        for pod in claimed.iter().filter_map(|o| as_pod(o)) {
+        for pod in pods {
             if pod.is_terminal() && pod.is_terminating() {
                 continue;
             }
@@ -750,6 +796,7 @@ impl Controller for DaemonSetsController {
             Kind::DaemonSet => {
                 if change.is_delete() {
                     self.expectations.delete(&change.key);
+                    self.revisions.remove(&change.key);
                 }
                 queue.add(change.key.clone());
             }
@@ -771,6 +818,7 @@ impl Controller for DaemonSetsController {
             .cloned()
         else {
             self.expectations.delete(key);
+            self.revisions.remove(key);
             return Ok(Action::AwaitChange);
         };
         Ok(self.sync_daemon_set(api, informers, &ds)?)
