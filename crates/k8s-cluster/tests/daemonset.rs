@@ -392,3 +392,67 @@ fn invalid_daemon_set_is_rejected_like_kube_apiserver() {
         "DaemonSet.apps \"bad\" is invalid: [spec.template.metadata.labels: Invalid value: map[string]string{\"app\":\"bad\"}: `selector` does not match template `labels`, spec.updateStrategy.rollingUpdate.maxSurge: Invalid value: 1: may not be set when maxUnavailable is non-zero]"
     );
 }
+
+/// A `kubectl get all -o yaml`-style dump lists pods before their DaemonSet; the loader creates
+/// DaemonSets with the workload controllers, before the rest, so the pod's owner reference is
+/// remapped and the controller adopts it instead of creating a second pod on node-1. node-2,
+/// which the dumped cluster did not run the DaemonSet on yet (a what-if), gets its pod.
+const DUMP: &str = "\
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: agent-abcde
+    namespace: kube-system
+    uid: 1111-pod
+    labels: {app: agent, controller-revision-hash: 7f9c6d5b8}
+    ownerReferences:
+    - {apiVersion: apps/v1, kind: DaemonSet, name: agent, uid: 2222-ds, controller: true, blockOwnerDeletion: true}
+  spec:
+    nodeName: node-1
+    containers: [{name: agent, image: 'agent:v1'}]
+  status: {phase: Running}
+- apiVersion: apps/v1
+  kind: DaemonSet
+  metadata: {name: agent, namespace: kube-system, uid: 2222-ds, generation: 3}
+  spec:
+    selector: {matchLabels: {app: agent}}
+    template:
+      metadata: {labels: {app: agent}}
+      spec: {containers: [{name: agent, image: 'agent:v1'}]}
+- apiVersion: v1
+  kind: Node
+  metadata: {name: node-1}
+  status: {capacity: {cpu: '4', memory: 8Gi, pods: '110'}}
+- apiVersion: v1
+  kind: Node
+  metadata: {name: node-2}
+  status: {capacity: {cpu: '4', memory: 8Gi, pods: '110'}}
+---
+apiVersion: sim.k8s-mini.io/v1alpha1
+kind: Scenario
+spec:
+  ticks: 10
+  expect:
+  - podsPerNode: {selector: app=agent, counts: {node-1: 1, node-2: 1}}
+  - pod: {name: agent-abcde, namespace: kube-system, nodeName: node-1, phase: Running}
+  - pods: {selector: 'app=agent,controller-revision-hash=7f9c6d5b8', count: 2}
+  - events: {reason: SuccessfulCreate, involvedObject: agent, count: 1}
+  - events: {reason: SuccessfulDelete, involvedObject: agent, count: 0}
+";
+
+#[test]
+fn what_if_on_a_dump_gives_new_nodes_their_daemon_pods() {
+    use std::io::Write;
+    let dir = std::env::temp_dir().join(format!("k8s-mini-daemonset-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join("dump.yaml");
+    std::fs::File::create(&path)
+        .and_then(|mut f| f.write_all(DUMP.as_bytes()))
+        .expect("write");
+    let out = k8s_cluster::run_file(&path, &k8s_cluster::RunOptions::default()).expect("run");
+    assert_eq!(out.failures, 0, "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(out.checks, 5);
+}
