@@ -500,7 +500,7 @@ pub struct DeploymentExpectation {
     pub min_available_replicas: Option<i32>,
 }
 
-/// `job`: a Job's status counters and conditions.
+/// `daemonSet`: a DaemonSet's status counts.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DaemonSetExpectation {
@@ -535,7 +535,7 @@ pub struct DaemonSetExpectation {
     pub min_number_available: Option<i32>,
 }
 
-/// `job`.
+/// `job`: a Job's status counters and conditions.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct JobExpectation {
