@@ -456,3 +456,32 @@ fn what_if_on_a_dump_gives_new_nodes_their_daemon_pods() {
     assert_eq!(out.failures, 0, "{}\n{}", out.stdout, out.stderr);
     assert_eq!(out.checks, 5);
 }
+
+#[test]
+fn deleting_the_daemon_set_deletes_its_pods_through_the_garbage_collector() {
+    let mut c = cluster(&[("node-1", "worker"), ("node-2", "worker")]);
+    c.apply(daemon_set(
+        "agent",
+        serde_json::json!({"terminationGracePeriodSeconds": 0}),
+    ))
+    .expect("apply");
+    run_to(&mut c, 3);
+    assert_eq!(placement(&mut c, "agent").len(), 2);
+    c.api()
+        .delete(
+            &k8s_types::Kind::DaemonSet,
+            "default",
+            "agent",
+            Default::default(),
+        )
+        .expect("delete");
+    // The garbage collector (after the DaemonSet controller in the tick) deletes the dependents
+    // whose owner is gone; grace period 0, so they are gone within the tick or the next.
+    run_to(&mut c, 6);
+    let sel = LabelSelector::parse("app=agent").expect("sel");
+    assert!(c
+        .api()
+        .list_typed::<Pod>(Some("default"), Some(&sel))
+        .is_empty());
+    assert!(events(&mut c, "agent", "SuccessfulCreate").len() == 2);
+}
