@@ -62,8 +62,8 @@ use crate::controller_utils::{
 use crate::expectations::ControllerExpectations;
 use crate::pod_template_hash::compute_hash;
 use util::{
-    allows_surge, cmp_by_creation_and_phase, create_pod_template, is_pod_updated,
-    node_should_run_daemon_pod, replace_node_name_node_affinity, target_node_name,
+    allows_surge, cmp_by_creation_and_phase, create_pod_template, is_pod_updated, node_verdicts,
+    replace_node_name_node_affinity, target_node_name, DaemonPlacement, NodeVerdicts,
 };
 
 /// The controller name, also the `source.component` of its Events (upstream
@@ -305,10 +305,11 @@ impl DaemonSetsController {
             return;
         };
         for ds in dss.list_typed::<DaemonSet>() {
-            let now = node_should_run_daemon_pod(cur, ds);
+            let placement = DaemonPlacement::new(ds);
+            let now = placement.should_run(cur);
             let changed = match old {
                 None => now.0,
-                Some(o) => node_should_run_daemon_pod(o, ds) != now,
+                Some(o) => placement.should_run(o) != now,
             };
             if changed {
                 queue.add(format!("{}/{}", ds.metadata.namespace(), ds.metadata.name));
@@ -356,7 +357,6 @@ impl DaemonSetsController {
     ) -> Result<Action, Status> {
         let now = api.now();
         let key = format!("{}/{}", ds.metadata.namespace(), ds.metadata.name);
-        let nodes: Vec<&Node> = informers.of(&Kind::Node).list_typed::<Node>().collect();
         if ds.spec.selector.as_ref().is_some_and(|s| s.is_empty()) {
             let obj = ds.clone().into_object();
             self.events.record(
@@ -371,6 +371,7 @@ impl DaemonSetsController {
         if ds.metadata.deletion_timestamp.is_some() {
             return Ok(Action::AwaitChange);
         }
+        let nodes = node_verdicts(ds, informers.of(&Kind::Node).list_typed::<Node>());
         let claimed = Self::claim_pods(api, informers, ds)?;
         let pods: Vec<&Pod> = claimed.iter().filter_map(|o| as_pod(o)).collect();
         let hash = revision_hash(ds, &pods, self.revisions.get(&key));
@@ -407,7 +408,7 @@ impl DaemonSetsController {
         api: &mut dyn ApiClient,
         ds: &DaemonSet,
         key: &str,
-        nodes: &[&Node],
+        nodes: &NodeVerdicts,
         by_node: &NodeToDaemonPods<'_>,
         hash: &str,
     ) -> Result<Option<Tick>, Status> {
@@ -428,23 +429,31 @@ impl DaemonSetsController {
         api: &mut dyn ApiClient,
         ds: &DaemonSet,
         key: &str,
-        nodes: &[&Node],
+        nodes: &NodeVerdicts,
         by_node: &NodeToDaemonPods<'_>,
         hash: &str,
     ) -> Result<Option<Tick>, Status> {
         let mut need = Vec::new();
         let mut delete = Vec::new();
         let mut requeue: Option<Tick> = None;
-        for node in nodes {
-            let r =
-                self.pods_should_be_on_node(api, node, by_node, ds, hash, &mut need, &mut delete);
+        for (node, verdict) in nodes {
+            let r = self.pods_should_be_on_node(
+                api,
+                node,
+                *verdict,
+                by_node,
+                ds,
+                hash,
+                &mut need,
+                &mut delete,
+            );
             if let Some(r) = r {
                 requeue = Some(requeue.map_or(r, |q| q.min(r)));
             }
         }
         // Upstream `getUnscheduledPodsWithoutNode`.
         for (node, pods) in by_node {
-            if nodes.iter().any(|n| &n.metadata.name == node) {
+            if nodes.contains_key(node) {
                 continue;
             }
             delete.extend(
@@ -463,20 +472,19 @@ impl DaemonSetsController {
     fn pods_should_be_on_node(
         &mut self,
         api: &mut dyn ApiClient,
-        node: &Node,
+        name: &str,
+        (should_run, should_continue): (bool, bool),
         by_node: &NodeToDaemonPods<'_>,
         ds: &DaemonSet,
         hash: &str,
         need: &mut Vec<String>,
         delete: &mut Vec<String>,
     ) -> Option<Tick> {
-        let (should_run, should_continue) = node_should_run_daemon_pod(node, ds);
-        let name = &node.metadata.name;
         let daemon_pods = by_node.get(name);
         let now = api.now();
         let mut requeue = None;
         match daemon_pods {
-            None if should_run => need.push(name.clone()),
+            None if should_run => need.push(name.to_string()),
             Some(pods) if should_continue => {
                 let mut running: Vec<&Pod> = Vec::new();
                 let obj = ds.clone().into_object();
@@ -532,7 +540,7 @@ impl DaemonSetsController {
                 }
                 if running.len() <= 1 {
                     if running.is_empty() && should_run {
-                        need.push(name.clone());
+                        need.push(name.to_string());
                     }
                     return requeue;
                 }
@@ -679,7 +687,7 @@ impl DaemonSetsController {
         &mut self,
         api: &mut dyn ApiClient,
         ds: &DaemonSet,
-        nodes: &[&Node],
+        nodes: &NodeVerdicts,
         by_node: &NodeToDaemonPods<'_>,
         hash: &str,
         update_observed_gen: bool,
@@ -690,9 +698,9 @@ impl DaemonSetsController {
         let (mut desired, mut current, mut mis, mut ready, mut updated, mut available) =
             (0, 0, 0, 0, 0, 0);
         let mut next_available: Option<Tick> = None;
-        for node in nodes {
-            let (should_run, _) = node_should_run_daemon_pod(node, ds);
-            let pods = by_node.get(&node.metadata.name).filter(|p| !p.is_empty());
+        for (node, (should_run, _)) in nodes {
+            let should_run = *should_run;
+            let pods = by_node.get(node).filter(|p| !p.is_empty());
             if !should_run {
                 if pods.is_some() {
                     mis += 1;

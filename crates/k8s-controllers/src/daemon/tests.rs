@@ -11,6 +11,7 @@ use k8s_types::meta::tick_timestamp;
 use k8s_types::Tick;
 
 use super::update::rolling_update;
+use super::util::{node_verdicts, NodeVerdicts};
 use super::{revision_hash, should_ignore_node_update, template_hash, Backoff, NodeToDaemonPods};
 
 fn ds(max_unavailable: IntOrString, max_surge: IntOrString) -> DaemonSet {
@@ -55,6 +56,11 @@ fn pod(name: &str, node: &str, hash: &str, ready_at: Option<Tick>) -> Pod {
     p
 }
 
+/// Every node of `nodes` should run the pod (no labels, no taints).
+fn verdicts(nodes: &[Node], d: &DaemonSet) -> NodeVerdicts {
+    node_verdicts(d, nodes)
+}
+
 fn by_node(pods: &[Pod]) -> NodeToDaemonPods<'_> {
     let mut m = NodeToDaemonPods::new();
     for p in pods {
@@ -71,7 +77,7 @@ fn max_unavailable_percent_rounds_up_and_takes_nodes_in_name_order() {
     let d = ds(IntOrString::String("30%".into()), IntOrString::Int(0));
     let names = ["n1", "n2", "n3", "n4", "n5"];
     let nodes: Vec<Node> = names.iter().map(|n| node(n)).collect();
-    let refs: Vec<&Node> = nodes.iter().collect();
+    let refs = verdicts(&nodes, &d);
     let pods: Vec<Pod> = names
         .iter()
         .map(|n| pod(&format!("p-{n}"), n, "old", Some(1)))
@@ -87,7 +93,7 @@ fn unavailable_pods_count_against_the_budget_and_old_unavailable_ones_go_at_once
     // (replaced at once, 2 unavailable); n3, n4: old available, no budget left.
     let d = ds(IntOrString::Int(2), IntOrString::Int(0));
     let nodes: Vec<Node> = ["n1", "n2", "n3", "n4"].iter().map(|n| node(n)).collect();
-    let refs: Vec<&Node> = nodes.iter().collect();
+    let refs = verdicts(&nodes, &d);
     let pods = vec![
         pod("p1", "n1", "new", None),
         pod("p2", "n2", "old", None),
@@ -113,7 +119,7 @@ fn min_ready_seconds_decides_availability() {
     let mut d = ds(IntOrString::Int(1), IntOrString::Int(0));
     d.spec.min_ready_seconds = Some(10);
     let nodes = [node("n1"), node("n2")];
-    let refs: Vec<&Node> = nodes.iter().collect();
+    let refs = verdicts(&nodes, &d);
     let pods = vec![
         pod("p1", "n1", "new", Some(5)),
         pod("p2", "n2", "old", Some(0)),
@@ -134,7 +140,7 @@ fn surge_creates_up_to_max_surge_and_deletes_old_pods_whose_new_pod_is_available
         .iter()
         .map(|n| node(n))
         .collect();
-    let refs: Vec<&Node> = nodes.iter().collect();
+    let refs = verdicts(&nodes, &d);
     let mut new1 = pod("new1", "n1", "new", Some(3));
     new1.metadata.creation_timestamp = Some(tick_timestamp(2));
     let pods = vec![

@@ -12,10 +12,10 @@
 //! when `maxUnavailable` / `maxSurge` leave room for fewer than all are the first node names.
 
 use k8s_types::apps::DaemonSet;
-use k8s_types::core::{Node, Pod};
+use k8s_types::core::Pod;
 use k8s_types::Tick;
 
-use super::util::{is_pod_updated, node_should_run_daemon_pod, surge_count, unavailable_count};
+use super::util::{is_pod_updated, surge_count, unavailable_count, NodeVerdicts};
 use super::NodeToDaemonPods;
 use crate::controller_utils::is_pod_available;
 
@@ -45,14 +45,14 @@ pub fn find_updated_pods_on_node<'a>(
 /// limits scale `desiredNumberScheduled` (rounded up); if both are 0, maxUnavailable is 1.
 pub fn updated_desired_node_counts(
     ds: &DaemonSet,
-    nodes: &[&Node],
+    verdicts: &NodeVerdicts,
     by_node: &mut NodeToDaemonPods<'_>,
 ) -> (i32, i32, i32) {
     let mut desired = 0;
-    for node in nodes {
-        if node_should_run_daemon_pod(node, ds).0 {
+    for (node, (should_run, _)) in verdicts {
+        if *should_run {
             desired += 1;
-            by_node.entry(node.metadata.name.clone()).or_default();
+            by_node.entry(node.clone()).or_default();
         }
     }
     let mut max_unavailable = unavailable_count(ds, desired);
@@ -66,22 +66,18 @@ pub fn updated_desired_node_counts(
 /// Upstream `rollingUpdate`: `(pods to delete, nodes to create a pod on)`.
 pub fn rolling_update(
     ds: &DaemonSet,
-    nodes: &[&Node],
+    verdicts: &NodeVerdicts,
     by_node: &NodeToDaemonPods<'_>,
     hash: &str,
     now: Tick,
 ) -> (Vec<String>, Vec<String>) {
     let mut by_node = by_node.clone();
     let (max_surge, max_unavailable, desired) =
-        updated_desired_node_counts(ds, nodes, &mut by_node);
+        updated_desired_node_counts(ds, verdicts, &mut by_node);
     let min_ready = ds.spec.min_ready_seconds.unwrap_or(0);
     let available = |p: &Pod| is_pod_available(p, min_ready, now);
-    let should_run = |node: &str| {
-        nodes
-            .iter()
-            .find(|n| n.metadata.name == node)
-            .is_some_and(|n| node_should_run_daemon_pod(n, ds).0)
-    };
+    // A node that is gone (its pods not yet collected) should not run the pod.
+    let should_run = |node: &str| verdicts.get(node).is_some_and(|v| v.0);
 
     if max_surge == 0 {
         let mut num_unavailable = 0;

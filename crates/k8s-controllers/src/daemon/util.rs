@@ -221,13 +221,6 @@ pub fn cmp_by_creation_and_phase(a: &Pod, b: &Pod) -> Ordering {
         .then_with(|| a.metadata.name.cmp(&b.metadata.name))
 }
 
-/// Upstream `NewPod`: the pod the DaemonSet would run on `node`, for the placement checks.
-fn new_pod_spec(ds: &DaemonSet) -> PodSpec {
-    let mut spec = ds.spec.template.spec.clone();
-    add_or_update_daemon_pod_tolerations(&mut spec);
-    spec
-}
-
 /// Upstream `nodeaffinity.GetRequiredNodeAffinity(pod).Match(node)`: the nodeSelector's labels
 /// and the required node affinity terms.
 fn fits_node_affinity(spec: &PodSpec, node: &Node) -> bool {
@@ -252,27 +245,64 @@ fn fits_node_affinity(spec: &PodSpec, node: &Node) -> bool {
     }
 }
 
-/// Upstream `NodeShouldRunDaemonPod`: `(shouldRun, shouldContinueRunning)`. A node fails both
-/// when the template's `nodeName` names another node or its nodeSelector / required node
-/// affinity does not match; an untolerated `NoSchedule` or `NoExecute` taint fails `shouldRun`,
-/// and only an untolerated `NoExecute` taint fails `shouldContinueRunning` (a pod already there
-/// stays on a node newly tainted `NoSchedule`). Tolerations include the daemon defaults.
+/// The placement checks of one DaemonSet: upstream `NewPod` (the template's spec with the daemon
+/// tolerations) built once, then [`DaemonPlacement::should_run`] per node.
+#[derive(Clone, Debug)]
+pub struct DaemonPlacement {
+    spec: PodSpec,
+}
+
+impl DaemonPlacement {
+    /// The pod the DaemonSet would run (upstream `NewPod` without the node name).
+    pub fn new(ds: &DaemonSet) -> Self {
+        let mut spec = ds.spec.template.spec.clone();
+        add_or_update_daemon_pod_tolerations(&mut spec);
+        DaemonPlacement { spec }
+    }
+
+    /// Upstream `NodeShouldRunDaemonPod`: `(shouldRun, shouldContinueRunning)`. A node fails
+    /// both when the template's `nodeName` names another node or its nodeSelector / required
+    /// node affinity does not match; an untolerated `NoSchedule` or `NoExecute` taint fails
+    /// `shouldRun`, and only an untolerated `NoExecute` taint fails `shouldContinueRunning` (a
+    /// pod already there stays on a node newly tainted `NoSchedule`). Tolerations include the
+    /// daemon defaults.
+    pub fn should_run(&self, node: &Node) -> (bool, bool) {
+        let spec = &self.spec;
+        let node_name = spec.node_name.as_deref().unwrap_or("");
+        if !(node_name.is_empty() || node_name == node.metadata.name) {
+            return (false, false);
+        }
+        if !fits_node_affinity(spec, node) {
+            return (false, false);
+        }
+        let taints = &node.spec.taints;
+        let schedule_effects = [effects::NO_EXECUTE, effects::NO_SCHEDULE];
+        if find_untolerated(taints, &spec.tolerations, &schedule_effects).is_some() {
+            let execute = find_untolerated(taints, &spec.tolerations, &[effects::NO_EXECUTE]);
+            return (false, execute.is_none());
+        }
+        (true, true)
+    }
+}
+
+/// [`DaemonPlacement::should_run`] for one node.
 pub fn node_should_run_daemon_pod(node: &Node, ds: &DaemonSet) -> (bool, bool) {
-    let spec = new_pod_spec(ds);
-    let node_name = spec.node_name.as_deref().unwrap_or("");
-    if !(node_name.is_empty() || node_name == node.metadata.name) {
-        return (false, false);
-    }
-    if !fits_node_affinity(&spec, node) {
-        return (false, false);
-    }
-    let taints = &node.spec.taints;
-    let schedule_effects = [effects::NO_EXECUTE, effects::NO_SCHEDULE];
-    if find_untolerated(taints, &spec.tolerations, &schedule_effects).is_some() {
-        let execute = find_untolerated(taints, &spec.tolerations, &[effects::NO_EXECUTE]);
-        return (false, execute.is_none());
-    }
-    (true, true)
+    DaemonPlacement::new(ds).should_run(node)
+}
+
+/// `(shouldRun, shouldContinueRunning)` of every node, by name (node-name order).
+pub type NodeVerdicts = std::collections::BTreeMap<String, (bool, bool)>;
+
+/// [`DaemonPlacement::should_run`] over `nodes`.
+pub fn node_verdicts<'a>(
+    ds: &DaemonSet,
+    nodes: impl IntoIterator<Item = &'a Node>,
+) -> NodeVerdicts {
+    let placement = DaemonPlacement::new(ds);
+    nodes
+        .into_iter()
+        .map(|n| (n.metadata.name.clone(), placement.should_run(n)))
+        .collect()
 }
 
 #[cfg(test)]
