@@ -267,7 +267,7 @@ fn rank(o: &Object) -> u8 {
         Object::PriorityClass(_) => 1,
         Object::Node(_) => 2,
         Object::Deployment(_) => 3,
-        Object::ReplicaSet(_) => 4,
+        Object::ReplicaSet(_) | Object::DaemonSet(_) => 4,
         Object::PodGroup(_) => 5,
         _ => 6,
     }
@@ -296,6 +296,12 @@ fn unserved_scheduler_warnings(
                 &r.spec.template.spec,
             ),
             Object::Job(j) => ("the pods of job", "ask", "they stay", &j.spec.template.spec),
+            Object::DaemonSet(d) => (
+                "the pods of daemonset",
+                "ask",
+                "they stay",
+                &d.spec.template.spec,
+            ),
             _ => continue,
         };
         let name = spec

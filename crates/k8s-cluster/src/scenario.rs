@@ -216,12 +216,17 @@ pub struct ScaleStep {
     pub replicas: i32,
 }
 
-/// `setImage`: `kubectl set image deployment/<name> <container>=<image>`.
+/// `setImage`: `kubectl set image deployment/<name> <container>=<image>` (or `daemonset/<name>`);
+/// exactly one of `deployment` and `daemonset`.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SetImageStep {
     /// Deployment name.
-    pub deployment: String,
+    #[serde(default)]
+    pub deployment: Option<String>,
+    /// DaemonSet name.
+    #[serde(default)]
+    pub daemonset: Option<String>,
     /// Namespace (default `default`).
     #[serde(default)]
     pub namespace: Option<String>,
@@ -305,6 +310,9 @@ pub struct Expectation {
     /// A Job's status.
     #[serde(default)]
     pub job: Option<JobExpectation>,
+    /// A DaemonSet's status counts.
+    #[serde(default)]
+    pub daemon_set: Option<DaemonSetExpectation>,
     /// Events by reason.
     #[serde(default)]
     pub events: Option<EventsExpectation>,
@@ -368,6 +376,9 @@ pub struct PodsExpectation {
     /// Namespace (default: all).
     #[serde(default)]
     pub namespace: Option<String>,
+    /// Only pods bound to this node.
+    #[serde(default)]
+    pub node_name: Option<String>,
     /// Number of matching pods (not being deleted).
     #[serde(default)]
     pub count: Option<usize>,
@@ -489,6 +500,41 @@ pub struct DeploymentExpectation {
     pub min_available_replicas: Option<i32>,
 }
 
+/// `daemonSet`: a DaemonSet's status counts.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DaemonSetExpectation {
+    /// Name.
+    pub name: String,
+    /// Namespace (default `default`).
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// status.desiredNumberScheduled.
+    #[serde(default)]
+    pub desired_number_scheduled: Option<i32>,
+    /// status.currentNumberScheduled.
+    #[serde(default)]
+    pub current_number_scheduled: Option<i32>,
+    /// status.numberMisscheduled.
+    #[serde(default)]
+    pub number_misscheduled: Option<i32>,
+    /// status.numberReady.
+    #[serde(default)]
+    pub number_ready: Option<i32>,
+    /// status.updatedNumberScheduled.
+    #[serde(default)]
+    pub updated_number_scheduled: Option<i32>,
+    /// status.numberAvailable.
+    #[serde(default)]
+    pub number_available: Option<i32>,
+    /// status.numberUnavailable.
+    #[serde(default)]
+    pub number_unavailable: Option<i32>,
+    /// Minimum status.numberAvailable (an invariant over `from`..`to`).
+    #[serde(default)]
+    pub min_number_available: Option<i32>,
+}
+
 /// `job`: a Job's status counters and conditions.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -560,6 +606,7 @@ impl Expectation {
             self.pod_group.is_some(),
             self.deployment.is_some(),
             self.job.is_some(),
+            self.daemon_set.is_some(),
             self.events.is_some(),
         ]
         .iter()

@@ -2,7 +2,7 @@
 //! as the kubectl command it is named after, through the apiserver like every other writer.
 
 use k8s_types::apiserver::{ApiExt, DeleteOptions};
-use k8s_types::apps::{Deployment, ReplicaSet};
+use k8s_types::apps::{DaemonSet, Deployment, PodTemplateSpec, ReplicaSet};
 use k8s_types::core::Node;
 use k8s_types::labels::LabelSelector;
 use k8s_types::object::{Kind, Object};
@@ -42,6 +42,19 @@ pub(crate) fn decode_steps(
                 path: format!("spec.steps[{i}]"),
                 message: format!("a step needs exactly one action, found {n_actions}"),
             });
+        }
+        if let Some(si) = &step.set_image {
+            let targets =
+                usize::from(si.deployment.is_some()) + usize::from(si.daemonset.is_some());
+            if targets != 1 {
+                return Err(ManifestError {
+                    source_loc: source.clone(),
+                    path: format!("spec.steps[{i}].setImage"),
+                    message: format!(
+                        "setImage needs exactly one of deployment and daemonset, found {targets}"
+                    ),
+                });
+            }
         }
         let apply = match &step.apply {
             Some(v) => {
@@ -143,27 +156,38 @@ pub(crate) fn run_step(cluster: &mut Cluster, rs: &ReadyStep) -> Result<String, 
     }
     if let Some(si) = &step.set_image {
         let api = cluster.api();
-        let mut d: Deployment = api
-            .get_typed(&ns(&si.namespace), &si.deployment)
-            .map_err(|e| e.message)?;
-        let mut changed = 0;
-        for c in &mut d.spec.template.spec.containers {
-            if si.container.as_ref().is_none_or(|n| n == &c.name) {
-                c.image = si.image.clone();
-                changed += 1;
+        let namespace = ns(&si.namespace);
+        let (resource, name) = match (&si.deployment, &si.daemonset) {
+            (Some(d), _) => ("deployment", d),
+            (None, Some(d)) => ("daemonset", d),
+            (None, None) => return Err("setImage names no deployment or daemonset".into()),
+        };
+        let set = |t: &mut PodTemplateSpec| {
+            let mut changed = 0;
+            for c in &mut t.spec.containers {
+                if si.container.as_ref().is_none_or(|n| n == &c.name) {
+                    c.image = si.image.clone();
+                    changed += 1;
+                }
             }
+            if changed == 0 {
+                return Err(format!(
+                    "unable to find container named {:?}",
+                    si.container.clone().unwrap_or_default()
+                ));
+            }
+            Ok(())
+        };
+        if resource == "deployment" {
+            let mut d: Deployment = api.get_typed(&namespace, name).map_err(|e| e.message)?;
+            set(&mut d.spec.template)?;
+            api.update_typed(d).map_err(|e| e.message)?;
+        } else {
+            let mut d: DaemonSet = api.get_typed(&namespace, name).map_err(|e| e.message)?;
+            set(&mut d.spec.template)?;
+            api.update_typed(d).map_err(|e| e.message)?;
         }
-        if changed == 0 {
-            return Err(format!(
-                "unable to find container named {:?}",
-                si.container.clone().unwrap_or_default()
-            ));
-        }
-        api.update_typed(d).map_err(|e| e.message)?;
-        return Ok(format!(
-            "set image deployment/{} {}",
-            si.deployment, si.image
-        ));
+        return Ok(format!("set image {resource}/{name} {}", si.image));
     }
     if let Some(c) = step.cordon.as_ref().or(step.uncordon.as_ref()) {
         let cordon = step.cordon.is_some();

@@ -85,6 +85,21 @@ impl ControllerExpectations {
         );
     }
 
+    /// Upstream `SetExpectations(key, add, del)` as the daemon set controller calls it: `adds`
+    /// creations and the deletion of each pod of `pod_keys` expected from now, in one record.
+    pub fn set_expectations(&mut self, key: &str, adds: usize, pod_keys: Vec<String>, now: Tick) {
+        let deleting: BTreeSet<String> = pod_keys.into_iter().collect();
+        self.records.insert(
+            key.to_string(),
+            Expectation {
+                add: i64::try_from(adds).unwrap_or(i64::MAX),
+                del: i64::try_from(deleting.len()).unwrap_or(i64::MAX),
+                deleting,
+                timestamp: now,
+            },
+        );
+    }
+
     /// Upstream `CreationObserved` (also `LowerExpectations(key, 1, 0)` after a failed create).
     pub fn creation_observed(&mut self, key: &str) {
         if let Some(e) = self.records.get_mut(key) {

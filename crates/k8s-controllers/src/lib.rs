@@ -2,12 +2,15 @@
 //!
 //! - [`ControllerManager`]: one set of shared informers for every controller, and per controller a
 //!   work queue fed by its event handlers and drained by its sync handler, one turn per tick, in
-//!   order (taint eviction, pod GC, Deployment, ReplicaSet, Job, TTL-after-finished, garbage collector by default).
+//!   order (taint eviction, pod GC, Deployment, ReplicaSet, DaemonSet, Job, TTL-after-finished, garbage collector by default).
 //! - [`expectations`]: upstream's `ControllerExpectations` (creations and deletions in flight).
 //! - [`DeploymentController`] (`pkg/controller/deployment`): new/old ReplicaSets per pod template,
 //!   RollingUpdate and Recreate rollouts, scaling, revision history, status and conditions.
 //! - [`ReplicaSetController`] (`pkg/controller/replicaset`): keeps `spec.replicas` pods, adopting
 //!   orphans, creating from the template and deleting the surplus by upstream's ranking.
+//! - [`DaemonSetsController`] (`pkg/controller/daemon`): one pod per eligible node (nodeSelector,
+//!   required node affinity, taints against the daemon tolerations), pinned by node affinity and
+//!   bound by the scheduler; RollingUpdate (maxUnavailable, maxSurge) and OnDelete; status counts.
 //! - [`JobController`] (`pkg/controller/job`): batch/v1 Jobs (NonIndexed and Indexed completions,
 //!   pod-failure back-off, backoffLimit, backoffLimitPerIndex, podFailurePolicy, successPolicy,
 //!   activeDeadlineSeconds, suspend),
@@ -26,6 +29,7 @@
 
 pub mod controller_ref_manager;
 pub mod controller_utils;
+pub mod daemon;
 pub mod deployment;
 pub mod expectations;
 pub mod garbage_collector;
@@ -37,6 +41,7 @@ pub mod replica_set;
 pub mod taint_eviction;
 pub mod ttl_after_finished;
 
+pub use daemon::DaemonSetsController;
 pub use deployment::DeploymentController;
 pub use garbage_collector::GarbageCollector;
 pub use job::JobController;

@@ -23,6 +23,7 @@ use k8s_types::informer::{Delta, SharedInformerFactory};
 use k8s_types::workqueue::WorkQueue;
 use k8s_types::Tick;
 
+use crate::daemon::DaemonSetsController;
 use crate::deployment::DeploymentController;
 use crate::garbage_collector::GarbageCollector;
 use crate::job::JobController;
@@ -69,7 +70,7 @@ impl std::fmt::Debug for ControllerManager {
 }
 
 impl ControllerManager {
-    /// The default set, in tick order: taint eviction, pod GC, Deployment, ReplicaSet, Job,
+    /// The default set, in tick order: taint eviction, pod GC, Deployment, ReplicaSet, DaemonSet, Job,
     /// TTL-after-finished, garbage collector. The evictors go first so a ReplicaSet replaces what they delete in the same tick;
     /// the Deployment controller goes before the ReplicaSet controller so a ReplicaSet it scales gets
     /// its pods in the same tick.
@@ -85,6 +86,7 @@ impl ControllerManager {
             Box::new(PodGarbageCollector::new()),
             Box::new(DeploymentController::new()),
             Box::new(ReplicaSetController::new()),
+            Box::new(DaemonSetsController::new()),
             Box::new(JobController::new()),
             Box::new(TtlAfterFinishedController::new()),
             Box::new(GarbageCollector::with_external_owners(uids)),

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::apps::{Deployment, ReplicaSet};
+use crate::apps::{DaemonSet, Deployment, ReplicaSet};
 use crate::batch::Job;
 use crate::core::{Event, Namespace, Node, Pod};
 use crate::meta::ObjectMeta;
@@ -26,6 +26,8 @@ pub enum Kind {
     Deployment,
     /// `batch/v1` Job.
     Job,
+    /// `apps/v1` DaemonSet.
+    DaemonSet,
     /// `scheduling.k8s.io/v1` PriorityClass (cluster-scoped).
     PriorityClass,
     /// `v1` Event.
@@ -45,12 +47,13 @@ pub enum Kind {
 
 impl Kind {
     /// The typed kinds, in the order output lists them.
-    pub const TYPED: [Kind; 9] = [
+    pub const TYPED: [Kind; 10] = [
         Kind::Namespace,
         Kind::PriorityClass,
         Kind::Node,
         Kind::Deployment,
         Kind::ReplicaSet,
+        Kind::DaemonSet,
         Kind::Job,
         Kind::PodGroup,
         Kind::Pod,
@@ -66,6 +69,7 @@ impl Kind {
             Kind::ReplicaSet => "ReplicaSet",
             Kind::Deployment => "Deployment",
             Kind::Job => "Job",
+            Kind::DaemonSet => "DaemonSet",
             Kind::PriorityClass => "PriorityClass",
             Kind::Event => "Event",
             Kind::PodGroup => "PodGroup",
@@ -77,7 +81,7 @@ impl Kind {
     pub fn api_version(&self) -> &str {
         match self {
             Kind::Namespace | Kind::Node | Kind::Pod | Kind::Event => "v1",
-            Kind::ReplicaSet | Kind::Deployment => "apps/v1",
+            Kind::ReplicaSet | Kind::Deployment | Kind::DaemonSet => "apps/v1",
             Kind::Job => "batch/v1",
             Kind::PriorityClass => "scheduling.k8s.io/v1",
             Kind::PodGroup => "scheduling.x-k8s.io/v1alpha1",
@@ -95,6 +99,7 @@ impl Kind {
             Kind::ReplicaSet => "replicasets".into(),
             Kind::Deployment => "deployments".into(),
             Kind::Job => "jobs".into(),
+            Kind::DaemonSet => "daemonsets".into(),
             Kind::PriorityClass => "priorityclasses".into(),
             Kind::Event => "events".into(),
             Kind::PodGroup => "podgroups".into(),
@@ -146,6 +151,7 @@ impl Kind {
             ("apps/v1", "ReplicaSet") => Kind::ReplicaSet,
             ("apps/v1", "Deployment") => Kind::Deployment,
             ("batch/v1", "Job") => Kind::Job,
+            ("apps/v1", "DaemonSet") => Kind::DaemonSet,
             ("scheduling.k8s.io/v1", "PriorityClass") => Kind::PriorityClass,
             ("scheduling.x-k8s.io/v1alpha1", "PodGroup") => Kind::PodGroup,
             _ => return None,
@@ -186,7 +192,6 @@ pub const UNSIMULATED_BUILTIN_KINDS: &[(&str, bool)] = &[
     ("PersistentVolume", false),
     ("StorageClass", false),
     ("StatefulSet", true),
-    ("DaemonSet", true),
     ("ControllerRevision", true),
     ("CronJob", true),
     ("Ingress", true),
@@ -264,6 +269,8 @@ pub enum Object {
     Deployment(Deployment),
     /// A Job.
     Job(Job),
+    /// A DaemonSet.
+    DaemonSet(DaemonSet),
     /// A PriorityClass.
     PriorityClass(PriorityClass),
     /// An Event.
@@ -283,6 +290,7 @@ macro_rules! each_variant {
             Object::ReplicaSet($o) => $e,
             Object::Deployment($o) => $e,
             Object::Job($o) => $e,
+            Object::DaemonSet($o) => $e,
             Object::PriorityClass($o) => $e,
             Object::Event($o) => $e,
             Object::PodGroup($o) => $e,
@@ -311,6 +319,7 @@ impl Object {
             Object::ReplicaSet(_) => Kind::ReplicaSet,
             Object::Deployment(_) => Kind::Deployment,
             Object::Job(_) => Kind::Job,
+            Object::DaemonSet(_) => Kind::DaemonSet,
             Object::PriorityClass(_) => Kind::PriorityClass,
             Object::Event(_) => Kind::Event,
             Object::PodGroup(_) => Kind::PodGroup,
@@ -407,6 +416,7 @@ impl_resource!(Pod);
 impl_resource!(ReplicaSet);
 impl_resource!(Deployment);
 impl_resource!(Job);
+impl_resource!(DaemonSet);
 impl_resource!(PriorityClass);
 impl_resource!(Event);
 impl_resource!(PodGroup);

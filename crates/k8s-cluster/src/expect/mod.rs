@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use k8s_types::apiserver::{ApiClient, ApiExt};
-use k8s_types::apps::Deployment;
+use k8s_types::apps::{DaemonSet, Deployment};
 use k8s_types::batch::Job;
 use k8s_types::core::{ContainerState, ContainerStatus, Event, Node, Pod};
 use k8s_types::labels::LabelSelector;
@@ -105,6 +105,11 @@ pub fn check(api: &dyn ApiClient, e: &Expectation) -> Vec<CheckResult> {
                     .list_typed::<Pod>(p.namespace.as_deref(), Some(&sel))
                     .into_iter()
                     .filter(|pod| !pod.is_terminating())
+                    .filter(|pod| {
+                        p.node_name
+                            .as_deref()
+                            .is_none_or(|n| pod.node_name() == Some(n))
+                    })
                     .collect();
                 let mut problems = Vec::new();
                 if let Some(want) = p.count {
@@ -258,6 +263,13 @@ pub fn check(api: &dyn ApiClient, e: &Expectation) -> Vec<CheckResult> {
         match api.get_typed::<Job>(ns(&j.namespace), &j.name) {
             Err(err) => push(what, Some(err.message)),
             Ok(job) => push(what, check_job(j, &job)),
+        }
+    }
+    if let Some(d) = &e.daemon_set {
+        let what = format!("daemonset {}/{}", ns(&d.namespace), d.name);
+        match api.get_typed::<DaemonSet>(ns(&d.namespace), &d.name) {
+            Err(err) => push(what, Some(err.message)),
+            Ok(ds) => push(what, check_daemon_set(d, &ds)),
         }
     }
     if let Some(ev) = &e.events {
@@ -525,6 +537,52 @@ fn display_sel(s: &str) -> String {
 fn map_str(m: &BTreeMap<String, usize>) -> String {
     let parts: Vec<String> = m.iter().map(|(k, v)| format!("{k}: {v}")).collect();
     format!("{{{}}}", parts.join(", "))
+}
+
+/// The `daemonSet` check: the status counts named, and `minNumberAvailable`.
+fn check_daemon_set(d: &crate::scenario::DaemonSetExpectation, ds: &DaemonSet) -> Option<String> {
+    let s = &ds.status;
+    let mut problems = Vec::new();
+    for (field, want, got) in [
+        (
+            "desiredNumberScheduled",
+            d.desired_number_scheduled,
+            s.desired_number_scheduled,
+        ),
+        (
+            "currentNumberScheduled",
+            d.current_number_scheduled,
+            s.current_number_scheduled,
+        ),
+        (
+            "numberMisscheduled",
+            d.number_misscheduled,
+            s.number_misscheduled,
+        ),
+        ("numberReady", d.number_ready, s.number_ready),
+        (
+            "updatedNumberScheduled",
+            d.updated_number_scheduled,
+            s.updated_number_scheduled,
+        ),
+        ("numberAvailable", d.number_available, s.number_available),
+        (
+            "numberUnavailable",
+            d.number_unavailable,
+            s.number_unavailable,
+        ),
+    ] {
+        if let Some(w) = want.filter(|w| *w != got) {
+            problems.push(format!("expected {field} {w}, got {got}"));
+        }
+    }
+    if let Some(min) = d.min_number_available.filter(|m| s.number_available < *m) {
+        problems.push(format!(
+            "expected numberAvailable >= {min}, got {}",
+            s.number_available
+        ));
+    }
+    (!problems.is_empty()).then(|| problems.join("; "))
 }
 
 /// The `job` check: counters, completed indexes and one True condition with its reason/message.

@@ -1,8 +1,10 @@
-//! The `apps/v1` API group: Deployment and ReplicaSet.
+//! The `apps/v1` API group: Deployment, ReplicaSet and DaemonSet.
 
+pub mod daemon_set;
 pub mod deployment;
 pub mod replica_set;
 
+pub use daemon_set::*;
 pub use deployment::*;
 pub use replica_set::*;
 
