@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::apps::{Deployment, ReplicaSet};
-use crate::batch::Job;
+use crate::batch::{CronJob, Job};
 use crate::core::{Event, Namespace, Node, Pod};
 use crate::meta::ObjectMeta;
 use crate::scheduling::{PodGroup, PriorityClass};
@@ -26,6 +26,8 @@ pub enum Kind {
     Deployment,
     /// `batch/v1` Job.
     Job,
+    /// `batch/v1` CronJob.
+    CronJob,
     /// `scheduling.k8s.io/v1` PriorityClass (cluster-scoped).
     PriorityClass,
     /// `v1` Event.
@@ -45,12 +47,13 @@ pub enum Kind {
 
 impl Kind {
     /// The typed kinds, in the order output lists them.
-    pub const TYPED: [Kind; 9] = [
+    pub const TYPED: [Kind; 10] = [
         Kind::Namespace,
         Kind::PriorityClass,
         Kind::Node,
         Kind::Deployment,
         Kind::ReplicaSet,
+        Kind::CronJob,
         Kind::Job,
         Kind::PodGroup,
         Kind::Pod,
@@ -66,6 +69,7 @@ impl Kind {
             Kind::ReplicaSet => "ReplicaSet",
             Kind::Deployment => "Deployment",
             Kind::Job => "Job",
+            Kind::CronJob => "CronJob",
             Kind::PriorityClass => "PriorityClass",
             Kind::Event => "Event",
             Kind::PodGroup => "PodGroup",
@@ -78,7 +82,7 @@ impl Kind {
         match self {
             Kind::Namespace | Kind::Node | Kind::Pod | Kind::Event => "v1",
             Kind::ReplicaSet | Kind::Deployment => "apps/v1",
-            Kind::Job => "batch/v1",
+            Kind::Job | Kind::CronJob => "batch/v1",
             Kind::PriorityClass => "scheduling.k8s.io/v1",
             Kind::PodGroup => "scheduling.x-k8s.io/v1alpha1",
             Kind::Other { api_version, .. } => api_version,
@@ -95,6 +99,7 @@ impl Kind {
             Kind::ReplicaSet => "replicasets".into(),
             Kind::Deployment => "deployments".into(),
             Kind::Job => "jobs".into(),
+            Kind::CronJob => "cronjobs".into(),
             Kind::PriorityClass => "priorityclasses".into(),
             Kind::Event => "events".into(),
             Kind::PodGroup => "podgroups".into(),
@@ -146,6 +151,7 @@ impl Kind {
             ("apps/v1", "ReplicaSet") => Kind::ReplicaSet,
             ("apps/v1", "Deployment") => Kind::Deployment,
             ("batch/v1", "Job") => Kind::Job,
+            ("batch/v1", "CronJob") => Kind::CronJob,
             ("scheduling.k8s.io/v1", "PriorityClass") => Kind::PriorityClass,
             ("scheduling.x-k8s.io/v1alpha1", "PodGroup") => Kind::PodGroup,
             _ => return None,
@@ -188,7 +194,6 @@ pub const UNSIMULATED_BUILTIN_KINDS: &[(&str, bool)] = &[
     ("StatefulSet", true),
     ("DaemonSet", true),
     ("ControllerRevision", true),
-    ("CronJob", true),
     ("Ingress", true),
     ("IngressClass", false),
     ("NetworkPolicy", true),
@@ -264,6 +269,8 @@ pub enum Object {
     Deployment(Deployment),
     /// A Job.
     Job(Job),
+    /// A CronJob.
+    CronJob(CronJob),
     /// A PriorityClass.
     PriorityClass(PriorityClass),
     /// An Event.
@@ -283,6 +290,7 @@ macro_rules! each_variant {
             Object::ReplicaSet($o) => $e,
             Object::Deployment($o) => $e,
             Object::Job($o) => $e,
+            Object::CronJob($o) => $e,
             Object::PriorityClass($o) => $e,
             Object::Event($o) => $e,
             Object::PodGroup($o) => $e,
@@ -311,6 +319,7 @@ impl Object {
             Object::ReplicaSet(_) => Kind::ReplicaSet,
             Object::Deployment(_) => Kind::Deployment,
             Object::Job(_) => Kind::Job,
+            Object::CronJob(_) => Kind::CronJob,
             Object::PriorityClass(_) => Kind::PriorityClass,
             Object::Event(_) => Kind::Event,
             Object::PodGroup(_) => Kind::PodGroup,
@@ -407,6 +416,7 @@ impl_resource!(Pod);
 impl_resource!(ReplicaSet);
 impl_resource!(Deployment);
 impl_resource!(Job);
+impl_resource!(CronJob);
 impl_resource!(PriorityClass);
 impl_resource!(Event);
 impl_resource!(PodGroup);
