@@ -267,7 +267,7 @@ fn behavior_line_path(path: &str) -> String {
     }
 }
 
-/// Checks the `sim.k8s-mini.io/behavior` annotation of a Pod or of a Deployment's / ReplicaSet's / Job's
+/// Checks the `sim.k8s-mini.io/behavior` annotation of a Pod or of a Deployment's / ReplicaSet's / Job's / CronJob's
 /// pod template against its containers (`docs/scenario-format.md`). The error's path runs from the
 /// object's root into the annotation's value, e.g.
 /// `metadata.annotations[sim.k8s-mini.io/behavior].containers.app.runs[0].exitCode`.
@@ -288,6 +288,11 @@ fn check_behavior(obj: &Object) -> Result<(), (String, String)> {
             "spec.template.",
             &j.spec.template.metadata,
             &j.spec.template.spec,
+        ),
+        Object::CronJob(cj) => (
+            "spec.jobTemplate.spec.template.",
+            &cj.spec.job_template.spec.template.metadata,
+            &cj.spec.job_template.spec.template.spec,
         ),
         _ => return Ok(()),
     };
@@ -552,6 +557,7 @@ fn decode_typed(kind: &Kind, input: &Input<'_>) -> Result<Object, PartialError> 
         Kind::ReplicaSet => Object::ReplicaSet(decode(input)?),
         Kind::Deployment => Object::Deployment(decode(input)?),
         Kind::Job => Object::Job(decode(input)?),
+        Kind::CronJob => Object::CronJob(decode(input)?),
         Kind::PriorityClass => Object::PriorityClass(decode(input)?),
         Kind::Event => Object::Event(decode(input)?),
         Kind::PodGroup => Object::PodGroup(decode(input)?),

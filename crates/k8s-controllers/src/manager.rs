@@ -25,6 +25,7 @@ use k8s_types::Tick;
 
 use crate::deployment::DeploymentController;
 use crate::garbage_collector::GarbageCollector;
+use crate::cronjob::CronJobController;
 use crate::job::JobController;
 use crate::pod_gc::PodGarbageCollector;
 use crate::replica_set::ReplicaSetController;
@@ -69,10 +70,11 @@ impl std::fmt::Debug for ControllerManager {
 }
 
 impl ControllerManager {
-    /// The default set, in tick order: taint eviction, pod GC, Deployment, ReplicaSet, Job,
-    /// TTL-after-finished, garbage collector. The evictors go first so a ReplicaSet replaces what they delete in the same tick;
+    /// The default set, in tick order: taint eviction, pod GC, Deployment, ReplicaSet, CronJob,
+    /// Job, TTL-after-finished, garbage collector. The evictors go first so a ReplicaSet replaces what they delete in the same tick;
     /// the Deployment controller goes before the ReplicaSet controller so a ReplicaSet it scales gets
-    /// its pods in the same tick.
+    /// its pods in the same tick, and the CronJob controller before the Job controller so a Job it
+    /// creates gets its pods in the same tick.
     pub fn new() -> Self {
         Self::with_external_owners(std::collections::BTreeSet::new())
     }
@@ -85,6 +87,7 @@ impl ControllerManager {
             Box::new(PodGarbageCollector::new()),
             Box::new(DeploymentController::new()),
             Box::new(ReplicaSetController::new()),
+            Box::new(CronJobController::new()),
             Box::new(JobController::new()),
             Box::new(TtlAfterFinishedController::new()),
             Box::new(GarbageCollector::with_external_owners(uids)),

@@ -183,6 +183,7 @@ fn manager_runs_controllers_in_order() {
             "pod-garbage-collector",
             "deployment-controller",
             "replicaset-controller",
+            "cronjob-controller",
             "job-controller",
             "ttl-after-finished-controller",
             "garbagecollector"

@@ -4,7 +4,7 @@
 //!
 //! Upstream sources: `pkg/apis/core/validation/validation.go` (pods, nodes, namespaces, events),
 //! `pkg/apis/apps/validation/validation.go` (Deployment, ReplicaSet),
-//! `pkg/apis/batch/validation/validation.go` (Job),
+//! `pkg/apis/batch/validation/validation.go` (Job, CronJob),
 //! `pkg/apis/scheduling/validation/validation.go` (PriorityClass),
 //! `k8s.io/apimachinery/pkg/api/validation/objectmeta.go` (metadata) and the scheduler-plugins
 //! PodGroup CRD schema.
@@ -14,6 +14,7 @@
 //! [`namespace`], [`node`], [`priority_class`], [`pod_group`], [`event`], [`other`].
 
 pub mod affinity;
+pub mod cron_job;
 pub mod deployment;
 pub mod event;
 pub mod gofmt;
@@ -107,6 +108,7 @@ pub fn validate_create(obj: &Object) -> ErrorList {
         Object::Deployment(d) => deployment::validate_deployment(d),
         Object::ReplicaSet(rs) => replica_set::validate_replica_set(rs),
         Object::Job(j) => job::validate_job(j),
+        Object::CronJob(cj) => cron_job::validate_cron_job_create(cj),
         Object::Namespace(ns) => namespace::validate_namespace(ns),
         Object::Node(n) => node::validate_node(n),
         Object::PriorityClass(pc) => priority_class::validate_priority_class(pc),
@@ -128,6 +130,7 @@ pub fn validate_update(new: &Object, old: &Object) -> ErrorList {
             replica_set::validate_replica_set_update(n, o)
         }
         (Object::Job(n), Object::Job(o)) => job::validate_job_update(n, o),
+        (Object::CronJob(n), Object::CronJob(o)) => cron_job::validate_cron_job_update(n, o),
         (Object::PriorityClass(n), Object::PriorityClass(o)) => {
             priority_class::validate_priority_class_update(n, o)
         }

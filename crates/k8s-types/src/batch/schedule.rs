@@ -103,6 +103,27 @@ impl Schedule {
     }
 }
 
+/// Go's `t.In(zone).Format(time.RFC3339)` for `t` seconds after the epoch, e.g.
+/// `1970-01-01T09:01:00+09:00`, or `...Z` where the zone's offset is 0 (upstream's
+/// `batch.kubernetes.io/cronjob-scheduled-timestamp` annotation).
+pub fn format_rfc3339_in(t: i64, zone: &Tz) -> String {
+    match Utc.timestamp_opt(t, 0).single() {
+        Some(utc) => utc
+            .with_timezone(zone)
+            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        None => String::new(),
+    }
+}
+
+/// Go's `t.UTC().Format(time.RFC1123Z)`, e.g. `Thu, 01 Jan 1970 00:01:00 +0000` (the CronJob
+/// controller's `MissSchedule` message).
+pub fn format_rfc1123z_utc(t: i64) -> String {
+    Utc.timestamp_opt(t, 0)
+        .single()
+        .map(|d| d.format("%a, %d %b %Y %H:%M:%S %z").to_string())
+        .unwrap_or_default()
+}
+
 /// robfig's `bounds`: the range of a field and its names.
 struct Bounds {
     min: u32,
@@ -411,6 +432,14 @@ mod tests {
             load_location(Some("Mars/Olympus")).unwrap_err(),
             "unknown time zone Mars/Olympus"
         );
+    }
+
+    #[test]
+    fn rfc3339_in_zone() {
+        assert_eq!(format_rfc3339_in(60, &Tz::UTC), "1970-01-01T00:01:00Z");
+        let tokyo = load_location(Some("Asia/Tokyo")).expect("zone");
+        assert_eq!(format_rfc3339_in(60, &tokyo), "1970-01-01T09:01:00+09:00");
+        assert_eq!(format_rfc1123z_utc(60), "Thu, 01 Jan 1970 00:01:00 +0000");
     }
 
     #[test]
