@@ -313,7 +313,10 @@ fn create_job_from_cron_job(
     let api = cluster.api();
     let cj: CronJob = api.get_typed(namespace, cron_job).map_err(|e| e.message)?;
     let mut annotations = std::collections::BTreeMap::new();
-    annotations.insert(CRONJOB_INSTANTIATE_ANNOTATION.to_string(), "manual".to_string());
+    annotations.insert(
+        CRONJOB_INSTANTIATE_ANNOTATION.to_string(),
+        "manual".to_string(),
+    );
     for (k, v) in &cj.spec.job_template.metadata.annotations {
         annotations.insert(k.clone(), v.clone());
     }

@@ -66,7 +66,8 @@ fn events(c: &mut Cluster, object: &str, reason: &str) -> Vec<String> {
 #[test]
 fn defaults_and_validation_through_the_apiserver() {
     let mut c = cluster();
-    c.apply(cron_job("nightly", serde_json::json!({}))).expect("create");
+    c.apply(cron_job("nightly", serde_json::json!({})))
+        .expect("create");
     let cj: CronJob = c.api().get_typed("default", "nightly").expect("get");
     // SetDefaults_CronJob.
     assert_eq!(cj.spec.concurrency_policy, "Allow");
@@ -76,7 +77,10 @@ fn defaults_and_validation_through_the_apiserver() {
     assert_eq!(cj.metadata.generation, Some(1));
     // ParseStandard rejects a sixth field; the answer is 422 Invalid with upstream's message.
     let err = c
-        .apply(cron_job("bad", serde_json::json!({"schedule": "0 * * * * *"})))
+        .apply(cron_job(
+            "bad",
+            serde_json::json!({"schedule": "0 * * * * *"}),
+        ))
         .unwrap_err();
     assert_eq!(err.code, 422);
     assert!(
@@ -91,7 +95,8 @@ fn defaults_and_validation_through_the_apiserver() {
 #[test]
 fn job_from_template_at_the_scheduled_tick() {
     let mut c = cluster();
-    c.apply(cron_job("hello", serde_json::json!({}))).expect("create");
+    c.apply(cron_job("hello", serde_json::json!({})))
+        .expect("create");
     run_to(&mut c, 59);
     assert!(jobs(&mut c).is_empty());
     run_to(&mut c, 60);
@@ -107,19 +112,37 @@ fn job_from_template_at_the_scheduled_tick() {
             .map(String::as_str),
         Some("1970-01-01T00:01:00Z")
     );
-    assert_eq!(j.metadata.annotations.get("team").map(String::as_str), Some("batch"));
-    assert_eq!(j.metadata.labels.get("app").map(String::as_str), Some("hello"));
+    assert_eq!(
+        j.metadata.annotations.get("team").map(String::as_str),
+        Some("batch")
+    );
+    assert_eq!(
+        j.metadata.labels.get("app").map(String::as_str),
+        Some("hello")
+    );
     let owner = j.metadata.controller_ref().expect("controller ref");
-    assert_eq!((owner.kind.as_str(), owner.name.as_str()), ("CronJob", "hello"));
+    assert_eq!(
+        (owner.kind.as_str(), owner.name.as_str()),
+        ("CronJob", "hello")
+    );
     assert_eq!(owner.block_owner_deletion, Some(true));
     // The Job controller, next in the tick, created its pod.
-    assert_eq!(j.metadata.creation_timestamp.as_deref(), Some("1970-01-01T00:01:00Z"));
+    assert_eq!(
+        j.metadata.creation_timestamp.as_deref(),
+        Some("1970-01-01T00:01:00Z")
+    );
     let cj: CronJob = c.api().get_typed("default", "hello").expect("get");
     assert_eq!(cj.status.active.len(), 1);
     assert_eq!(cj.status.active[0].name, "hello-1");
     assert_eq!(cj.status.active[0].kind, "Job");
-    assert_eq!(cj.status.last_schedule_time.as_deref(), Some("1970-01-01T00:01:00Z"));
-    assert_eq!(events(&mut c, "hello", "SuccessfulCreate"), ["Created job hello-1"]);
+    assert_eq!(
+        cj.status.last_schedule_time.as_deref(),
+        Some("1970-01-01T00:01:00Z")
+    );
+    assert_eq!(
+        events(&mut c, "hello", "SuccessfulCreate"),
+        ["Created job hello-1"]
+    );
 }
 
 #[test]
@@ -181,7 +204,8 @@ fn missed_schedules_resume_the_most_recent_and_warn_past_100() {
 #[test]
 fn missing_active_job_is_dropped() {
     let mut c = cluster();
-    c.apply(cron_job("gone", serde_json::json!({}))).expect("create");
+    c.apply(cron_job("gone", serde_json::json!({})))
+        .expect("create");
     run_to(&mut c, 61);
     c.api()
         .delete(

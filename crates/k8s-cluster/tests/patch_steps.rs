@@ -102,9 +102,15 @@ spec:
         ),
         OutputFormat::Text,
     );
-    assert!(out.stdout.contains("t=1 step: deployment.apps/web patched\n"), "{}", out.stdout);
     assert!(
-        out.stdout.contains("t=2 step: deployment.apps/web patched (no change)\n"),
+        out.stdout
+            .contains("t=1 step: deployment.apps/web patched\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("t=2 step: deployment.apps/web patched (no change)\n"),
         "{}",
         out.stdout
     );
@@ -135,9 +141,8 @@ spec:
         OutputFormat::Text,
     );
     assert!(
-        out.stdout.contains(
-            "spec.replicas: Invalid value: -1: must be greater than or equal to 0"
-        ),
+        out.stdout
+            .contains("spec.replicas: Invalid value: -1: must be greater than or equal to 0"),
         "{}",
         out.stdout
     );
@@ -175,7 +180,10 @@ spec:
         .filter(|o| o["kind"] == "ReplicaSet")
         .collect();
     assert_eq!(rss.len(), 2);
-    assert_eq!(d["metadata"]["annotations"]["deployment.kubernetes.io/revision"], "2");
+    assert_eq!(
+        d["metadata"]["annotations"]["deployment.kubernetes.io/revision"],
+        "2"
+    );
 }
 
 #[test]
@@ -270,9 +278,68 @@ spec:
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("two.yaml");
     std::fs::write(&path, text).unwrap();
-    let err = run_file(&path, &RunOptions::default()).unwrap_err().to_string();
+    let err = run_file(&path, &RunOptions::default())
+        .unwrap_err()
+        .to_string();
     assert!(
         err.contains("spec.steps[0]: a step needs exactly one action, found 2"),
         "{err}"
+    );
+}
+
+#[test]
+fn patch_removes_a_scheduling_gate_and_resumes_a_job() {
+    let out = run(
+        &format!(
+            "{NODE}apiVersion: v1
+kind: Pod
+metadata: {{name: gated}}
+spec:
+  schedulingGates: [{{name: example.com/quota}}]
+  containers: [{{name: app, image: app}}]
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {{name: later}}
+spec:
+  suspend: true
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{{name: work, image: busybox}}]
+---
+apiVersion: sim.k8s-mini.io/v1alpha1
+kind: Scenario
+metadata: {{name: t}}
+spec:
+  ticks: 12
+  steps:
+  - at: 5
+    patch: {{kind: Pod, name: gated, merge: {{spec: {{schedulingGates: null}}}}}}
+  - at: 5
+    patch: {{kind: Job, name: later, merge: {{spec: {{suspend: false}}}}}}
+  expect:
+  - at: 4
+    pod: {{name: gated, nodeName: '', status: SchedulingGated}}
+  - at: 4
+    job: {{name: later, active: 0, condition: Suspended}}
+  - at: 5
+    pod: {{name: gated, nodeName: n1}}
+  - at: 5
+    job: {{name: later, active: 1}}
+"
+        ),
+        OutputFormat::Text,
+    );
+    assert_eq!(out.failures, 0, "{}", out.stdout);
+    assert!(
+        out.stdout.contains("t=5 step: pod/gated patched\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("t=5 step: job.batch/later patched\n"),
+        "{}",
+        out.stdout
     );
 }

@@ -23,9 +23,9 @@ use k8s_types::informer::{Delta, SharedInformerFactory};
 use k8s_types::workqueue::WorkQueue;
 use k8s_types::Tick;
 
+use crate::cronjob::CronJobController;
 use crate::deployment::DeploymentController;
 use crate::garbage_collector::GarbageCollector;
-use crate::cronjob::CronJobController;
 use crate::job::JobController;
 use crate::pod_gc::PodGarbageCollector;
 use crate::replica_set::ReplicaSetController;

@@ -64,7 +64,9 @@ fn validate_cron_job_spec(spec: &CronJobSpec, old: Option<&CronJobSpec>, path: &
     }
     let cp_path = child(path, "concurrencyPolicy");
     match spec.concurrency_policy.as_str() {
-        concurrency_policies::ALLOW | concurrency_policies::FORBID | concurrency_policies::REPLACE => {}
+        concurrency_policies::ALLOW
+        | concurrency_policies::FORBID
+        | concurrency_policies::REPLACE => {}
         "" => errs.push(FieldError::required(&cp_path, "")),
         other => errs.push(FieldError::not_supported(
             &cp_path,
@@ -246,7 +248,8 @@ mod tests {
         }
         assert!(got
             .iter()
-            .any(|g| g.contains("metadata.name") && g.ends_with("must be no more than 52 characters")));
+            .any(|g| g.contains("metadata.name")
+                && g.ends_with("must be no more than 52 characters")));
     }
 
     #[test]
@@ -257,7 +260,9 @@ mod tests {
         ));
         let mut cj = cron_job("a", "* * * * *");
         cj.spec.time_zone = Some("Local".into());
-        assert!(messages(&validate_cron_job_create(&cj))[0].contains("must be an explicit time zone"));
+        assert!(
+            messages(&validate_cron_job_create(&cj))[0].contains("must be an explicit time zone")
+        );
         let mut cj = cron_job("a", "* * * * *");
         cj.spec.job_template.spec.template.spec.restart_policy = Some("Always".into());
         assert!(messages(&validate_cron_job_create(&cj)).contains(
@@ -266,8 +271,14 @@ mod tests {
         let mut cj = cron_job("a", "");
         cj.spec.concurrency_policy = String::new();
         let got = messages(&validate_cron_job_create(&cj));
-        assert!(got.contains(&"spec.schedule: Required value".to_string()), "{got:?}");
-        assert!(got.contains(&"spec.concurrencyPolicy: Required value".to_string()), "{got:?}");
+        assert!(
+            got.contains(&"spec.schedule: Required value".to_string()),
+            "{got:?}"
+        );
+        assert!(
+            got.contains(&"spec.concurrencyPolicy: Required value".to_string()),
+            "{got:?}"
+        );
     }
 
     #[test]

@@ -109,8 +109,7 @@ impl Controller for CronJobController {
                 let old = change.old.as_deref().and_then(CronJob::from_object_ref);
                 let new = change.new.as_deref().and_then(CronJob::from_object_ref);
                 if let (Some(o), Some(n)) = (old, new) {
-                    if o.spec.schedule != n.spec.schedule || o.spec.time_zone != n.spec.time_zone
-                    {
+                    if o.spec.schedule != n.spec.schedule || o.spec.time_zone != n.spec.time_zone {
                         self.schedule_changed.insert(change.key.clone());
                     }
                 }

@@ -49,7 +49,14 @@ fn go_quote(s: &str) -> String {
 }
 
 impl CronJobController {
-    fn event(&mut self, api: &mut dyn ApiClient, cj: &CronJob, type_: &str, reason: &str, msg: String) {
+    fn event(
+        &mut self,
+        api: &mut dyn ApiClient,
+        cj: &CronJob,
+        type_: &str,
+        reason: &str,
+        msg: String,
+    ) {
         let obj = Object::CronJob(cj.clone());
         self.events.record(api, &obj, type_, reason, msg);
     }
@@ -90,7 +97,12 @@ impl CronJobController {
 
     /// Upstream `cleanupFinishedJobs`: finished Jobs beyond each history limit are deleted,
     /// oldest start first.
-    fn cleanup_finished_jobs(&mut self, api: &mut dyn ApiClient, cj: &mut CronJob, jobs: &[Job]) -> bool {
+    fn cleanup_finished_jobs(
+        &mut self,
+        api: &mut dyn ApiClient,
+        cj: &mut CronJob,
+        jobs: &[Job],
+    ) -> bool {
         let (ok_limit, failed_limit) = (
             cj.spec.successful_jobs_history_limit,
             cj.spec.failed_jobs_history_limit,
@@ -141,8 +153,19 @@ impl CronJobController {
     /// removes its pods) and its active-list entry.
     fn delete_job(&mut self, api: &mut dyn ApiClient, cj: &mut CronJob, job: &Job) -> bool {
         let ns = job.metadata.namespace().to_string();
-        if let Err(e) = api.delete(&Kind::Job, &ns, &job.metadata.name, DeleteOptions::default()) {
-            self.event(api, cj, WARNING, "FailedDelete", format!("Deleted job: {}", e.message));
+        if let Err(e) = api.delete(
+            &Kind::Job,
+            &ns,
+            &job.metadata.name,
+            DeleteOptions::default(),
+        ) {
+            self.event(
+                api,
+                cj,
+                WARNING,
+                "FailedDelete",
+                format!("Deleted job: {}", e.message),
+            );
             return false;
         }
         delete_from_active_list(cj, job.metadata.uid.as_deref().unwrap_or_default());
@@ -152,7 +175,12 @@ impl CronJobController {
     }
 
     /// Upstream `syncCronJob`.
-    fn sync_cron_job(&mut self, api: &mut dyn ApiClient, cj: &mut CronJob, jobs: &[Job]) -> Outcome {
+    fn sync_cron_job(
+        &mut self,
+        api: &mut dyn ApiClient,
+        cj: &mut CronJob,
+        jobs: &[Job],
+    ) -> Outcome {
         let now = api.now() as i64;
         let mut update = false;
         for j in jobs {
@@ -160,7 +188,8 @@ impl CronJobController {
             let found = in_active_list(cj, &uid);
             let finished = finished_status(j);
             if !found && finished.is_none() {
-                let fresh: CronJob = match api.get_typed(cj.metadata.namespace(), &cj.metadata.name) {
+                let fresh: CronJob = match api.get_typed(cj.metadata.namespace(), &cj.metadata.name)
+                {
                     Ok(c) => c,
                     Err(e) => return Outcome::err(update, e),
                 };
@@ -185,14 +214,20 @@ impl CronJobController {
                 }
                 if condition == job_conditions::COMPLETE {
                     let completion = j.status.completion_time.as_deref().and_then(timestamp_tick);
-                    let last = cj.status.last_successful_time.as_deref().and_then(timestamp_tick);
+                    let last = cj
+                        .status
+                        .last_successful_time
+                        .as_deref()
+                        .and_then(timestamp_tick);
                     let later = match (completion, last) {
                         (_, None) => true,
                         (Some(c), Some(l)) => c > l,
                         (None, Some(_)) => false,
                     };
                     if later {
-                        cj.status.last_successful_time.clone_from(&j.status.completion_time);
+                        cj.status
+                            .last_successful_time
+                            .clone_from(&j.status.completion_time);
                         update = true;
                     }
                 }
@@ -202,7 +237,10 @@ impl CronJobController {
         // Active Jobs that no longer exist (asked of the apiserver, not the informer).
         let active = cj.status.active.clone();
         for r in &active {
-            if jobs.iter().any(|j| j.metadata.uid.as_deref() == Some(r.uid.as_str())) {
+            if jobs
+                .iter()
+                .any(|j| j.metadata.uid.as_deref() == Some(r.uid.as_str()))
+            {
                 continue;
             }
             match api.get(&Kind::Job, &r.namespace, &r.name) {
@@ -242,7 +280,10 @@ impl CronJobController {
         let sched = match Schedule::parse(&cj.spec.schedule, cj.spec.time_zone.as_deref()) {
             Ok(s) => s,
             Err(e) => {
-                let msg = format!("unparseable schedule: {} : {e}", go_quote(&cj.spec.schedule));
+                let msg = format!(
+                    "unparseable schedule: {} : {e}",
+                    go_quote(&cj.spec.schedule)
+                );
                 self.event(api, cj, WARNING, "UnparseableSchedule", msg);
                 return Outcome::new(None, update);
             }
@@ -278,7 +319,9 @@ impl CronJobController {
         {
             return Outcome::new(next(cj), update);
         }
-        if cj.spec.concurrency_policy == concurrency_policies::FORBID && !cj.status.active.is_empty() {
+        if cj.spec.concurrency_policy == concurrency_policies::FORBID
+            && !cj.status.active.is_empty()
+        {
             let msg = "Not starting job because prior execution is running and concurrency policy is Forbid".to_string();
             self.event(api, cj, NORMAL, "JobAlreadyActive", msg);
             return Outcome::new(next(cj), update);
@@ -288,7 +331,13 @@ impl CronJobController {
                 let job: Job = match api.get_typed(&r.namespace, &r.name) {
                     Ok(j) => j,
                     Err(e) => {
-                        self.event(api, cj, WARNING, "FailedGet", format!("Get job: {}", e.message));
+                        self.event(
+                            api,
+                            cj,
+                            WARNING,
+                            "FailedGet",
+                            format!("Get job: {}", e.message),
+                        );
                         return Outcome::err(update, e);
                     }
                 };
@@ -324,7 +373,13 @@ impl CronJobController {
                 existing
             }
             Err(e) => {
-                self.event(api, cj, WARNING, "FailedCreate", format!("Error creating job: {}", e.message));
+                self.event(
+                    api,
+                    cj,
+                    WARNING,
+                    "FailedCreate",
+                    format!("Error creating job: {}", e.message),
+                );
                 return Outcome::err(update, e);
             }
         };

@@ -277,7 +277,9 @@ fn must_parse_int(expr: &str) -> Result<u32, String> {
         ));
     }
     let n: i64 = expr.parse().map_err(|_| {
-        format!("failed to parse int from {expr}: strconv.Atoi: parsing \"{expr}\": value out of range")
+        format!(
+            "failed to parse int from {expr}: strconv.Atoi: parsing \"{expr}\": value out of range"
+        )
     })?;
     if n < 0 {
         return Err(format!("negative number ({n}) not allowed: {expr}"));
@@ -446,12 +448,27 @@ mod tests {
     fn robfig_errors() {
         let err = |s: &str| Schedule::parse(s, None).unwrap_err();
         assert_eq!(err(""), "empty spec string");
-        assert_eq!(err("* * * *"), "expected exactly 5 fields, found 4: [* * * *]");
-        assert_eq!(err("60 * * * *"), "end of range (60) above maximum (59): 60");
+        assert_eq!(
+            err("* * * *"),
+            "expected exactly 5 fields, found 4: [* * * *]"
+        );
+        assert_eq!(
+            err("60 * * * *"),
+            "end of range (60) above maximum (59): 60"
+        );
         assert_eq!(err("* * * * 7"), "end of range (7) above maximum (6): 7");
-        assert_eq!(err("* * 0 * *"), "beginning of range (0) below minimum (1): 0");
-        assert_eq!(err("5-1 * * * *"), "beginning of range (5) beyond end of range (1): 5-1");
-        assert_eq!(err("*/0 * * * *"), "step of range should be a positive number: */0");
+        assert_eq!(
+            err("* * 0 * *"),
+            "beginning of range (0) below minimum (1): 0"
+        );
+        assert_eq!(
+            err("5-1 * * * *"),
+            "beginning of range (5) beyond end of range (1): 5-1"
+        );
+        assert_eq!(
+            err("*/0 * * * *"),
+            "step of range should be a positive number: */0"
+        );
         assert_eq!(err("1-2-3 * * * *"), "too many hyphens: 1-2-3");
         assert_eq!(
             err("L * * * *"),
