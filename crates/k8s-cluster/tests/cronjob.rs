@@ -225,3 +225,52 @@ fn missing_active_job_is_dropped() {
         ["Active job went missing: gone-1"]
     );
 }
+
+#[test]
+fn a_dump_lists_jobs_before_their_cron_job() {
+    // `kubectl get jobs,cronjobs -o yaml` order: the Job first, owned by the CronJob's old uid.
+    // CronJobs are created before Jobs, so the owner reference is remapped to the new uid.
+    let text = "apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {capacity: {cpu: '4', memory: 8Gi, pods: '110'}}
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: nightly-5
+  ownerReferences: [{apiVersion: batch/v1, kind: CronJob, name: nightly, uid: old-cj, controller: true}]
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: work, image: busybox}]
+---
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: nightly, uid: old-cj}
+spec:
+  schedule: '0 3 * * *'
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          containers: [{name: work, image: busybox}]
+---
+apiVersion: sim.k8s-mini.io/v1alpha1
+kind: Scenario
+metadata: {name: t}
+spec:
+  ticks: 5
+  expect:
+  - cronJob: {name: nightly, jobs: [nightly-5]}
+";
+    let dir = std::env::temp_dir().join(format!("k8s-mini-cronjob-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join("dump.yaml");
+    std::fs::write(&path, text).expect("write");
+    let out = k8s_cluster::run_file(&path, &k8s_cluster::RunOptions::default()).expect("loads");
+    assert_eq!(out.failures, 0, "{}", out.stdout);
+    assert!(!out.stderr.contains("outside"), "{}", out.stderr);
+}

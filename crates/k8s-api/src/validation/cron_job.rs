@@ -56,7 +56,7 @@ fn validate_cron_job_spec(spec: &CronJobSpec, old: Option<&CronJobSpec>, path: &
     if let Some(s) = spec.starting_deadline_seconds {
         errs.extend(nonnegative(&child(path, "startingDeadlineSeconds"), s));
     }
-    if old.map_or(true, |o| o.time_zone != spec.time_zone) {
+    if old.is_none_or(|o| o.time_zone != spec.time_zone) {
         errs.extend(validate_time_zone(
             spec.time_zone.as_deref(),
             &child(path, "timeZone"),
