@@ -48,6 +48,22 @@ pub(crate) fn decode_steps(
                 message: format!("a step needs exactly one action, found {n_actions}"),
             });
         }
+        if let Some(p) = &step.patch {
+            let bad = |field: &str, message: String| ManifestError {
+                source_loc: source.clone(),
+                path: format!("spec.steps[{i}].patch.{field}"),
+                message,
+            };
+            if kind_by_name(&p.kind).is_none() {
+                return Err(bad(
+                    "kind",
+                    format!("unknown kind {:?} (a patch needs a simulated kind)", p.kind),
+                ));
+            }
+            if !p.merge.is_mapping() {
+                return Err(bad("merge", "a merge patch must be a map".into()));
+            }
+        }
         let apply = match &step.apply {
             Some(v) => {
                 manifest::decode_inline(v.clone(), source, &format!("spec.steps[{i}].apply"))?

@@ -343,3 +343,29 @@ spec:
         out.stdout
     );
 }
+
+#[test]
+fn a_patch_of_an_unknown_kind_is_bad_input() {
+    let text = format!(
+        "{NODE}apiVersion: sim.k8s-mini.io/v1alpha1
+kind: Scenario
+metadata: {{name: t}}
+spec:
+  steps:
+  - at: 1
+    patch: {{kind: Deploymnet, name: web, merge: {{spec: {{replicas: 2}}}}}}
+"
+    );
+    let dir =
+        std::env::temp_dir().join(format!("k8s-mini-patch-steps-kind-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("kind.yaml");
+    std::fs::write(&path, text).unwrap();
+    let err = run_file(&path, &RunOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("spec.steps[0].patch.kind: unknown kind \"Deploymnet\""),
+        "{err}"
+    );
+}
