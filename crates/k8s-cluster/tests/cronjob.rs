@@ -274,3 +274,44 @@ spec:
     assert_eq!(out.failures, 0, "{}", out.stdout);
     assert!(!out.stderr.contains("outside"), "{}", out.stderr);
 }
+
+#[test]
+fn a_new_schedule_waits_for_its_next_time() {
+    // Daily at midnight, created at 0; at 200 the schedule becomes */1. Upstream's updateCronJob
+    // requeues the key for the next time of the new schedule (nextScheduleTimeDuration: 60, 120
+    // and 180 were "missed" since creation, the most recent is 180, the next 240) instead of
+    // syncing now, so the first Job is for 240 (minute 4), not the missed 180 at once.
+    let mut c = cluster();
+    c.apply(cron_job(
+        "moved",
+        serde_json::json!({"schedule": "0 0 * * *"}),
+    ))
+    .expect("create");
+    run_to(&mut c, 199);
+    let mut cj: CronJob = c.api().get_typed("default", "moved").expect("get");
+    cj.spec.schedule = "*/1 * * * *".into();
+    c.api().update_typed(cj).expect("update");
+    run_to(&mut c, 239);
+    assert!(jobs(&mut c).is_empty());
+    run_to(&mut c, 240);
+    let names: Vec<String> = jobs(&mut c).into_iter().map(|j| j.metadata.name).collect();
+    assert_eq!(names, ["moved-4"]);
+}
+
+#[test]
+fn a_tz_prefix_is_refused_on_update_of_an_object_without_one() {
+    let mut c = cluster();
+    c.apply(cron_job("tz", serde_json::json!({})))
+        .expect("create");
+    run_to(&mut c, 10);
+    let mut cj: CronJob = c.api().get_typed("default", "tz").expect("get");
+    cj.spec.schedule = "TZ=Mars/Olympus */1 * * * *".into();
+    let err = c.api().update_typed(cj).unwrap_err();
+    // Validation refuses the prefix on an object that had none (upstream validateScheduleFormat).
+    assert!(
+        err.message
+            .contains("cannot use TZ or CRON_TZ in schedule, use timeZone field instead"),
+        "{}",
+        err.message
+    );
+}
