@@ -267,7 +267,7 @@ fn behavior_line_path(path: &str) -> String {
     }
 }
 
-/// Checks the `sim.k8s-mini.io/behavior` annotation of a Pod or of a Deployment's / ReplicaSet's / Job's / DaemonSet's
+/// Checks the `sim.k8s-mini.io/behavior` annotation of a Pod or of a Deployment's / ReplicaSet's / Job's / DaemonSet's / CronJob's
 /// pod template against its containers (`docs/scenario-format.md`). The error's path runs from the
 /// object's root into the annotation's value, e.g.
 /// `metadata.annotations[sim.k8s-mini.io/behavior].containers.app.runs[0].exitCode`.
@@ -293,6 +293,11 @@ fn check_behavior(obj: &Object) -> Result<(), (String, String)> {
             "spec.template.",
             &d.spec.template.metadata,
             &d.spec.template.spec,
+        ),
+        Object::CronJob(cj) => (
+            "spec.jobTemplate.spec.template.",
+            &cj.spec.job_template.spec.template.metadata,
+            &cj.spec.job_template.spec.template.spec,
         ),
         _ => return Ok(()),
     };
@@ -558,10 +563,24 @@ fn decode_typed(kind: &Kind, input: &Input<'_>) -> Result<Object, PartialError> 
         Kind::Deployment => Object::Deployment(decode(input)?),
         Kind::Job => Object::Job(decode(input)?),
         Kind::DaemonSet => Object::DaemonSet(decode(input)?),
+        Kind::CronJob => Object::CronJob(decode(input)?),
         Kind::PriorityClass => Object::PriorityClass(decode(input)?),
         Kind::Event => Object::Event(decode(input)?),
         Kind::PodGroup => Object::PodGroup(decode(input)?),
         Kind::Other { namespaced, .. } => Object::Other(decode(input)?, *namespaced),
+    })
+}
+
+/// Decodes an object of `kind` from JSON (a `patch` step's patched object). The error is
+/// `<field path>: <message>`.
+pub(crate) fn decode_object_json(kind: &Kind, value: serde_json::Value) -> Result<Object, String> {
+    let value: serde_yaml::Value = serde_yaml::to_value(value).map_err(|e| e.to_string())?;
+    decode_typed(kind, &Input::Value(value)).map_err(|e| {
+        if e.path.is_empty() {
+            e.message
+        } else {
+            format!("{}: {}", e.path, e.message)
+        }
     })
 }
 

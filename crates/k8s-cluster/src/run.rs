@@ -268,7 +268,7 @@ fn rank(o: &Object) -> u8 {
         Object::Node(_) => 2,
         Object::Deployment(_) => 3,
         Object::ReplicaSet(_) | Object::DaemonSet(_) => 4,
-        Object::PodGroup(_) => 5,
+        Object::PodGroup(_) | Object::CronJob(_) => 5,
         _ => 6,
     }
 }

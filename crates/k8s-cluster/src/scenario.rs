@@ -173,6 +173,54 @@ pub struct Step {
     /// Mark a device of a node's device plugin unhealthy (`healthy: false`) or healthy again.
     #[serde(default)]
     pub device_health: Option<DeviceHealthStep>,
+    /// `kubectl patch <kind> <name> --type merge -p <patch>`.
+    #[serde(default)]
+    pub patch: Option<PatchStep>,
+    /// `kubectl rollout restart deployment/<name>`.
+    #[serde(default)]
+    pub rollout_restart: Option<RolloutRestartStep>,
+    /// `kubectl create job <name> --from=cronjob/<cronJob>`.
+    #[serde(default)]
+    pub create_job_from_cron_job: Option<CreateJobFromCronJobStep>,
+}
+
+/// `patch`: a JSON merge patch (RFC 7386, `kubectl patch --type merge`) on any typed object.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PatchStep {
+    /// Kind, e.g. `Deployment`, `CronJob`, `Pod`.
+    pub kind: String,
+    /// Namespace (default `default`; ignored for cluster-scoped kinds).
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// Object name.
+    pub name: String,
+    /// The merge patch: maps merge key by key, `null` removes a key, anything else replaces.
+    pub merge: serde_yaml::Value,
+}
+
+/// `rolloutRestart`: `kubectl rollout restart deployment/<deployment>`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RolloutRestartStep {
+    /// Deployment name.
+    pub deployment: String,
+    /// Namespace (default `default`).
+    #[serde(default)]
+    pub namespace: Option<String>,
+}
+
+/// `createJobFromCronJob`: `kubectl create job <name> --from=cronjob/<cronJob>`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreateJobFromCronJobStep {
+    /// The new Job's name.
+    pub name: String,
+    /// The CronJob whose job template is used.
+    pub cron_job: String,
+    /// Namespace (default `default`).
+    #[serde(default)]
+    pub namespace: Option<String>,
 }
 
 /// `delete`: by name, or every object of the kind matching a label selector (at most `count`, in
@@ -313,6 +361,9 @@ pub struct Expectation {
     /// A DaemonSet's status counts.
     #[serde(default)]
     pub daemon_set: Option<DaemonSetExpectation>,
+    /// A CronJob's status and Jobs.
+    #[serde(default)]
+    pub cron_job: Option<CronJobExpectation>,
     /// Events by reason.
     #[serde(default)]
     pub events: Option<EventsExpectation>,
@@ -594,6 +645,29 @@ pub struct EventsExpectation {
     pub min_count: Option<usize>,
 }
 
+/// `cronJob`: a CronJob's status and the Jobs it controls.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CronJobExpectation {
+    /// Name.
+    pub name: String,
+    /// Namespace (default `default`).
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// Names in `status.active`, in order.
+    #[serde(default)]
+    pub active: Option<Vec<String>>,
+    /// Names of the Jobs whose controller is the CronJob, in name order.
+    #[serde(default)]
+    pub jobs: Option<Vec<String>>,
+    /// `status.lastScheduleTime` (RFC 3339; `""` when unset).
+    #[serde(default)]
+    pub last_schedule_time: Option<String>,
+    /// `status.lastSuccessfulTime` (RFC 3339; `""` when unset).
+    #[serde(default)]
+    pub last_successful_time: Option<String>,
+}
+
 impl Expectation {
     /// The number of checks this expectation names (it must be exactly one).
     pub fn n_checks(&self) -> usize {
@@ -607,6 +681,7 @@ impl Expectation {
             self.deployment.is_some(),
             self.job.is_some(),
             self.daemon_set.is_some(),
+            self.cron_job.is_some(),
             self.events.is_some(),
         ]
         .iter()

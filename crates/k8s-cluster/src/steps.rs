@@ -3,8 +3,10 @@
 
 use k8s_types::apiserver::{ApiExt, DeleteOptions};
 use k8s_types::apps::{DaemonSet, Deployment, PodTemplateSpec, ReplicaSet};
+use k8s_types::batch::{CronJob, Job, CRONJOB_INSTANTIATE_ANNOTATION};
 use k8s_types::core::Node;
 use k8s_types::labels::LabelSelector;
+use k8s_types::meta::{ObjectMeta, OwnerReference};
 use k8s_types::object::{Kind, Object};
 
 use crate::cluster::Cluster;
@@ -32,6 +34,9 @@ pub(crate) fn decode_steps(
             step.uncordon.is_some(),
             step.device_health.is_some(),
             step.taint.is_some(),
+            step.patch.is_some(),
+            step.rollout_restart.is_some(),
+            step.create_job_from_cron_job.is_some(),
         ]
         .iter()
         .filter(|b| **b)
@@ -54,6 +59,22 @@ pub(crate) fn decode_steps(
                         "setImage needs exactly one of deployment and daemonset, found {targets}"
                     ),
                 });
+            }
+        }
+        if let Some(p) = &step.patch {
+            let bad = |field: &str, message: String| ManifestError {
+                source_loc: source.clone(),
+                path: format!("spec.steps[{i}].patch.{field}"),
+                message,
+            };
+            if kind_by_name(&p.kind).is_none() {
+                return Err(bad(
+                    "kind",
+                    format!("unknown kind {:?} (a patch needs a simulated kind)", p.kind),
+                ));
+            }
+            if !p.merge.is_mapping() {
+                return Err(bad("merge", "a merge patch must be a map".into()));
             }
         }
         let apply = match &step.apply {
@@ -226,7 +247,142 @@ pub(crate) fn run_step(cluster: &mut Cluster, rs: &ReadyStep) -> Result<String, 
             if h.healthy { "Healthy" } else { "Unhealthy" }
         ));
     }
+    if let Some(p) = &step.patch {
+        return patch(cluster, p);
+    }
+    if let Some(r) = &step.rollout_restart {
+        return rollout_restart(cluster, &r.deployment, &ns(&r.namespace));
+    }
+    if let Some(c) = &step.create_job_from_cron_job {
+        return create_job_from_cron_job(cluster, &c.name, &c.cron_job, &ns(&c.namespace));
+    }
     Err("empty step".into())
+}
+
+/// kubectl's name of an object: `<kind>.<group>/<name>`, or `<kind>/<name>` for the core group
+/// (`deployment.apps/web`, `pod/web-1`).
+fn kubectl_name(kind: &Kind, name: &str) -> String {
+    let kind_name = kind.name().to_ascii_lowercase();
+    match kind.group() {
+        "" => format!("{kind_name}/{name}"),
+        g => format!("{kind_name}.{g}/{name}"),
+    }
+}
+
+/// RFC 7386 JSON merge patch: a map patch merges key by key (`null` removes the key, creating
+/// maps where the target has none), anything else replaces the target.
+pub(crate) fn merge_patch(target: &mut serde_json::Value, patch: &serde_json::Value) {
+    let serde_json::Value::Object(p) = patch else {
+        *target = patch.clone();
+        return;
+    };
+    if !target.is_object() {
+        *target = serde_json::Value::Object(serde_json::Map::new());
+    }
+    if let serde_json::Value::Object(t) = target {
+        for (k, v) in p {
+            if v.is_null() {
+                t.remove(k);
+            } else {
+                merge_patch(t.entry(k.clone()).or_insert(serde_json::Value::Null), v);
+            }
+        }
+    }
+}
+
+/// `kubectl patch <kind> <name> --type merge -p <patch>`: the stored object, patched, decoded
+/// again and written with an update (so defaulting, admission and validation apply, and the
+/// status is kept by the kind's strategy). kubectl prints `<kind>.<group>/<name> patched`, or
+/// `patched (no change)` when the patch changes nothing.
+fn patch(cluster: &mut Cluster, p: &crate::scenario::PatchStep) -> Result<String, String> {
+    let kind = kind_by_name(&p.kind).ok_or_else(|| format!("unknown kind {:?}", p.kind))?;
+    let namespace = if kind.namespaced() {
+        p.namespace.clone().unwrap_or_else(|| "default".into())
+    } else {
+        String::new()
+    };
+    let current = cluster
+        .api_ref()
+        .get(&kind, &namespace, &p.name)
+        .map_err(|e| e.message)?;
+    let before = current.to_json();
+    let mut after = before.clone();
+    let patch_json = serde_json::to_value(&p.merge).map_err(|e| format!("invalid patch: {e}"))?;
+    merge_patch(&mut after, &patch_json);
+    let name = kubectl_name(&kind, &p.name);
+    if after == before {
+        return Ok(format!("{name} patched (no change)"));
+    }
+    let obj = manifest::decode_object_json(&kind, after)
+        .map_err(|e| format!("unable to decode the patched {name}: {e}"))?;
+    cluster.api().update(obj).map_err(|e| e.message)?;
+    Ok(format!("{name} patched"))
+}
+
+/// kubectl's `kubectl.kubernetes.io/restartedAt` pod-template annotation.
+pub(crate) const RESTARTED_AT_ANNOTATION: &str = "kubectl.kubernetes.io/restartedAt";
+
+/// `kubectl rollout restart deployment/<name>` (kubectl `polymorphichelpers.defaultObjectRestarter`):
+/// refuses a paused Deployment, else sets the pod template's `kubectl.kubernetes.io/restartedAt`
+/// to the current time (RFC 3339 of the tick; kubectl uses the local clock), which makes a new
+/// ReplicaSet and a rollout.
+fn rollout_restart(cluster: &mut Cluster, name: &str, namespace: &str) -> Result<String, String> {
+    let now = cluster.now();
+    let api = cluster.api();
+    let mut d: Deployment = api.get_typed(namespace, name).map_err(|e| e.message)?;
+    if d.spec.paused {
+        return Err("can't restart paused deployment (run rollout resume first)".into());
+    }
+    d.spec.template.metadata.annotations.insert(
+        RESTARTED_AT_ANNOTATION.to_string(),
+        k8s_types::meta::tick_timestamp(now),
+    );
+    api.update_typed(d).map_err(|e| e.message)?;
+    Ok(format!("deployment.apps/{name} restarted"))
+}
+
+/// `kubectl create job <name> --from=cronjob/<cron_job>` (kubectl `createJobFromCronJob`): the
+/// job template's labels, annotations plus `cronjob.kubernetes.io/instantiate: manual`, and
+/// spec, owned by the CronJob as controller (without `blockOwnerDeletion`, as kubectl).
+fn create_job_from_cron_job(
+    cluster: &mut Cluster,
+    name: &str,
+    cron_job: &str,
+    namespace: &str,
+) -> Result<String, String> {
+    let api = cluster.api();
+    let cj: CronJob = api.get_typed(namespace, cron_job).map_err(|e| e.message)?;
+    let mut annotations = std::collections::BTreeMap::new();
+    annotations.insert(
+        CRONJOB_INSTANTIATE_ANNOTATION.to_string(),
+        "manual".to_string(),
+    );
+    for (k, v) in &cj.spec.job_template.metadata.annotations {
+        annotations.insert(k.clone(), v.clone());
+    }
+    let job = Job {
+        api_version: "batch/v1".into(),
+        kind: "Job".into(),
+        metadata: ObjectMeta {
+            name: name.to_string(),
+            namespace: Some(namespace.to_string()),
+            annotations,
+            labels: cj.spec.job_template.metadata.labels.clone(),
+            owner_references: vec![OwnerReference {
+                api_version: "batch/v1".into(),
+                kind: "CronJob".into(),
+                name: cj.metadata.name.clone(),
+                uid: cj.metadata.uid.clone().unwrap_or_default(),
+                controller: Some(true),
+                block_owner_deletion: None,
+            }],
+            ..Default::default()
+        },
+        spec: cj.spec.job_template.spec.clone(),
+        status: Default::default(),
+    };
+    api.create_typed(job).map_err(|e| e.message)?;
+    Ok(format!("job.batch/{name} created"))
 }
 
 fn kind_by_name(name: &str) -> Option<Kind> {

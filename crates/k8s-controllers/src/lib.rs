@@ -2,7 +2,8 @@
 //!
 //! - [`ControllerManager`]: one set of shared informers for every controller, and per controller a
 //!   work queue fed by its event handlers and drained by its sync handler, one turn per tick, in
-//!   order (taint eviction, pod GC, Deployment, ReplicaSet, DaemonSet, Job, TTL-after-finished, garbage collector by default).
+//!   order (taint eviction, pod GC, Deployment, ReplicaSet, DaemonSet, CronJob, Job, TTL-after-finished, garbage collector by
+//!   default).
 //! - [`expectations`]: upstream's `ControllerExpectations` (creations and deletions in flight).
 //! - [`DeploymentController`] (`pkg/controller/deployment`): new/old ReplicaSets per pod template,
 //!   RollingUpdate and Recreate rollouts, scaling, revision history, status and conditions.
@@ -17,6 +18,8 @@
 //!   finalizer-tracked pod counting and upstream's interim and final conditions;
 //!   [`TtlAfterFinishedController`] (`pkg/controller/ttlafterfinished`) deletes finished Jobs after
 //!   `ttlSecondsAfterFinished`.
+//! - [`CronJobController`] (`pkg/controller/cronjob`, v2): Jobs on a cron schedule on the virtual
+//!   clock, concurrency policies, starting deadline, suspend, history limits.
 //! - [`GarbageCollector`] (`pkg/controller/garbagecollector`): background cascading deletion of
 //!   objects whose owners are gone.
 //! - [`PodGarbageCollector`] (`pkg/controller/podgc`) and [`TaintEvictionController`]
@@ -29,6 +32,7 @@
 
 pub mod controller_ref_manager;
 pub mod controller_utils;
+pub mod cronjob;
 pub mod daemon;
 pub mod deployment;
 pub mod expectations;
@@ -41,6 +45,7 @@ pub mod replica_set;
 pub mod taint_eviction;
 pub mod ttl_after_finished;
 
+pub use cronjob::CronJobController;
 pub use daemon::DaemonSetsController;
 pub use deployment::DeploymentController;
 pub use garbage_collector::GarbageCollector;

@@ -23,6 +23,7 @@ use k8s_types::informer::{Delta, SharedInformerFactory};
 use k8s_types::workqueue::WorkQueue;
 use k8s_types::Tick;
 
+use crate::cronjob::CronJobController;
 use crate::daemon::DaemonSetsController;
 use crate::deployment::DeploymentController;
 use crate::garbage_collector::GarbageCollector;
@@ -70,10 +71,11 @@ impl std::fmt::Debug for ControllerManager {
 }
 
 impl ControllerManager {
-    /// The default set, in tick order: taint eviction, pod GC, Deployment, ReplicaSet, DaemonSet, Job,
-    /// TTL-after-finished, garbage collector. The evictors go first so a ReplicaSet replaces what they delete in the same tick;
+    /// The default set, in tick order: taint eviction, pod GC, Deployment, ReplicaSet, DaemonSet,
+    /// CronJob, Job, TTL-after-finished, garbage collector. The evictors go first so a ReplicaSet replaces what they delete in the same tick;
     /// the Deployment controller goes before the ReplicaSet controller so a ReplicaSet it scales gets
-    /// its pods in the same tick.
+    /// its pods in the same tick, and the CronJob controller before the Job controller so a Job it
+    /// creates gets its pods in the same tick.
     pub fn new() -> Self {
         Self::with_external_owners(std::collections::BTreeSet::new())
     }
@@ -87,6 +89,7 @@ impl ControllerManager {
             Box::new(DeploymentController::new()),
             Box::new(ReplicaSetController::new()),
             Box::new(DaemonSetsController::new()),
+            Box::new(CronJobController::new()),
             Box::new(JobController::new()),
             Box::new(TtlAfterFinishedController::new()),
             Box::new(GarbageCollector::with_external_owners(uids)),

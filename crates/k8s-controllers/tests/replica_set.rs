@@ -184,6 +184,7 @@ fn manager_runs_controllers_in_order() {
             "deployment-controller",
             "replicaset-controller",
             "daemonset-controller",
+            "cronjob-controller",
             "job-controller",
             "ttl-after-finished-controller",
             "garbagecollector"

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::apps::{DaemonSet, Deployment, ReplicaSet};
-use crate::batch::Job;
+use crate::batch::{CronJob, Job};
 use crate::core::{Event, Namespace, Node, Pod};
 use crate::meta::ObjectMeta;
 use crate::scheduling::{PodGroup, PriorityClass};
@@ -28,6 +28,8 @@ pub enum Kind {
     Job,
     /// `apps/v1` DaemonSet.
     DaemonSet,
+    /// `batch/v1` CronJob.
+    CronJob,
     /// `scheduling.k8s.io/v1` PriorityClass (cluster-scoped).
     PriorityClass,
     /// `v1` Event.
@@ -47,13 +49,14 @@ pub enum Kind {
 
 impl Kind {
     /// The typed kinds, in the order output lists them.
-    pub const TYPED: [Kind; 10] = [
+    pub const TYPED: [Kind; 11] = [
         Kind::Namespace,
         Kind::PriorityClass,
         Kind::Node,
         Kind::Deployment,
         Kind::ReplicaSet,
         Kind::DaemonSet,
+        Kind::CronJob,
         Kind::Job,
         Kind::PodGroup,
         Kind::Pod,
@@ -70,6 +73,7 @@ impl Kind {
             Kind::Deployment => "Deployment",
             Kind::Job => "Job",
             Kind::DaemonSet => "DaemonSet",
+            Kind::CronJob => "CronJob",
             Kind::PriorityClass => "PriorityClass",
             Kind::Event => "Event",
             Kind::PodGroup => "PodGroup",
@@ -82,7 +86,7 @@ impl Kind {
         match self {
             Kind::Namespace | Kind::Node | Kind::Pod | Kind::Event => "v1",
             Kind::ReplicaSet | Kind::Deployment | Kind::DaemonSet => "apps/v1",
-            Kind::Job => "batch/v1",
+            Kind::Job | Kind::CronJob => "batch/v1",
             Kind::PriorityClass => "scheduling.k8s.io/v1",
             Kind::PodGroup => "scheduling.x-k8s.io/v1alpha1",
             Kind::Other { api_version, .. } => api_version,
@@ -100,6 +104,7 @@ impl Kind {
             Kind::Deployment => "deployments".into(),
             Kind::Job => "jobs".into(),
             Kind::DaemonSet => "daemonsets".into(),
+            Kind::CronJob => "cronjobs".into(),
             Kind::PriorityClass => "priorityclasses".into(),
             Kind::Event => "events".into(),
             Kind::PodGroup => "podgroups".into(),
@@ -152,6 +157,7 @@ impl Kind {
             ("apps/v1", "Deployment") => Kind::Deployment,
             ("batch/v1", "Job") => Kind::Job,
             ("apps/v1", "DaemonSet") => Kind::DaemonSet,
+            ("batch/v1", "CronJob") => Kind::CronJob,
             ("scheduling.k8s.io/v1", "PriorityClass") => Kind::PriorityClass,
             ("scheduling.x-k8s.io/v1alpha1", "PodGroup") => Kind::PodGroup,
             _ => return None,
@@ -193,7 +199,6 @@ pub const UNSIMULATED_BUILTIN_KINDS: &[(&str, bool)] = &[
     ("StorageClass", false),
     ("StatefulSet", true),
     ("ControllerRevision", true),
-    ("CronJob", true),
     ("Ingress", true),
     ("IngressClass", false),
     ("NetworkPolicy", true),
@@ -271,6 +276,8 @@ pub enum Object {
     Job(Job),
     /// A DaemonSet.
     DaemonSet(DaemonSet),
+    /// A CronJob.
+    CronJob(CronJob),
     /// A PriorityClass.
     PriorityClass(PriorityClass),
     /// An Event.
@@ -291,6 +298,7 @@ macro_rules! each_variant {
             Object::Deployment($o) => $e,
             Object::Job($o) => $e,
             Object::DaemonSet($o) => $e,
+            Object::CronJob($o) => $e,
             Object::PriorityClass($o) => $e,
             Object::Event($o) => $e,
             Object::PodGroup($o) => $e,
@@ -320,6 +328,7 @@ impl Object {
             Object::Deployment(_) => Kind::Deployment,
             Object::Job(_) => Kind::Job,
             Object::DaemonSet(_) => Kind::DaemonSet,
+            Object::CronJob(_) => Kind::CronJob,
             Object::PriorityClass(_) => Kind::PriorityClass,
             Object::Event(_) => Kind::Event,
             Object::PodGroup(_) => Kind::PodGroup,
@@ -417,6 +426,7 @@ impl_resource!(ReplicaSet);
 impl_resource!(Deployment);
 impl_resource!(Job);
 impl_resource!(DaemonSet);
+impl_resource!(CronJob);
 impl_resource!(PriorityClass);
 impl_resource!(Event);
 impl_resource!(PodGroup);

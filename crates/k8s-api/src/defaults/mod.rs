@@ -2,6 +2,7 @@
 //! validation (upstream `pkg/apis/core/v1/defaults.go`, `pkg/apis/apps/v1/defaults.go`,
 //! `pkg/apis/scheduling/v1/defaults.go`, `pkg/apis/batch/v1/defaults.go`). Runs on create and on update, first.
 
+pub mod cron_job;
 pub mod daemon_set;
 pub mod deployment;
 pub mod job;
@@ -22,6 +23,7 @@ pub fn apply(obj: &mut Object) {
         Object::ReplicaSet(rs) => replica_set::set_defaults_replica_set(rs),
         Object::Job(j) => job::set_defaults_job(j),
         Object::DaemonSet(ds) => daemon_set::set_defaults_daemon_set(ds),
+        Object::CronJob(cj) => cron_job::set_defaults_cron_job(cj),
         Object::Namespace(ns) => namespace::set_defaults_namespace(ns),
         Object::Node(n) => node::set_defaults_node(n),
         Object::PriorityClass(pc) => priority_class::set_defaults_priority_class(pc),

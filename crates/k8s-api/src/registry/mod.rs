@@ -5,6 +5,7 @@
 //! (`k8s.io/apiserver/pkg/registry/rest/create.go` `BeforeCreate`, `update.go` `BeforeUpdate`) are in
 //! this module.
 
+pub mod cron_job;
 pub mod daemon_set;
 pub mod deployment;
 pub mod job;
@@ -62,6 +63,7 @@ pub fn prepare_for_create(obj: &mut Object, now: Tick, uid: String) {
         Object::ReplicaSet(rs) => replica_set::prepare_for_create(rs),
         Object::Job(j) => job::prepare_for_create(j),
         Object::DaemonSet(ds) => daemon_set::prepare_for_create(ds),
+        Object::CronJob(cj) => cron_job::prepare_for_create(cj),
         Object::Namespace(ns) => namespace::prepare_for_create(ns),
         Object::PodGroup(pg) => pod_group::prepare_for_create(pg),
         Object::Node(_) | Object::PriorityClass(_) | Object::Event(_) | Object::Other(..) => {}
@@ -79,6 +81,7 @@ pub fn prepare_for_update(new: &mut Object, old: &Object) {
         (Object::ReplicaSet(n), Object::ReplicaSet(o)) => replica_set::prepare_for_update(n, o),
         (Object::Job(n), Object::Job(o)) => job::prepare_for_update(n, o),
         (Object::DaemonSet(n), Object::DaemonSet(o)) => daemon_set::prepare_for_update(n, o),
+        (Object::CronJob(n), Object::CronJob(o)) => cron_job::prepare_for_update(n, o),
         (Object::Namespace(n), Object::Namespace(o)) => namespace::prepare_for_update(n, o),
         (Object::Node(n), Object::Node(o)) => node::prepare_for_update(n, o),
         (Object::PodGroup(n), Object::PodGroup(o)) => pod_group::prepare_for_update(n, o),
@@ -104,7 +107,7 @@ fn keep_system_fields(new: &mut Object, old: &Object) {
 ///   `qosClass` is backfilled (upstream `podStatusStrategy`);
 /// - Deployment: annotations from the request, labels stored (the deployment controller writes
 ///   its revision annotation this way);
-/// - ReplicaSet, Job, DaemonSet, Node, Namespace: metadata from the request;
+/// - ReplicaSet, Job, DaemonSet, CronJob, Node, Namespace: metadata from the request;
 /// - PodGroup and untyped kinds (custom resources): only the status (upstream
 ///   `customresource.statusStrategy`);
 /// - PriorityClass, Event (no status subresource): the stored object, unchanged.
@@ -120,6 +123,7 @@ pub fn with_status_from(new: Object, old: &Object) -> Object {
         (Object::ReplicaSet(n), Object::ReplicaSet(o)) => n.spec.clone_from(&o.spec),
         (Object::Job(n), Object::Job(o)) => n.spec.clone_from(&o.spec),
         (Object::DaemonSet(n), Object::DaemonSet(o)) => n.spec.clone_from(&o.spec),
+        (Object::CronJob(n), Object::CronJob(o)) => n.spec.clone_from(&o.spec),
         (Object::Node(n), Object::Node(o)) => n.spec.clone_from(&o.spec),
         (Object::Namespace(n), Object::Namespace(o)) => n.spec.clone_from(&o.spec),
         (Object::PodGroup(n), Object::PodGroup(o)) => {

@@ -113,6 +113,12 @@ fn validate_generated_selector(job: &Job) -> ErrorList {
 
 /// Upstream `validateJobSpec`, at `path` (`spec`).
 pub fn validate_job_spec(spec: &JobSpec, path: &str) -> ErrorList {
+    validate_job_spec_selector(spec, path, true)
+}
+
+/// Upstream `validateJobSpec` (`require_selector: false`, for a CronJob's job template, whose
+/// selector is generated when the Job is created) and `ValidateJobSpec` (`true`).
+pub fn validate_job_spec_selector(spec: &JobSpec, path: &str, require_selector: bool) -> ErrorList {
     let mut errs = Vec::new();
     let opt = |errs: &mut ErrorList, name: &str, v: Option<i64>| {
         if let Some(v) = v {
@@ -212,10 +218,15 @@ pub fn validate_job_spec(spec: &JobSpec, path: &str) -> ErrorList {
     }
     let sel_path = child(path, "selector");
     match &spec.selector {
-        None => errs.push(FieldError::required(&sel_path, "")),
-        Some(sel) => errs.extend(validate_label_selector(sel, &sel_path)),
+        None if require_selector => errs.push(FieldError::required(&sel_path, "")),
+        Some(sel) if require_selector => errs.extend(validate_label_selector(sel, &sel_path)),
+        _ => {}
     }
-    if let Some(sel) = spec.selector.as_ref().filter(|s| selector_converts(s)) {
+    if let Some(sel) = spec
+        .selector
+        .as_ref()
+        .filter(|s| require_selector && selector_converts(s))
+    {
         if !sel.matches(&spec.template.metadata.labels) {
             errs.push(FieldError::invalid(
                 child(path, "template.metadata.labels"),

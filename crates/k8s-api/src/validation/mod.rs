@@ -4,7 +4,7 @@
 //!
 //! Upstream sources: `pkg/apis/core/validation/validation.go` (pods, nodes, namespaces, events),
 //! `pkg/apis/apps/validation/validation.go` (Deployment, ReplicaSet, DaemonSet),
-//! `pkg/apis/batch/validation/validation.go` (Job),
+//! `pkg/apis/batch/validation/validation.go` (Job, CronJob),
 //! `pkg/apis/scheduling/validation/validation.go` (PriorityClass),
 //! `k8s.io/apimachinery/pkg/api/validation/objectmeta.go` (metadata) and the scheduler-plugins
 //! PodGroup CRD schema.
@@ -14,6 +14,7 @@
 //! [`namespace`], [`node`], [`priority_class`], [`pod_group`], [`event`], [`other`].
 
 pub mod affinity;
+pub mod cron_job;
 pub mod daemon_set;
 pub mod deployment;
 pub mod event;
@@ -109,6 +110,7 @@ pub fn validate_create(obj: &Object) -> ErrorList {
         Object::ReplicaSet(rs) => replica_set::validate_replica_set(rs),
         Object::Job(j) => job::validate_job(j),
         Object::DaemonSet(ds) => daemon_set::validate_daemon_set(ds),
+        Object::CronJob(cj) => cron_job::validate_cron_job_create(cj),
         Object::Namespace(ns) => namespace::validate_namespace(ns),
         Object::Node(n) => node::validate_node(n),
         Object::PriorityClass(pc) => priority_class::validate_priority_class(pc),
@@ -133,6 +135,7 @@ pub fn validate_update(new: &Object, old: &Object) -> ErrorList {
         (Object::DaemonSet(n), Object::DaemonSet(o)) => {
             daemon_set::validate_daemon_set_update(n, o)
         }
+        (Object::CronJob(n), Object::CronJob(o)) => cron_job::validate_cron_job_update(n, o),
         (Object::PriorityClass(n), Object::PriorityClass(o)) => {
             priority_class::validate_priority_class_update(n, o)
         }

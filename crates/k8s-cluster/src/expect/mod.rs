@@ -272,6 +272,10 @@ pub fn check(api: &dyn ApiClient, e: &Expectation) -> Vec<CheckResult> {
             Ok(ds) => push(what, check_daemon_set(d, &ds)),
         }
     }
+    if let Some(c) = &e.cron_job {
+        let what = format!("cronJob {}/{}", ns(&c.namespace), c.name);
+        push(what, cron_job::check_cron_job(api, c));
+    }
     if let Some(ev) = &e.events {
         let what = format!("events reason={}", ev.reason);
         let n = api
@@ -654,5 +658,6 @@ fn check_job(j: &crate::scenario::JobExpectation, job: &Job) -> Option<String> {
     (!problems.is_empty()).then(|| problems.join("; "))
 }
 
+mod cron_job;
 #[cfg(test)]
 mod tests;
