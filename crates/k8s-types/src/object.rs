@@ -8,6 +8,7 @@ use crate::apps::{Deployment, ReplicaSet};
 use crate::batch::Job;
 use crate::core::{Event, Namespace, Node, Pod};
 use crate::meta::ObjectMeta;
+use crate::policy::PodDisruptionBudget;
 use crate::scheduling::{PodGroup, PriorityClass};
 
 /// The kinds k8s-mini stores. `Other` is any other kind, kept unstructured (e.g. a Service in a
@@ -32,6 +33,8 @@ pub enum Kind {
     Event,
     /// `scheduling.x-k8s.io/v1alpha1` PodGroup.
     PodGroup,
+    /// `policy/v1` PodDisruptionBudget.
+    PodDisruptionBudget,
     /// Any other kind: (apiVersion, kind, namespaced).
     Other {
         /// apiVersion.
@@ -45,7 +48,7 @@ pub enum Kind {
 
 impl Kind {
     /// The typed kinds, in the order output lists them.
-    pub const TYPED: [Kind; 9] = [
+    pub const TYPED: [Kind; 10] = [
         Kind::Namespace,
         Kind::PriorityClass,
         Kind::Node,
@@ -53,6 +56,7 @@ impl Kind {
         Kind::ReplicaSet,
         Kind::Job,
         Kind::PodGroup,
+        Kind::PodDisruptionBudget,
         Kind::Pod,
         Kind::Event,
     ];
@@ -69,6 +73,7 @@ impl Kind {
             Kind::PriorityClass => "PriorityClass",
             Kind::Event => "Event",
             Kind::PodGroup => "PodGroup",
+            Kind::PodDisruptionBudget => "PodDisruptionBudget",
             Kind::Other { kind, .. } => kind,
         }
     }
@@ -81,6 +86,7 @@ impl Kind {
             Kind::Job => "batch/v1",
             Kind::PriorityClass => "scheduling.k8s.io/v1",
             Kind::PodGroup => "scheduling.x-k8s.io/v1alpha1",
+            Kind::PodDisruptionBudget => "policy/v1",
             Kind::Other { api_version, .. } => api_version,
         }
     }
@@ -98,6 +104,7 @@ impl Kind {
             Kind::PriorityClass => "priorityclasses".into(),
             Kind::Event => "events".into(),
             Kind::PodGroup => "podgroups".into(),
+            Kind::PodDisruptionBudget => "poddisruptionbudgets".into(),
             Kind::Other { kind, .. } => {
                 let lower = kind.to_ascii_lowercase();
                 if lower.ends_with('s') {
@@ -148,6 +155,7 @@ impl Kind {
             ("batch/v1", "Job") => Kind::Job,
             ("scheduling.k8s.io/v1", "PriorityClass") => Kind::PriorityClass,
             ("scheduling.x-k8s.io/v1alpha1", "PodGroup") => Kind::PodGroup,
+            ("policy/v1", "PodDisruptionBudget") => Kind::PodDisruptionBudget,
             _ => return None,
         };
         Some(k)
@@ -197,7 +205,6 @@ pub const UNSIMULATED_BUILTIN_KINDS: &[(&str, bool)] = &[
     ("ClusterRole", false),
     ("ClusterRoleBinding", false),
     ("HorizontalPodAutoscaler", true),
-    ("PodDisruptionBudget", true),
     ("LimitRange", true),
     ("ResourceQuota", true),
     ("CustomResourceDefinition", false),
@@ -270,6 +277,8 @@ pub enum Object {
     Event(Event),
     /// A PodGroup.
     PodGroup(PodGroup),
+    /// A PodDisruptionBudget.
+    PodDisruptionBudget(PodDisruptionBudget),
     /// Anything else, with whether it is namespaced.
     Other(Unstructured, bool),
 }
@@ -286,6 +295,7 @@ macro_rules! each_variant {
             Object::PriorityClass($o) => $e,
             Object::Event($o) => $e,
             Object::PodGroup($o) => $e,
+            Object::PodDisruptionBudget($o) => $e,
             Object::Other($o, _) => $e,
         }
     };
@@ -314,6 +324,7 @@ impl Object {
             Object::PriorityClass(_) => Kind::PriorityClass,
             Object::Event(_) => Kind::Event,
             Object::PodGroup(_) => Kind::PodGroup,
+            Object::PodDisruptionBudget(_) => Kind::PodDisruptionBudget,
             Object::Other(u, namespaced) => Kind::Other {
                 api_version: u.api_version.clone(),
                 kind: u.kind.clone(),
@@ -410,6 +421,7 @@ impl_resource!(Job);
 impl_resource!(PriorityClass);
 impl_resource!(Event);
 impl_resource!(PodGroup);
+impl_resource!(PodDisruptionBudget);
 
 #[cfg(test)]
 mod tests {

@@ -11,6 +11,7 @@ pub mod namespace;
 pub mod node;
 pub mod other;
 pub mod pod;
+pub mod pod_disruption_budget;
 pub mod pod_group;
 pub mod replica_set;
 
@@ -62,6 +63,7 @@ pub fn prepare_for_create(obj: &mut Object, now: Tick, uid: String) {
         Object::Job(j) => job::prepare_for_create(j),
         Object::Namespace(ns) => namespace::prepare_for_create(ns),
         Object::PodGroup(pg) => pod_group::prepare_for_create(pg),
+        Object::PodDisruptionBudget(p) => pod_disruption_budget::prepare_for_create(p),
         Object::Node(_) | Object::PriorityClass(_) | Object::Event(_) | Object::Other(..) => {}
     }
 }
@@ -79,6 +81,9 @@ pub fn prepare_for_update(new: &mut Object, old: &Object) {
         (Object::Namespace(n), Object::Namespace(o)) => namespace::prepare_for_update(n, o),
         (Object::Node(n), Object::Node(o)) => node::prepare_for_update(n, o),
         (Object::PodGroup(n), Object::PodGroup(o)) => pod_group::prepare_for_update(n, o),
+        (Object::PodDisruptionBudget(n), Object::PodDisruptionBudget(o)) => {
+            pod_disruption_budget::prepare_for_update(n, o);
+        }
         _ => {}
     }
 }
@@ -101,7 +106,7 @@ fn keep_system_fields(new: &mut Object, old: &Object) {
 ///   `qosClass` is backfilled (upstream `podStatusStrategy`);
 /// - Deployment: annotations from the request, labels stored (the deployment controller writes
 ///   its revision annotation this way);
-/// - ReplicaSet, Job, Node, Namespace: metadata from the request;
+/// - ReplicaSet, Job, Node, Namespace, PodDisruptionBudget: metadata from the request;
 /// - PodGroup and untyped kinds (custom resources): only the status (upstream
 ///   `customresource.statusStrategy`);
 /// - PriorityClass, Event (no status subresource): the stored object, unchanged.
@@ -116,6 +121,9 @@ pub fn with_status_from(new: Object, old: &Object) -> Object {
         }
         (Object::ReplicaSet(n), Object::ReplicaSet(o)) => n.spec.clone_from(&o.spec),
         (Object::Job(n), Object::Job(o)) => n.spec.clone_from(&o.spec),
+        (Object::PodDisruptionBudget(n), Object::PodDisruptionBudget(o)) => {
+            n.spec.clone_from(&o.spec);
+        }
         (Object::Node(n), Object::Node(o)) => n.spec.clone_from(&o.spec),
         (Object::Namespace(n), Object::Namespace(o)) => n.spec.clone_from(&o.spec),
         (Object::PodGroup(n), Object::PodGroup(o)) => {
