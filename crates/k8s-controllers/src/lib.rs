@@ -2,7 +2,7 @@
 //!
 //! - [`ControllerManager`]: one set of shared informers for every controller, and per controller a
 //!   work queue fed by its event handlers and drained by its sync handler, one turn per tick, in
-//!   order (taint eviction, pod GC, Deployment, ReplicaSet, Job, TTL-after-finished, garbage collector by default).
+//!   order (taint eviction, pod GC, Deployment, ReplicaSet, Job, TTL-after-finished, disruption, garbage collector by default).
 //! - [`expectations`]: upstream's `ControllerExpectations` (creations and deletions in flight).
 //! - [`DeploymentController`] (`pkg/controller/deployment`): new/old ReplicaSets per pod template,
 //!   RollingUpdate and Recreate rollouts, scaling, revision history, status and conditions.
@@ -14,6 +14,8 @@
 //!   finalizer-tracked pod counting and upstream's interim and final conditions;
 //!   [`TtlAfterFinishedController`] (`pkg/controller/ttlafterfinished`) deletes finished Jobs after
 //!   `ttlSecondsAfterFinished`.
+//! - [`DisruptionController`] (`pkg/controller/disruption`): PodDisruptionBudget status
+//!   (expected, current and desired healthy pods, disruptions allowed, `DisruptionAllowed`).
 //! - [`GarbageCollector`] (`pkg/controller/garbagecollector`): background cascading deletion of
 //!   objects whose owners are gone.
 //! - [`PodGarbageCollector`] (`pkg/controller/podgc`) and [`TaintEvictionController`]
@@ -27,6 +29,7 @@
 pub mod controller_ref_manager;
 pub mod controller_utils;
 pub mod deployment;
+pub mod disruption;
 pub mod expectations;
 pub mod garbage_collector;
 pub mod job;
@@ -38,6 +41,7 @@ pub mod taint_eviction;
 pub mod ttl_after_finished;
 
 pub use deployment::DeploymentController;
+pub use disruption::DisruptionController;
 pub use garbage_collector::GarbageCollector;
 pub use job::JobController;
 pub use manager::ControllerManager;

@@ -24,6 +24,7 @@ use k8s_types::workqueue::WorkQueue;
 use k8s_types::Tick;
 
 use crate::deployment::DeploymentController;
+use crate::disruption::DisruptionController;
 use crate::garbage_collector::GarbageCollector;
 use crate::job::JobController;
 use crate::pod_gc::PodGarbageCollector;
@@ -70,7 +71,7 @@ impl std::fmt::Debug for ControllerManager {
 
 impl ControllerManager {
     /// The default set, in tick order: taint eviction, pod GC, Deployment, ReplicaSet, Job,
-    /// TTL-after-finished, garbage collector. The evictors go first so a ReplicaSet replaces what they delete in the same tick;
+    /// TTL-after-finished, disruption, garbage collector. The evictors go first so a ReplicaSet replaces what they delete in the same tick;
     /// the Deployment controller goes before the ReplicaSet controller so a ReplicaSet it scales gets
     /// its pods in the same tick.
     pub fn new() -> Self {
@@ -87,6 +88,7 @@ impl ControllerManager {
             Box::new(ReplicaSetController::new()),
             Box::new(JobController::new()),
             Box::new(TtlAfterFinishedController::new()),
+            Box::new(DisruptionController::new()),
             Box::new(GarbageCollector::with_external_owners(uids)),
         ])
     }
