@@ -138,8 +138,8 @@ mod tests {
         assert_eq!(
             errs,
             vec![
-                "spec: Invalid value: \"{minAvailable: 2, maxUnavailable: 150%}\": minAvailable and maxUnavailable cannot be both set".to_string(),
-                "spec.maxUnavailable: Invalid value: \"150%\": must not be greater than 100%".to_string(),
+                "spec: Invalid value: {minAvailable: 2, maxUnavailable: 150%}: minAvailable and maxUnavailable cannot be both set".to_string(),
+                "spec.maxUnavailable: Invalid value: 150%: must not be greater than 100%".to_string(),
             ]
         );
         let mut p = pdb();
