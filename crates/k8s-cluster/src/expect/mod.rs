@@ -8,6 +8,7 @@ use k8s_types::apps::Deployment;
 use k8s_types::batch::Job;
 use k8s_types::core::{ContainerState, ContainerStatus, Event, Node, Pod};
 use k8s_types::labels::LabelSelector;
+use k8s_types::policy::PodDisruptionBudget;
 use k8s_types::resources::Resources;
 use k8s_types::Quantity;
 
@@ -258,6 +259,13 @@ pub fn check(api: &dyn ApiClient, e: &Expectation) -> Vec<CheckResult> {
         match api.get_typed::<Job>(ns(&j.namespace), &j.name) {
             Err(err) => push(what, Some(err.message)),
             Ok(job) => push(what, check_job(j, &job)),
+        }
+    }
+    if let Some(b) = &e.pod_disruption_budget {
+        let what = format!("poddisruptionbudget {}/{}", ns(&b.namespace), b.name);
+        match api.get_typed::<PodDisruptionBudget>(ns(&b.namespace), &b.name) {
+            Err(err) => push(what, Some(err.message)),
+            Ok(pdb) => push(what, check_pdb(b, &pdb)),
         }
     }
     if let Some(ev) = &e.events {
@@ -525,6 +533,37 @@ fn display_sel(s: &str) -> String {
 fn map_str(m: &BTreeMap<String, usize>) -> String {
     let parts: Vec<String> = m.iter().map(|(k, v)| format!("{k}: {v}")).collect();
     format!("{{{}}}", parts.join(", "))
+}
+
+/// The `podDisruptionBudget` check: the status counters and the condition's reason.
+fn check_pdb(b: &crate::scenario::PdbExpectation, pdb: &PodDisruptionBudget) -> Option<String> {
+    let s = &pdb.status;
+    let mut problems = Vec::new();
+    for (field, want, got) in [
+        ("currentHealthy", b.current_healthy, s.current_healthy),
+        ("desiredHealthy", b.desired_healthy, s.desired_healthy),
+        ("expectedPods", b.expected_pods, s.expected_pods),
+        (
+            "disruptionsAllowed",
+            b.disruptions_allowed,
+            s.disruptions_allowed,
+        ),
+    ] {
+        if want.is_some_and(|w| w != got) {
+            problems.push(format!("expected {field} {}, got {got}", want.unwrap_or(0)));
+        }
+    }
+    if let Some(want) = &b.reason {
+        let got = pdb
+            .disruption_allowed_condition()
+            .map_or("<none>", |c| c.reason.as_str());
+        if want != got {
+            problems.push(format!(
+                "expected DisruptionAllowed reason {want}, got {got}"
+            ));
+        }
+    }
+    (!problems.is_empty()).then(|| problems.join("; "))
 }
 
 /// The `job` check: counters, completed indexes and one True condition with its reason/message.
