@@ -189,10 +189,10 @@ fn count_healthy(pods: &[&Pod], disrupted: &BTreeMap<String, String>, now: Tick)
     pods.iter()
         .filter(|p| p.metadata.deletion_timestamp.is_none())
         .filter(|p| {
-            !disrupted
+            disrupted
                 .get(&p.metadata.name)
                 .and_then(|t| timestamp_tick(t))
-                .is_some_and(|t| t.saturating_add(DELETION_TIMEOUT) > now)
+                .is_none_or(|t| t.saturating_add(DELETION_TIMEOUT) <= now)
         })
         .filter(|p| p.is_ready())
         .count() as i32
