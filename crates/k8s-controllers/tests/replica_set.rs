@@ -185,6 +185,7 @@ fn manager_runs_controllers_in_order() {
             "replicaset-controller",
             "job-controller",
             "ttl-after-finished-controller",
+            "disruption-controller",
             "garbagecollector"
         ]
     );
