@@ -1,6 +1,6 @@
 //! [`ApiServer`]: kube-apiserver over an [`ObjectStore`], implementing
 //! [`k8s_types::apiserver::ApiClient`]. The verbs live in [`crate::verbs`] (create, update,
-//! update_status, delete, get/list/watch) and [`crate::subresources`] (`pods/binding`); this file
+//! update_status, delete, get/list/watch) and [`crate::subresources`] (`pods/binding`, `pods/eviction`); this file
 //! holds the server's state and wiring.
 //!
 //! Upstream: `k8s.io/apiserver/pkg/registry/generic/registry/store.go` (the generic REST store every
@@ -13,6 +13,7 @@ use k8s_types::apiserver::{ApiClient, DeleteOptions};
 use k8s_types::core::{Binding, Pod};
 use k8s_types::labels::LabelSelector;
 use k8s_types::object::Kind;
+use k8s_types::policy::Eviction;
 use k8s_types::status::Status;
 use k8s_types::store::{ObjectStore, WatchEvent};
 use k8s_types::{Object, Resource, Shared, Tick};
@@ -177,6 +178,10 @@ impl ApiClient for ApiServer {
 
     fn bind_only(&mut self, binding: &Binding) -> Result<(), Status> {
         self.bind_pod(binding).map(|_| ())
+    }
+
+    fn evict(&mut self, eviction: &Eviction) -> Result<(), Status> {
+        self.evict_pod(eviction)
     }
 
     fn watch(&self, kind: &Kind, after_revision: i64) -> Result<Vec<WatchEvent>, Status> {

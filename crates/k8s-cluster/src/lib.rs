@@ -11,6 +11,7 @@
 //! This crate and `xtask` are the only ones that name concrete sibling crates.
 
 pub(crate) mod cluster;
+pub(crate) mod drain;
 pub(crate) mod expect;
 pub mod manifest;
 pub(crate) mod output;

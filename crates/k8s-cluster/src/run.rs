@@ -18,7 +18,7 @@ use crate::expect::{check, CheckResult};
 use crate::manifest::{self, Document, ManifestError, Source};
 use crate::output;
 use crate::scenario::{Expectation, Scenario};
-use crate::steps::{decode_steps, run_step, ReadyStep};
+use crate::steps::{advance_drains, decode_steps, run_step, ReadyStep};
 
 /// Upper bound on ticks for a run without a fixed tick count.
 pub const MAX_TICKS: u64 = 1000;
@@ -456,6 +456,7 @@ fn run_cluster(
     let mut results: Vec<(String, CheckResult)> = Vec::new();
     let mut range_failed: BTreeSet<usize> = BTreeSet::new();
     let mut step_failures = 0usize;
+    let mut drains = Vec::new();
     let mut last_rev = 0i64;
     let mut quiet = 0u64;
     let mut last_active: Option<Tick> = None;
@@ -478,7 +479,8 @@ fn run_cluster(
             None if quiet >= quiet_needed
                 && last_step.is_none_or(|s| t > s)
                 && last_expect.is_none_or(|x| t > x)
-                && cluster.next_pod_wakeup().is_none() =>
+                && cluster.next_pod_wakeup().is_none()
+                && drains.is_empty() =>
             {
                 break
             }
@@ -487,7 +489,7 @@ fn run_cluster(
         cluster.begin_tick();
         let rev_before = cluster.api_ref().revision();
         for rs in steps.iter().filter(|s| s.step.at == t) {
-            match run_step(&mut cluster, rs) {
+            match run_step(&mut cluster, rs, &mut drains) {
                 Ok(what) => step_rows.push(format!("t={t} step: {what}")),
                 Err(e) => {
                     step_failures += 1;
@@ -495,6 +497,7 @@ fn run_cluster(
                 }
             }
         }
+        step_failures += advance_drains(&mut cluster, &mut drains, &mut step_rows);
         cluster.tick();
         if text {
             collect_events(
@@ -574,6 +577,13 @@ fn run_cluster(
                 results.push((expectation_when(e), r));
             }
         }
+    }
+    for d in &drains {
+        step_failures += 1;
+        step_rows.push(format!(
+            "t={end} drain {} FAILED: the run ended at tick {end} before the node was drained",
+            d.node()
+        ));
     }
     for rs in steps.iter().filter(|s| s.step.at >= end) {
         step_failures += 1;

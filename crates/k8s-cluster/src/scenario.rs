@@ -182,6 +182,9 @@ pub struct Step {
     /// `kubectl create job <name> --from=cronjob/<cronJob>`.
     #[serde(default)]
     pub create_job_from_cron_job: Option<CreateJobFromCronJobStep>,
+    /// `kubectl drain <node>`: cordon, then evict the node's pods (spans ticks).
+    #[serde(default)]
+    pub drain: Option<DrainStep>,
 }
 
 /// `patch`: a JSON merge patch (RFC 7386, `kubectl patch --type merge`) on any typed object.
@@ -221,6 +224,30 @@ pub struct CreateJobFromCronJobStep {
     /// Namespace (default `default`).
     #[serde(default)]
     pub namespace: Option<String>,
+}
+
+/// `drain`: `kubectl drain <node> [--ignore-daemonsets] [--delete-emptydir-data] [--force]
+/// [--timeout=<timeoutSeconds>s] [--grace-period=<gracePeriodSeconds>]`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DrainStep {
+    /// Node name.
+    pub node: String,
+    /// `--ignore-daemonsets`: leave DaemonSet-managed pods (without it they stop the drain).
+    #[serde(default)]
+    pub ignore_daemonsets: bool,
+    /// `--delete-emptydir-data` (accepted; k8s-mini keeps no volumes, so no pod has local storage).
+    #[serde(default)]
+    pub delete_emptydir_data: bool,
+    /// `--force`: also evict pods that declare no controller.
+    #[serde(default)]
+    pub force: bool,
+    /// `--timeout`: give up after this many seconds (default: wait for ever).
+    #[serde(default)]
+    pub timeout_seconds: Option<u64>,
+    /// `--grace-period`: the evicted pods' grace period (default: each pod's own).
+    #[serde(default)]
+    pub grace_period_seconds: Option<i64>,
 }
 
 /// `delete`: by name, or every object of the kind matching a label selector (at most `count`, in
@@ -364,6 +391,9 @@ pub struct Expectation {
     /// A CronJob's status and Jobs.
     #[serde(default)]
     pub cron_job: Option<CronJobExpectation>,
+    /// A PodDisruptionBudget's status.
+    #[serde(default)]
+    pub pod_disruption_budget: Option<PdbExpectation>,
     /// Events by reason.
     #[serde(default)]
     pub events: Option<EventsExpectation>,
@@ -625,6 +655,34 @@ pub struct JobExpectation {
     pub message: Option<String>,
 }
 
+/// `podDisruptionBudget`: the disruption controller's status fields and the `DisruptionAllowed`
+/// condition.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PdbExpectation {
+    /// Name.
+    pub name: String,
+    /// Namespace (default `default`).
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// status.currentHealthy.
+    #[serde(default)]
+    pub current_healthy: Option<i32>,
+    /// status.desiredHealthy.
+    #[serde(default)]
+    pub desired_healthy: Option<i32>,
+    /// status.expectedPods.
+    #[serde(default)]
+    pub expected_pods: Option<i32>,
+    /// status.disruptionsAllowed.
+    #[serde(default)]
+    pub disruptions_allowed: Option<i32>,
+    /// The reason of the `DisruptionAllowed` condition (`SufficientPods`, `InsufficientPods`,
+    /// `SyncFailed`).
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
 /// `events`.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -682,6 +740,7 @@ impl Expectation {
             self.job.is_some(),
             self.daemon_set.is_some(),
             self.cron_job.is_some(),
+            self.pod_disruption_budget.is_some(),
             self.events.is_some(),
         ]
         .iter()

@@ -10,6 +10,7 @@ use k8s_types::meta::{ObjectMeta, OwnerReference};
 use k8s_types::object::{Kind, Object};
 
 use crate::cluster::Cluster;
+use crate::drain::Drain;
 use crate::manifest::{self, ManifestError, Source};
 use crate::scenario::{Scenario, Step};
 
@@ -37,6 +38,7 @@ pub(crate) fn decode_steps(
             step.patch.is_some(),
             step.rollout_restart.is_some(),
             step.create_job_from_cron_job.is_some(),
+            step.drain.is_some(),
         ]
         .iter()
         .filter(|b| **b)
@@ -91,8 +93,18 @@ pub(crate) fn decode_steps(
     Ok(out)
 }
 
-pub(crate) fn run_step(cluster: &mut Cluster, rs: &ReadyStep) -> Result<String, String> {
+/// Runs one step. A `drain` only starts here: it is pushed on `drains` and runs in
+/// [`advance_drains`], from this tick on.
+pub(crate) fn run_step(
+    cluster: &mut Cluster,
+    rs: &ReadyStep,
+    drains: &mut Vec<Drain>,
+) -> Result<String, String> {
     let step = &rs.step;
+    if let Some(d) = &step.drain {
+        drains.push(Drain::new(d.clone()));
+        return Ok(format!("drain {}", d.node));
+    }
     let ns = |n: &Option<String>| n.clone().unwrap_or_else(|| "default".to_string());
     if step.apply.is_some() {
         let mut names = Vec::new();
@@ -383,6 +395,34 @@ fn create_job_from_cron_job(
     };
     api.create_typed(job).map_err(|e| e.message)?;
     Ok(format!("job.batch/{name} created"))
+}
+
+/// Advances every drain in progress by one tick (after the tick's steps, before the
+/// controllers): the lines kubectl would print, as `t=N drain <node>: <line>`, and the number of
+/// drains that failed. Finished drains are dropped.
+pub(crate) fn advance_drains(
+    cluster: &mut Cluster,
+    drains: &mut Vec<Drain>,
+    rows: &mut Vec<String>,
+) -> usize {
+    let t = cluster.now();
+    let mut failed = 0;
+    drains.retain_mut(|d| {
+        let adv = d.advance(cluster.api(), t);
+        for line in adv.lines {
+            rows.push(format!("t={t} drain {}: {line}", d.node()));
+        }
+        match adv.finished {
+            None => true,
+            Some(Ok(())) => false,
+            Some(Err(e)) => {
+                failed += 1;
+                rows.push(format!("t={t} drain {} FAILED: {e}", d.node()));
+                false
+            }
+        }
+    });
+    failed
 }
 
 fn kind_by_name(name: &str) -> Option<Kind> {

@@ -2,8 +2,8 @@
 //!
 //! - [`ControllerManager`]: one set of shared informers for every controller, and per controller a
 //!   work queue fed by its event handlers and drained by its sync handler, one turn per tick, in
-//!   order (taint eviction, pod GC, Deployment, ReplicaSet, DaemonSet, CronJob, Job, TTL-after-finished, garbage collector by
-//!   default).
+//!   order (taint eviction, pod GC, Deployment, ReplicaSet, DaemonSet, CronJob, Job, TTL-after-finished, disruption,
+//!   garbage collector by default).
 //! - [`expectations`]: upstream's `ControllerExpectations` (creations and deletions in flight).
 //! - [`DeploymentController`] (`pkg/controller/deployment`): new/old ReplicaSets per pod template,
 //!   RollingUpdate and Recreate rollouts, scaling, revision history, status and conditions.
@@ -20,6 +20,8 @@
 //!   `ttlSecondsAfterFinished`.
 //! - [`CronJobController`] (`pkg/controller/cronjob`, v2): Jobs on a cron schedule on the virtual
 //!   clock, concurrency policies, starting deadline, suspend, history limits.
+//! - [`DisruptionController`] (`pkg/controller/disruption`): PodDisruptionBudget status
+//!   (expected, current and desired healthy pods, disruptions allowed, `DisruptionAllowed`).
 //! - [`GarbageCollector`] (`pkg/controller/garbagecollector`): background cascading deletion of
 //!   objects whose owners are gone.
 //! - [`PodGarbageCollector`] (`pkg/controller/podgc`) and [`TaintEvictionController`]
@@ -35,6 +37,7 @@ pub mod controller_utils;
 pub mod cronjob;
 pub mod daemon;
 pub mod deployment;
+pub mod disruption;
 pub mod expectations;
 pub mod garbage_collector;
 pub mod job;
@@ -48,6 +51,7 @@ pub mod ttl_after_finished;
 pub use cronjob::CronJobController;
 pub use daemon::DaemonSetsController;
 pub use deployment::DeploymentController;
+pub use disruption::DisruptionController;
 pub use garbage_collector::GarbageCollector;
 pub use job::JobController;
 pub use manager::ControllerManager;

@@ -26,6 +26,7 @@ use k8s_types::Tick;
 use crate::cronjob::CronJobController;
 use crate::daemon::DaemonSetsController;
 use crate::deployment::DeploymentController;
+use crate::disruption::DisruptionController;
 use crate::garbage_collector::GarbageCollector;
 use crate::job::JobController;
 use crate::pod_gc::PodGarbageCollector;
@@ -72,7 +73,7 @@ impl std::fmt::Debug for ControllerManager {
 
 impl ControllerManager {
     /// The default set, in tick order: taint eviction, pod GC, Deployment, ReplicaSet, DaemonSet,
-    /// CronJob, Job, TTL-after-finished, garbage collector. The evictors go first so a ReplicaSet replaces what they delete in the same tick;
+    /// CronJob, Job, TTL-after-finished, disruption, garbage collector. The evictors go first so a ReplicaSet replaces what they delete in the same tick;
     /// the Deployment controller goes before the ReplicaSet controller so a ReplicaSet it scales gets
     /// its pods in the same tick, and the CronJob controller before the Job controller so a Job it
     /// creates gets its pods in the same tick.
@@ -92,6 +93,7 @@ impl ControllerManager {
             Box::new(CronJobController::new()),
             Box::new(JobController::new()),
             Box::new(TtlAfterFinishedController::new()),
+            Box::new(DisruptionController::new()),
             Box::new(GarbageCollector::with_external_owners(uids)),
         ])
     }

@@ -187,6 +187,7 @@ fn manager_runs_controllers_in_order() {
             "cronjob-controller",
             "job-controller",
             "ttl-after-finished-controller",
+            "disruption-controller",
             "garbagecollector"
         ]
     );

@@ -510,6 +510,12 @@ pub trait Handle {
             .map(|n| n.name())
     }
 
+    /// Every PodDisruptionBudget, in `namespace/name` order (upstream: the preemption evaluator's
+    /// `PdbLister`, `getPodDisruptionBudgets`). Default: none.
+    fn pod_disruption_budgets(&self) -> Vec<Arc<k8s_types::policy::PodDisruptionBudget>> {
+        Vec::new()
+    }
+
     /// The apiserver, read-only.
     fn client(&self) -> &dyn ApiClient;
 

@@ -25,6 +25,7 @@ use std::sync::{Arc, OnceLock};
 use k8s_sched_framework::node_info::{node_image_sizes, same_pod};
 use k8s_sched_framework::{NodeInfo, PodInfo};
 use k8s_types::core::{Node, Pod};
+use k8s_types::policy::PodDisruptionBudget;
 use k8s_types::scheduling::PodGroup;
 
 use crate::runtime::node_arrays::NodeArrays;
@@ -68,6 +69,9 @@ pub struct Cache {
     unassigned: BTreeMap<String, Arc<Pod>>,
     /// PodGroups by `namespace/name`.
     pod_groups: BTreeMap<String, Arc<PodGroup>>,
+    /// PodDisruptionBudgets by `namespace/name` (upstream: the preemption evaluator's PDB
+    /// lister).
+    pdbs: BTreeMap<String, Arc<PodDisruptionBudget>>,
     /// Positions of the nodes with pods with pod (anti-)affinity (upstream
     /// `havePodsWithAffinityNodeInfoList`).
     with_affinity: BTreeSet<usize>,
@@ -359,6 +363,22 @@ impl Cache {
         }
         self.rebuild_flags();
         Some(Arc::clone(ni.node_arc()))
+    }
+
+    /// Adds or replaces a PodDisruptionBudget.
+    pub(crate) fn upsert_pdb(&mut self, pdb: Arc<PodDisruptionBudget>) {
+        let key = format!("{}/{}", pdb.metadata.namespace(), pdb.metadata.name);
+        self.pdbs.insert(key, pdb);
+    }
+
+    /// Removes a PodDisruptionBudget by `namespace/name`.
+    pub(crate) fn remove_pdb(&mut self, key: &str) {
+        self.pdbs.remove(key);
+    }
+
+    /// Every PodDisruptionBudget, in `namespace/name` order.
+    pub fn pdbs(&self) -> Vec<Arc<PodDisruptionBudget>> {
+        self.pdbs.values().cloned().collect()
     }
 
     /// Adds or replaces a PodGroup; returns the previous one.

@@ -21,7 +21,8 @@ use std::sync::Arc;
 
 use k8s_types::apiserver::{ApiClient, ApiExt};
 use k8s_types::core::{Node, Pod};
-use k8s_types::object::{Kind, Object};
+use k8s_types::object::{Kind, Object, Resource};
+use k8s_types::policy::PodDisruptionBudget;
 use k8s_types::scheduling::PodGroup;
 use k8s_types::store::{WatchEvent, WatchEventType};
 
@@ -195,6 +196,17 @@ impl ChangeTracker {
         match &*ev.object {
             Object::Node(n) if deleted => self.remove_node(cache, &n.metadata.name),
             Object::Pod(p) if deleted => self.remove_pod(cache, &p.key()),
+            Object::PodDisruptionBudget(b) if deleted => {
+                cache.remove_pdb(&format!("{}/{}", b.metadata.namespace(), b.metadata.name));
+                return;
+            }
+            // A budget is read by preemption only; its changes are no cluster event.
+            Object::PodDisruptionBudget(_) => {
+                if let Some(b) = PodDisruptionBudget::from_object_ref(&ev.object) {
+                    cache.upsert_pdb(Arc::new(b.clone()));
+                }
+                return;
+            }
             Object::PodGroup(g) if deleted => {
                 let key = format!("{}/{}", g.metadata.namespace(), g.metadata.name);
                 self.remove_pod_group(cache, &key);
@@ -253,10 +265,15 @@ impl Informer {
     ) -> Synced {
         let revision = api.revision();
         if let Some(after) = self.synced {
-            let watched = [Kind::Node, Kind::PodGroup, Kind::Pod]
-                .iter()
-                .map(|k| api.watch(k, after))
-                .collect::<Result<Vec<_>, _>>();
+            let watched = [
+                Kind::Node,
+                Kind::PodGroup,
+                Kind::Pod,
+                Kind::PodDisruptionBudget,
+            ]
+            .iter()
+            .map(|k| api.watch(k, after))
+            .collect::<Result<Vec<_>, _>>();
             if let Ok(batches) = watched {
                 let mut tracker = ChangeTracker::default();
                 for ev in batches.into_iter().flatten() {
@@ -280,6 +297,9 @@ impl Informer {
             .collect();
         let groups: Vec<PodGroup> = api.list_typed(None, None);
         cache.rebuild(nodes, pods, groups);
+        for b in api.list_typed::<PodDisruptionBudget>(None, None) {
+            cache.upsert_pdb(Arc::new(b));
+        }
         self.synced = Some(revision);
         Synced::Relisted
     }

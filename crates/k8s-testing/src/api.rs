@@ -215,6 +215,9 @@ fn copy_status(to: &mut Object, from: &Object) -> bool {
         (Object::Node(t), Object::Node(f)) => t.status = f.status.clone(),
         (Object::ReplicaSet(t), Object::ReplicaSet(f)) => t.status = f.status.clone(),
         (Object::Deployment(t), Object::Deployment(f)) => t.status = f.status.clone(),
+        (Object::PodDisruptionBudget(t), Object::PodDisruptionBudget(f)) => {
+            t.status = f.status.clone();
+        }
         _ => return false,
     }
     true
@@ -274,7 +277,10 @@ impl ApiClient for FakeApi {
         let m = obj.meta_mut();
         m.uid = Some(uid);
         m.creation_timestamp = Some(now);
-        if matches!(kind, Kind::Deployment | Kind::ReplicaSet) {
+        if matches!(
+            kind,
+            Kind::Deployment | Kind::ReplicaSet | Kind::PodDisruptionBudget
+        ) {
             m.generation = Some(1);
         }
         self.bump(&mut obj);

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use crate::core::{Binding, Pod};
 use crate::labels::LabelSelector;
 use crate::object::{Kind, Object, Resource, Shared};
+use crate::policy::Eviction;
 use crate::status::Status;
 use crate::store::WatchEvent;
 use crate::Tick;
@@ -88,6 +89,18 @@ pub trait ApiClient {
     /// As `bind`.
     fn bind_only(&mut self, binding: &Binding) -> Result<(), Status> {
         self.bind(binding).map(|_| ())
+    }
+
+    /// The `pods/eviction` subresource (a `create` of a `policy/v1` Eviction): deletes the pod
+    /// when its PodDisruptionBudget allows it, after setting its `DisruptionTarget` condition.
+    /// The default answers 405: a client that does not serve the subresource.
+    ///
+    /// # Errors
+    /// `NotFound` (pod), `TooManyRequests` (429: the budget allows no disruption now),
+    /// `InternalError` (more than one budget covers the pod), `Forbidden`.
+    fn evict(&mut self, eviction: &Eviction) -> Result<(), Status> {
+        let _ = eviction;
+        Err(Status::method_not_supported("pods/eviction", "create"))
     }
 
     /// Changes of a kind after `after_revision`, in revision order.

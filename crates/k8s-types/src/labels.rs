@@ -65,6 +65,28 @@ impl LabelSelector {
         }
     }
 
+    /// The protobuf-generated `String()` of `*metav1.LabelSelector` (k8s.io/apimachinery
+    /// `pkg/apis/meta/v1/generated.pb.go`), as Go's `%v` prints a selector in messages:
+    /// `&LabelSelector{MatchLabels:map[string]string{app: web,},MatchExpressions:[]LabelSelectorRequirement{},}`.
+    pub fn go_string(&self) -> String {
+        let mut labels = String::from("map[string]string{");
+        for (k, v) in &self.match_labels {
+            labels.push_str(&format!("{k}: {v},"));
+        }
+        labels.push('}');
+        let mut exprs = String::from("[]LabelSelectorRequirement{");
+        for r in &self.match_expressions {
+            exprs.push_str(&format!(
+                "LabelSelectorRequirement{{Key:{},Operator:{},Values:[{}],}},",
+                r.key,
+                r.operator,
+                r.values.join(" ")
+            ));
+        }
+        exprs.push('}');
+        format!("&LabelSelector{{MatchLabels:{labels},MatchExpressions:{exprs},}}")
+    }
+
     /// True when there are no requirements (matches every object).
     pub fn is_empty(&self) -> bool {
         self.match_labels.is_empty() && self.match_expressions.is_empty()

@@ -29,6 +29,7 @@ pub mod informer;
 pub mod labels;
 pub mod meta;
 pub mod object;
+pub mod policy;
 pub mod quantity;
 pub mod resources;
 pub mod rng;

@@ -8,6 +8,7 @@ use crate::apps::{DaemonSet, Deployment, ReplicaSet};
 use crate::batch::{CronJob, Job};
 use crate::core::{Event, Namespace, Node, Pod};
 use crate::meta::ObjectMeta;
+use crate::policy::PodDisruptionBudget;
 use crate::scheduling::{PodGroup, PriorityClass};
 
 /// The kinds k8s-mini stores. `Other` is any other kind, kept unstructured (e.g. a Service in a
@@ -36,6 +37,8 @@ pub enum Kind {
     Event,
     /// `scheduling.x-k8s.io/v1alpha1` PodGroup.
     PodGroup,
+    /// `policy/v1` PodDisruptionBudget.
+    PodDisruptionBudget,
     /// Any other kind: (apiVersion, kind, namespaced).
     Other {
         /// apiVersion.
@@ -49,7 +52,7 @@ pub enum Kind {
 
 impl Kind {
     /// The typed kinds, in the order output lists them.
-    pub const TYPED: [Kind; 11] = [
+    pub const TYPED: [Kind; 12] = [
         Kind::Namespace,
         Kind::PriorityClass,
         Kind::Node,
@@ -59,6 +62,7 @@ impl Kind {
         Kind::CronJob,
         Kind::Job,
         Kind::PodGroup,
+        Kind::PodDisruptionBudget,
         Kind::Pod,
         Kind::Event,
     ];
@@ -77,6 +81,7 @@ impl Kind {
             Kind::PriorityClass => "PriorityClass",
             Kind::Event => "Event",
             Kind::PodGroup => "PodGroup",
+            Kind::PodDisruptionBudget => "PodDisruptionBudget",
             Kind::Other { kind, .. } => kind,
         }
     }
@@ -89,6 +94,7 @@ impl Kind {
             Kind::Job | Kind::CronJob => "batch/v1",
             Kind::PriorityClass => "scheduling.k8s.io/v1",
             Kind::PodGroup => "scheduling.x-k8s.io/v1alpha1",
+            Kind::PodDisruptionBudget => "policy/v1",
             Kind::Other { api_version, .. } => api_version,
         }
     }
@@ -108,6 +114,7 @@ impl Kind {
             Kind::PriorityClass => "priorityclasses".into(),
             Kind::Event => "events".into(),
             Kind::PodGroup => "podgroups".into(),
+            Kind::PodDisruptionBudget => "poddisruptionbudgets".into(),
             Kind::Other { kind, .. } => {
                 let lower = kind.to_ascii_lowercase();
                 if lower.ends_with('s') {
@@ -160,6 +167,7 @@ impl Kind {
             ("batch/v1", "CronJob") => Kind::CronJob,
             ("scheduling.k8s.io/v1", "PriorityClass") => Kind::PriorityClass,
             ("scheduling.x-k8s.io/v1alpha1", "PodGroup") => Kind::PodGroup,
+            ("policy/v1", "PodDisruptionBudget") => Kind::PodDisruptionBudget,
             _ => return None,
         };
         Some(k)
@@ -207,7 +215,6 @@ pub const UNSIMULATED_BUILTIN_KINDS: &[(&str, bool)] = &[
     ("ClusterRole", false),
     ("ClusterRoleBinding", false),
     ("HorizontalPodAutoscaler", true),
-    ("PodDisruptionBudget", true),
     ("LimitRange", true),
     ("ResourceQuota", true),
     ("CustomResourceDefinition", false),
@@ -284,6 +291,8 @@ pub enum Object {
     Event(Event),
     /// A PodGroup.
     PodGroup(PodGroup),
+    /// A PodDisruptionBudget.
+    PodDisruptionBudget(PodDisruptionBudget),
     /// Anything else, with whether it is namespaced.
     Other(Unstructured, bool),
 }
@@ -302,6 +311,7 @@ macro_rules! each_variant {
             Object::PriorityClass($o) => $e,
             Object::Event($o) => $e,
             Object::PodGroup($o) => $e,
+            Object::PodDisruptionBudget($o) => $e,
             Object::Other($o, _) => $e,
         }
     };
@@ -332,6 +342,7 @@ impl Object {
             Object::PriorityClass(_) => Kind::PriorityClass,
             Object::Event(_) => Kind::Event,
             Object::PodGroup(_) => Kind::PodGroup,
+            Object::PodDisruptionBudget(_) => Kind::PodDisruptionBudget,
             Object::Other(u, namespaced) => Kind::Other {
                 api_version: u.api_version.clone(),
                 kind: u.kind.clone(),
@@ -430,6 +441,7 @@ impl_resource!(CronJob);
 impl_resource!(PriorityClass);
 impl_resource!(Event);
 impl_resource!(PodGroup);
+impl_resource!(PodDisruptionBudget);
 
 #[cfg(test)]
 mod tests {

@@ -24,6 +24,8 @@ pub enum StatusReason {
     MethodNotAllowed,
     /// 403: rejected by admission.
     Forbidden,
+    /// 429: e.g. an eviction a PodDisruptionBudget does not allow now.
+    TooManyRequests,
     /// 500.
     InternalError,
 }
@@ -39,6 +41,7 @@ impl StatusReason {
             StatusReason::BadRequest => 400,
             StatusReason::MethodNotAllowed => 405,
             StatusReason::Forbidden => 403,
+            StatusReason::TooManyRequests => 429,
             StatusReason::InternalError => 500,
         }
     }
@@ -160,6 +163,36 @@ impl Status {
     /// 403 Forbidden (admission rejection).
     pub fn forbidden(message: impl Into<String>) -> Status {
         Status::new(StatusReason::Forbidden, message.into())
+    }
+
+    /// 429 Too Many Requests with one cause (upstream `errors.NewTooManyRequests` plus a
+    /// `StatusCause` of type `cause_type`, as the eviction subresource answers).
+    pub fn too_many_requests(
+        message: impl Into<String>,
+        cause_type: &str,
+        cause_message: impl Into<String>,
+    ) -> Status {
+        let mut s = Status::new(StatusReason::TooManyRequests, message.into());
+        s.causes.push(StatusCause {
+            reason: cause_type.to_string(),
+            message: cause_message.into(),
+            field: String::new(),
+        });
+        s
+    }
+
+    /// 405: `create is not supported on resources of kind "pods/eviction"` (upstream
+    /// `errors.NewMethodNotSupported`).
+    pub fn method_not_supported(resource: &str, action: &str) -> Status {
+        Status::new(
+            StatusReason::MethodNotAllowed,
+            format!("{action} is not supported on resources of kind {resource:?}"),
+        )
+    }
+
+    /// True for TooManyRequests (upstream `errors.IsTooManyRequests`).
+    pub fn is_too_many_requests(&self) -> bool {
+        self.reason == StatusReason::TooManyRequests
     }
 
     /// 500 Internal Error.

@@ -27,6 +27,11 @@ pub fn apply(obj: &mut Object) {
         Object::Namespace(ns) => namespace::set_defaults_namespace(ns),
         Object::Node(n) => node::set_defaults_node(n),
         Object::PriorityClass(pc) => priority_class::set_defaults_priority_class(pc),
-        Object::Event(_) | Object::PodGroup(_) | Object::Other(..) => {}
+        // policy/v1 has no defaults for PodDisruptionBudget (an unset
+        // unhealthyPodEvictionPolicy means IfHealthyBudget where it is read).
+        Object::Event(_)
+        | Object::PodGroup(_)
+        | Object::PodDisruptionBudget(_)
+        | Object::Other(..) => {}
     }
 }

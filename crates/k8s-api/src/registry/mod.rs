@@ -13,6 +13,7 @@ pub mod namespace;
 pub mod node;
 pub mod other;
 pub mod pod;
+pub mod pod_disruption_budget;
 pub mod pod_group;
 pub mod replica_set;
 
@@ -66,6 +67,7 @@ pub fn prepare_for_create(obj: &mut Object, now: Tick, uid: String) {
         Object::CronJob(cj) => cron_job::prepare_for_create(cj),
         Object::Namespace(ns) => namespace::prepare_for_create(ns),
         Object::PodGroup(pg) => pod_group::prepare_for_create(pg),
+        Object::PodDisruptionBudget(p) => pod_disruption_budget::prepare_for_create(p),
         Object::Node(_) | Object::PriorityClass(_) | Object::Event(_) | Object::Other(..) => {}
     }
 }
@@ -85,6 +87,9 @@ pub fn prepare_for_update(new: &mut Object, old: &Object) {
         (Object::Namespace(n), Object::Namespace(o)) => namespace::prepare_for_update(n, o),
         (Object::Node(n), Object::Node(o)) => node::prepare_for_update(n, o),
         (Object::PodGroup(n), Object::PodGroup(o)) => pod_group::prepare_for_update(n, o),
+        (Object::PodDisruptionBudget(n), Object::PodDisruptionBudget(o)) => {
+            pod_disruption_budget::prepare_for_update(n, o);
+        }
         _ => {}
     }
 }
@@ -107,7 +112,8 @@ fn keep_system_fields(new: &mut Object, old: &Object) {
 ///   `qosClass` is backfilled (upstream `podStatusStrategy`);
 /// - Deployment: annotations from the request, labels stored (the deployment controller writes
 ///   its revision annotation this way);
-/// - ReplicaSet, Job, DaemonSet, CronJob, Node, Namespace: metadata from the request;
+/// - ReplicaSet, Job, DaemonSet, CronJob, Node, Namespace, PodDisruptionBudget: metadata from the
+///   request;
 /// - PodGroup and untyped kinds (custom resources): only the status (upstream
 ///   `customresource.statusStrategy`);
 /// - PriorityClass, Event (no status subresource): the stored object, unchanged.
@@ -124,6 +130,9 @@ pub fn with_status_from(new: Object, old: &Object) -> Object {
         (Object::Job(n), Object::Job(o)) => n.spec.clone_from(&o.spec),
         (Object::DaemonSet(n), Object::DaemonSet(o)) => n.spec.clone_from(&o.spec),
         (Object::CronJob(n), Object::CronJob(o)) => n.spec.clone_from(&o.spec),
+        (Object::PodDisruptionBudget(n), Object::PodDisruptionBudget(o)) => {
+            n.spec.clone_from(&o.spec);
+        }
         (Object::Node(n), Object::Node(o)) => n.spec.clone_from(&o.spec),
         (Object::Namespace(n), Object::Namespace(o)) => n.spec.clone_from(&o.spec),
         (Object::PodGroup(n), Object::PodGroup(o)) => {

@@ -1,4 +1,5 @@
-//! Subresources with their own REST handlers. Only `pods/binding` is simulated (the `/status`
+//! Subresources with their own REST handlers: `pods/binding` and `pods/eviction` (the `/status`
 //! subresource is the `update_status` verb in [`crate::verbs::update`]).
 
 pub mod binding;
+pub mod eviction;

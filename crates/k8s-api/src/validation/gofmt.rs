@@ -49,22 +49,7 @@ pub fn go_string_map(m: &BTreeMap<String, String>) -> String {
 /// `pkg/apis/meta/v1/generated.pb.go`): `&LabelSelector{MatchLabels:map[string]string{app: web,},
 /// MatchExpressions:[]LabelSelectorRequirement{},}`.
 pub fn label_selector_string(sel: &LabelSelector) -> String {
-    let mut labels = String::from("map[string]string{");
-    for (k, v) in &sel.match_labels {
-        labels.push_str(&format!("{k}: {v},"));
-    }
-    labels.push('}');
-    let mut exprs = String::from("[]LabelSelectorRequirement{");
-    for r in &sel.match_expressions {
-        exprs.push_str(&format!(
-            "LabelSelectorRequirement{{Key:{},Operator:{},Values:[{}],}},",
-            r.key,
-            r.operator,
-            r.values.join(" ")
-        ));
-    }
-    exprs.push('}');
-    format!("&LabelSelector{{MatchLabels:{labels},MatchExpressions:{exprs},}}")
+    sel.go_string()
 }
 
 #[cfg(test)]

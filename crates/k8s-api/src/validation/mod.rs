@@ -6,6 +6,7 @@
 //! `pkg/apis/apps/validation/validation.go` (Deployment, ReplicaSet, DaemonSet),
 //! `pkg/apis/batch/validation/validation.go` (Job, CronJob),
 //! `pkg/apis/scheduling/validation/validation.go` (PriorityClass),
+//! `pkg/apis/policy/validation/validation.go` (PodDisruptionBudget),
 //! `k8s.io/apimachinery/pkg/api/validation/objectmeta.go` (metadata) and the scheduler-plugins
 //! PodGroup CRD schema.
 //!
@@ -27,6 +28,7 @@ pub mod namespace;
 pub mod node;
 pub mod other;
 pub mod pod;
+pub mod pod_disruption_budget;
 pub mod pod_group;
 pub mod pod_spec;
 pub mod priority_class;
@@ -115,6 +117,7 @@ pub fn validate_create(obj: &Object) -> ErrorList {
         Object::Node(n) => node::validate_node(n),
         Object::PriorityClass(pc) => priority_class::validate_priority_class(pc),
         Object::PodGroup(pg) => pod_group::validate_pod_group(pg),
+        Object::PodDisruptionBudget(p) => pod_disruption_budget::validate_pod_disruption_budget(p),
         Object::Event(e) => event::validate_event(e),
         Object::Other(u, namespaced) => other::validate_other(u, *namespaced),
     })
@@ -140,6 +143,9 @@ pub fn validate_update(new: &Object, old: &Object) -> ErrorList {
             priority_class::validate_priority_class_update(n, o)
         }
         (Object::PodGroup(n), Object::PodGroup(o)) => pod_group::validate_pod_group_update(n, o),
+        (Object::PodDisruptionBudget(n), Object::PodDisruptionBudget(o)) => {
+            pod_disruption_budget::validate_pod_disruption_budget_update(n, o)
+        }
         (Object::Event(n), Object::Event(o)) => event::validate_event_update(n, o),
         (n, o) => meta::validate_object_meta_update(n.meta(), o.meta(), "metadata"),
     })
@@ -158,6 +164,9 @@ pub fn validate_status_update(new: &Object, old: &Object) -> ErrorList {
         (Object::Job(n), Object::Job(o)) => job::validate_job_status_update(n, o),
         (Object::DaemonSet(n), Object::DaemonSet(o)) => {
             daemon_set::validate_daemon_set_status_update(n, o)
+        }
+        (Object::PodDisruptionBudget(n), Object::PodDisruptionBudget(o)) => {
+            pod_disruption_budget::validate_pod_disruption_budget_status_update(n, o)
         }
         (n, o) => meta::validate_object_meta_update(n.meta(), o.meta(), "metadata"),
     })

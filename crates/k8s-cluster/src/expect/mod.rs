@@ -8,6 +8,7 @@ use k8s_types::apps::{DaemonSet, Deployment};
 use k8s_types::batch::Job;
 use k8s_types::core::{ContainerState, ContainerStatus, Event, Node, Pod};
 use k8s_types::labels::LabelSelector;
+use k8s_types::policy::PodDisruptionBudget;
 use k8s_types::resources::Resources;
 use k8s_types::Quantity;
 
@@ -275,6 +276,13 @@ pub fn check(api: &dyn ApiClient, e: &Expectation) -> Vec<CheckResult> {
     if let Some(c) = &e.cron_job {
         let what = format!("cronJob {}/{}", ns(&c.namespace), c.name);
         push(what, cron_job::check_cron_job(api, c));
+    }
+    if let Some(b) = &e.pod_disruption_budget {
+        let what = format!("poddisruptionbudget {}/{}", ns(&b.namespace), b.name);
+        match api.get_typed::<PodDisruptionBudget>(ns(&b.namespace), &b.name) {
+            Err(err) => push(what, Some(err.message)),
+            Ok(pdb) => push(what, check_pdb(b, &pdb)),
+        }
     }
     if let Some(ev) = &e.events {
         let what = format!("events reason={}", ev.reason);
@@ -585,6 +593,37 @@ fn check_daemon_set(d: &crate::scenario::DaemonSetExpectation, ds: &DaemonSet) -
             "expected numberAvailable >= {min}, got {}",
             s.number_available
         ));
+    }
+    (!problems.is_empty()).then(|| problems.join("; "))
+}
+
+/// The `podDisruptionBudget` check: the status counters and the condition's reason.
+fn check_pdb(b: &crate::scenario::PdbExpectation, pdb: &PodDisruptionBudget) -> Option<String> {
+    let s = &pdb.status;
+    let mut problems = Vec::new();
+    for (field, want, got) in [
+        ("currentHealthy", b.current_healthy, s.current_healthy),
+        ("desiredHealthy", b.desired_healthy, s.desired_healthy),
+        ("expectedPods", b.expected_pods, s.expected_pods),
+        (
+            "disruptionsAllowed",
+            b.disruptions_allowed,
+            s.disruptions_allowed,
+        ),
+    ] {
+        if want.is_some_and(|w| w != got) {
+            problems.push(format!("expected {field} {}, got {got}", want.unwrap_or(0)));
+        }
+    }
+    if let Some(want) = &b.reason {
+        let got = pdb
+            .disruption_allowed_condition()
+            .map_or("<none>", |c| c.reason.as_str());
+        if want != got {
+            problems.push(format!(
+                "expected DisruptionAllowed reason {want}, got {got}"
+            ));
+        }
     }
     (!problems.is_empty()).then(|| problems.join("; "))
 }

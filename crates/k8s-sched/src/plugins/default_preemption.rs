@@ -4,8 +4,15 @@
 //! `pkg/scheduler/framework/preemption/preemption.go` (`Evaluator.Preempt`, `findCandidates`,
 //! `DryRunPreemption`, `SelectCandidate`, `pickOneNodeForPreemption`, `prepareCandidate`).
 //!
-//! Simplified on purpose: PodDisruptionBudgets are not modelled (no victim violates one);
-//! candidates are searched from offset 0 in node-name order instead of a random offset; the last
+//! PodDisruptionBudgets count as upstream counts them: on each node the victims whose eviction
+//! would exhaust a budget (`filterPodsWithPDBViolation`: a budget of the victim's namespace with
+//! a non-empty selector matching it, the victim not already in its `disruptedPods`, each match
+//! using up one of its `disruptionsAllowed`) are reprieved first, then the others, each from the
+//! most important down (`SelectVictimsOnNode`); the violating victims that still have to go are
+//! the node's PDB violations, the first criterion of `pickOneNodeForPreemption`. Preemption
+//! still deletes its victims (it does not go through the eviction subresource), as upstream.
+//!
+//! Simplified on purpose: candidates are searched from offset 0 in node-name order instead of a random offset; the last
 //! tie between equally good candidate nodes goes to the node whose name sorts last (the same rule
 //! as host selection); preemption is synchronous (upstream's async preemption is a feature gate).
 
@@ -13,13 +20,14 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use k8s_sched_framework::{
-    Code, CycleState, Diagnosis, FitError, Handle, NodeInfo, NodeToStatus, Plugin,
+    Code, CycleState, Diagnosis, FitError, Handle, NodeInfo, NodeToStatus, Plugin, PodInfo,
     PostFilterPlugin, PostFilterResult, Status,
 };
 use k8s_types::apiserver::{ApiExt, DeleteOptions};
 use k8s_types::core::{condition_status, Pod, PodCondition};
 use k8s_types::meta::{tick_timestamp, timestamp_tick};
 use k8s_types::object::{Kind, Object};
+use k8s_types::policy::PodDisruptionBudget;
 use k8s_types::Tick;
 
 use super::names;
@@ -53,7 +61,7 @@ pub struct Candidate {
     pub name: String,
     /// Pods to evict.
     pub victims: Vec<Arc<Pod>>,
-    /// Victims whose eviction would violate a PodDisruptionBudget (always 0 here).
+    /// Victims whose eviction would violate a PodDisruptionBudget.
     pub num_pdb_violations: usize,
 }
 
@@ -132,7 +140,8 @@ impl DefaultPreemption {
         Ok(())
     }
 
-    /// Upstream `SelectVictimsOnNode` on a private copy of the node.
+    /// Upstream `SelectVictimsOnNode` on a private copy of the node: the victims, most
+    /// important first, and how many of them violate a PodDisruptionBudget.
     fn select_victims_on_node(
         &self,
         state: &mut CycleState,
@@ -140,7 +149,8 @@ impl DefaultPreemption {
         mut node: NodeInfo,
         handle: &dyn Handle,
         now: Tick,
-    ) -> Result<Vec<Arc<Pod>>, Status> {
+        pdbs: &[Arc<PodDisruptionBudget>],
+    ) -> Result<(Vec<Arc<Pod>>, usize), Status> {
         let prio = pod.priority();
         let mut potential: Vec<_> = node
             .pods()
@@ -163,26 +173,42 @@ impl DefaultPreemption {
             return Err(s);
         }
         potential.sort_by(|a, b| more_important(&a.pod, &b.pod, now));
+        let (violating, non_violating) = filter_pods_with_pdb_violation(potential, pdbs);
         let mut victims = Vec::new();
-        for pi in potential {
+        let mut num_violating = 0;
+        // Reprieve as many pods as possible: the PDB-violating ones first, then the others.
+        let mut reprieve = |pi: PodInfo, node: &mut NodeInfo| -> Result<bool, Status> {
             node.add_pod(pi.clone());
-            let s = handle.run_pre_filter_extension_add_pod(state, pod, &pi, &node);
+            let s = handle.run_pre_filter_extension_add_pod(state, pod, &pi, node);
             if !s.is_success() {
                 return Err(s);
             }
-            if !handle
-                .run_filter_plugins_with_nominated_pods(state, pod, &node)
-                .is_success()
-            {
+            let fits = handle
+                .run_filter_plugins_with_nominated_pods(state, pod, node)
+                .is_success();
+            if !fits {
                 node.remove_pod(&pi.pod);
-                let s = handle.run_pre_filter_extension_remove_pod(state, pod, &pi, &node);
+                let s = handle.run_pre_filter_extension_remove_pod(state, pod, &pi, node);
                 if !s.is_success() {
                     return Err(s);
                 }
                 victims.push(pi.pod);
             }
+            Ok(fits)
+        };
+        let both = !violating.is_empty() && !non_violating.is_empty();
+        for pi in violating {
+            if !reprieve(pi, &mut node)? {
+                num_violating += 1;
+            }
         }
-        Ok(victims)
+        for pi in non_violating {
+            reprieve(pi, &mut node)?;
+        }
+        if both {
+            victims.sort_by(|a, b| more_important(a, b, now));
+        }
+        Ok((victims, num_violating))
     }
 
     /// Upstream `findCandidates` + `DryRunPreemption` (sequential, from offset 0).
@@ -204,18 +230,19 @@ impl DefaultPreemption {
             return (Vec::new(), statuses);
         }
         let want = self.num_candidates(potential.len());
+        let pdbs = handle.pod_disruption_budgets();
         let mut candidates = Vec::new();
         for name in potential {
             let Some(ni) = handle.node_info(&name) else {
                 continue;
             };
             let mut s = state.clone();
-            match self.select_victims_on_node(&mut s, pod, ni.clone(), handle, now) {
-                Ok(victims) if !victims.is_empty() => {
+            match self.select_victims_on_node(&mut s, pod, ni.clone(), handle, now, &pdbs) {
+                Ok((victims, num_pdb_violations)) if !victims.is_empty() => {
                     candidates.push(Candidate {
                         name,
                         victims,
-                        num_pdb_violations: 0,
+                        num_pdb_violations,
                     });
                     if candidates.len() >= want {
                         break;
@@ -358,6 +385,46 @@ impl DefaultPreemption {
             Status::success(),
         )
     }
+}
+
+/// Upstream `filterPodsWithPDBViolation`: splits `pods` (kept in their order) into those whose
+/// eviction would violate a PodDisruptionBudget and the others. Each budget's
+/// `disruptionsAllowed` is used up by the matching pods in order; a pod already in a budget's
+/// `disruptedPods` uses nothing (the apiserver has counted it); a pod without labels, or a budget
+/// with a missing or empty selector, matches nothing.
+pub fn filter_pods_with_pdb_violation(
+    pods: Vec<PodInfo>,
+    pdbs: &[Arc<PodDisruptionBudget>],
+) -> (Vec<PodInfo>, Vec<PodInfo>) {
+    if pdbs.is_empty() {
+        return (Vec::new(), pods);
+    }
+    let mut allowed: Vec<i32> = pdbs.iter().map(|p| p.status.disruptions_allowed).collect();
+    let (mut violating, mut non_violating) = (Vec::new(), Vec::new());
+    for pi in pods {
+        let mut violated = false;
+        let p = &pi.pod;
+        if !p.metadata.labels.is_empty() {
+            for (i, pdb) in pdbs.iter().enumerate() {
+                if !pdb.covers_for_disruption(p.metadata.namespace(), &p.metadata.labels) {
+                    continue;
+                }
+                if pdb.status.disrupted_pods.contains_key(&p.metadata.name) {
+                    continue;
+                }
+                allowed[i] -= 1;
+                if allowed[i] < 0 {
+                    violated = true;
+                }
+            }
+        }
+        if violated {
+            violating.push(pi);
+        } else {
+            non_violating.push(pi);
+        }
+    }
+    (violating, non_violating)
 }
 
 /// Upstream `podTerminatingByPreemption`.
@@ -541,6 +608,57 @@ mod tests {
             100,
         );
         assert_eq!(c.name, "b");
+    }
+
+    #[test]
+    fn fewest_pdb_violations_comes_first() {
+        let mut a = cand("a", vec![victim("x", 1, Some(1))]);
+        a.num_pdb_violations = 1;
+        let b = cand(
+            "b",
+            vec![victim("y", 50, Some(1)), victim("y2", 50, Some(1))],
+        );
+        assert_eq!(select_candidate(&[a, b], 100).name, "b");
+    }
+
+    #[test]
+    fn pdb_allowances_are_used_up_in_order() {
+        let labelled = |name: &str, app: &str| {
+            let mut p = Pod::default();
+            p.metadata.name = name.into();
+            p.metadata.namespace = Some("default".into());
+            p.metadata.labels.insert("app".into(), app.into());
+            PodInfo::new(Arc::new(p))
+        };
+        let mut pdb = PodDisruptionBudget::default();
+        pdb.metadata.namespace = Some("default".into());
+        pdb.spec.selector = Some(k8s_types::labels::LabelSelector::from_labels([(
+            "app", "web",
+        )]));
+        pdb.status.disruptions_allowed = 1;
+        let pods = vec![
+            labelled("w1", "web"),
+            labelled("w2", "web"),
+            labelled("o", "other"),
+            labelled("w3", "web"),
+        ];
+        let names = |v: &[PodInfo]| {
+            v.iter()
+                .map(|p| p.pod.metadata.name.clone())
+                .collect::<Vec<_>>()
+        };
+        let (bad, ok) = filter_pods_with_pdb_violation(pods.clone(), &[Arc::new(pdb.clone())]);
+        assert_eq!(names(&bad), ["w2", "w3"]);
+        assert_eq!(names(&ok), ["w1", "o"]);
+        // w1 was already evicted through the API: it uses nothing, so w2 takes the one allowed.
+        pdb.status.disrupted_pods.insert("w1".into(), String::new());
+        let (bad, ok) = filter_pods_with_pdb_violation(pods.clone(), &[Arc::new(pdb.clone())]);
+        assert_eq!(names(&bad), ["w3"]);
+        assert_eq!(names(&ok), ["w1", "w2", "o"]);
+        // No budget: nothing violates.
+        let (bad, ok) = filter_pods_with_pdb_violation(pods, &[]);
+        assert!(bad.is_empty());
+        assert_eq!(ok.len(), 4);
     }
 
     #[test]

@@ -78,6 +78,10 @@ impl Handle for CycleHandle<'_> {
         self.cache.pods()
     }
 
+    fn pod_disruption_budgets(&self) -> Vec<Arc<k8s_types::policy::PodDisruptionBudget>> {
+        self.cache.pdbs()
+    }
+
     fn client(&self) -> &dyn ApiClient {
         &*self.api
     }
