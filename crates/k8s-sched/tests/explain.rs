@@ -249,3 +249,78 @@ fn a_pre_filter_result_advances_the_start_index_modulo_all_nodes() {
     assert_eq!(w.start_index, 3);
     assert_eq!(w.evaluated, 100);
 }
+
+/// A PreFilter plugin that counts its calls per pod.
+struct CountPreFilter(std::sync::Mutex<BTreeMap<String, usize>>);
+
+impl k8s_sched_framework::Plugin for CountPreFilter {
+    fn name(&self) -> &str {
+        "CountPreFilter"
+    }
+    fn as_pre_filter(&self) -> Option<&dyn k8s_sched_framework::PreFilterPlugin> {
+        Some(self)
+    }
+}
+
+impl k8s_sched_framework::PreFilterPlugin for CountPreFilter {
+    fn pre_filter(
+        &self,
+        _state: &mut k8s_sched_framework::CycleState,
+        pod: &k8s_types::core::Pod,
+        _handle: &dyn k8s_sched_framework::Handle,
+    ) -> (
+        Option<k8s_sched_framework::PreFilterResult>,
+        k8s_sched_framework::Status,
+    ) {
+        *self
+            .0
+            .lock()
+            .unwrap()
+            .entry(pod.metadata.name.clone())
+            .or_default() += 1;
+        (None, k8s_sched_framework::Status::success())
+    }
+}
+
+#[test]
+fn explaining_observes_the_attempt_instead_of_running_it_again() {
+    // Each pod has one attempt; the explained one still runs PreFilter once (the observer records
+    // the real attempt; before, the explanation ran the plugins a second time).
+    let counter = std::sync::Arc::new(CountPreFilter(Default::default()));
+    let mut registry = k8s_sched::Registry::new();
+    let c = std::sync::Arc::clone(&counter);
+    registry
+        .register(
+            "CountPreFilter",
+            Box::new(move |_| Ok(c.clone() as std::sync::Arc<dyn k8s_sched_framework::Plugin>)),
+        )
+        .unwrap();
+    let config = KubeSchedulerConfiguration::from_yaml(
+        "profiles:\n- plugins: {preFilter: {enabled: [{name: CountPreFilter}]}}\n",
+    )
+    .unwrap();
+    let mut api = FakeApi::new();
+    many_nodes(&mut api, 3);
+    api.add(pod("a", "100m", "128Mi", &[]));
+    api.add(pod("b", "100m", "128Mi", &[]));
+    let mut s = Scheduler::with_registry(config, registry).unwrap();
+    s.set_explain(Some(PodKey::new("default", "b")));
+    s.schedule(&mut api);
+    let calls = counter.0.lock().unwrap().clone();
+    assert_eq!(calls.get("a"), Some(&1));
+    assert_eq!(calls.get("b"), Some(&1));
+    let ex = s.explanations();
+    assert_eq!(ex.len(), 1);
+    // b's explanation has the three nodes, all feasible, scored, and names the selected node.
+    assert_eq!(ex[0].nodes.len(), 3);
+    assert!(ex[0]
+        .nodes
+        .iter()
+        .all(|n| n.verdict == NodeVerdict::Success));
+    assert_eq!(ex[0].scores.len(), 3);
+    let selected = ex[0].outcomes.iter().find_map(|o| match &o.outcome {
+        Outcome::Selected { node } => Some(node.clone()),
+        _ => None,
+    });
+    assert_eq!(selected, ex[0].predicted);
+}

@@ -7,14 +7,15 @@
 //! `pkg/scheduler/framework/runtime/framework.go` compute and mostly log at high verbosity.
 //!
 //! Cost: the recorder is an `Option` in the [`Scheduler`](crate::Scheduler); when it is `None`
-//! (the default) each attempt pays one `Option` check. When it is set, the attempts of the
-//! explained pod run the PreFilter, Filter, PreScore and Score plugins a second time on the same
-//! snapshot, just before the real attempt, keeping every intermediate value (the plugins are pure
-//! functions of the cycle state, the pod and the node); the real attempt's outcome is then
-//! appended. The two are cross-checked: [`Explanation::predicted`] must equal the node the
-//! scheduler selected.
+//! (the default) each attempt pays one `Option` check. When it is set, the real attempts of the
+//! explained pod carry an observer (`attempt::Observer`) that the scheduling cycle calls at each
+//! step, and take the per-node Filter path and the per-plugin Score path so that every verdict and
+//! score is recorded (the fused and batched paths give the same feasible nodes, totals and choice
+//! by construction); nothing is run twice. The attempt's outcome is then appended.
+//! [`Explanation::predicted`] is the node the recorded scores rank first, which is the node the
+//! scheduler selects.
 //!
-//! Layout: this file holds the types and the recorder; `attempt` computes an [`Explanation`];
+//! Layout: this file holds the types and the recorder; `attempt` records an [`Explanation`];
 //! [`render`](mod@render) prints it as deterministic text (the format is described in `docs/explain.md`);
 //! [`gang`] prints the view of a whole PodGroup (`--explain <namespace>/<podgroup>`).
 

@@ -31,11 +31,14 @@ use crate::nominator::Nominator;
 use crate::pods_to_activate;
 use crate::queue::{Rejection, SchedulingQueue};
 use crate::queueing_hints::{EventObj, EventScope, ObservedEvent};
-use crate::runtime::batch::{FilterScratch, ScoreScratch};
+use crate::runtime::batch::ScoreScratch;
 use crate::runtime::handle::CycleHandle;
 use crate::runtime::{Framework, PermitOutcome};
 use crate::scratch;
 use crate::waiting::WaitingPods;
+
+mod find_nodes;
+use find_nodes::find_nodes_that_fit;
 
 /// Event reason of a successful binding.
 pub const EVENT_REASON_SCHEDULED: &str = "Scheduled";
@@ -76,7 +79,7 @@ pub(crate) struct Ctx<'a> {
 pub(crate) type AttemptLog = Vec<(Arc<Pod>, Result<String, (Code, String)>)>;
 
 impl Ctx<'_> {
-    fn handle<'b>(&'b mut self, fwk: &'b Framework) -> CycleHandle<'b> {
+    pub(crate) fn handle<'b>(&'b mut self, fwk: &'b Framework) -> CycleHandle<'b> {
         CycleHandle {
             fwk,
             api: &mut *self.api,
@@ -194,12 +197,24 @@ pub(crate) fn schedule_one(
         .record_attempt(&crate::cache::pod_key(&pod), ctx.now);
     // `--explain`: the only per-attempt cost when nothing is explained is this Option check.
     let explaining = ctx.explain.as_deref().is_some_and(|x| x.wants(&pod));
-    if explaining {
-        explain::begin(ctx, fwk, &pod);
-    }
+    let mut observer = explaining.then(|| {
+        let attempt = ctx.explain.as_deref().map_or(1, |x| x.next_attempt(&pod));
+        let n = ctx.cache.num_nodes();
+        let gang = (n > 0)
+            .then(|| explain::gang_fit(&ctx.handle(fwk), &pod))
+            .flatten();
+        explain::Observer::start(&pod, attempt, ctx.now, fwk.scheduler_name(), n, gang)
+    });
     let mut state = CycleState::new();
     pods_to_activate::init(&mut state);
-    let host = match schedule_pod(ctx, fwk, &mut state, &pod) {
+    let result = schedule_pod(ctx, fwk, &mut state, &pod, observer.as_mut());
+    if let Some(o) = observer {
+        let e = o.finish(ctx.cache.node_infos());
+        if let Some(x) = ctx.explain.as_deref_mut() {
+            x.begin(e);
+        }
+    }
+    let host = match result {
         Ok(h) => h,
         Err(f) => {
             handle_failure(ctx, fwk, &pod, f);
@@ -207,7 +222,7 @@ pub(crate) fn schedule_one(
         }
     };
     if explaining {
-        explain::note(ctx, &pod, || Outcome::Selected { node: host.clone() });
+        note(ctx, &pod, || Outcome::Selected { node: host.clone() });
     }
     // Assume, then Reserve.
     ctx.cache.assume(PodInfo::new(Arc::clone(&pod)), &host);
@@ -243,7 +258,7 @@ pub(crate) fn schedule_one(
         }
         PermitOutcome::Wait(waits) => {
             if explaining {
-                explain::note(ctx, &pod, || Outcome::Waiting {
+                note(ctx, &pod, || Outcome::Waiting {
                     node: host.clone(),
                     plugins: waits.clone(),
                 });
@@ -255,6 +270,16 @@ pub(crate) fn schedule_one(
             // Siblings this Permit allowed bind first, in the order they started waiting.
             process_waiting(ctx, profiles);
             binding_cycle(ctx, profiles, fwk, &pod, &host, state);
+        }
+    }
+}
+
+/// Appends an outcome of `pod` to the `--explain` record when it is the explained pod;
+/// `outcome` is only built then.
+fn note(ctx: &mut Ctx<'_>, pod: &Pod, outcome: impl FnOnce() -> Outcome) {
+    if let Some(x) = ctx.explain.as_deref_mut() {
+        if x.wants(pod) {
+            x.record(pod, ctx.now, outcome());
         }
     }
 }
@@ -296,7 +321,7 @@ fn binding_cycle(
     }
     ctx.queue.remove(&crate::cache::pod_key(pod));
     ctx.nominator.remove(pod);
-    explain::note(ctx, pod, || Outcome::Bound {
+    note(ctx, pod, || Outcome::Bound {
         node: host.to_string(),
     });
     if let Some(log) = ctx.detached.as_deref_mut() {
@@ -395,12 +420,13 @@ fn schedule_pod(
     fwk: &Framework,
     state: &mut CycleState,
     pod: &Arc<Pod>,
+    mut obs: Option<&mut explain::Observer>,
 ) -> Result<String, Failure> {
     let num_all_nodes = ctx.cache.num_nodes();
     if num_all_nodes == 0 {
         return Err(Failure::error(MSG_NO_NODES_AVAILABLE.to_string()));
     }
-    let (feasible, diagnosis) = find_nodes_that_fit(ctx, fwk, state, pod)?;
+    let (feasible, diagnosis) = find_nodes_that_fit(ctx, fwk, state, pod, obs.as_deref_mut())?;
     if feasible.is_empty() {
         let mut fit = FitError {
             num_all_nodes,
@@ -429,7 +455,11 @@ fn schedule_pod(
     }
     let nodes = ctx.cache.node_infos();
     if feasible.len() == 1 {
-        return Ok(nodes[feasible[0]].name().to_string());
+        let host = nodes[feasible[0]].name().to_string();
+        if let Some(o) = obs {
+            o.one_feasible(&host);
+        }
+        return Ok(host);
     }
     let mut refs: Vec<&NodeInfo> = scratch::take();
     refs.extend(feasible.iter().map(|i| &nodes[*i]));
@@ -444,7 +474,24 @@ fn schedule_pod(
     };
     let s = fwk.run_pre_score(state, pod, &refs, &handle);
     if !s.is_success() {
+        if let Some(o) = obs {
+            o.pre_score_failed(&s);
+        }
         return Err(Failure::error(s.message()));
+    }
+    if let Some(o) = obs {
+        // `--explain`: every plugin's scores, then the same totals and choice.
+        let per_plugin = fwk.run_score_explained(state, pod, &refs).map_err(|s| {
+            o.score_failed(&s);
+            Failure::error(s.message())
+        })?;
+        let totals = o.scored(&refs, &per_plugin);
+        let best = feasible
+            .iter()
+            .zip(&totals)
+            .max_by_key(|(idx, total)| (**total, **idx))
+            .map_or(feasible[0], |(idx, _)| *idx);
+        return Ok(nodes[best].name().to_string());
     }
     // select_host by index: the cache's node list is in name order, so among equal totals the
     // highest index is the name sorting last.
@@ -471,304 +518,6 @@ fn schedule_pod(
     Ok(nodes[best].name().to_string())
 }
 
-/// The node with the highest total; ties go to the name sorting last (see the module docs).
-pub fn select_host<'a>(nodes: &[&'a NodeInfo], totals: &[i64]) -> &'a str {
-    let mut best: Option<(i64, &str)> = None;
-    for (n, t) in nodes.iter().zip(totals) {
-        let cand = (*t, n.name());
-        if best.is_none_or(|b| cand > b) {
-            best = Some(cand);
-        }
-    }
-    best.map(|b| b.1).unwrap_or("")
-}
-
-/// Upstream `findNodesThatFitPod`: PreFilter, the nominated node first, then Filter over the
-/// candidate nodes. Returns indices into the cache's node list.
-fn find_nodes_that_fit(
-    ctx: &mut Ctx<'_>,
-    fwk: &Framework,
-    state: &mut CycleState,
-    pod: &Arc<Pod>,
-) -> Result<(Vec<usize>, Diagnosis), Failure> {
-    let mut diagnosis = Diagnosis::default();
-    let (pre_res, s, plugins_with_nodes) = {
-        let h = ctx.handle(fwk);
-        fwk.run_pre_filter(state, pod, &h)
-    };
-    if !s.is_success() {
-        if !s.is_rejected() {
-            return Err(Failure::error(s.message()));
-        }
-        diagnosis.add_plugin_status(&s);
-        diagnosis.pre_filter_msg = s.message();
-        diagnosis.node_to_status.set_absent_nodes_status(s);
-        return Ok((Vec::new(), diagnosis));
-    }
-    let cache: &Cache = &*ctx.cache;
-    let skips = fwk.filter_skips(state);
-    // The nominated node when it was tried and rejected: upstream's NodeToStatus lists it, so it
-    // counts in the next start index even if the search below does not visit it.
-    let mut nominated_rejected: Option<usize> = None;
-    // The nominated node first (upstream evaluateNominatedNode).
-    if let Some(nom) = pod
-        .status
-        .nominated_node_name
-        .as_deref()
-        .filter(|n| !n.is_empty())
-    {
-        let allowed = pre_res
-            .node_names
-            .as_ref()
-            .is_none_or(|set| set.contains(nom));
-        if let (true, Some(idx)) = (allowed, cache.node_index(nom)) {
-            let node = &cache.node_infos()[idx];
-            let st = fwk.run_filter_with_nominated(
-                state,
-                pod,
-                node,
-                &skips,
-                ctx.nominator.pods_for_node(nom),
-            );
-            if st.is_success() {
-                return Ok((vec![idx], diagnosis));
-            }
-            if st.is_rejected() {
-                diagnosis.add_plugin_status(&st);
-                diagnosis.node_to_status.set(nom, st);
-                nominated_rejected = Some(idx);
-            } else {
-                // Upstream logs "Evaluation failed on nominated node" and searches every node.
-                tracing::error!(pod = %pod.key(), node = nom, status = %st, "evaluation failed on nominated node");
-            }
-        }
-    }
-    // `None`: every node, without listing them (position k of the candidates is node k).
-    let candidates: Option<Vec<usize>> = match &pre_res.node_names {
-        None => None,
-        Some(set) => {
-            diagnosis
-                .node_to_status
-                .set_absent_nodes_status(Status::unresolvable(format!(
-                    "node(s) didn't satisfy plugin(s) [{}]",
-                    plugins_with_nodes.join(" ")
-                )));
-            let mut v: Vec<usize> = set.iter().filter_map(|n| cache.node_index(n)).collect();
-            v.sort_unstable();
-            Some(v)
-        }
-    };
-    let n = candidates.as_ref().map_or(cache.num_nodes(), Vec::len);
-    let num_all = cache.num_nodes();
-    if n == 0 {
-        advance_start_index(
-            ctx.next_start_node_index,
-            num_all,
-            0,
-            0,
-            nominated_rejected.is_some(),
-        );
-        return Ok((Vec::new(), diagnosis));
-    }
-    let pct = fwk
-        .percentage_of_nodes_to_score()
-        .unwrap_or(ctx.global_percentage);
-    let want = num_feasible_nodes_to_find(pct, n);
-    let start = *ctx.next_start_node_index % n;
-    // Whether the search visited the nominated node, given how many nodes it visited from
-    // `start` (not counting a node whose Filter failed with an error).
-    let nominated_unvisited = |visited: usize| {
-        nominated_rejected.is_some_and(|idx| {
-            let pos = match &candidates {
-                None => Some(idx),
-                Some(c) => c.binary_search(&idx).ok(),
-            };
-            pos.is_none_or(|p| (p + n - start) % n >= visited)
-        })
-    };
-    let mut feasible: Vec<usize> = scratch::take();
-    let mut processed = 0;
-    let nodes = cache.node_infos();
-    // The fused node pass (runtime/fused.rs) when plugins offer kernels and no pod is nominated:
-    // the same feasible nodes, statuses and next start index.
-    if ctx.nominator.is_empty() {
-        if let Some(plan) = fwk.fused_filter(state, pod, &skips, nodes) {
-            let mut rejected: Vec<(usize, Status)> = Vec::new();
-            let mut deferred: Vec<usize> = scratch::take();
-            let search = fwk.find_feasible_fused(
-                &plan,
-                state,
-                pod,
-                &skips,
-                cache.node_arrays(),
-                nodes,
-                candidates.as_deref(),
-                start,
-                want,
-                &mut feasible,
-                &mut rejected,
-                &mut deferred,
-            );
-            if let Some(k) = search.error {
-                // Upstream keeps no feasible node and no status for the failing one.
-                let rejected_before = k + deferred.len();
-                let unvisited = nominated_unvisited(search.processed - 1);
-                advance_start_index(
-                    ctx.next_start_node_index,
-                    num_all,
-                    0,
-                    rejected_before,
-                    unvisited,
-                );
-                scratch::give(deferred);
-                return Err(Failure::error(rejected[k].1.message()));
-            }
-            let unvisited = nominated_unvisited(search.processed);
-            let rejected_count = rejected.len() + deferred.len();
-            advance_start_index(
-                ctx.next_start_node_index,
-                num_all,
-                feasible.len(),
-                rejected_count,
-                unvisited,
-            );
-            if feasible.is_empty() {
-                // The statuses a gate left uncomputed: upstream's first failing plugin. The
-                // diagnosis is keyed by node, so the order of the two lists does not matter.
-                let gated = deferred
-                    .iter()
-                    .map(|&idx| (idx, fwk.run_filter(state, pod, &nodes[idx], &skips)));
-                record_rejections(&mut diagnosis, nodes, rejected.into_iter().chain(gated))?;
-            }
-            scratch::give(deferred);
-            return Ok((feasible, diagnosis));
-        }
-    }
-    // Nodes are filtered in chunks, plugin by plugin (Framework::filter_chunk); the chunk is as
-    // large as the number of feasible nodes still wanted, so nothing past the node where
-    // upstream's sequential search stops is looked at more than once per chunk, and the outcome
-    // (feasible nodes, statuses, next start index) is the node-by-node one.
-    let mut buffers = FilterScratch::pooled();
-    let mut chunk: Vec<&NodeInfo> = scratch::take();
-    let mut chunk_idx: Vec<usize> = scratch::take();
-    let mut failed: Vec<(usize, Status)> = Vec::new();
-    let mut rejected: Vec<(usize, Status)> = Vec::new();
-    let mut i = 0;
-    'chunks: while i < n {
-        let size = (want - feasible.len()).max(MIN_FILTER_CHUNK).min(n - i);
-        chunk.clear();
-        chunk_idx.clear();
-        failed.clear();
-        for k in i..i + size {
-            let pos = (start + k) % n;
-            let idx = candidates.as_ref().map_or(pos, |c| c[pos]);
-            chunk_idx.push(idx);
-            chunk.push(&nodes[idx]);
-        }
-        if ctx.nominator.is_empty() {
-            fwk.filter_chunk(state, pod, &chunk, &skips, &mut buffers, &mut failed);
-        } else {
-            for (pos, node) in chunk.iter().enumerate() {
-                let st = fwk.run_filter_with_nominated(
-                    state,
-                    pod,
-                    node,
-                    &skips,
-                    ctx.nominator.pods_for_node(node.name()),
-                );
-                if !st.is_success() {
-                    failed.push((pos, st));
-                }
-            }
-        }
-        let mut statuses = failed.drain(..).peekable();
-        for (pos, &idx) in chunk_idx.iter().enumerate() {
-            processed += 1;
-            match statuses.next_if(|(p, _)| *p == pos) {
-                Some((_, st)) if st.is_rejected() => rejected.push((idx, st)),
-                Some((_, st)) => {
-                    let unvisited = nominated_unvisited(processed - 1);
-                    advance_start_index(
-                        ctx.next_start_node_index,
-                        num_all,
-                        0,
-                        rejected.len(),
-                        unvisited,
-                    );
-                    return Err(Failure::error(st.message()));
-                }
-                None => {
-                    feasible.push(idx);
-                    if feasible.len() >= want {
-                        break 'chunks;
-                    }
-                }
-            }
-        }
-        i += size;
-    }
-    buffers.release();
-    scratch::give(chunk);
-    scratch::give(chunk_idx);
-    let unvisited = nominated_unvisited(processed);
-    advance_start_index(
-        ctx.next_start_node_index,
-        num_all,
-        feasible.len(),
-        rejected.len(),
-        unvisited,
-    );
-    if feasible.is_empty() {
-        record_rejections(&mut diagnosis, nodes, rejected.into_iter())?;
-    }
-    Ok((feasible, diagnosis))
-}
-
-/// Upstream's `nextStartNodeIndex` update in `findNodesThatFitPod`: advanced by the feasible
-/// nodes plus the nodes with a status in NodeToStatus (the rejected ones of the search, and the
-/// rejected nominated node when the search did not visit it), modulo the number of all nodes
-/// (not of the PreFilterResult's candidates; the search starts at the index modulo the
-/// candidates). Also done when a Filter failed with an error (then with no feasible node).
-fn advance_start_index(
-    next: &mut usize,
-    num_all_nodes: usize,
-    feasible: usize,
-    rejected: usize,
-    nominated_unvisited: bool,
-) {
-    if num_all_nodes > 0 {
-        let processed = feasible + rejected + usize::from(nominated_unvisited);
-        *next = (*next + processed) % num_all_nodes;
-    }
-}
-
-/// Records the rejected nodes' statuses in the diagnosis (upstream does so as it filters; only
-/// a pod that fits nowhere reads them, so they are recorded only then). A status that is not a
-/// rejection is an error of the attempt.
-fn record_rejections(
-    diagnosis: &mut Diagnosis,
-    nodes: &[NodeInfo],
-    rejected: impl Iterator<Item = (usize, Status)>,
-) -> Result<(), Failure> {
-    for (idx, st) in rejected {
-        if st.is_success() {
-            return Err(Failure::error(format!(
-                "internal error: node {:?} was rejected by a Filter gate but passes every Filter plugin",
-                nodes[idx].name()
-            )));
-        }
-        if !st.is_rejected() {
-            return Err(Failure::error(st.message()));
-        }
-        diagnosis.add_plugin_status(&st);
-        diagnosis.node_to_status.set(nodes[idx].name(), st);
-    }
-    Ok(())
-}
-
-/// The smallest chunk of nodes filtered at once (see `find_nodes_that_fit`).
-const MIN_FILTER_CHUNK: usize = 32;
-
 /// Upstream `handleSchedulingFailure`: back to the queue with backoff; a `FailedScheduling`
 /// Warning event (only when the message differs from the last one recorded for the pod, to avoid
 /// one event per retry); the `PodScheduled=False` condition and the nomination, when they change.
@@ -786,7 +535,7 @@ fn handle_failure(ctx: &mut Ctx<'_>, fwk: &Framework, pod: &Arc<Pod>, f: Failure
     };
     ctx.queue
         .record_failure(&key, ctx.now, rejection, fwk.queueing_hints());
-    explain::note(ctx, pod, || {
+    note(ctx, pod, || {
         let reason = if rejected {
             REASON_UNSCHEDULABLE
         } else {
