@@ -305,3 +305,101 @@ impl Controller for NodeLifecycleController {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_types::core::NodeCondition;
+
+    fn node_with_ready(status: &str, taints: Vec<Taint>) -> Node {
+        let mut n = Node::default();
+        n.status.conditions.push(NodeCondition {
+            type_: "Ready".into(),
+            status: status.into(),
+            ..Default::default()
+        });
+        n.spec.taints = taints;
+        n
+    }
+
+    fn taint(key: &str, effect: &str, at: Option<&str>) -> Taint {
+        Taint {
+            key: key.into(),
+            value: String::new(),
+            effect: effect.into(),
+            time_added: at.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn ready_false_swaps_unreachable_for_not_ready_and_true_removes_them() {
+        let user = taint("gpu", "NoSchedule", None);
+        let old = "1970-01-01T00:00:45Z";
+        let n = node_with_ready(
+            "False",
+            vec![
+                user.clone(),
+                taint(TAINT_NODE_UNREACHABLE, "NoSchedule", Some(old)),
+                taint(TAINT_NODE_UNREACHABLE, "NoExecute", Some(old)),
+            ],
+        );
+        let now = "1970-01-01T00:01:40Z";
+        assert_eq!(
+            reconcile_taints(&n, 100),
+            Some(vec![
+                user.clone(),
+                taint(TAINT_NODE_NOT_READY, "NoSchedule", Some(now)),
+                taint(TAINT_NODE_NOT_READY, "NoExecute", Some(now)),
+            ])
+        );
+        // Unknown keeps existing unreachable taints (and their timeAdded) as they are.
+        let n = node_with_ready(
+            "Unknown",
+            vec![
+                taint(TAINT_NODE_UNREACHABLE, "NoSchedule", Some(old)),
+                taint(TAINT_NODE_UNREACHABLE, "NoExecute", Some(old)),
+            ],
+        );
+        assert_eq!(reconcile_taints(&n, 100), None);
+        let n = node_with_ready(
+            "True",
+            vec![
+                user.clone(),
+                taint(TAINT_NODE_NOT_READY, "NoExecute", Some(old)),
+            ],
+        );
+        assert_eq!(reconcile_taints(&n, 100), Some(vec![user]));
+    }
+
+    #[test]
+    fn mark_unknown_keeps_heartbeats_and_moves_transitions() {
+        let mut n = node_with_ready("True", vec![]);
+        n.status.conditions[0].last_heartbeat_time = Some("1970-01-01T00:00:00Z".into());
+        n.status.conditions.push(NodeCondition {
+            type_: "MemoryPressure".into(),
+            status: "False".into(),
+            ..Default::default()
+        });
+        assert!(mark_unknown(&mut n, 45));
+        for c in &n.status.conditions {
+            assert_eq!(c.status, "Unknown");
+            assert_eq!(c.reason.as_deref(), Some("NodeStatusUnknown"));
+            assert_eq!(
+                c.message.as_deref(),
+                Some("Kubelet stopped posting node status.")
+            );
+            assert_eq!(
+                c.last_transition_time.as_deref(),
+                Some("1970-01-01T00:00:45Z")
+            );
+        }
+        assert_eq!(
+            n.status.conditions[0].last_heartbeat_time.as_deref(),
+            Some("1970-01-01T00:00:00Z")
+        );
+        assert!(
+            !mark_unknown(&mut n, 50),
+            "already Unknown: nothing to write"
+        );
+    }
+}
