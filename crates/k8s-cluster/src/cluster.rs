@@ -328,9 +328,11 @@ impl Cluster {
     /// exits, restarts after back-off, a probe fails, a grace period ends): the run goes on until
     /// then even when nothing else changes.
     pub fn next_pod_wakeup(&self) -> Option<Tick> {
+        // A stopped kubelet wakes for nothing until it is started again.
         self.kubelets
-            .values()
-            .filter_map(Kubelet::next_pod_wakeup)
+            .iter()
+            .filter(|(name, _)| !self.stopped.contains(*name))
+            .filter_map(|(_, k)| k.next_pod_wakeup())
             .min()
     }
 

@@ -268,3 +268,22 @@ fn a_restarted_scheduler_schedules_from_a_fresh_list() {
     let q: Pod = c.api().get_typed("default", "q").expect("pod");
     assert_eq!(q.spec.node_name.as_deref(), Some("n1"));
 }
+
+#[test]
+fn stopping_twice_or_an_unknown_node_is_a_failed_step() {
+    let mut c = cluster(&["n1"]);
+    assert_eq!(
+        c.stop_kubelet("nx"),
+        Err("node \"nx\" has no kubelet".to_string())
+    );
+    c.stop_kubelet("n1").expect("stop");
+    assert_eq!(
+        c.stop_kubelet("n1"),
+        Err("the kubelet of node \"n1\" is already stopped".to_string())
+    );
+    c.start_kubelet("n1", true).expect("start");
+    assert_eq!(
+        c.start_kubelet("n1", false),
+        Err("the kubelet of node \"n1\" is not stopped".to_string())
+    );
+}
