@@ -57,6 +57,19 @@ pub struct Cluster {
     /// Store revision when the kubelets of the previous tick started syncing (`None` before the
     /// first tick): the writes after it are the ones a kubelet may not have seen yet.
     kubelets_seen: Option<i64>,
+    /// Nodes whose kubelet is stopped (the `stopKubelet` step): no heartbeat, no status, no pod
+    /// sync; their containers keep running.
+    stopped: std::collections::BTreeSet<String>,
+    /// Kubelets started again since the previous tick: their next sync is a full one.
+    restarted: std::collections::BTreeSet<String>,
+    /// Lease renewals written in the last tick (heartbeats alone do not make a tick busy).
+    heartbeats: i64,
+    /// The scheduler's configuration, to start it again (`restartScheduler`).
+    scheduler_config: KubeSchedulerConfiguration,
+    /// Owners outside the input, to start the controller-manager again.
+    external_owners: std::collections::BTreeSet<String>,
+    /// The pod the scheduler explains, for a restarted scheduler.
+    explain: Option<k8s_sched::explain::PodKey>,
 }
 
 impl Cluster {
@@ -65,6 +78,7 @@ impl Cluster {
     /// # Errors
     /// `ClusterError::SchedulerConfig` when the scheduler configuration is invalid.
     pub fn new(config: ClusterConfig) -> Result<Cluster, ClusterError> {
+        let scheduler_config = config.scheduler.clone();
         let scheduler = Scheduler::new(config.scheduler).map_err(ClusterError::SchedulerConfig)?;
         let mut api = ApiServer::new(Box::new(MemStore::default()));
         api.set_tick(0);
@@ -87,6 +101,12 @@ impl Cluster {
             n_nodes_added: 0,
             previous_tick_start: 0,
             kubelets_seen: None,
+            stopped: Default::default(),
+            restarted: Default::default(),
+            heartbeats: 0,
+            scheduler_config,
+            external_owners: Default::default(),
+            explain: None,
         })
     }
 
@@ -191,15 +211,87 @@ impl Cluster {
             self.api.store_mut().compact(self.previous_tick_start);
         }
         self.previous_tick_start = start;
+        // Node lease heartbeats first, so that a driver skipping idle ticks ([`Cluster::skip_to`])
+        // never leaves a running kubelet's Lease stale when the node lifecycle controller looks.
+        self.heartbeats = 0;
+        for (name, kubelet) in &mut self.kubelets {
+            if !self.stopped.contains(name) && kubelet.heartbeat(&mut self.api) {
+                self.heartbeats += 1;
+            }
+        }
         self.controllers.reconcile(&mut self.api);
         self.scheduler.schedule(&mut self.api);
         let touched = self.touched_nodes();
         self.kubelets_seen = Some(self.api.revision());
         for (name, kubelet) in &mut self.kubelets {
-            let hit = touched.as_ref().is_none_or(|t| t.contains(name.as_str()));
+            if self.stopped.contains(name) {
+                continue;
+            }
+            let hit = self.restarted.remove(name)
+                || touched.as_ref().is_none_or(|t| t.contains(name.as_str()));
             kubelet.sync_if_needed(&mut self.api, hit);
         }
         self.tick += 1;
+    }
+
+    /// Lease renewals written by the last [`Cluster::tick`] (a scenario run does not count a tick
+    /// that wrote only these as activity).
+    pub fn heartbeats(&self) -> i64 {
+        self.heartbeats
+    }
+
+    /// Stops a node's kubelet (the `stopKubelet` step): from the next tick on it renews no Lease,
+    /// posts no status and syncs no pod; its containers keep running. `Err` with a message when
+    /// the node has no kubelet or it is already stopped.
+    pub fn stop_kubelet(&mut self, node: &str) -> Result<(), String> {
+        if !self.kubelets.contains_key(node) {
+            return Err(format!("node {node:?} has no kubelet"));
+        }
+        if !self.stopped.insert(node.to_string()) {
+            return Err(format!("the kubelet of node {node:?} is already stopped"));
+        }
+        Ok(())
+    }
+
+    /// Starts a stopped kubelet again (the `startKubelet` step, see [`Kubelet::restart`]).
+    /// With `restart` false the kubelet was only cut off (the `heal` step): no `Starting`.
+    pub fn start_kubelet(&mut self, node: &str, restart: bool) -> Result<(), String> {
+        let Some(kubelet) = self.kubelets.get_mut(node) else {
+            return Err(format!("node {node:?} has no kubelet"));
+        };
+        if !self.stopped.remove(node) {
+            return Err(format!("the kubelet of node {node:?} is not stopped"));
+        }
+        if restart {
+            kubelet.restart(&mut self.api);
+        } else {
+            kubelet.reconnect();
+        }
+        self.restarted.insert(node.to_string());
+        Ok(())
+    }
+
+    /// Crashes and restarts kube-controller-manager (the `restartControllerManager` step): every
+    /// controller's memory (work queues, expectations, pending taint evictions, node health
+    /// probes) is dropped; the new one lists every kind from the apiserver at its first turn and
+    /// watches from there, as upstream's informers do at startup.
+    pub fn restart_controller_manager(&mut self) {
+        self.controllers = ControllerManager::with_external_owners(self.external_owners.clone());
+    }
+
+    /// Crashes and restarts kube-scheduler (the `restartScheduler` step): its queue, cache and
+    /// waiting pods are dropped and rebuilt from the apiserver by list + watch at its next pass.
+    ///
+    /// # Errors
+    /// The configuration error, which cannot happen for a configuration the cluster started with.
+    pub fn restart_scheduler(&mut self) -> Result<(), String> {
+        let mut scheduler =
+            Scheduler::new(self.scheduler_config.clone()).map_err(|e| e.to_string())?;
+        // `--explain` is a flag of the process: the new one explains the same pod (the records of
+        // the old one are gone with it).
+        scheduler.set_explain(self.explain.clone());
+        self.scheduler = scheduler;
+        Ok(())
     }
 
     /// Advances the clock to `tick` without running any component in the ticks in between (a
@@ -228,16 +320,19 @@ impl Cluster {
     /// (a dump of pods without their ReplicaSets). Call before the first tick: it starts a fresh
     /// controller-manager.
     pub fn set_external_owners(&mut self, uids: std::collections::BTreeSet<String>) {
-        self.controllers = ControllerManager::with_external_owners(uids);
+        self.controllers = ControllerManager::with_external_owners(uids.clone());
+        self.external_owners = uids;
     }
 
     /// The earliest tick at which some pod changes on its own on some node (a container starts,
     /// exits, restarts after back-off, a probe fails, a grace period ends): the run goes on until
     /// then even when nothing else changes.
     pub fn next_pod_wakeup(&self) -> Option<Tick> {
+        // A stopped kubelet wakes for nothing until it is started again.
         self.kubelets
-            .values()
-            .filter_map(Kubelet::next_pod_wakeup)
+            .iter()
+            .filter(|(name, _)| !self.stopped.contains(*name))
+            .filter_map(|(_, k)| k.next_pod_wakeup())
             .min()
     }
 
@@ -277,6 +372,7 @@ impl Cluster {
     /// Starts (or with `None` stops) recording the scheduler's `--explain` record of every
     /// scheduling attempt of one pod (see `k8s_sched::explain`).
     pub fn set_explain(&mut self, pod: Option<k8s_sched::explain::PodKey>) {
+        self.explain.clone_from(&pod);
         self.scheduler.set_explain(pod);
     }
 

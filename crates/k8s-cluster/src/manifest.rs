@@ -568,6 +568,7 @@ fn decode_typed(kind: &Kind, input: &Input<'_>) -> Result<Object, PartialError> 
         Kind::Event => Object::Event(decode(input)?),
         Kind::PodGroup => Object::PodGroup(decode(input)?),
         Kind::PodDisruptionBudget => Object::PodDisruptionBudget(decode(input)?),
+        Kind::Lease => Object::Lease(decode(input)?),
         Kind::Other { namespaced, .. } => Object::Other(decode(input)?, *namespaced),
     })
 }

@@ -507,7 +507,8 @@ fn run_cluster(
                 &mut event_rows,
             );
         }
-        if cluster.api_ref().revision() == rev_before {
+        // Lease renewals alone (every 10 s per node) are not activity.
+        if cluster.api_ref().revision() - cluster.heartbeats() == rev_before {
             quiet += 1;
         } else {
             quiet = 0;

@@ -185,7 +185,32 @@ pub struct Step {
     /// `kubectl drain <node>`: cordon, then evict the node's pods (spans ticks).
     #[serde(default)]
     pub drain: Option<DrainStep>,
+    /// Stop a node's kubelet (`systemctl stop kubelet`): no Lease renewal, no status, no pod
+    /// sync; the containers keep running.
+    #[serde(default)]
+    pub stop_kubelet: Option<NodeStep>,
+    /// Start a stopped kubelet again.
+    #[serde(default)]
+    pub start_kubelet: Option<NodeStep>,
+    /// Cut a node off from the control plane: what the apiserver sees is the same as
+    /// `stopKubelet` (nothing from the node), and the containers keep running.
+    #[serde(default)]
+    pub partition: Option<NodeStep>,
+    /// End a node's partition.
+    #[serde(default)]
+    pub heal: Option<NodeStep>,
+    /// Crash and restart kube-scheduler (it rebuilds from the apiserver by list + watch).
+    #[serde(default)]
+    pub restart_scheduler: Option<EmptyStep>,
+    /// Crash and restart kube-controller-manager (it rebuilds from the apiserver by list + watch).
+    #[serde(default)]
+    pub restart_controller_manager: Option<EmptyStep>,
 }
+
+/// A step action without arguments (`restartScheduler: {}`).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EmptyStep {}
 
 /// `patch`: a JSON merge patch (RFC 7386, `kubectl patch --type merge`) on any typed object.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -394,6 +419,9 @@ pub struct Expectation {
     /// A PodDisruptionBudget's status.
     #[serde(default)]
     pub pod_disruption_budget: Option<PdbExpectation>,
+    /// A Node's Ready condition and taints.
+    #[serde(default)]
+    pub node: Option<NodeExpectation>,
     /// Events by reason.
     #[serde(default)]
     pub events: Option<EventsExpectation>,
@@ -741,6 +769,7 @@ impl Expectation {
             self.daemon_set.is_some(),
             self.cron_job.is_some(),
             self.pod_disruption_budget.is_some(),
+            self.node.is_some(),
             self.events.is_some(),
         ]
         .iter()
@@ -787,6 +816,24 @@ impl Scenario {
         }
         Ok(())
     }
+}
+
+/// `node`: a Node's `Ready` condition and taints.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NodeExpectation {
+    /// Node name.
+    pub name: String,
+    /// The `Ready` condition's status: `True`, `False` or `Unknown`.
+    #[serde(default)]
+    pub ready: Option<String>,
+    /// The `Ready` condition's reason (`KubeletReady`, `NodeStatusUnknown`).
+    #[serde(default)]
+    pub ready_reason: Option<String>,
+    /// Every taint, in order, as `key[=value]:Effect`, followed by `@<timeAdded>` when it has one
+    /// (`node.kubernetes.io/unreachable:NoExecute@1970-01-01T00:00:50Z`).
+    #[serde(default)]
+    pub taints: Option<Vec<String>>,
 }
 
 #[cfg(test)]

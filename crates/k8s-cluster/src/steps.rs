@@ -39,6 +39,12 @@ pub(crate) fn decode_steps(
             step.rollout_restart.is_some(),
             step.create_job_from_cron_job.is_some(),
             step.drain.is_some(),
+            step.stop_kubelet.is_some(),
+            step.start_kubelet.is_some(),
+            step.partition.is_some(),
+            step.heal.is_some(),
+            step.restart_scheduler.is_some(),
+            step.restart_controller_manager.is_some(),
         ]
         .iter()
         .filter(|b| **b)
@@ -261,6 +267,32 @@ pub(crate) fn run_step(
     }
     if let Some(p) = &step.patch {
         return patch(cluster, p);
+    }
+    if let Some(n) = step.stop_kubelet.as_ref().or(step.partition.as_ref()) {
+        cluster.stop_kubelet(&n.node)?;
+        let what = if step.partition.is_some() {
+            "partition node"
+        } else {
+            "stop kubelet on"
+        };
+        return Ok(format!("{what} {}", n.node));
+    }
+    if let Some(n) = step.start_kubelet.as_ref().or(step.heal.as_ref()) {
+        cluster.start_kubelet(&n.node, step.start_kubelet.is_some())?;
+        let what = if step.heal.is_some() {
+            "heal node"
+        } else {
+            "start kubelet on"
+        };
+        return Ok(format!("{what} {}", n.node));
+    }
+    if step.restart_scheduler.is_some() {
+        cluster.restart_scheduler()?;
+        return Ok("restart kube-scheduler".into());
+    }
+    if step.restart_controller_manager.is_some() {
+        cluster.restart_controller_manager();
+        return Ok("restart kube-controller-manager".into());
     }
     if let Some(r) = &step.rollout_restart {
         return rollout_restart(cluster, &r.deployment, &ns(&r.namespace));

@@ -2,7 +2,7 @@
 //!
 //! - [`ControllerManager`]: one set of shared informers for every controller, and per controller a
 //!   work queue fed by its event handlers and drained by its sync handler, one turn per tick, in
-//!   order (taint eviction, pod GC, Deployment, ReplicaSet, DaemonSet, CronJob, Job, TTL-after-finished, disruption,
+//!   order (node lifecycle, taint eviction, pod GC, Deployment, ReplicaSet, DaemonSet, CronJob, Job, TTL-after-finished, disruption,
 //!   garbage collector by default).
 //! - [`expectations`]: upstream's `ControllerExpectations` (creations and deletions in flight).
 //! - [`DeploymentController`] (`pkg/controller/deployment`): new/old ReplicaSets per pod template,
@@ -26,6 +26,8 @@
 //!   objects whose owners are gone.
 //! - [`PodGarbageCollector`] (`pkg/controller/podgc`) and [`TaintEvictionController`]
 //!   (`pkg/controller/tainteviction`).
+//! - [`NodeLifecycleController`] (`pkg/controller/nodelifecycle`): node health from Leases and
+//!   status heartbeats, Ready Unknown past the grace period, the unreachable / not-ready taints.
 //!
 //! Every controller implements [`k8s_types::controller::Controller`] (informers, event handler,
 //! sync handler; "Writing a controller" in docs/architecture.md), reads from the shared informers
@@ -42,6 +44,7 @@ pub mod expectations;
 pub mod garbage_collector;
 pub mod job;
 pub mod manager;
+pub mod node_lifecycle;
 pub mod pod_gc;
 pub mod pod_template_hash;
 pub mod replica_set;
@@ -55,6 +58,7 @@ pub use disruption::DisruptionController;
 pub use garbage_collector::GarbageCollector;
 pub use job::JobController;
 pub use manager::ControllerManager;
+pub use node_lifecycle::NodeLifecycleController;
 pub use pod_gc::PodGarbageCollector;
 pub use replica_set::ReplicaSetController;
 pub use taint_eviction::TaintEvictionController;

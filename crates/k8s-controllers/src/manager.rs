@@ -29,6 +29,7 @@ use crate::deployment::DeploymentController;
 use crate::disruption::DisruptionController;
 use crate::garbage_collector::GarbageCollector;
 use crate::job::JobController;
+use crate::node_lifecycle::NodeLifecycleController;
 use crate::pod_gc::PodGarbageCollector;
 use crate::replica_set::ReplicaSetController;
 use crate::taint_eviction::TaintEvictionController;
@@ -72,8 +73,8 @@ impl std::fmt::Debug for ControllerManager {
 }
 
 impl ControllerManager {
-    /// The default set, in tick order: taint eviction, pod GC, Deployment, ReplicaSet, DaemonSet,
-    /// CronJob, Job, TTL-after-finished, disruption, garbage collector. The evictors go first so a ReplicaSet replaces what they delete in the same tick;
+    /// The default set, in tick order: node lifecycle, taint eviction, pod GC, Deployment, ReplicaSet, DaemonSet,
+    /// CronJob, Job, TTL-after-finished, disruption, garbage collector. The node lifecycle controller goes first so the taint eviction controller sees its taints in the same tick; the evictors go before the workload controllers so a ReplicaSet replaces what they delete in the same tick;
     /// the Deployment controller goes before the ReplicaSet controller so a ReplicaSet it scales gets
     /// its pods in the same tick, and the CronJob controller before the Job controller so a Job it
     /// creates gets its pods in the same tick.
@@ -85,6 +86,7 @@ impl ControllerManager {
     /// with these uids live outside the input ([`GarbageCollector::with_external_owners`]).
     pub fn with_external_owners(uids: std::collections::BTreeSet<String>) -> Self {
         Self::with_controllers(vec![
+            Box::new(NodeLifecycleController::new()),
             Box::new(TaintEvictionController::new()),
             Box::new(PodGarbageCollector::new()),
             Box::new(DeploymentController::new()),

@@ -179,6 +179,7 @@ fn manager_runs_controllers_in_order() {
     assert_eq!(
         m.controller_names(),
         [
+            "node-lifecycle-controller",
             "taint-eviction-controller",
             "pod-garbage-collector",
             "deployment-controller",

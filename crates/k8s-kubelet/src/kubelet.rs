@@ -45,6 +45,7 @@ use crate::admission::{self, Rejection, UNEXPECTED_ADMISSION_ERROR};
 use crate::backoff::Backoff;
 use crate::behavior::BehaviorRule;
 use crate::device_manager::DeviceManager;
+use crate::node_lease::NodeLease;
 use crate::node_status::{self, NODE_STATUS_REPORT_FREQUENCY_TICKS};
 use crate::pod_ip::PodIpAllocator;
 use crate::runtime::{NodeContext, PodEvent, PodPhase, Runtime, RuntimePod};
@@ -90,6 +91,8 @@ pub struct Kubelet {
     runtime: Runtime,
     addresses: Vec<NodeAddress>,
     registered: bool,
+    /// The node lease heartbeat.
+    lease: NodeLease,
     last_status_report: Option<Tick>,
     /// `spec.unschedulable` as last seen (upstream kubelet's `lastNodeUnschedulable`).
     last_unschedulable: Option<bool>,
@@ -162,6 +165,7 @@ impl Kubelet {
             runtime: Runtime::default(),
             addresses,
             registered: false,
+            lease: NodeLease::default(),
             last_status_report: None,
             last_unschedulable: None,
             devices_changed: false,
@@ -370,6 +374,39 @@ impl Kubelet {
             self.sync(api);
         }
         !quiet
+    }
+
+    /// Renews the node Lease when due (every 10 s, see [`crate::node_lease`]), once registered.
+    /// Returns whether it wrote.
+    pub fn heartbeat(&mut self, api: &mut dyn ApiClient) -> bool {
+        if !self.registered {
+            return false;
+        }
+        let now = api.now();
+        self.lease
+            .renew_if_due(api, &self.name, now)
+            .inspect_err(|e| tracing::debug!(node = %self.name, error = %e, "lease renewal failed"))
+            .unwrap_or(false)
+    }
+
+    /// The kubelet reaches the apiserver again after a partition: it renews its Lease and posts its
+    /// status at the next tick, and its next [`Kubelet::sync`] reconciles its pods.
+    pub fn reconnect(&mut self) {
+        self.lease.reset();
+        self.last_status_report = None;
+    }
+
+    /// A stopped kubelet starts again (upstream kubelet startup on an existing Node): it records
+    /// `Starting`, renews its Lease and posts its status at the next [`Kubelet::sync`] (Ready turns
+    /// True again, with `NodeReady`), and that sync reconciles its pods with the apiserver (pods
+    /// deleted meanwhile are killed). The containers kept running while it was stopped.
+    pub fn restart(&mut self, api: &mut dyn ApiClient) {
+        self.reconnect();
+        self.record_node_event(
+            api,
+            node_status::EVENT_STARTING,
+            node_status::STARTING_MESSAGE.into(),
+        );
     }
 
     /// One tick of the kubelet (see the module documentation for the order of work).

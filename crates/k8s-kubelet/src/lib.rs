@@ -5,7 +5,8 @@
 //!
 //! Modules, each mirroring one upstream piece:
 //! - [`kubelet`]: the sync loop (`syncLoop`, `HandlePodAdditions`, `syncPod`, pod cleanup);
-//! - [`node_status`]: registration and the node status setters;
+//! - [`node_status`]: registration and the node status setters; [`node_lease`]: the Lease
+//!   heartbeat;
 //! - [`admission`]: the predicate admit handler (resources, node affinity, host ports, taints);
 //! - [`device_manager`]: the device manager (`cm/devicemanager`);
 //! - [`sync_pod`]: the pod status the kubelet generates and its container events;
@@ -24,6 +25,7 @@ pub mod behavior;
 pub mod container;
 pub mod device_manager;
 pub mod kubelet;
+pub mod node_lease;
 pub mod node_status;
 pub mod pod_ip;
 pub mod prober;

@@ -21,6 +21,7 @@ pub mod apiserver;
 pub mod apps;
 pub mod batch;
 pub mod controller;
+pub mod coordination;
 pub mod core;
 pub mod deviceplugin;
 pub mod events;

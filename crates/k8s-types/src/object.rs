@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::apps::{DaemonSet, Deployment, ReplicaSet};
 use crate::batch::{CronJob, Job};
+use crate::coordination::Lease;
 use crate::core::{Event, Namespace, Node, Pod};
 use crate::meta::ObjectMeta;
 use crate::policy::PodDisruptionBudget;
@@ -39,6 +40,8 @@ pub enum Kind {
     PodGroup,
     /// `policy/v1` PodDisruptionBudget.
     PodDisruptionBudget,
+    /// `coordination.k8s.io/v1` Lease.
+    Lease,
     /// Any other kind: (apiVersion, kind, namespaced).
     Other {
         /// apiVersion.
@@ -52,7 +55,7 @@ pub enum Kind {
 
 impl Kind {
     /// The typed kinds, in the order output lists them.
-    pub const TYPED: [Kind; 12] = [
+    pub const TYPED: [Kind; 13] = [
         Kind::Namespace,
         Kind::PriorityClass,
         Kind::Node,
@@ -63,6 +66,7 @@ impl Kind {
         Kind::Job,
         Kind::PodGroup,
         Kind::PodDisruptionBudget,
+        Kind::Lease,
         Kind::Pod,
         Kind::Event,
     ];
@@ -82,6 +86,7 @@ impl Kind {
             Kind::Event => "Event",
             Kind::PodGroup => "PodGroup",
             Kind::PodDisruptionBudget => "PodDisruptionBudget",
+            Kind::Lease => "Lease",
             Kind::Other { kind, .. } => kind,
         }
     }
@@ -95,6 +100,7 @@ impl Kind {
             Kind::PriorityClass => "scheduling.k8s.io/v1",
             Kind::PodGroup => "scheduling.x-k8s.io/v1alpha1",
             Kind::PodDisruptionBudget => "policy/v1",
+            Kind::Lease => "coordination.k8s.io/v1",
             Kind::Other { api_version, .. } => api_version,
         }
     }
@@ -115,6 +121,7 @@ impl Kind {
             Kind::Event => "events".into(),
             Kind::PodGroup => "podgroups".into(),
             Kind::PodDisruptionBudget => "poddisruptionbudgets".into(),
+            Kind::Lease => "leases".into(),
             Kind::Other { kind, .. } => {
                 let lower = kind.to_ascii_lowercase();
                 if lower.ends_with('s') {
@@ -168,6 +175,7 @@ impl Kind {
             ("scheduling.k8s.io/v1", "PriorityClass") => Kind::PriorityClass,
             ("scheduling.x-k8s.io/v1alpha1", "PodGroup") => Kind::PodGroup,
             ("policy/v1", "PodDisruptionBudget") => Kind::PodDisruptionBudget,
+            ("coordination.k8s.io/v1", "Lease") => Kind::Lease,
             _ => return None,
         };
         Some(k)
@@ -219,7 +227,6 @@ pub const UNSIMULATED_BUILTIN_KINDS: &[(&str, bool)] = &[
     ("ResourceQuota", true),
     ("CustomResourceDefinition", false),
     ("RuntimeClass", false),
-    ("Lease", true),
     ("PodTemplate", true),
     ("ReplicationController", true),
     ("CSIDriver", false),
@@ -293,6 +300,8 @@ pub enum Object {
     PodGroup(PodGroup),
     /// A PodDisruptionBudget.
     PodDisruptionBudget(PodDisruptionBudget),
+    /// A Lease.
+    Lease(Lease),
     /// Anything else, with whether it is namespaced.
     Other(Unstructured, bool),
 }
@@ -312,6 +321,7 @@ macro_rules! each_variant {
             Object::Event($o) => $e,
             Object::PodGroup($o) => $e,
             Object::PodDisruptionBudget($o) => $e,
+            Object::Lease($o) => $e,
             Object::Other($o, _) => $e,
         }
     };
@@ -343,6 +353,7 @@ impl Object {
             Object::Event(_) => Kind::Event,
             Object::PodGroup(_) => Kind::PodGroup,
             Object::PodDisruptionBudget(_) => Kind::PodDisruptionBudget,
+            Object::Lease(_) => Kind::Lease,
             Object::Other(u, namespaced) => Kind::Other {
                 api_version: u.api_version.clone(),
                 kind: u.kind.clone(),
@@ -442,6 +453,7 @@ impl_resource!(PriorityClass);
 impl_resource!(Event);
 impl_resource!(PodGroup);
 impl_resource!(PodDisruptionBudget);
+impl_resource!(Lease);
 
 #[cfg(test)]
 mod tests {

@@ -32,6 +32,7 @@ pub fn apply(obj: &mut Object) {
         Object::Event(_)
         | Object::PodGroup(_)
         | Object::PodDisruptionBudget(_)
+        | Object::Lease(_)
         | Object::Other(..) => {}
     }
 }

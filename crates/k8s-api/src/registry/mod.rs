@@ -68,7 +68,11 @@ pub fn prepare_for_create(obj: &mut Object, now: Tick, uid: String) {
         Object::Namespace(ns) => namespace::prepare_for_create(ns),
         Object::PodGroup(pg) => pod_group::prepare_for_create(pg),
         Object::PodDisruptionBudget(p) => pod_disruption_budget::prepare_for_create(p),
-        Object::Node(_) | Object::PriorityClass(_) | Object::Event(_) | Object::Other(..) => {}
+        Object::Node(_)
+        | Object::PriorityClass(_)
+        | Object::Event(_)
+        | Object::Lease(_)
+        | Object::Other(..) => {}
     }
 }
 

@@ -7,6 +7,7 @@
 //! `pkg/apis/batch/validation/validation.go` (Job, CronJob),
 //! `pkg/apis/scheduling/validation/validation.go` (PriorityClass),
 //! `pkg/apis/policy/validation/validation.go` (PodDisruptionBudget),
+//! `pkg/apis/coordination/validation/validation.go` (Lease),
 //! `k8s.io/apimachinery/pkg/api/validation/objectmeta.go` (metadata) and the scheduler-plugins
 //! PodGroup CRD schema.
 //!
@@ -22,6 +23,7 @@ pub mod event;
 pub mod gofmt;
 pub mod job;
 pub mod labels;
+pub mod lease;
 pub mod meta;
 pub mod names;
 pub mod namespace;
@@ -118,6 +120,7 @@ pub fn validate_create(obj: &Object) -> ErrorList {
         Object::PriorityClass(pc) => priority_class::validate_priority_class(pc),
         Object::PodGroup(pg) => pod_group::validate_pod_group(pg),
         Object::PodDisruptionBudget(p) => pod_disruption_budget::validate_pod_disruption_budget(p),
+        Object::Lease(l) => lease::validate_lease(l),
         Object::Event(e) => event::validate_event(e),
         Object::Other(u, namespaced) => other::validate_other(u, *namespaced),
     })
@@ -147,6 +150,7 @@ pub fn validate_update(new: &Object, old: &Object) -> ErrorList {
             pod_disruption_budget::validate_pod_disruption_budget_update(n, o)
         }
         (Object::Event(n), Object::Event(o)) => event::validate_event_update(n, o),
+        (Object::Lease(n), Object::Lease(o)) => lease::validate_lease_update(n, o),
         (n, o) => meta::validate_object_meta_update(n.meta(), o.meta(), "metadata"),
     })
 }

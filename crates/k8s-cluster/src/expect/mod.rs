@@ -284,6 +284,9 @@ pub fn check(api: &dyn ApiClient, e: &Expectation) -> Vec<CheckResult> {
             Ok(pdb) => push(what, check_pdb(b, &pdb)),
         }
     }
+    if let Some(n) = &e.node {
+        push(format!("node {}", n.name), node::check_node(api, n));
+    }
     if let Some(ev) = &e.events {
         let what = format!("events reason={}", ev.reason);
         let n = api
@@ -698,5 +701,6 @@ fn check_job(j: &crate::scenario::JobExpectation, job: &Job) -> Option<String> {
 }
 
 mod cron_job;
+mod node;
 #[cfg(test)]
 mod tests;

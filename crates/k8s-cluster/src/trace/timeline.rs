@@ -383,7 +383,8 @@ pub fn replay_timeline(
         cluster.tick();
         processed += 1;
         last_tick = t;
-        let changed_in_tick = cluster.api_ref().revision() != before_tick;
+        // Lease renewals alone change nothing the scheduler's queue reacts to.
+        let changed_in_tick = cluster.api_ref().revision() - cluster.heartbeats() != before_tick;
         // Observe what the tick (and the driver's writes) did to the trace pods.
         if let Ok(evs) = cluster.api_ref().watch(&Kind::Pod, seen_revision) {
             for ev in evs {
@@ -472,8 +473,10 @@ fn observe(out: &mut PodOutcome, live: &mut Live, pod: &Pod, t: Tick) {
 /// - the next trace event.
 ///
 /// Nothing else in the control plane acts on time alone here: controllers react to objects (no
-/// taints, Deployments or finished pods in a trace replay), and the kubelets' periodic node status
-/// reports in skipped ticks are moved as if written ([`Cluster::skip_to`]). A report only renews
+/// taints, Deployments or finished pods in a trace replay), the kubelets' periodic node status
+/// reports in skipped ticks are moved as if written ([`Cluster::skip_to`]), and a node Lease due in
+/// a skipped stretch is renewed at the start of the next tick that runs, before the node lifecycle
+/// controller looks (so no live node goes Unknown). A report only renews
 /// heartbeat times, which the scheduler's queue does not count as a change (its informer compares
 /// a Node's labels, taints, `unschedulable` and allocatable), so no component acts on it.
 fn next_tick(

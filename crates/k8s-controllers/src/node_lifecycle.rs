@@ -1,0 +1,405 @@
+//! The node lifecycle controller, after upstream
+//! `pkg/controller/nodelifecycle/node_lifecycle_controller.go` (`monitorNodeHealth`,
+//! `tryUpdateNodeHealth`, `processTaintBaseEviction`, `doNoScheduleTaintingPass`,
+//! `markNodeAsReachable`) and `pkg/controller/util/node/controller_utils.go`
+//! (`MarkPodsNotReady`, `RecordNodeStatusChange`, `SwapNodeControllerTaint`).
+//!
+//! Every [`NODE_MONITOR_PERIOD_TICKS`] it looks at every Node: a changed Ready
+//! `lastHeartbeatTime` or a changed node Lease `renewTime` (KEP-589) moves the node's probe
+//! timestamp to now (the time the controller *observed* the change, as upstream). A node not
+//! heard from for more than [`NODE_MONITOR_GRACE_PERIOD_TICKS`] gets every condition the kubelet
+//! posts (Ready, MemoryPressure, DiskPressure, PIDPressure) set to `Unknown` with
+//! `NodeStatusUnknown` / `Kubelet stopped posting node status.` (lastHeartbeatTime kept,
+//! lastTransitionTime now), a `NodeNotReady` event, its pods' Ready condition set to False with a
+//! `NodeNotReady` event each (MarkPodsNotReady), and the `node.kubernetes.io/unreachable` taints
+//! (NoSchedule from TaintNodesByCondition, NoExecute from taint-based eviction; `timeAdded` now).
+//! Ready False gets the `node.kubernetes.io/not-ready` taints instead; Ready True removes them. The
+//! pods' default 300 s tolerations of these taints (DefaultTolerationSeconds admission) then run
+//! out in the taint eviction controller.
+//!
+//! Simplifications (docs/fidelity.md): no zones (no zone states, no eviction rate limiting: every
+//! node is tainted in the pass that finds it unhealthy), and the NoSchedule taints are reconciled in
+//! the monitor pass rather than on each Node update.
+
+use std::collections::BTreeMap;
+
+use k8s_types::apiserver::{ApiClient, ApiExt};
+use k8s_types::controller::{Action, Controller, SyncError};
+use k8s_types::coordination::{Lease, NODE_LEASE_NAMESPACE};
+use k8s_types::core::event::event_types;
+use k8s_types::core::taints::effects;
+use k8s_types::core::{condition_status, Node, Pod, Taint};
+use k8s_types::events::EventRecorder;
+use k8s_types::informer::{Delta, SharedInformerFactory};
+use k8s_types::meta::tick_timestamp;
+use k8s_types::workqueue::WorkQueue;
+use k8s_types::{Kind, Object, Resource, Tick};
+
+/// The controller name upstream registers (`node-lifecycle-controller`).
+pub const NODE_LIFECYCLE_NAME: &str = "node-lifecycle-controller";
+/// The one queue key: the monitor pass over every node.
+pub const MONITOR_KEY: &str = "monitorNodeHealth";
+/// Upstream `--node-monitor-period` default (5 s).
+pub const NODE_MONITOR_PERIOD_TICKS: Tick = 5;
+/// Upstream `--node-monitor-grace-period` default (40 s in v1.32; 50 s from v1.33).
+pub const NODE_MONITOR_GRACE_PERIOD_TICKS: Tick = 40;
+/// Upstream `v1.TaintNodeUnreachable`.
+pub const TAINT_NODE_UNREACHABLE: &str = "node.kubernetes.io/unreachable";
+/// Upstream `v1.TaintNodeNotReady`.
+pub const TAINT_NODE_NOT_READY: &str = "node.kubernetes.io/not-ready";
+/// Condition reason when the kubelet stopped posting (upstream).
+pub const REASON_NODE_STATUS_UNKNOWN: &str = "NodeStatusUnknown";
+/// Condition message when the kubelet stopped posting (upstream).
+pub const MESSAGE_KUBELET_STOPPED: &str = "Kubelet stopped posting node status.";
+/// Event reason on the node and on its pods (upstream `NodeNotReady`).
+pub const REASON_NODE_NOT_READY: &str = "NodeNotReady";
+/// Message of the pods' `NodeNotReady` event (upstream `MarkPodsNotReady`).
+pub const MESSAGE_NODE_IS_NOT_READY: &str = "Node is not ready";
+/// The conditions the kubelet posts and the controller turns Unknown (upstream
+/// `nodeConditionsToUpdate` order: Ready first).
+const POSTED_CONDITIONS: [&str; 4] = ["Ready", "MemoryPressure", "DiskPressure", "PIDPressure"];
+
+/// What the controller last saw of a node (upstream `nodeHealthData`).
+#[derive(Clone, Debug, PartialEq)]
+struct NodeHealth {
+    probe: Tick,
+    ready_heartbeat: Option<String>,
+    lease_renew: Option<String>,
+}
+
+/// kube-controller-manager's node lifecycle controller.
+#[derive(Clone, Debug)]
+pub struct NodeLifecycleController {
+    health: BTreeMap<String, NodeHealth>,
+    events: EventRecorder,
+}
+
+impl Default for NodeLifecycleController {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl NodeLifecycleController {
+    /// A controller that has seen no node yet.
+    pub fn new() -> Self {
+        NodeLifecycleController {
+            health: BTreeMap::new(),
+            events: EventRecorder::for_component("node-controller"),
+        }
+    }
+}
+
+fn ready_condition(node: &Node) -> Option<&k8s_types::core::NodeCondition> {
+    node.status.conditions.iter().find(|c| c.type_ == "Ready")
+}
+
+/// The taints the controller wants for a Ready status (upstream `nodeConditionToTaintKeyStatusMap`
+/// and the NoExecute templates): Unknown -> unreachable, False -> not-ready, else none.
+fn wanted_key(ready: Option<&str>) -> Option<&'static str> {
+    match ready {
+        Some(condition_status::UNKNOWN) => Some(TAINT_NODE_UNREACHABLE),
+        Some(condition_status::FALSE) => Some(TAINT_NODE_NOT_READY),
+        _ => None,
+    }
+}
+
+/// The node's taints with the controller's replaced by what `ready` calls for (upstream
+/// `SwapNodeControllerTaint`: added taints get `timeAdded` now). `None` when nothing changes.
+fn reconcile_taints(node: &Node, now: Tick) -> Option<Vec<Taint>> {
+    let ready = ready_condition(node).map(|c| c.status.as_str());
+    let want = wanted_key(ready);
+    let ours = |t: &Taint| {
+        (t.key == TAINT_NODE_UNREACHABLE || t.key == TAINT_NODE_NOT_READY)
+            && (t.effect == effects::NO_SCHEDULE || t.effect == effects::NO_EXECUTE)
+    };
+    let mut taints: Vec<Taint> = node
+        .spec
+        .taints
+        .iter()
+        .filter(|t| !ours(t) || Some(t.key.as_str()) == want)
+        .cloned()
+        .collect();
+    if let Some(key) = want {
+        for effect in [effects::NO_SCHEDULE, effects::NO_EXECUTE] {
+            if !taints.iter().any(|t| t.key == key && t.effect == effect) {
+                taints.push(Taint {
+                    key: key.to_string(),
+                    value: String::new(),
+                    effect: effect.to_string(),
+                    time_added: Some(tick_timestamp(now)),
+                });
+            }
+        }
+    }
+    (taints != node.spec.taints).then_some(taints)
+}
+
+/// Sets every posted condition to Unknown (upstream `tryUpdateNodeHealth` past the grace period).
+/// Returns whether any changed.
+fn mark_unknown(node: &mut Node, now: Tick) -> bool {
+    let ts = tick_timestamp(now);
+    let mut changed = false;
+    for type_ in POSTED_CONDITIONS {
+        if let Some(c) = node.status.conditions.iter_mut().find(|c| c.type_ == type_) {
+            if c.status != condition_status::UNKNOWN {
+                c.status = condition_status::UNKNOWN.into();
+                c.reason = Some(REASON_NODE_STATUS_UNKNOWN.into());
+                c.message = Some(MESSAGE_KUBELET_STOPPED.into());
+                c.last_transition_time = Some(ts.clone());
+                changed = true;
+            }
+        }
+    }
+    changed
+}
+
+impl NodeLifecycleController {
+    /// Upstream `MarkPodsNotReady`: each pod on the node whose Ready condition is not False gets
+    /// it False (transition now) and a `NodeNotReady` warning event.
+    fn mark_pods_not_ready(
+        &mut self,
+        node: &str,
+        informers: &SharedInformerFactory,
+        api: &mut dyn ApiClient,
+    ) {
+        let now = api.now();
+        let pods: Vec<Pod> = informers
+            .of(&Kind::Pod)
+            .pods_on_node(node)
+            .into_iter()
+            .filter_map(|o| Pod::from_object_ref(o).cloned())
+            .collect();
+        for mut pod in pods {
+            let Some(c) = pod
+                .status
+                .conditions
+                .iter_mut()
+                .find(|c| c.type_ == "Ready")
+            else {
+                continue;
+            };
+            if c.status == condition_status::FALSE {
+                continue;
+            }
+            c.status = condition_status::FALSE.into();
+            c.last_transition_time = Some(tick_timestamp(now));
+            let obj = Object::Pod(pod.clone());
+            if api.update_status_typed(pod).is_ok() {
+                self.events.record(
+                    api,
+                    &obj,
+                    event_types::WARNING,
+                    REASON_NODE_NOT_READY,
+                    MESSAGE_NODE_IS_NOT_READY,
+                );
+            }
+        }
+    }
+
+    /// One node of the monitor pass.
+    fn monitor_node(
+        &mut self,
+        node: &Node,
+        informers: &SharedInformerFactory,
+        api: &mut dyn ApiClient,
+    ) -> Result<(), SyncError> {
+        let now = api.now();
+        let name = node.metadata.name.clone();
+        let heartbeat = ready_condition(node).and_then(|c| c.last_heartbeat_time.clone());
+        let lease_key = format!("{NODE_LEASE_NAMESPACE}/{name}");
+        let renew = informers
+            .of(&Kind::Lease)
+            .get_typed::<Lease>(&lease_key)
+            .and_then(|l| l.spec.renew_time.clone());
+        let health = self
+            .health
+            .entry(name.clone())
+            .or_insert_with(|| NodeHealth {
+                probe: now,
+                ready_heartbeat: heartbeat.clone(),
+                lease_renew: renew.clone(),
+            });
+        if health.ready_heartbeat != heartbeat {
+            health.ready_heartbeat = heartbeat;
+            health.probe = now;
+        }
+        if renew.is_some() && health.lease_renew < renew {
+            health.lease_renew = renew;
+            health.probe = now;
+        }
+        let mut node = std::borrow::Cow::Borrowed(node);
+        // Upstream: `now.After(probeTimestamp + gracePeriod)`.
+        if now > health.probe.saturating_add(NODE_MONITOR_GRACE_PERIOD_TICKS) {
+            let was_ready = ready_condition(&node).map(|c| c.status.clone());
+            let mut marked = node.clone().into_owned();
+            if mark_unknown(&mut marked, now) {
+                let written = api.update_status_typed(marked).map_err(SyncError::Api)?;
+                node = std::borrow::Cow::Owned(written);
+                if was_ready.as_deref() == Some(condition_status::TRUE) {
+                    let obj = Object::Node(node.clone().into_owned());
+                    self.events.record(
+                        api,
+                        &obj,
+                        event_types::NORMAL,
+                        REASON_NODE_NOT_READY,
+                        format!("Node {name} status is now: {REASON_NODE_NOT_READY}"),
+                    );
+                    self.mark_pods_not_ready(&name, informers, api);
+                }
+            }
+        }
+        if let Some(taints) = reconcile_taints(&node, now) {
+            let mut node = node.into_owned();
+            node.spec.taints = taints;
+            api.update_typed(node).map_err(SyncError::Api)?;
+        }
+        Ok(())
+    }
+}
+
+impl Controller for NodeLifecycleController {
+    fn name(&self) -> &str {
+        NODE_LIFECYCLE_NAME
+    }
+
+    fn informers(&self) -> Vec<Kind> {
+        vec![Kind::Node, Kind::Lease, Kind::Pod]
+    }
+
+    fn on_change(
+        &mut self,
+        change: &Delta,
+        _informers: &SharedInformerFactory,
+        queue: &mut WorkQueue,
+    ) {
+        // The monitor loop starts with the first Node and then runs on its own period.
+        if change.kind == Kind::Node && self.health.is_empty() {
+            queue.add(MONITOR_KEY);
+        }
+        if change.kind == Kind::Node && change.new.is_none() {
+            if let Some(old) = &change.old {
+                self.health.remove(&old.meta().name);
+            }
+        }
+    }
+
+    fn sync(
+        &mut self,
+        _key: &str,
+        informers: &SharedInformerFactory,
+        api: &mut dyn ApiClient,
+    ) -> Result<Action, SyncError> {
+        // Shared with the informer cache: a node is copied only when it is written.
+        let nodes: Vec<std::sync::Arc<Object>> =
+            informers.of(&Kind::Node).list().cloned().collect();
+        let mut first_error = None;
+        for node in nodes.iter().filter_map(|o| Node::from_object_ref(o)) {
+            if let Err(e) = self.monitor_node(node, informers, api) {
+                first_error.get_or_insert(e);
+            }
+        }
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok(Action::requeue(NODE_MONITOR_PERIOD_TICKS)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_types::core::NodeCondition;
+
+    fn node_with_ready(status: &str, taints: Vec<Taint>) -> Node {
+        let mut n = Node::default();
+        n.status.conditions.push(NodeCondition {
+            type_: "Ready".into(),
+            status: status.into(),
+            ..Default::default()
+        });
+        n.spec.taints = taints;
+        n
+    }
+
+    fn taint(key: &str, effect: &str, at: Option<&str>) -> Taint {
+        Taint {
+            key: key.into(),
+            value: String::new(),
+            effect: effect.into(),
+            time_added: at.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn ready_false_swaps_unreachable_for_not_ready_and_true_removes_them() {
+        let user = taint("gpu", "NoSchedule", None);
+        let old = "1970-01-01T00:00:45Z";
+        let n = node_with_ready(
+            "False",
+            vec![
+                user.clone(),
+                taint(TAINT_NODE_UNREACHABLE, "NoSchedule", Some(old)),
+                taint(TAINT_NODE_UNREACHABLE, "NoExecute", Some(old)),
+            ],
+        );
+        let now = "1970-01-01T00:01:40Z";
+        assert_eq!(
+            reconcile_taints(&n, 100),
+            Some(vec![
+                user.clone(),
+                taint(TAINT_NODE_NOT_READY, "NoSchedule", Some(now)),
+                taint(TAINT_NODE_NOT_READY, "NoExecute", Some(now)),
+            ])
+        );
+        // Unknown keeps existing unreachable taints (and their timeAdded) as they are.
+        let n = node_with_ready(
+            "Unknown",
+            vec![
+                taint(TAINT_NODE_UNREACHABLE, "NoSchedule", Some(old)),
+                taint(TAINT_NODE_UNREACHABLE, "NoExecute", Some(old)),
+            ],
+        );
+        assert_eq!(reconcile_taints(&n, 100), None);
+        let n = node_with_ready(
+            "True",
+            vec![
+                user.clone(),
+                taint(TAINT_NODE_NOT_READY, "NoExecute", Some(old)),
+            ],
+        );
+        assert_eq!(reconcile_taints(&n, 100), Some(vec![user]));
+    }
+
+    #[test]
+    fn mark_unknown_keeps_heartbeats_and_moves_transitions() {
+        let mut n = node_with_ready("True", vec![]);
+        n.status.conditions[0].last_heartbeat_time = Some("1970-01-01T00:00:00Z".into());
+        n.status.conditions.push(NodeCondition {
+            type_: "MemoryPressure".into(),
+            status: "False".into(),
+            ..Default::default()
+        });
+        assert!(mark_unknown(&mut n, 45));
+        for c in &n.status.conditions {
+            assert_eq!(c.status, "Unknown");
+            assert_eq!(c.reason.as_deref(), Some("NodeStatusUnknown"));
+            assert_eq!(
+                c.message.as_deref(),
+                Some("Kubelet stopped posting node status.")
+            );
+            assert_eq!(
+                c.last_transition_time.as_deref(),
+                Some("1970-01-01T00:00:45Z")
+            );
+        }
+        assert_eq!(
+            n.status.conditions[0].last_heartbeat_time.as_deref(),
+            Some("1970-01-01T00:00:00Z")
+        );
+        assert!(
+            !mark_unknown(&mut n, 50),
+            "already Unknown: nothing to write"
+        );
+    }
+}

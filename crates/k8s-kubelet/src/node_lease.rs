@@ -1,0 +1,80 @@
+//! The node lease heartbeat (upstream `pkg/kubelet/nodelease` on
+//! `k8s.io/component-helpers/apimachinery/lease/controller.go`, KEP-589): the kubelet holds the
+//! `coordination.k8s.io/v1` Lease named after its node in `kube-node-lease`, creates it when it
+//! is missing and renews it every [`RENEW_INTERVAL_TICKS`] (`renewIntervalFraction` 0.25 of
+//! `nodeLeaseDurationSeconds` 40). The node lifecycle controller reads the renewals as the node's
+//! heartbeat; the Node status itself is only written when it changes or every 5 minutes.
+//!
+//! Simplification: the Lease carries no ownerReference to its Node (upstream sets one so the
+//! garbage collector deletes the Lease with the Node).
+
+use k8s_types::apiserver::{ApiClient, ApiExt};
+use k8s_types::coordination::{micro_time, Lease, LeaseSpec, NODE_LEASE_NAMESPACE};
+use k8s_types::meta::ObjectMeta;
+use k8s_types::status::Status;
+use k8s_types::Tick;
+
+/// Upstream kubelet `nodeLeaseDurationSeconds` default.
+pub const NODE_LEASE_DURATION_SECONDS: i32 = 40;
+/// Upstream `nodelease.NodeLeaseRenewIntervalFraction` (0.25) of the duration: 10 s.
+pub const RENEW_INTERVAL_TICKS: Tick = 10;
+
+/// The kubelet's lease controller: when it last renewed.
+#[derive(Clone, Debug, Default)]
+pub struct NodeLease {
+    last_renew: Option<Tick>,
+}
+
+impl NodeLease {
+    /// Whether a renewal is due at `now` (never renewed, or [`RENEW_INTERVAL_TICKS`] since the last).
+    pub fn due(&self, now: Tick) -> bool {
+        self.last_renew
+            .is_none_or(|t| now >= t.saturating_add(RENEW_INTERVAL_TICKS))
+    }
+
+    /// Forgets the last renewal: the next [`NodeLease::renew_if_due`] renews (a restarted kubelet).
+    pub fn reset(&mut self) {
+        self.last_renew = None;
+    }
+
+    /// Renews (or creates) the node's Lease when due. Returns whether it wrote.
+    ///
+    /// # Errors
+    /// The apiserver's answer when the Lease can be neither read, created nor updated.
+    pub fn renew_if_due(
+        &mut self,
+        api: &mut dyn ApiClient,
+        node: &str,
+        now: Tick,
+    ) -> Result<bool, Status> {
+        if !self.due(now) {
+            return Ok(false);
+        }
+        let spec_for = |mut spec: LeaseSpec| {
+            spec.holder_identity = Some(node.to_string());
+            spec.lease_duration_seconds = Some(NODE_LEASE_DURATION_SECONDS);
+            spec.renew_time = Some(micro_time(now));
+            spec
+        };
+        match api.get_typed::<Lease>(NODE_LEASE_NAMESPACE, node) {
+            Ok(mut lease) => {
+                lease.spec = spec_for(lease.spec);
+                api.update_typed(lease)?;
+            }
+            Err(e) if e.is_not_found() => {
+                api.create_typed(Lease {
+                    metadata: ObjectMeta {
+                        name: node.to_string(),
+                        namespace: Some(NODE_LEASE_NAMESPACE.to_string()),
+                        ..Default::default()
+                    },
+                    spec: spec_for(LeaseSpec::default()),
+                    ..Default::default()
+                })?;
+            }
+            Err(e) => return Err(e),
+        }
+        self.last_renew = Some(now);
+        Ok(true)
+    }
+}
