@@ -188,6 +188,7 @@ fn manager_runs_controllers_in_order() {
             "job-controller",
             "ttl-after-finished-controller",
             "disruption-controller",
+            "endpointslice-controller",
             "garbagecollector"
         ]
     );

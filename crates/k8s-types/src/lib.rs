@@ -23,6 +23,7 @@ pub mod batch;
 pub mod controller;
 pub mod core;
 pub mod deviceplugin;
+pub mod discovery;
 pub mod events;
 pub mod gpushare;
 pub mod informer;

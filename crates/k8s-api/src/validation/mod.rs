@@ -7,6 +7,7 @@
 //! `pkg/apis/batch/validation/validation.go` (Job, CronJob),
 //! `pkg/apis/scheduling/validation/validation.go` (PriorityClass),
 //! `pkg/apis/policy/validation/validation.go` (PodDisruptionBudget),
+//! `pkg/apis/core/validation/validation.go` (Service), `pkg/apis/discovery/validation` (EndpointSlice),
 //! `k8s.io/apimachinery/pkg/api/validation/objectmeta.go` (metadata) and the scheduler-plugins
 //! PodGroup CRD schema.
 //!
@@ -18,6 +19,7 @@ pub mod affinity;
 pub mod cron_job;
 pub mod daemon_set;
 pub mod deployment;
+pub mod endpoint_slice;
 pub mod event;
 pub mod gofmt;
 pub mod job;
@@ -35,6 +37,7 @@ pub mod priority_class;
 pub mod probe;
 pub mod replica_set;
 pub mod resources;
+pub mod service;
 pub mod template;
 
 use k8s_types::status::FieldError;
@@ -118,6 +121,8 @@ pub fn validate_create(obj: &Object) -> ErrorList {
         Object::PriorityClass(pc) => priority_class::validate_priority_class(pc),
         Object::PodGroup(pg) => pod_group::validate_pod_group(pg),
         Object::PodDisruptionBudget(p) => pod_disruption_budget::validate_pod_disruption_budget(p),
+        Object::Service(s) => service::validate_service(s),
+        Object::EndpointSlice(e) => endpoint_slice::validate_endpoint_slice(e),
         Object::Event(e) => event::validate_event(e),
         Object::Other(u, namespaced) => other::validate_other(u, *namespaced),
     })
@@ -147,6 +152,10 @@ pub fn validate_update(new: &Object, old: &Object) -> ErrorList {
             pod_disruption_budget::validate_pod_disruption_budget_update(n, o)
         }
         (Object::Event(n), Object::Event(o)) => event::validate_event_update(n, o),
+        (Object::Service(n), Object::Service(o)) => service::validate_service_update(n, o),
+        (Object::EndpointSlice(n), Object::EndpointSlice(o)) => {
+            endpoint_slice::validate_endpoint_slice_update(n, o)
+        }
         (n, o) => meta::validate_object_meta_update(n.meta(), o.meta(), "metadata"),
     })
 }
