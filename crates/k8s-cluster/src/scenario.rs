@@ -394,6 +394,9 @@ pub struct Expectation {
     /// A PodDisruptionBudget's status.
     #[serde(default)]
     pub pod_disruption_budget: Option<PdbExpectation>,
+    /// A Service's ClusterIP and the addresses its EndpointSlices list.
+    #[serde(default)]
+    pub service: Option<crate::expect::service::ServiceExpectation>,
     /// Events by reason.
     #[serde(default)]
     pub events: Option<EventsExpectation>,
@@ -741,6 +744,7 @@ impl Expectation {
             self.daemon_set.is_some(),
             self.cron_job.is_some(),
             self.pod_disruption_budget.is_some(),
+            self.service.is_some(),
             self.events.is_some(),
         ]
         .iter()

@@ -284,6 +284,10 @@ pub fn check(api: &dyn ApiClient, e: &Expectation) -> Vec<CheckResult> {
             Ok(pdb) => push(what, check_pdb(b, &pdb)),
         }
     }
+    if let Some(s) = &e.service {
+        let what = format!("service {}/{}", ns(&s.namespace), s.name);
+        push(what, service::check_service(api, s));
+    }
     if let Some(ev) = &e.events {
         let what = format!("events reason={}", ev.reason);
         let n = api
@@ -698,5 +702,6 @@ fn check_job(j: &crate::scenario::JobExpectation, job: &Job) -> Option<String> {
 }
 
 mod cron_job;
+pub mod service;
 #[cfg(test)]
 mod tests;
