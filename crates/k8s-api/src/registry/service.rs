@@ -240,7 +240,7 @@ pub fn prepare_for_create(svc: &mut Service) {
     svc.status.clear();
 }
 
-/// Upstream `PrepareForUpdate` with `patchAllocatedValues`: the status is kept; a request that
+/// Upstream `PrepareForUpdate` with `patchAllocatedValues` and `normalizeClusterIPs`: the status is kept; a request that
 /// leaves out the allocated `clusterIP(s)` or a port's `nodePort` keeps the stored ones (while
 /// the Service keeps needing them).
 pub fn prepare_for_update(new: &mut Service, old: &Service) {
@@ -251,7 +251,13 @@ pub fn prepare_for_update(new: &mut Service, old: &Service) {
             new.spec.cluster_ip.clone_from(&old.spec.cluster_ip);
         }
         if new.spec.cluster_ips.is_empty() {
-            new.spec.cluster_ips.clone_from(&old.spec.cluster_ips);
+            // Upstream normalizeClusterIPs: a request that changes only clusterIP gets
+            // clusterIPs = [clusterIP] (validation then refuses the change).
+            if new.spec.cluster_ip != old.spec.cluster_ip {
+                new.spec.cluster_ips = new.spec.cluster_ip.iter().cloned().collect();
+            } else {
+                new.spec.cluster_ips.clone_from(&old.spec.cluster_ips);
+            }
         }
         if new.spec.ip_family_policy.is_none() {
             new.spec
