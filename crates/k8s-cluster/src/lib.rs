@@ -6,7 +6,8 @@
 //! - [`manifest`]: reading real Kubernetes YAML with file/line/field-path errors.
 //! - `yaml_position`: the line of a field path in a YAML document (for errors found after decoding).
 //! - `scenario`: the `Scenario` document (ticks, timed steps, expectations).
-//! - `run`: a scenario file end to end; `output`: kubectl-like tables and the `v1` List dump.
+//! - `run`: a scenario file end to end; `output`: kubectl-like tables and the `v1` List dump;
+//!   `output_services`: the Services and EndpointSlices tables (only when there are any).
 //!
 //! This crate and `xtask` are the only ones that name concrete sibling crates.
 
@@ -15,6 +16,7 @@ pub(crate) mod drain;
 pub(crate) mod expect;
 pub mod manifest;
 pub(crate) mod output;
+pub(crate) mod output_services;
 pub(crate) mod run;
 pub(crate) mod scenario;
 pub(crate) mod state;

@@ -462,7 +462,7 @@ fn classify(tm: &TypeMeta) -> Result<Target, PartialError> {
         // upstream `helper.DefaultSelector`): say so rather than "not simulated".
         let read_by_scheduler = matches!(
             (tm.api_version.as_str(), tm.kind.as_str()),
-            ("v1", "Service") | ("v1", "ReplicationController") | ("apps/v1", "StatefulSet")
+            ("v1", "ReplicationController") | ("apps/v1", "StatefulSet")
         );
         let warning = if read_by_scheduler {
             format!(
@@ -569,6 +569,8 @@ fn decode_typed(kind: &Kind, input: &Input<'_>) -> Result<Object, PartialError> 
         Kind::PodGroup => Object::PodGroup(decode(input)?),
         Kind::PodDisruptionBudget => Object::PodDisruptionBudget(decode(input)?),
         Kind::Lease => Object::Lease(decode(input)?),
+        Kind::Service => Object::Service(decode(input)?),
+        Kind::EndpointSlice => Object::EndpointSlice(decode(input)?),
         Kind::Other { namespaced, .. } => Object::Other(decode(input)?, *namespaced),
     })
 }
@@ -658,13 +660,13 @@ mod tests {
 
     #[test]
     fn lists_are_flattened_and_unknown_builtin_kinds_rejected() {
-        let text = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: a}\n- apiVersion: v1\n  kind: Service\n  metadata: {name: s}\n";
+        let text = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: a}\n- apiVersion: v1\n  kind: ReplicationController\n  metadata: {name: s}\n";
         let m = parse_stream("d.yaml", text).unwrap();
         assert_eq!(m.docs.len(), 2);
         assert_eq!(m.warnings.len(), 1);
         assert_eq!(
             m.warnings[0],
-            "d.yaml:1: v1 Service is kept in the store; the scheduler reads its selector (PodTopologySpread's default spreading), nothing else of it is simulated by k8s-mini"
+            "d.yaml:1: v1 ReplicationController is kept in the store; the scheduler reads its selector (PodTopologySpread's default spreading), nothing else of it is simulated by k8s-mini"
         );
         let e = err("apiVersion: v1\nkind: Pdo\nmetadata: {name: a}\n");
         assert_eq!(e, "t.yaml:1: no matches for kind \"Pdo\" in version \"v1\"");

@@ -634,6 +634,14 @@ fn run_cluster(
             stdout.push_str(&output::pods_table(cluster.api_ref(), end));
             stdout.push_str("\n## nodes: allocated resources\n");
             stdout.push_str(&output::nodes_table(cluster.api_ref()));
+            if let Some(t) = crate::output_services::services_table(cluster.api_ref(), end) {
+                stdout.push_str("\n## services\n");
+                stdout.push_str(&t);
+            }
+            if let Some(t) = crate::output_services::endpoint_slices_table(cluster.api_ref(), end) {
+                stdout.push_str("\n## endpointslices\n");
+                stdout.push_str(&t);
+            }
             if let Some(section) = explain_section(&cluster, opts) {
                 stdout.push('\n');
                 stdout.push_str(&section);

@@ -422,6 +422,9 @@ pub struct Expectation {
     /// A Node's Ready condition and taints.
     #[serde(default)]
     pub node: Option<NodeExpectation>,
+    /// A Service's ClusterIP and the addresses its EndpointSlices list.
+    #[serde(default)]
+    pub service: Option<crate::expect::service::ServiceExpectation>,
     /// Events by reason.
     #[serde(default)]
     pub events: Option<EventsExpectation>,
@@ -770,6 +773,7 @@ impl Expectation {
             self.cron_job.is_some(),
             self.pod_disruption_budget.is_some(),
             self.node.is_some(),
+            self.service.is_some(),
             self.events.is_some(),
         ]
         .iter()

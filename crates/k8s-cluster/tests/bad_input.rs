@@ -86,14 +86,15 @@ fn unsimulated_builtin_kinds_are_kept_with_a_warning() {
     assert!(out
         .stdout
         .contains("v1 ConfigMap is kept in the store but not simulated"));
-    // A Service's selector feeds PodTopologySpread's default spreading: the warning says so.
+    // A ReplicationController's selector feeds PodTopologySpread's default spreading: the
+    // warning says so.
     let out = run_text(
-        "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {ports: [{port: 80}]}\n",
+        "apiVersion: v1\nkind: ReplicationController\nmetadata: {name: web}\nspec: {selector: {app: web}}\n",
     )
-    .expect("a Service is accepted");
-    assert!(out
-        .stdout
-        .contains("v1 Service is kept in the store; the scheduler reads its selector"));
+    .expect("a ReplicationController is accepted");
+    assert!(out.stdout.contains(
+        "v1 ReplicationController is kept in the store; the scheduler reads its selector"
+    ));
 }
 
 /// A pod for a scheduler no profile serves waits as upstream (no event), and the load says why.

@@ -2,8 +2,8 @@
 //!
 //! - [`ControllerManager`]: one set of shared informers for every controller, and per controller a
 //!   work queue fed by its event handlers and drained by its sync handler, one turn per tick, in
-//!   order (node lifecycle, taint eviction, pod GC, Deployment, ReplicaSet, DaemonSet, CronJob, Job, TTL-after-finished, disruption,
-//!   garbage collector by default).
+//!   order (node lifecycle, taint eviction, pod GC, Deployment, ReplicaSet, DaemonSet, CronJob, Job, TTL-after-finished,
+//!   disruption, EndpointSlice, garbage collector by default).
 //! - [`expectations`]: upstream's `ControllerExpectations` (creations and deletions in flight).
 //! - [`DeploymentController`] (`pkg/controller/deployment`): new/old ReplicaSets per pod template,
 //!   RollingUpdate and Recreate rollouts, scaling, revision history, status and conditions.
@@ -22,6 +22,8 @@
 //!   clock, concurrency policies, starting deadline, suspend, history limits.
 //! - [`DisruptionController`] (`pkg/controller/disruption`): PodDisruptionBudget status
 //!   (expected, current and desired healthy pods, disruptions allowed, `DisruptionAllowed`).
+//! - [`EndpointSliceController`] (`pkg/controller/endpointslice`): EndpointSlices of the ready,
+//!   serving and terminating pod IPs and ports each Service selects.
 //! - [`GarbageCollector`] (`pkg/controller/garbagecollector`): background cascading deletion of
 //!   objects whose owners are gone.
 //! - [`PodGarbageCollector`] (`pkg/controller/podgc`) and [`TaintEvictionController`]
@@ -40,6 +42,7 @@ pub mod cronjob;
 pub mod daemon;
 pub mod deployment;
 pub mod disruption;
+pub mod endpointslice;
 pub mod expectations;
 pub mod garbage_collector;
 pub mod job;
@@ -55,6 +58,7 @@ pub use cronjob::CronJobController;
 pub use daemon::DaemonSetsController;
 pub use deployment::DeploymentController;
 pub use disruption::DisruptionController;
+pub use endpointslice::EndpointSliceController;
 pub use garbage_collector::GarbageCollector;
 pub use job::JobController;
 pub use manager::ControllerManager;

@@ -27,6 +27,7 @@ use crate::cronjob::CronJobController;
 use crate::daemon::DaemonSetsController;
 use crate::deployment::DeploymentController;
 use crate::disruption::DisruptionController;
+use crate::endpointslice::EndpointSliceController;
 use crate::garbage_collector::GarbageCollector;
 use crate::job::JobController;
 use crate::node_lifecycle::NodeLifecycleController;
@@ -73,8 +74,11 @@ impl std::fmt::Debug for ControllerManager {
 }
 
 impl ControllerManager {
-    /// The default set, in tick order: node lifecycle, taint eviction, pod GC, Deployment, ReplicaSet, DaemonSet,
-    /// CronJob, Job, TTL-after-finished, disruption, garbage collector. The node lifecycle controller goes first so the taint eviction controller sees its taints in the same tick; the evictors go before the workload controllers so a ReplicaSet replaces what they delete in the same tick;
+    /// The default set, in tick order: node lifecycle, taint eviction, pod GC, Deployment, ReplicaSet,
+    /// DaemonSet, CronJob, Job, TTL-after-finished, disruption, EndpointSlice, garbage collector. The
+    /// node lifecycle controller goes first so the taint eviction controller sees its taints in the
+    /// same tick; the evictors go before the workload controllers so a ReplicaSet replaces what they
+    /// delete in the same tick;
     /// the Deployment controller goes before the ReplicaSet controller so a ReplicaSet it scales gets
     /// its pods in the same tick, and the CronJob controller before the Job controller so a Job it
     /// creates gets its pods in the same tick.
@@ -96,6 +100,7 @@ impl ControllerManager {
             Box::new(JobController::new()),
             Box::new(TtlAfterFinishedController::new()),
             Box::new(DisruptionController::new()),
+            Box::new(EndpointSliceController::new()),
             Box::new(GarbageCollector::with_external_owners(uids)),
         ])
     }

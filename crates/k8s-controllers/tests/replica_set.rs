@@ -189,6 +189,7 @@ fn manager_runs_controllers_in_order() {
             "job-controller",
             "ttl-after-finished-controller",
             "disruption-controller",
+            "endpointslice-controller",
             "garbagecollector"
         ]
     );

@@ -24,6 +24,7 @@ pub mod controller;
 pub mod coordination;
 pub mod core;
 pub mod deviceplugin;
+pub mod discovery;
 pub mod events;
 pub mod gpushare;
 pub mod informer;

@@ -7,12 +7,13 @@ use serde::{Deserialize, Serialize};
 use crate::apps::{DaemonSet, Deployment, ReplicaSet};
 use crate::batch::{CronJob, Job};
 use crate::coordination::Lease;
-use crate::core::{Event, Namespace, Node, Pod};
+use crate::core::{Event, Namespace, Node, Pod, Service};
+use crate::discovery::EndpointSlice;
 use crate::meta::ObjectMeta;
 use crate::policy::PodDisruptionBudget;
 use crate::scheduling::{PodGroup, PriorityClass};
 
-/// The kinds k8s-mini stores. `Other` is any other kind, kept unstructured (e.g. a Service in a
+/// The kinds k8s-mini stores. `Other` is any other kind, kept unstructured (e.g. a ConfigMap in a
 /// `kubectl get -o yaml` dump).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Kind {
@@ -42,6 +43,10 @@ pub enum Kind {
     PodDisruptionBudget,
     /// `coordination.k8s.io/v1` Lease.
     Lease,
+    /// `v1` Service.
+    Service,
+    /// `discovery.k8s.io/v1` EndpointSlice.
+    EndpointSlice,
     /// Any other kind: (apiVersion, kind, namespaced).
     Other {
         /// apiVersion.
@@ -55,7 +60,7 @@ pub enum Kind {
 
 impl Kind {
     /// The typed kinds, in the order output lists them.
-    pub const TYPED: [Kind; 13] = [
+    pub const TYPED: [Kind; 15] = [
         Kind::Namespace,
         Kind::PriorityClass,
         Kind::Node,
@@ -67,6 +72,8 @@ impl Kind {
         Kind::PodGroup,
         Kind::PodDisruptionBudget,
         Kind::Lease,
+        Kind::Service,
+        Kind::EndpointSlice,
         Kind::Pod,
         Kind::Event,
     ];
@@ -87,6 +94,8 @@ impl Kind {
             Kind::PodGroup => "PodGroup",
             Kind::PodDisruptionBudget => "PodDisruptionBudget",
             Kind::Lease => "Lease",
+            Kind::Service => "Service",
+            Kind::EndpointSlice => "EndpointSlice",
             Kind::Other { kind, .. } => kind,
         }
     }
@@ -94,13 +103,14 @@ impl Kind {
     /// The apiVersion written on objects of this kind.
     pub fn api_version(&self) -> &str {
         match self {
-            Kind::Namespace | Kind::Node | Kind::Pod | Kind::Event => "v1",
+            Kind::Namespace | Kind::Node | Kind::Pod | Kind::Event | Kind::Service => "v1",
             Kind::ReplicaSet | Kind::Deployment | Kind::DaemonSet => "apps/v1",
             Kind::Job | Kind::CronJob => "batch/v1",
             Kind::PriorityClass => "scheduling.k8s.io/v1",
             Kind::PodGroup => "scheduling.x-k8s.io/v1alpha1",
             Kind::PodDisruptionBudget => "policy/v1",
             Kind::Lease => "coordination.k8s.io/v1",
+            Kind::EndpointSlice => "discovery.k8s.io/v1",
             Kind::Other { api_version, .. } => api_version,
         }
     }
@@ -122,6 +132,8 @@ impl Kind {
             Kind::PodGroup => "podgroups".into(),
             Kind::PodDisruptionBudget => "poddisruptionbudgets".into(),
             Kind::Lease => "leases".into(),
+            Kind::Service => "services".into(),
+            Kind::EndpointSlice => "endpointslices".into(),
             Kind::Other { kind, .. } => {
                 let lower = kind.to_ascii_lowercase();
                 if lower.ends_with('s') {
@@ -176,6 +188,8 @@ impl Kind {
             ("scheduling.x-k8s.io/v1alpha1", "PodGroup") => Kind::PodGroup,
             ("policy/v1", "PodDisruptionBudget") => Kind::PodDisruptionBudget,
             ("coordination.k8s.io/v1", "Lease") => Kind::Lease,
+            ("v1", "Service") => Kind::Service,
+            ("discovery.k8s.io/v1", "EndpointSlice") => Kind::EndpointSlice,
             _ => return None,
         };
         Some(k)
@@ -204,9 +218,7 @@ impl Kind {
 /// Built-in Kubernetes kinds that k8s-mini keeps in the store but does not simulate (name,
 /// namespaced). A dump containing them loads with a warning.
 pub const UNSIMULATED_BUILTIN_KINDS: &[(&str, bool)] = &[
-    ("Service", true),
     ("Endpoints", true),
-    ("EndpointSlice", true),
     ("ConfigMap", true),
     ("Secret", true),
     ("ServiceAccount", true),
@@ -302,6 +314,10 @@ pub enum Object {
     PodDisruptionBudget(PodDisruptionBudget),
     /// A Lease.
     Lease(Lease),
+    /// A Service.
+    Service(Service),
+    /// An EndpointSlice.
+    EndpointSlice(EndpointSlice),
     /// Anything else, with whether it is namespaced.
     Other(Unstructured, bool),
 }
@@ -322,6 +338,8 @@ macro_rules! each_variant {
             Object::PodGroup($o) => $e,
             Object::PodDisruptionBudget($o) => $e,
             Object::Lease($o) => $e,
+            Object::Service($o) => $e,
+            Object::EndpointSlice($o) => $e,
             Object::Other($o, _) => $e,
         }
     };
@@ -354,6 +372,8 @@ impl Object {
             Object::PodGroup(_) => Kind::PodGroup,
             Object::PodDisruptionBudget(_) => Kind::PodDisruptionBudget,
             Object::Lease(_) => Kind::Lease,
+            Object::Service(_) => Kind::Service,
+            Object::EndpointSlice(_) => Kind::EndpointSlice,
             Object::Other(u, namespaced) => Kind::Other {
                 api_version: u.api_version.clone(),
                 kind: u.kind.clone(),
@@ -454,6 +474,8 @@ impl_resource!(Event);
 impl_resource!(PodGroup);
 impl_resource!(PodDisruptionBudget);
 impl_resource!(Lease);
+impl_resource!(Service);
+impl_resource!(EndpointSlice);
 
 #[cfg(test)]
 mod tests {
@@ -468,12 +490,23 @@ mod tests {
         assert_eq!(Kind::Node.key("", "node-a"), "/registry/nodes/node-a");
         assert_eq!(Kind::Deployment.qualified_resource(), "deployments.apps");
         assert_eq!(Kind::Pod.qualified_resource(), "pods");
-        let svc = Kind::Other {
-            api_version: "v1".into(),
-            kind: "Service".into(),
-            namespaced: true,
-        };
-        assert_eq!(svc.key("default", "web"), "/registry/services/default/web");
+        assert_eq!(
+            Kind::Service.key("default", "web"),
+            "/registry/services/default/web"
+        );
+        // Upstream stores EndpointSlices under their bare resource name.
+        assert_eq!(
+            Kind::EndpointSlice.key("default", "web-abcde"),
+            "/registry/endpointslices/default/web-abcde"
+        );
+        assert_eq!(
+            Kind::EndpointSlice.qualified_resource(),
+            "endpointslices.discovery.k8s.io"
+        );
+        assert_eq!(
+            Kind::typed("discovery.k8s.io/v1", "EndpointSlice"),
+            Some(Kind::EndpointSlice)
+        );
         let policy = Kind::Other {
             api_version: "networking.k8s.io/v1".into(),
             kind: "NetworkPolicy".into(),

@@ -1,6 +1,6 @@
 //! Defaulting: what kube-apiserver fills in while decoding a request body, before admission and
 //! validation (upstream `pkg/apis/core/v1/defaults.go`, `pkg/apis/apps/v1/defaults.go`,
-//! `pkg/apis/scheduling/v1/defaults.go`, `pkg/apis/batch/v1/defaults.go`). Runs on create and on update, first.
+//! `pkg/apis/scheduling/v1/defaults.go`, `pkg/apis/batch/v1/defaults.go`; discovery/v1 EndpointSlices have none). Runs on create and on update, first.
 
 pub mod cron_job;
 pub mod daemon_set;
@@ -12,6 +12,7 @@ pub mod pod;
 pub mod pod_spec;
 pub mod priority_class;
 pub mod replica_set;
+pub mod service;
 
 use k8s_types::Object;
 
@@ -27,12 +28,14 @@ pub fn apply(obj: &mut Object) {
         Object::Namespace(ns) => namespace::set_defaults_namespace(ns),
         Object::Node(n) => node::set_defaults_node(n),
         Object::PriorityClass(pc) => priority_class::set_defaults_priority_class(pc),
+        Object::Service(s) => service::set_defaults_service(s),
         // policy/v1 has no defaults for PodDisruptionBudget (an unset
         // unhealthyPodEvictionPolicy means IfHealthyBudget where it is read).
         Object::Event(_)
         | Object::PodGroup(_)
         | Object::PodDisruptionBudget(_)
         | Object::Lease(_)
+        | Object::EndpointSlice(_)
         | Object::Other(..) => {}
     }
 }

@@ -16,6 +16,7 @@ pub mod pod;
 pub mod pod_disruption_budget;
 pub mod pod_group;
 pub mod replica_set;
+pub mod service;
 
 use k8s_types::meta::tick_timestamp;
 use k8s_types::{Object, Tick};
@@ -68,10 +69,12 @@ pub fn prepare_for_create(obj: &mut Object, now: Tick, uid: String) {
         Object::Namespace(ns) => namespace::prepare_for_create(ns),
         Object::PodGroup(pg) => pod_group::prepare_for_create(pg),
         Object::PodDisruptionBudget(p) => pod_disruption_budget::prepare_for_create(p),
+        Object::Service(s) => service::prepare_for_create(s),
         Object::Node(_)
         | Object::PriorityClass(_)
         | Object::Event(_)
         | Object::Lease(_)
+        | Object::EndpointSlice(_)
         | Object::Other(..) => {}
     }
 }
@@ -94,6 +97,7 @@ pub fn prepare_for_update(new: &mut Object, old: &Object) {
         (Object::PodDisruptionBudget(n), Object::PodDisruptionBudget(o)) => {
             pod_disruption_budget::prepare_for_update(n, o);
         }
+        (Object::Service(n), Object::Service(o)) => service::prepare_for_update(n, o),
         _ => {}
     }
 }
@@ -116,11 +120,11 @@ fn keep_system_fields(new: &mut Object, old: &Object) {
 ///   `qosClass` is backfilled (upstream `podStatusStrategy`);
 /// - Deployment: annotations from the request, labels stored (the deployment controller writes
 ///   its revision annotation this way);
-/// - ReplicaSet, Job, DaemonSet, CronJob, Node, Namespace, PodDisruptionBudget: metadata from the
-///   request;
+/// - ReplicaSet, Job, DaemonSet, CronJob, Node, Namespace, PodDisruptionBudget, Service: metadata
+///   from the request;
 /// - PodGroup and untyped kinds (custom resources): only the status (upstream
 ///   `customresource.statusStrategy`);
-/// - PriorityClass, Event (no status subresource): the stored object, unchanged.
+/// - PriorityClass, Event, EndpointSlice (no status subresource): the stored object, unchanged.
 pub fn with_status_from(new: Object, old: &Object) -> Object {
     let mut out = new;
     keep_system_fields(&mut out, old);
@@ -139,6 +143,7 @@ pub fn with_status_from(new: Object, old: &Object) -> Object {
         }
         (Object::Node(n), Object::Node(o)) => n.spec.clone_from(&o.spec),
         (Object::Namespace(n), Object::Namespace(o)) => n.spec.clone_from(&o.spec),
+        (Object::Service(n), Object::Service(o)) => n.spec.clone_from(&o.spec),
         (Object::PodGroup(n), Object::PodGroup(o)) => {
             let status = std::mem::take(&mut n.status);
             *n = o.clone();

@@ -8,6 +8,7 @@
 //! `pkg/apis/scheduling/validation/validation.go` (PriorityClass),
 //! `pkg/apis/policy/validation/validation.go` (PodDisruptionBudget),
 //! `pkg/apis/coordination/validation/validation.go` (Lease),
+//! `pkg/apis/core/validation/validation.go` (Service), `pkg/apis/discovery/validation` (EndpointSlice),
 //! `k8s.io/apimachinery/pkg/api/validation/objectmeta.go` (metadata) and the scheduler-plugins
 //! PodGroup CRD schema.
 //!
@@ -19,6 +20,7 @@ pub mod affinity;
 pub mod cron_job;
 pub mod daemon_set;
 pub mod deployment;
+pub mod endpoint_slice;
 pub mod event;
 pub mod gofmt;
 pub mod job;
@@ -37,6 +39,7 @@ pub mod priority_class;
 pub mod probe;
 pub mod replica_set;
 pub mod resources;
+pub mod service;
 pub mod template;
 
 use k8s_types::status::FieldError;
@@ -121,6 +124,8 @@ pub fn validate_create(obj: &Object) -> ErrorList {
         Object::PodGroup(pg) => pod_group::validate_pod_group(pg),
         Object::PodDisruptionBudget(p) => pod_disruption_budget::validate_pod_disruption_budget(p),
         Object::Lease(l) => lease::validate_lease(l),
+        Object::Service(s) => service::validate_service(s),
+        Object::EndpointSlice(e) => endpoint_slice::validate_endpoint_slice(e),
         Object::Event(e) => event::validate_event(e),
         Object::Other(u, namespaced) => other::validate_other(u, *namespaced),
     })
@@ -151,6 +156,10 @@ pub fn validate_update(new: &Object, old: &Object) -> ErrorList {
         }
         (Object::Event(n), Object::Event(o)) => event::validate_event_update(n, o),
         (Object::Lease(n), Object::Lease(o)) => lease::validate_lease_update(n, o),
+        (Object::Service(n), Object::Service(o)) => service::validate_service_update(n, o),
+        (Object::EndpointSlice(n), Object::EndpointSlice(o)) => {
+            endpoint_slice::validate_endpoint_slice_update(n, o)
+        }
         (n, o) => meta::validate_object_meta_update(n.meta(), o.meta(), "metadata"),
     })
 }

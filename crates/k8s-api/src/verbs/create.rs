@@ -30,6 +30,28 @@ impl ApiServer {
         name
     }
 
+    /// ClusterIP and node port allocation (upstream `alloc.go`, run by the service storage's
+    /// `BeginCreate`/`BeginUpdate`; here after validation, so a Service the validation refuses
+    /// allocates nothing): what every other stored Service holds is taken.
+    pub(crate) fn allocate_service(
+        &self,
+        svc: &mut k8s_types::core::Service,
+        itself: Option<&str>,
+    ) -> Vec<k8s_types::status::FieldError> {
+        let prefix = k8s_types::Kind::Service.key_prefix();
+        let others: Vec<_> = self
+            .store
+            .list(&prefix)
+            .into_iter()
+            .filter(|o| Some(o.key().as_str()) != itself)
+            .filter_map(|o| match o {
+                Object::Service(s) => Some(s.clone()),
+                _ => None,
+            })
+            .collect();
+        registry::service::allocate(svc, &registry::service::Allocated::of(&others))
+    }
+
     /// The create verb.
     pub(crate) fn create_object(&mut self, mut obj: Object) -> Result<Arc<Object>, Status> {
         obj.set_type_meta();
@@ -51,6 +73,12 @@ impl ApiServer {
         let errs = validation::validate_create(&obj);
         if !errs.is_empty() {
             return Err(Status::invalid(&kind, &name, errs));
+        }
+        if let Object::Service(svc) = &mut obj {
+            let errs = self.allocate_service(svc, None);
+            if !errs.is_empty() {
+                return Err(Status::invalid(&kind, &name, errs));
+            }
         }
         self.admission
             .validate(Operation::Create, &obj, None, self.store.as_ref())?;

@@ -68,6 +68,18 @@ impl ApiServer {
         if !errs.is_empty() {
             return Err(Status::invalid(&obj.kind(), &obj.meta().name, errs));
         }
+        let key = obj.key();
+        if let Object::Service(svc) = &mut obj {
+            // A type change may need node ports (or an IP) the stored Service did not have.
+            let errs = self.allocate_service(svc, Some(&key));
+            if !errs.is_empty() {
+                return Err(Status::invalid(
+                    &k8s_types::Kind::Service,
+                    &svc.metadata.name,
+                    errs,
+                ));
+            }
+        }
         self.finish_update(obj, &old)
     }
 

@@ -287,6 +287,10 @@ pub fn check(api: &dyn ApiClient, e: &Expectation) -> Vec<CheckResult> {
     if let Some(n) = &e.node {
         push(format!("node {}", n.name), node::check_node(api, n));
     }
+    if let Some(s) = &e.service {
+        let what = format!("service {}/{}", ns(&s.namespace), s.name);
+        push(what, service::check_service(api, s));
+    }
     if let Some(ev) = &e.events {
         let what = format!("events reason={}", ev.reason);
         let n = api
@@ -702,5 +706,6 @@ fn check_job(j: &crate::scenario::JobExpectation, job: &Job) -> Option<String> {
 
 mod cron_job;
 mod node;
+pub mod service;
 #[cfg(test)]
 mod tests;

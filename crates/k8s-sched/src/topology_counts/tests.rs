@@ -16,7 +16,7 @@ use k8s_sched_framework::{
 };
 use k8s_types::apps::ReplicaSet;
 use k8s_types::core::{Node, Pod, PodAffinityTerm};
-use k8s_types::object::{Object, Unstructured};
+use k8s_types::object::Object;
 
 use crate::cache::Cache;
 use crate::config::inter_pod_affinity_args::InterPodAffinityArgs;
@@ -247,21 +247,14 @@ fn objects() -> Vec<Object> {
         rs.spec.selector = Some(req_selector("app", "In", &[app]));
         Object::ReplicaSet(rs)
     };
-    let mut svc = Unstructured {
-        api_version: "v1".into(),
-        kind: "Service".into(),
-        ..Default::default()
-    };
+    let mut svc = k8s_types::core::Service::default();
     svc.metadata.name = "cache".into();
     svc.metadata.namespace = Some("ns-a".into());
-    svc.rest.insert(
-        "spec".into(),
-        serde_json::json!({ "selector": { "app": "cache" } }),
-    );
+    svc.spec.selector = Some([("app".to_string(), "cache".to_string())].into());
     vec![
         rs("ns-a", "rs-web", "web"),
         rs("ns-b", "rs-db", "db"),
-        Object::Other(svc, true),
+        Object::Service(svc),
     ]
 }
 

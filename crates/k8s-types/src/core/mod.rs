@@ -6,6 +6,7 @@ pub mod event;
 pub mod namespace;
 pub mod node;
 pub mod pod;
+pub mod service;
 pub mod taints;
 
 pub use affinity::*;
@@ -14,6 +15,7 @@ pub use event::Event;
 pub use namespace::Namespace;
 pub use node::*;
 pub use pod::*;
+pub use service::*;
 pub use taints::{Taint, Toleration};
 
 /// A resource name -> quantity map, as upstream `corev1.ResourceList` (sorted: deterministic output).

@@ -4,14 +4,14 @@
 //! Mirrors upstream `pkg/scheduler/framework/plugins/helper/spread.go` (`DefaultSelector`,
 //! `GetPodServices`).
 //!
-//! ReplicaSets are typed in k8s-mini; Services, ReplicationControllers and StatefulSets are read
-//! as unstructured objects (`spec.selector`) when a manifest contains them.
+//! ReplicaSets and Services are typed in k8s-mini; ReplicationControllers and StatefulSets are
+//! read as unstructured objects (`spec.selector`) when a manifest contains them.
 
 use std::collections::BTreeMap;
 
 use k8s_types::apiserver::{ApiClient, ApiExt};
 use k8s_types::apps::ReplicaSet;
-use k8s_types::core::Pod;
+use k8s_types::core::{Pod, Service};
 use k8s_types::labels::LabelSelector;
 use k8s_types::object::{Kind, Object};
 
@@ -58,8 +58,8 @@ pub fn default_selector(pod: &Pod, api: &dyn ApiClient) -> Selector {
     let mut set: BTreeMap<String, String> = BTreeMap::new();
     // Services that select the pod (upstream GetPodServices); merging is safe because they all
     // match the pod.
-    for svc in api.list(&unstructured_kind("v1", "Service"), Some(ns), None) {
-        if let Some(sel) = spec_selector_map(&svc) {
+    for svc in api.list_typed::<Service>(Some(ns), None) {
+        if let Some(sel) = svc.spec.selector {
             if sel.iter().all(|(k, v)| labels.get(k) == Some(v)) {
                 set.extend(sel);
             }

@@ -11,7 +11,7 @@ use k8s_sched_framework::{Code, CycleState, NodeScore, PodInfo};
 use k8s_types::apps::ReplicaSet;
 use k8s_types::core::{Node, Pod};
 use k8s_types::labels::LabelSelector;
-use k8s_types::object::{Object, Unstructured};
+use k8s_types::object::Object;
 
 use super::filtering::{PreFilterState, PRE_FILTER_STATE_KEY};
 use super::scoring::{topology_normalizing_weight, PreScoreState, PRE_SCORE_STATE_KEY};
@@ -788,19 +788,15 @@ fn assert_pre_score_matches_per_pod_count(
 }
 
 fn service(selector: &[(&str, &str)]) -> Object {
-    let sel: serde_json::Map<String, serde_json::Value> = selector
-        .iter()
-        .map(|(k, v)| (k.to_string(), serde_json::Value::String(v.to_string())))
-        .collect();
-    let mut u = Unstructured {
-        api_version: "v1".into(),
-        kind: "Service".into(),
-        ..Default::default()
-    };
-    u.metadata.name = "svc".into();
-    u.rest
-        .insert("spec".into(), serde_json::json!({ "selector": sel }));
-    Object::Other(u, true)
+    let mut s = k8s_types::core::Service::default();
+    s.metadata.name = "svc".into();
+    s.spec.selector = Some(
+        selector
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+    );
+    Object::Service(s)
 }
 
 #[test]
