@@ -4,9 +4,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::apps::{DaemonSet, Deployment, ReplicaSet};
+use crate::apps::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use crate::batch::{CronJob, Job};
-use crate::core::{Event, Namespace, Node, Pod};
+use crate::core::{Event, Namespace, Node, PersistentVolumeClaim, Pod};
 use crate::meta::ObjectMeta;
 use crate::policy::PodDisruptionBudget;
 use crate::scheduling::{PodGroup, PriorityClass};
@@ -31,6 +31,10 @@ pub enum Kind {
     DaemonSet,
     /// `batch/v1` CronJob.
     CronJob,
+    /// `apps/v1` StatefulSet.
+    StatefulSet,
+    /// `v1` PersistentVolumeClaim.
+    PersistentVolumeClaim,
     /// `scheduling.k8s.io/v1` PriorityClass (cluster-scoped).
     PriorityClass,
     /// `v1` Event.
@@ -52,13 +56,15 @@ pub enum Kind {
 
 impl Kind {
     /// The typed kinds, in the order output lists them.
-    pub const TYPED: [Kind; 12] = [
+    pub const TYPED: [Kind; 14] = [
         Kind::Namespace,
         Kind::PriorityClass,
         Kind::Node,
         Kind::Deployment,
         Kind::ReplicaSet,
         Kind::DaemonSet,
+        Kind::StatefulSet,
+        Kind::PersistentVolumeClaim,
         Kind::CronJob,
         Kind::Job,
         Kind::PodGroup,
@@ -78,6 +84,8 @@ impl Kind {
             Kind::Job => "Job",
             Kind::DaemonSet => "DaemonSet",
             Kind::CronJob => "CronJob",
+            Kind::StatefulSet => "StatefulSet",
+            Kind::PersistentVolumeClaim => "PersistentVolumeClaim",
             Kind::PriorityClass => "PriorityClass",
             Kind::Event => "Event",
             Kind::PodGroup => "PodGroup",
@@ -89,8 +97,14 @@ impl Kind {
     /// The apiVersion written on objects of this kind.
     pub fn api_version(&self) -> &str {
         match self {
-            Kind::Namespace | Kind::Node | Kind::Pod | Kind::Event => "v1",
-            Kind::ReplicaSet | Kind::Deployment | Kind::DaemonSet => "apps/v1",
+            Kind::Namespace
+            | Kind::Node
+            | Kind::Pod
+            | Kind::Event
+            | Kind::PersistentVolumeClaim => "v1",
+            Kind::ReplicaSet | Kind::Deployment | Kind::DaemonSet | Kind::StatefulSet => {
+                "apps/v1"
+            }
             Kind::Job | Kind::CronJob => "batch/v1",
             Kind::PriorityClass => "scheduling.k8s.io/v1",
             Kind::PodGroup => "scheduling.x-k8s.io/v1alpha1",
@@ -111,6 +125,8 @@ impl Kind {
             Kind::Job => "jobs".into(),
             Kind::DaemonSet => "daemonsets".into(),
             Kind::CronJob => "cronjobs".into(),
+            Kind::StatefulSet => "statefulsets".into(),
+            Kind::PersistentVolumeClaim => "persistentvolumeclaims".into(),
             Kind::PriorityClass => "priorityclasses".into(),
             Kind::Event => "events".into(),
             Kind::PodGroup => "podgroups".into(),
@@ -165,6 +181,8 @@ impl Kind {
             ("batch/v1", "Job") => Kind::Job,
             ("apps/v1", "DaemonSet") => Kind::DaemonSet,
             ("batch/v1", "CronJob") => Kind::CronJob,
+            ("apps/v1", "StatefulSet") => Kind::StatefulSet,
+            ("v1", "PersistentVolumeClaim") => Kind::PersistentVolumeClaim,
             ("scheduling.k8s.io/v1", "PriorityClass") => Kind::PriorityClass,
             ("scheduling.x-k8s.io/v1alpha1", "PodGroup") => Kind::PodGroup,
             ("policy/v1", "PodDisruptionBudget") => Kind::PodDisruptionBudget,
@@ -202,10 +220,8 @@ pub const UNSIMULATED_BUILTIN_KINDS: &[(&str, bool)] = &[
     ("ConfigMap", true),
     ("Secret", true),
     ("ServiceAccount", true),
-    ("PersistentVolumeClaim", true),
     ("PersistentVolume", false),
     ("StorageClass", false),
-    ("StatefulSet", true),
     ("ControllerRevision", true),
     ("Ingress", true),
     ("IngressClass", false),
@@ -285,6 +301,10 @@ pub enum Object {
     DaemonSet(DaemonSet),
     /// A CronJob.
     CronJob(CronJob),
+    /// A StatefulSet.
+    StatefulSet(StatefulSet),
+    /// A PersistentVolumeClaim.
+    PersistentVolumeClaim(PersistentVolumeClaim),
     /// A PriorityClass.
     PriorityClass(PriorityClass),
     /// An Event.
@@ -308,6 +328,8 @@ macro_rules! each_variant {
             Object::Job($o) => $e,
             Object::DaemonSet($o) => $e,
             Object::CronJob($o) => $e,
+            Object::StatefulSet($o) => $e,
+            Object::PersistentVolumeClaim($o) => $e,
             Object::PriorityClass($o) => $e,
             Object::Event($o) => $e,
             Object::PodGroup($o) => $e,
@@ -339,6 +361,8 @@ impl Object {
             Object::Job(_) => Kind::Job,
             Object::DaemonSet(_) => Kind::DaemonSet,
             Object::CronJob(_) => Kind::CronJob,
+            Object::StatefulSet(_) => Kind::StatefulSet,
+            Object::PersistentVolumeClaim(_) => Kind::PersistentVolumeClaim,
             Object::PriorityClass(_) => Kind::PriorityClass,
             Object::Event(_) => Kind::Event,
             Object::PodGroup(_) => Kind::PodGroup,
@@ -438,6 +462,8 @@ impl_resource!(Deployment);
 impl_resource!(Job);
 impl_resource!(DaemonSet);
 impl_resource!(CronJob);
+impl_resource!(StatefulSet);
+impl_resource!(PersistentVolumeClaim);
 impl_resource!(PriorityClass);
 impl_resource!(Event);
 impl_resource!(PodGroup);
