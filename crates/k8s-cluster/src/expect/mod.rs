@@ -284,6 +284,14 @@ pub fn check(api: &dyn ApiClient, e: &Expectation) -> Vec<CheckResult> {
             Ok(pdb) => push(what, check_pdb(b, &pdb)),
         }
     }
+    if let Some(st) = &e.stateful_set {
+        let what = format!("statefulset {}/{}", ns(&st.namespace), st.name);
+        push(what, stateful_set::check_stateful_set(api, st));
+    }
+    if let Some(c) = &e.persistent_volume_claims {
+        let what = format!("persistentvolumeclaims in {}", ns(&c.namespace));
+        push(what, stateful_set::check_claims(api, c));
+    }
     if let Some(ev) = &e.events {
         let what = format!("events reason={}", ev.reason);
         let n = api
@@ -698,5 +706,6 @@ fn check_job(j: &crate::scenario::JobExpectation, job: &Job) -> Option<String> {
 }
 
 mod cron_job;
+pub(crate) mod stateful_set;
 #[cfg(test)]
 mod tests;
