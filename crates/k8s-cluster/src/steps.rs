@@ -51,8 +51,7 @@ pub(crate) fn decode_steps(
             });
         }
         if let Some(si) = &step.set_image {
-            let targets =
-                usize::from(si.deployment.is_some())
+            let targets = usize::from(si.deployment.is_some())
                 + usize::from(si.daemonset.is_some())
                 + usize::from(si.statefulset.is_some());
             if targets != 1 {

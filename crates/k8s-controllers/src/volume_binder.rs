@@ -78,7 +78,10 @@ impl Controller for PersistentVolumeBinderController {
             claim = api.update_typed(claim)?;
         }
         claim.status.phase = Some(claim_phases::BOUND.to_string());
-        claim.status.access_modes.clone_from(&claim.spec.access_modes);
+        claim
+            .status
+            .access_modes
+            .clone_from(&claim.spec.access_modes);
         claim.status.capacity = claim
             .spec
             .resources

@@ -102,9 +102,7 @@ impl Kind {
             | Kind::Pod
             | Kind::Event
             | Kind::PersistentVolumeClaim => "v1",
-            Kind::ReplicaSet | Kind::Deployment | Kind::DaemonSet | Kind::StatefulSet => {
-                "apps/v1"
-            }
+            Kind::ReplicaSet | Kind::Deployment | Kind::DaemonSet | Kind::StatefulSet => "apps/v1",
             Kind::Job | Kind::CronJob => "batch/v1",
             Kind::PriorityClass => "scheduling.k8s.io/v1",
             Kind::PodGroup => "scheduling.x-k8s.io/v1alpha1",

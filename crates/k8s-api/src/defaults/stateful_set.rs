@@ -18,7 +18,12 @@ use super::pod_spec::set_defaults_pod_spec;
 /// Upstream `SetDefaults_StatefulSet`.
 pub fn set_defaults_stateful_set(ss: &mut StatefulSet) {
     let spec = &mut ss.spec;
-    if spec.pod_management_policy.as_deref().unwrap_or("").is_empty() {
+    if spec
+        .pod_management_policy
+        .as_deref()
+        .unwrap_or("")
+        .is_empty()
+    {
         spec.pod_management_policy = Some(ORDERED_READY_POD_MANAGEMENT.to_string());
     }
     let strategy = spec.update_strategy.get_or_insert_with(Default::default);
@@ -64,7 +69,10 @@ mod tests {
         // RollingUpdate partition 0, replicas 1, revisionHistoryLimit 10, Retain / Retain.
         let mut ss = StatefulSet::default();
         set_defaults_stateful_set(&mut ss);
-        assert_eq!(ss.spec.pod_management_policy.as_deref(), Some("OrderedReady"));
+        assert_eq!(
+            ss.spec.pod_management_policy.as_deref(),
+            Some("OrderedReady")
+        );
         let s = ss.spec.update_strategy.clone().unwrap();
         assert_eq!(s.type_.as_deref(), Some("RollingUpdate"));
         assert_eq!(s.rolling_update.unwrap().partition, Some(0));

@@ -34,8 +34,8 @@ pub mod pod_spec;
 pub mod priority_class;
 pub mod probe;
 pub mod replica_set;
-pub mod stateful_set;
 pub mod resources;
+pub mod stateful_set;
 pub mod template;
 
 use k8s_types::status::FieldError;

@@ -45,7 +45,11 @@ pub fn validate_persistent_volume_claim_spec(
     }
     for m in &spec.access_modes {
         if !SUPPORTED_ACCESS_MODES.contains(&m.as_str()) {
-            errs.push(FieldError::not_supported(&modes, m, &SUPPORTED_ACCESS_MODES));
+            errs.push(FieldError::not_supported(
+                &modes,
+                m,
+                &SUPPORTED_ACCESS_MODES,
+            ));
         }
     }
     let storage = format!("{}[storage]", child(&child(path, "resources"), "requests"));
@@ -77,7 +81,9 @@ pub fn validate_persistent_volume_claim_update(
     let mut errs = validate_object_meta_update(&new.metadata, &old.metadata, "metadata");
     errs.extend(validate_persistent_volume_claim_spec(&new.spec, "spec"));
     let mut n = new.spec.clone();
-    n.resources.requests.clone_from(&old.spec.resources.requests);
+    n.resources
+        .requests
+        .clone_from(&old.spec.resources.requests);
     if old.spec.volume_name.is_none() {
         n.volume_name.clone_from(&old.spec.volume_name);
     }
@@ -95,7 +101,10 @@ fn validate_retention(spec: &StatefulSetSpec, path: &str) -> ErrorList {
         return Vec::new();
     };
     let mut errs = Vec::new();
-    for (name, v) in [("whenDeleted", &p.when_deleted), ("whenScaled", &p.when_scaled)] {
+    for (name, v) in [
+        ("whenDeleted", &p.when_deleted),
+        ("whenScaled", &p.when_scaled),
+    ] {
         let v = v.as_deref().unwrap_or("");
         if v != RETAIN_PVC_RETENTION && v != DELETE_PVC_RETENTION {
             errs.push(FieldError::not_supported(
@@ -209,10 +218,17 @@ pub fn validate_stateful_set_spec(spec: &StatefulSetSpec, path: &str) -> ErrorLi
         let at = format!("{vct}[{i}]");
         let name_path = child(&child(&at, "metadata"), "name");
         if claim.metadata.name.is_empty() {
-            errs.push(FieldError::required(&name_path, "name or generateName is required"));
+            errs.push(FieldError::required(
+                &name_path,
+                "name or generateName is required",
+            ));
         } else {
             for msg in is_dns1123_subdomain(&claim.metadata.name) {
-                errs.push(FieldError::invalid(&name_path, quote(&claim.metadata.name), msg));
+                errs.push(FieldError::invalid(
+                    &name_path,
+                    quote(&claim.metadata.name),
+                    msg,
+                ));
             }
         }
         errs.extend(validate_persistent_volume_claim_spec(
@@ -291,7 +307,11 @@ pub fn validate_stateful_set_status(s: &StatefulSetStatus, path: &str) -> ErrorL
 /// Upstream `ValidateStatefulSetStatusUpdate`: the status, and collisionCount never decremented.
 pub fn validate_stateful_set_status_update(new: &StatefulSet, old: &StatefulSet) -> ErrorList {
     let mut errs = validate_stateful_set_status(&new.status, "status");
-    errs.extend(validate_object_meta_update(&new.metadata, &old.metadata, "metadata"));
+    errs.extend(validate_object_meta_update(
+        &new.metadata,
+        &old.metadata,
+        "metadata",
+    ));
     if new.status.collision_count.unwrap_or(0) < old.status.collision_count.unwrap_or(0) {
         errs.push(FieldError::invalid(
             "status.collisionCount",
@@ -341,7 +361,10 @@ mod tests {
 
     #[test]
     fn defaulted_stateful_set_is_valid() {
-        assert_eq!(messages(&validate_stateful_set(&ss())), Vec::<String>::new());
+        assert_eq!(
+            messages(&validate_stateful_set(&ss())),
+            Vec::<String>::new()
+        );
     }
 
     #[test]
@@ -351,7 +374,11 @@ mod tests {
         s.spec.update_strategy.as_mut().unwrap().type_ = Some("Sometimes".into());
         s.spec.selector = None;
         s.spec.volume_claim_templates[0].spec.access_modes.clear();
-        s.spec.volume_claim_templates[0].spec.resources.requests.clear();
+        s.spec.volume_claim_templates[0]
+            .spec
+            .resources
+            .requests
+            .clear();
         s.spec
             .persistent_volume_claim_retention_policy
             .as_mut()
@@ -393,7 +420,10 @@ mod tests {
         let mut new = old.clone();
         new.spec.replicas = Some(5);
         new.spec.template.spec.containers[0].image = "nginx:2".into();
-        assert_eq!(messages(&validate_stateful_set_update(&new, &old)), Vec::<String>::new());
+        assert_eq!(
+            messages(&validate_stateful_set_update(&new, &old)),
+            Vec::<String>::new()
+        );
         new.spec.service_name = "other".into();
         assert_eq!(
             messages(&validate_stateful_set_update(&new, &old)),

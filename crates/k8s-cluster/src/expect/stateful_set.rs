@@ -55,7 +55,10 @@ pub struct ClaimsExpectation {
 }
 
 /// `None` when every given field holds, else the differences joined by `; `.
-pub(super) fn check_stateful_set(api: &dyn ApiClient, e: &StatefulSetExpectation) -> Option<String> {
+pub(super) fn check_stateful_set(
+    api: &dyn ApiClient,
+    e: &StatefulSetExpectation,
+) -> Option<String> {
     let namespace = e.namespace.as_deref().unwrap_or("default");
     let set: StatefulSet = match api.get_typed(namespace, &e.name) {
         Ok(s) => s,
@@ -68,7 +71,11 @@ pub(super) fn check_stateful_set(api: &dyn ApiClient, e: &StatefulSetExpectation
         ("readyReplicas", e.ready_replicas, s.ready_replicas),
         ("currentReplicas", e.current_replicas, s.current_replicas),
         ("updatedReplicas", e.updated_replicas, s.updated_replicas),
-        ("availableReplicas", e.available_replicas, s.available_replicas),
+        (
+            "availableReplicas",
+            e.available_replicas,
+            s.available_replicas,
+        ),
     ] {
         if let Some(w) = want.filter(|w| *w != got) {
             problems.push(format!("expected {field} {w}, got {got}"));

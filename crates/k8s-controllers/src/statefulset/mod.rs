@@ -55,8 +55,8 @@ use crate::pod_template_hash::compute_hash;
 use utils::{
     allows_burst, claim_owner_refs, claims_for, identity_matches, in_ordinal_range, is_created,
     is_healthy, is_member_of, is_running_and_available, is_running_and_ready, new_stateful_set_pod,
-    ordinal, partition, pod_revision, replicas, start_ordinal, storage_matches,
-    strategy_type, update_identity, update_storage, uses_current_revision,
+    ordinal, partition, pod_revision, replicas, start_ordinal, storage_matches, strategy_type,
+    update_identity, update_storage, uses_current_revision,
 };
 
 /// The controller name, also the `source.component` of its Events (upstream
@@ -252,7 +252,10 @@ impl StatefulSetController {
                 &obj,
                 event_types::WARNING,
                 &format!("Failed{title}"),
-                format!("{verb} Pod {pod} in StatefulSet {name} failed error: {}", e.message),
+                format!(
+                    "{verb} Pod {pod} in StatefulSet {name} failed error: {}",
+                    e.message
+                ),
             ),
         };
     }
@@ -315,7 +318,12 @@ impl StatefulSetController {
         pod: &Pod,
     ) -> Result<(), Status> {
         let ns = set.metadata.namespace().to_string();
-        let r = api.delete(&Kind::Pod, &ns, &pod.metadata.name, DeleteOptions::default());
+        let r = api.delete(
+            &Kind::Pod,
+            &ns,
+            &pod.metadata.name,
+            DeleteOptions::default(),
+        );
         match r {
             Ok(_) => {
                 self.record_pod_event(api, set, "delete", &pod.metadata.name, None);
@@ -473,7 +481,10 @@ impl StatefulSetController {
             set.status.current_revision.clone()
         };
         let claimed = Self::claim_pods(api, informers, set)?;
-        let mut pods: Vec<&Pod> = claimed.iter().filter_map(|o| Pod::from_object_ref(o)).collect();
+        let mut pods: Vec<&Pod> = claimed
+            .iter()
+            .filter_map(|o| Pod::from_object_ref(o))
+            .collect();
         pods.sort_by_key(|p| (ordinal(p), p.metadata.name.clone()));
         let min_ready = set.spec.min_ready_seconds.unwrap_or(0);
         let mut pass = Pass {

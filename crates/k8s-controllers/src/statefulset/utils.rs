@@ -205,8 +205,7 @@ pub fn update_identity(set: &StatefulSet, pod: &mut Pod, ordinal: i32) {
     pod.metadata.generate_name = None;
     pod.metadata.namespace.clone_from(&set.metadata.namespace);
     pod.spec.hostname = Some(name.clone());
-    pod.spec.subdomain =
-        Some(set.spec.service_name.clone()).filter(|s| !s.is_empty());
+    pod.spec.subdomain = Some(set.spec.service_name.clone()).filter(|s| !s.is_empty());
     pod.metadata
         .labels
         .insert(STATEFUL_SET_POD_NAME_LABEL.to_string(), name);
@@ -354,7 +353,10 @@ mod tests {
         assert_eq!(p.metadata.generate_name, None);
         assert_eq!(p.spec.hostname.as_deref(), Some("web-1"));
         assert_eq!(p.spec.subdomain.as_deref(), Some("nginx"));
-        assert_eq!(p.metadata.labels["statefulset.kubernetes.io/pod-name"], "web-1");
+        assert_eq!(
+            p.metadata.labels["statefulset.kubernetes.io/pod-name"],
+            "web-1"
+        );
         assert_eq!(p.metadata.labels["apps.kubernetes.io/pod-index"], "1");
         assert_eq!(p.metadata.labels["controller-revision-hash"], "web-abc");
         let vols: Vec<(String, Option<String>)> = p
@@ -364,7 +366,9 @@ mod tests {
             .map(|v| {
                 (
                     v.name.clone(),
-                    v.persistent_volume_claim.as_ref().map(|c| c.claim_name.clone()),
+                    v.persistent_volume_claim
+                        .as_ref()
+                        .map(|c| c.claim_name.clone()),
                 )
             })
             .collect();
@@ -400,7 +404,10 @@ mod tests {
         // Ordinal 0 is in range: only the set owns the claim.
         let refs = claim_owner_refs(&s, &claims["www"], Some(&pod), 0);
         assert_eq!(refs.len(), 1);
-        assert_eq!((refs[0].kind.as_str(), refs[0].uid.as_str()), ("StatefulSet", "u-web"));
+        assert_eq!(
+            (refs[0].kind.as_str(), refs[0].uid.as_str()),
+            ("StatefulSet", "u-web")
+        );
         // Ordinal 5 is condemned (replicas 2): the pod owns it too.
         let refs = claim_owner_refs(&s, &claims["www"], Some(&pod), 5);
         assert_eq!(
@@ -412,12 +419,18 @@ mod tests {
     #[test]
     fn partition_picks_the_revision() {
         let mut s = set();
-        s.spec.update_strategy = Some(serde_json::from_value(serde_json::json!(
-            {"type": "RollingUpdate", "rollingUpdate": {"partition": 1}})).expect("s"));
+        s.spec.update_strategy = Some(
+            serde_json::from_value(serde_json::json!(
+            {"type": "RollingUpdate", "rollingUpdate": {"partition": 1}}))
+            .expect("s"),
+        );
         assert!(uses_current_revision(&s, 0));
         assert!(!uses_current_revision(&s, 1));
-        s.spec.update_strategy = Some(serde_json::from_value(serde_json::json!(
-            {"type": "OnDelete"})).expect("s"));
+        s.spec.update_strategy = Some(
+            serde_json::from_value(serde_json::json!(
+            {"type": "OnDelete"}))
+            .expect("s"),
+        );
         assert!(!uses_current_revision(&s, 0));
         assert_eq!(partition(&s), None);
     }
