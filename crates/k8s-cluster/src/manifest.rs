@@ -267,7 +267,7 @@ fn behavior_line_path(path: &str) -> String {
     }
 }
 
-/// Checks the `sim.k8s-mini.io/behavior` annotation of a Pod or of a Deployment's / ReplicaSet's / Job's / DaemonSet's / CronJob's
+/// Checks the `sim.k8s-mini.io/behavior` annotation of a Pod or of a Deployment's / ReplicaSet's / Job's / DaemonSet's / StatefulSet's / CronJob's
 /// pod template against its containers (`docs/scenario-format.md`). The error's path runs from the
 /// object's root into the annotation's value, e.g.
 /// `metadata.annotations[sim.k8s-mini.io/behavior].containers.app.runs[0].exitCode`.
@@ -293,6 +293,11 @@ fn check_behavior(obj: &Object) -> Result<(), (String, String)> {
             "spec.template.",
             &d.spec.template.metadata,
             &d.spec.template.spec,
+        ),
+        Object::StatefulSet(s) => (
+            "spec.template.",
+            &s.spec.template.metadata,
+            &s.spec.template.spec,
         ),
         Object::CronJob(cj) => (
             "spec.jobTemplate.spec.template.",
@@ -564,6 +569,8 @@ fn decode_typed(kind: &Kind, input: &Input<'_>) -> Result<Object, PartialError> 
         Kind::Job => Object::Job(decode(input)?),
         Kind::DaemonSet => Object::DaemonSet(decode(input)?),
         Kind::CronJob => Object::CronJob(decode(input)?),
+        Kind::StatefulSet => Object::StatefulSet(decode(input)?),
+        Kind::PersistentVolumeClaim => Object::PersistentVolumeClaim(decode(input)?),
         Kind::PriorityClass => Object::PriorityClass(decode(input)?),
         Kind::Event => Object::Event(decode(input)?),
         Kind::PodGroup => Object::PodGroup(decode(input)?),

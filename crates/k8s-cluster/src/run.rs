@@ -267,7 +267,7 @@ fn rank(o: &Object) -> u8 {
         Object::PriorityClass(_) => 1,
         Object::Node(_) => 2,
         Object::Deployment(_) => 3,
-        Object::ReplicaSet(_) | Object::DaemonSet(_) => 4,
+        Object::ReplicaSet(_) | Object::DaemonSet(_) | Object::StatefulSet(_) => 4,
         Object::PodGroup(_) | Object::CronJob(_) => 5,
         _ => 6,
     }
@@ -301,6 +301,12 @@ fn unserved_scheduler_warnings(
                 "ask",
                 "they stay",
                 &d.spec.template.spec,
+            ),
+            Object::StatefulSet(s) => (
+                "the pods of statefulset",
+                "ask",
+                "they stay",
+                &s.spec.template.spec,
             ),
             _ => continue,
         };

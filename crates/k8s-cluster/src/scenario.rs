@@ -304,7 +304,7 @@ pub struct DeleteStep {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ScaleStep {
-    /// `Deployment` (default) or `ReplicaSet`.
+    /// `Deployment` (default), `ReplicaSet` or `StatefulSet`.
     #[serde(default)]
     pub kind: Option<String>,
     /// Namespace (default `default`).
@@ -316,8 +316,8 @@ pub struct ScaleStep {
     pub replicas: i32,
 }
 
-/// `setImage`: `kubectl set image deployment/<name> <container>=<image>` (or `daemonset/<name>`);
-/// exactly one of `deployment` and `daemonset`.
+/// `setImage`: `kubectl set image deployment/<name> <container>=<image>` (or `daemonset/<name>`,
+/// `statefulset/<name>`); exactly one of `deployment`, `daemonset` and `statefulset`.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SetImageStep {
@@ -327,6 +327,9 @@ pub struct SetImageStep {
     /// DaemonSet name.
     #[serde(default)]
     pub daemonset: Option<String>,
+    /// StatefulSet name.
+    #[serde(default)]
+    pub statefulset: Option<String>,
     /// Namespace (default `default`).
     #[serde(default)]
     pub namespace: Option<String>,
@@ -425,6 +428,12 @@ pub struct Expectation {
     /// A Service's ClusterIP and the addresses its EndpointSlices list.
     #[serde(default)]
     pub service: Option<crate::expect::service::ServiceExpectation>,
+    /// A StatefulSet's status.
+    #[serde(default)]
+    pub stateful_set: Option<crate::expect::stateful_set::StatefulSetExpectation>,
+    /// The PersistentVolumeClaims of a namespace.
+    #[serde(default)]
+    pub persistent_volume_claims: Option<crate::expect::stateful_set::ClaimsExpectation>,
     /// Events by reason.
     #[serde(default)]
     pub events: Option<EventsExpectation>,
@@ -774,6 +783,8 @@ impl Expectation {
             self.pod_disruption_budget.is_some(),
             self.node.is_some(),
             self.service.is_some(),
+            self.stateful_set.is_some(),
+            self.persistent_volume_claims.is_some(),
             self.events.is_some(),
         ]
         .iter()

@@ -2,7 +2,7 @@
 //! as the kubectl command it is named after, through the apiserver like every other writer.
 
 use k8s_types::apiserver::{ApiExt, DeleteOptions};
-use k8s_types::apps::{DaemonSet, Deployment, PodTemplateSpec, ReplicaSet};
+use k8s_types::apps::{DaemonSet, Deployment, PodTemplateSpec, ReplicaSet, StatefulSet};
 use k8s_types::batch::{CronJob, Job, CRONJOB_INSTANTIATE_ANNOTATION};
 use k8s_types::core::Node;
 use k8s_types::labels::LabelSelector;
@@ -57,14 +57,15 @@ pub(crate) fn decode_steps(
             });
         }
         if let Some(si) = &step.set_image {
-            let targets =
-                usize::from(si.deployment.is_some()) + usize::from(si.daemonset.is_some());
+            let targets = usize::from(si.deployment.is_some())
+                + usize::from(si.daemonset.is_some())
+                + usize::from(si.statefulset.is_some());
             if targets != 1 {
                 return Err(ManifestError {
                     source_loc: source.clone(),
                     path: format!("spec.steps[{i}].setImage"),
                     message: format!(
-                        "setImage needs exactly one of deployment and daemonset, found {targets}"
+                        "setImage needs exactly one of deployment, daemonset and statefulset, found {targets}"
                     ),
                 });
             }
@@ -189,6 +190,12 @@ pub(crate) fn run_step(
                 r.spec.replicas = Some(s.replicas);
                 api.update_typed(r).map_err(|e| e.message)?;
             }
+            "StatefulSet" => {
+                let mut r: StatefulSet =
+                    api.get_typed(&namespace, &s.name).map_err(|e| e.message)?;
+                r.spec.replicas = Some(s.replicas);
+                api.update_typed(r).map_err(|e| e.message)?;
+            }
             other => return Err(format!("cannot scale kind {other:?}")),
         }
         return Ok(format!("scale {} to {}", s.name, s.replicas));
@@ -196,10 +203,13 @@ pub(crate) fn run_step(
     if let Some(si) = &step.set_image {
         let api = cluster.api();
         let namespace = ns(&si.namespace);
-        let (resource, name) = match (&si.deployment, &si.daemonset) {
-            (Some(d), _) => ("deployment", d),
-            (None, Some(d)) => ("daemonset", d),
-            (None, None) => return Err("setImage names no deployment or daemonset".into()),
+        let (resource, name) = match (&si.deployment, &si.daemonset, &si.statefulset) {
+            (Some(d), _, _) => ("deployment", d),
+            (None, Some(d), _) => ("daemonset", d),
+            (None, None, Some(s)) => ("statefulset", s),
+            (None, None, None) => {
+                return Err("setImage names no deployment, daemonset or statefulset".into())
+            }
         };
         let set = |t: &mut PodTemplateSpec| {
             let mut changed = 0;
@@ -221,10 +231,14 @@ pub(crate) fn run_step(
             let mut d: Deployment = api.get_typed(&namespace, name).map_err(|e| e.message)?;
             set(&mut d.spec.template)?;
             api.update_typed(d).map_err(|e| e.message)?;
-        } else {
+        } else if resource == "daemonset" {
             let mut d: DaemonSet = api.get_typed(&namespace, name).map_err(|e| e.message)?;
             set(&mut d.spec.template)?;
             api.update_typed(d).map_err(|e| e.message)?;
+        } else {
+            let mut s: StatefulSet = api.get_typed(&namespace, name).map_err(|e| e.message)?;
+            set(&mut s.spec.template)?;
+            api.update_typed(s).map_err(|e| e.message)?;
         }
         return Ok(format!("set image {resource}/{name} {}", si.image));
     }

@@ -175,7 +175,7 @@ fn set_image_names_exactly_one_workload() {
     let scenario = "apiVersion: sim.k8s-mini.io/v1alpha1\nkind: Scenario\nmetadata: {name: s}\nspec:\n  steps:\n  - at: 1\n    setImage: {deployment: web, daemonset: agent, image: 'x:2'}\n";
     let e = run_text(&format!("{NODE}{scenario}")).unwrap_err();
     assert!(
-        e.contains("spec.steps[0].setImage: setImage needs exactly one of deployment and daemonset, found 2"),
+        e.contains("spec.steps[0].setImage: setImage needs exactly one of deployment, daemonset and statefulset, found 2"),
         "{e}"
     );
     let scenario = "apiVersion: sim.k8s-mini.io/v1alpha1\nkind: Scenario\nmetadata: {name: s}\nspec:\n  steps:\n  - at: 1\n    setImage: {image: 'x:2'}\n";

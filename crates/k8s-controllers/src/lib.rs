@@ -2,8 +2,8 @@
 //!
 //! - [`ControllerManager`]: one set of shared informers for every controller, and per controller a
 //!   work queue fed by its event handlers and drained by its sync handler, one turn per tick, in
-//!   order (node lifecycle, taint eviction, pod GC, Deployment, ReplicaSet, DaemonSet, CronJob, Job, TTL-after-finished,
-//!   disruption, EndpointSlice, garbage collector by default).
+//!   order (node lifecycle, taint eviction, pod GC, Deployment, ReplicaSet, DaemonSet, StatefulSet, PV binder, CronJob, Job,
+//!   TTL-after-finished, disruption, EndpointSlice, garbage collector by default).
 //! - [`expectations`]: upstream's `ControllerExpectations` (creations and deletions in flight).
 //! - [`DeploymentController`] (`pkg/controller/deployment`): new/old ReplicaSets per pod template,
 //!   RollingUpdate and Recreate rollouts, scaling, revision history, status and conditions.
@@ -12,6 +12,11 @@
 //! - [`DaemonSetsController`] (`pkg/controller/daemon`): one pod per eligible node (nodeSelector,
 //!   required node affinity, taints against the daemon tolerations), pinned by node affinity and
 //!   bound by the scheduler; RollingUpdate (maxUnavailable, maxSurge) and OnDelete; status counts.
+//! - [`StatefulSetController`] (`pkg/controller/statefulset`): pods `<set>-<ordinal>` with a
+//!   stable hostname and subdomain, their PersistentVolumeClaims first, OrderedReady and Parallel
+//!   pod management, scale-down from the highest ordinal, RollingUpdate with a partition and
+//!   OnDelete; [`PersistentVolumeBinderController`] (`pkg/controller/volume/persistentvolume`,
+//!   minimal) binds every claim at once.
 //! - [`JobController`] (`pkg/controller/job`): batch/v1 Jobs (NonIndexed and Indexed completions,
 //!   pod-failure back-off, backoffLimit, backoffLimitPerIndex, podFailurePolicy, successPolicy,
 //!   activeDeadlineSeconds, suspend),
@@ -51,8 +56,10 @@ pub mod node_lifecycle;
 pub mod pod_gc;
 pub mod pod_template_hash;
 pub mod replica_set;
+pub mod statefulset;
 pub mod taint_eviction;
 pub mod ttl_after_finished;
+pub mod volume_binder;
 
 pub use cronjob::CronJobController;
 pub use daemon::DaemonSetsController;
@@ -65,7 +72,9 @@ pub use manager::ControllerManager;
 pub use node_lifecycle::NodeLifecycleController;
 pub use pod_gc::PodGarbageCollector;
 pub use replica_set::ReplicaSetController;
+pub use statefulset::StatefulSetController;
 pub use taint_eviction::TaintEvictionController;
 pub use ttl_after_finished::TtlAfterFinishedController;
+pub use volume_binder::PersistentVolumeBinderController;
 
 pub use k8s_types::controller::SyncError;

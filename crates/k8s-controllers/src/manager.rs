@@ -33,8 +33,10 @@ use crate::job::JobController;
 use crate::node_lifecycle::NodeLifecycleController;
 use crate::pod_gc::PodGarbageCollector;
 use crate::replica_set::ReplicaSetController;
+use crate::statefulset::StatefulSetController;
 use crate::taint_eviction::TaintEvictionController;
 use crate::ttl_after_finished::TtlAfterFinishedController;
+use crate::volume_binder::PersistentVolumeBinderController;
 
 /// How often every cached object is handed to the event handlers again (client-go resync). Upstream
 /// kube-controller-manager's `--min-resync-period` is 12 h, randomized per informer to 12-24 h;
@@ -75,10 +77,11 @@ impl std::fmt::Debug for ControllerManager {
 
 impl ControllerManager {
     /// The default set, in tick order: node lifecycle, taint eviction, pod GC, Deployment, ReplicaSet,
-    /// DaemonSet, CronJob, Job, TTL-after-finished, disruption, EndpointSlice, garbage collector. The
-    /// node lifecycle controller goes first so the taint eviction controller sees its taints in the
-    /// same tick; the evictors go before the workload controllers so a ReplicaSet replaces what they
-    /// delete in the same tick;
+    /// DaemonSet, StatefulSet, PersistentVolume binder (after the StatefulSet controller, so a claim
+    /// it creates is bound in the same tick), CronJob, Job, TTL-after-finished, disruption,
+    /// EndpointSlice, garbage collector. The node lifecycle controller goes first so the taint
+    /// eviction controller sees its taints in the same tick; the evictors go before the workload
+    /// controllers so a ReplicaSet replaces what they delete in the same tick;
     /// the Deployment controller goes before the ReplicaSet controller so a ReplicaSet it scales gets
     /// its pods in the same tick, and the CronJob controller before the Job controller so a Job it
     /// creates gets its pods in the same tick.
@@ -96,6 +99,8 @@ impl ControllerManager {
             Box::new(DeploymentController::new()),
             Box::new(ReplicaSetController::new()),
             Box::new(DaemonSetsController::new()),
+            Box::new(StatefulSetController::new()),
+            Box::new(PersistentVolumeBinderController::new()),
             Box::new(CronJobController::new()),
             Box::new(JobController::new()),
             Box::new(TtlAfterFinishedController::new()),

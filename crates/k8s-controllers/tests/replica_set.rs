@@ -185,6 +185,8 @@ fn manager_runs_controllers_in_order() {
             "deployment-controller",
             "replicaset-controller",
             "daemonset-controller",
+            "statefulset-controller",
+            "persistentvolume-binder-controller",
             "cronjob-controller",
             "job-controller",
             "ttl-after-finished-controller",

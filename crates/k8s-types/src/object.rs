@@ -4,10 +4,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::apps::{DaemonSet, Deployment, ReplicaSet};
+use crate::apps::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use crate::batch::{CronJob, Job};
 use crate::coordination::Lease;
-use crate::core::{Event, Namespace, Node, Pod, Service};
+use crate::core::{Event, Namespace, Node, PersistentVolumeClaim, Pod, Service};
 use crate::discovery::EndpointSlice;
 use crate::meta::ObjectMeta;
 use crate::policy::PodDisruptionBudget;
@@ -33,6 +33,10 @@ pub enum Kind {
     DaemonSet,
     /// `batch/v1` CronJob.
     CronJob,
+    /// `apps/v1` StatefulSet.
+    StatefulSet,
+    /// `v1` PersistentVolumeClaim.
+    PersistentVolumeClaim,
     /// `scheduling.k8s.io/v1` PriorityClass (cluster-scoped).
     PriorityClass,
     /// `v1` Event.
@@ -60,13 +64,15 @@ pub enum Kind {
 
 impl Kind {
     /// The typed kinds, in the order output lists them.
-    pub const TYPED: [Kind; 15] = [
+    pub const TYPED: [Kind; 17] = [
         Kind::Namespace,
         Kind::PriorityClass,
         Kind::Node,
         Kind::Deployment,
         Kind::ReplicaSet,
         Kind::DaemonSet,
+        Kind::StatefulSet,
+        Kind::PersistentVolumeClaim,
         Kind::CronJob,
         Kind::Job,
         Kind::PodGroup,
@@ -89,6 +95,8 @@ impl Kind {
             Kind::Job => "Job",
             Kind::DaemonSet => "DaemonSet",
             Kind::CronJob => "CronJob",
+            Kind::StatefulSet => "StatefulSet",
+            Kind::PersistentVolumeClaim => "PersistentVolumeClaim",
             Kind::PriorityClass => "PriorityClass",
             Kind::Event => "Event",
             Kind::PodGroup => "PodGroup",
@@ -103,8 +111,13 @@ impl Kind {
     /// The apiVersion written on objects of this kind.
     pub fn api_version(&self) -> &str {
         match self {
-            Kind::Namespace | Kind::Node | Kind::Pod | Kind::Event | Kind::Service => "v1",
-            Kind::ReplicaSet | Kind::Deployment | Kind::DaemonSet => "apps/v1",
+            Kind::Namespace
+            | Kind::Node
+            | Kind::Pod
+            | Kind::Event
+            | Kind::Service
+            | Kind::PersistentVolumeClaim => "v1",
+            Kind::ReplicaSet | Kind::Deployment | Kind::DaemonSet | Kind::StatefulSet => "apps/v1",
             Kind::Job | Kind::CronJob => "batch/v1",
             Kind::PriorityClass => "scheduling.k8s.io/v1",
             Kind::PodGroup => "scheduling.x-k8s.io/v1alpha1",
@@ -127,6 +140,8 @@ impl Kind {
             Kind::Job => "jobs".into(),
             Kind::DaemonSet => "daemonsets".into(),
             Kind::CronJob => "cronjobs".into(),
+            Kind::StatefulSet => "statefulsets".into(),
+            Kind::PersistentVolumeClaim => "persistentvolumeclaims".into(),
             Kind::PriorityClass => "priorityclasses".into(),
             Kind::Event => "events".into(),
             Kind::PodGroup => "podgroups".into(),
@@ -184,6 +199,8 @@ impl Kind {
             ("batch/v1", "Job") => Kind::Job,
             ("apps/v1", "DaemonSet") => Kind::DaemonSet,
             ("batch/v1", "CronJob") => Kind::CronJob,
+            ("apps/v1", "StatefulSet") => Kind::StatefulSet,
+            ("v1", "PersistentVolumeClaim") => Kind::PersistentVolumeClaim,
             ("scheduling.k8s.io/v1", "PriorityClass") => Kind::PriorityClass,
             ("scheduling.x-k8s.io/v1alpha1", "PodGroup") => Kind::PodGroup,
             ("policy/v1", "PodDisruptionBudget") => Kind::PodDisruptionBudget,
@@ -222,10 +239,8 @@ pub const UNSIMULATED_BUILTIN_KINDS: &[(&str, bool)] = &[
     ("ConfigMap", true),
     ("Secret", true),
     ("ServiceAccount", true),
-    ("PersistentVolumeClaim", true),
     ("PersistentVolume", false),
     ("StorageClass", false),
-    ("StatefulSet", true),
     ("ControllerRevision", true),
     ("Ingress", true),
     ("IngressClass", false),
@@ -304,6 +319,10 @@ pub enum Object {
     DaemonSet(DaemonSet),
     /// A CronJob.
     CronJob(CronJob),
+    /// A StatefulSet.
+    StatefulSet(StatefulSet),
+    /// A PersistentVolumeClaim.
+    PersistentVolumeClaim(PersistentVolumeClaim),
     /// A PriorityClass.
     PriorityClass(PriorityClass),
     /// An Event.
@@ -333,6 +352,8 @@ macro_rules! each_variant {
             Object::Job($o) => $e,
             Object::DaemonSet($o) => $e,
             Object::CronJob($o) => $e,
+            Object::StatefulSet($o) => $e,
+            Object::PersistentVolumeClaim($o) => $e,
             Object::PriorityClass($o) => $e,
             Object::Event($o) => $e,
             Object::PodGroup($o) => $e,
@@ -367,6 +388,8 @@ impl Object {
             Object::Job(_) => Kind::Job,
             Object::DaemonSet(_) => Kind::DaemonSet,
             Object::CronJob(_) => Kind::CronJob,
+            Object::StatefulSet(_) => Kind::StatefulSet,
+            Object::PersistentVolumeClaim(_) => Kind::PersistentVolumeClaim,
             Object::PriorityClass(_) => Kind::PriorityClass,
             Object::Event(_) => Kind::Event,
             Object::PodGroup(_) => Kind::PodGroup,
@@ -469,6 +492,8 @@ impl_resource!(Deployment);
 impl_resource!(Job);
 impl_resource!(DaemonSet);
 impl_resource!(CronJob);
+impl_resource!(StatefulSet);
+impl_resource!(PersistentVolumeClaim);
 impl_resource!(PriorityClass);
 impl_resource!(Event);
 impl_resource!(PodGroup);

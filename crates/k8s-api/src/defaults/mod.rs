@@ -8,11 +8,13 @@ pub mod deployment;
 pub mod job;
 pub mod namespace;
 pub mod node;
+pub mod persistent_volume_claim;
 pub mod pod;
 pub mod pod_spec;
 pub mod priority_class;
 pub mod replica_set;
 pub mod service;
+pub mod stateful_set;
 
 use k8s_types::Object;
 
@@ -25,6 +27,10 @@ pub fn apply(obj: &mut Object) {
         Object::Job(j) => job::set_defaults_job(j),
         Object::DaemonSet(ds) => daemon_set::set_defaults_daemon_set(ds),
         Object::CronJob(cj) => cron_job::set_defaults_cron_job(cj),
+        Object::StatefulSet(ss) => stateful_set::set_defaults_stateful_set(ss),
+        Object::PersistentVolumeClaim(c) => {
+            persistent_volume_claim::set_defaults_persistent_volume_claim(c);
+        }
         Object::Namespace(ns) => namespace::set_defaults_namespace(ns),
         Object::Node(n) => node::set_defaults_node(n),
         Object::PriorityClass(pc) => priority_class::set_defaults_priority_class(pc),

@@ -12,11 +12,13 @@ pub mod job;
 pub mod namespace;
 pub mod node;
 pub mod other;
+pub mod persistent_volume_claim;
 pub mod pod;
 pub mod pod_disruption_budget;
 pub mod pod_group;
 pub mod replica_set;
 pub mod service;
+pub mod stateful_set;
 
 use k8s_types::meta::tick_timestamp;
 use k8s_types::{Object, Tick};
@@ -66,6 +68,8 @@ pub fn prepare_for_create(obj: &mut Object, now: Tick, uid: String) {
         Object::Job(j) => job::prepare_for_create(j),
         Object::DaemonSet(ds) => daemon_set::prepare_for_create(ds),
         Object::CronJob(cj) => cron_job::prepare_for_create(cj),
+        Object::StatefulSet(ss) => stateful_set::prepare_for_create(ss),
+        Object::PersistentVolumeClaim(c) => persistent_volume_claim::prepare_for_create(c),
         Object::Namespace(ns) => namespace::prepare_for_create(ns),
         Object::PodGroup(pg) => pod_group::prepare_for_create(pg),
         Object::PodDisruptionBudget(p) => pod_disruption_budget::prepare_for_create(p),
@@ -91,6 +95,10 @@ pub fn prepare_for_update(new: &mut Object, old: &Object) {
         (Object::Job(n), Object::Job(o)) => job::prepare_for_update(n, o),
         (Object::DaemonSet(n), Object::DaemonSet(o)) => daemon_set::prepare_for_update(n, o),
         (Object::CronJob(n), Object::CronJob(o)) => cron_job::prepare_for_update(n, o),
+        (Object::StatefulSet(n), Object::StatefulSet(o)) => stateful_set::prepare_for_update(n, o),
+        (Object::PersistentVolumeClaim(n), Object::PersistentVolumeClaim(o)) => {
+            persistent_volume_claim::prepare_for_update(n, o);
+        }
         (Object::Namespace(n), Object::Namespace(o)) => namespace::prepare_for_update(n, o),
         (Object::Node(n), Object::Node(o)) => node::prepare_for_update(n, o),
         (Object::PodGroup(n), Object::PodGroup(o)) => pod_group::prepare_for_update(n, o),
@@ -120,8 +128,8 @@ fn keep_system_fields(new: &mut Object, old: &Object) {
 ///   `qosClass` is backfilled (upstream `podStatusStrategy`);
 /// - Deployment: annotations from the request, labels stored (the deployment controller writes
 ///   its revision annotation this way);
-/// - ReplicaSet, Job, DaemonSet, CronJob, Node, Namespace, PodDisruptionBudget, Service: metadata
-///   from the request;
+/// - ReplicaSet, Job, DaemonSet, CronJob, StatefulSet, PersistentVolumeClaim, Node, Namespace,
+///   PodDisruptionBudget, Service: metadata from the request;
 /// - PodGroup and untyped kinds (custom resources): only the status (upstream
 ///   `customresource.statusStrategy`);
 /// - PriorityClass, Event, EndpointSlice (no status subresource): the stored object, unchanged.
@@ -138,6 +146,10 @@ pub fn with_status_from(new: Object, old: &Object) -> Object {
         (Object::Job(n), Object::Job(o)) => n.spec.clone_from(&o.spec),
         (Object::DaemonSet(n), Object::DaemonSet(o)) => n.spec.clone_from(&o.spec),
         (Object::CronJob(n), Object::CronJob(o)) => n.spec.clone_from(&o.spec),
+        (Object::StatefulSet(n), Object::StatefulSet(o)) => n.spec.clone_from(&o.spec),
+        (Object::PersistentVolumeClaim(n), Object::PersistentVolumeClaim(o)) => {
+            n.spec.clone_from(&o.spec);
+        }
         (Object::PodDisruptionBudget(n), Object::PodDisruptionBudget(o)) => {
             n.spec.clone_from(&o.spec);
         }

@@ -3,7 +3,7 @@
 //! into `422 Invalid` (`Pod "x" is invalid: [...]`).
 //!
 //! Upstream sources: `pkg/apis/core/validation/validation.go` (pods, nodes, namespaces, events),
-//! `pkg/apis/apps/validation/validation.go` (Deployment, ReplicaSet, DaemonSet),
+//! `pkg/apis/apps/validation/validation.go` (Deployment, ReplicaSet, DaemonSet, StatefulSet),
 //! `pkg/apis/batch/validation/validation.go` (Job, CronJob),
 //! `pkg/apis/scheduling/validation/validation.go` (PriorityClass),
 //! `pkg/apis/policy/validation/validation.go` (PodDisruptionBudget),
@@ -40,6 +40,7 @@ pub mod probe;
 pub mod replica_set;
 pub mod resources;
 pub mod service;
+pub mod stateful_set;
 pub mod template;
 
 use k8s_types::status::FieldError;
@@ -118,6 +119,8 @@ pub fn validate_create(obj: &Object) -> ErrorList {
         Object::Job(j) => job::validate_job(j),
         Object::DaemonSet(ds) => daemon_set::validate_daemon_set(ds),
         Object::CronJob(cj) => cron_job::validate_cron_job_create(cj),
+        Object::StatefulSet(ss) => stateful_set::validate_stateful_set(ss),
+        Object::PersistentVolumeClaim(c) => stateful_set::validate_persistent_volume_claim(c),
         Object::Namespace(ns) => namespace::validate_namespace(ns),
         Object::Node(n) => node::validate_node(n),
         Object::PriorityClass(pc) => priority_class::validate_priority_class(pc),
@@ -147,6 +150,12 @@ pub fn validate_update(new: &Object, old: &Object) -> ErrorList {
             daemon_set::validate_daemon_set_update(n, o)
         }
         (Object::CronJob(n), Object::CronJob(o)) => cron_job::validate_cron_job_update(n, o),
+        (Object::StatefulSet(n), Object::StatefulSet(o)) => {
+            stateful_set::validate_stateful_set_update(n, o)
+        }
+        (Object::PersistentVolumeClaim(n), Object::PersistentVolumeClaim(o)) => {
+            stateful_set::validate_persistent_volume_claim_update(n, o)
+        }
         (Object::PriorityClass(n), Object::PriorityClass(o)) => {
             priority_class::validate_priority_class_update(n, o)
         }
@@ -177,6 +186,9 @@ pub fn validate_status_update(new: &Object, old: &Object) -> ErrorList {
         (Object::Job(n), Object::Job(o)) => job::validate_job_status_update(n, o),
         (Object::DaemonSet(n), Object::DaemonSet(o)) => {
             daemon_set::validate_daemon_set_status_update(n, o)
+        }
+        (Object::StatefulSet(n), Object::StatefulSet(o)) => {
+            stateful_set::validate_stateful_set_status_update(n, o)
         }
         (Object::PodDisruptionBudget(n), Object::PodDisruptionBudget(o)) => {
             pod_disruption_budget::validate_pod_disruption_budget_status_update(n, o)

@@ -291,6 +291,14 @@ pub fn check(api: &dyn ApiClient, e: &Expectation) -> Vec<CheckResult> {
         let what = format!("service {}/{}", ns(&s.namespace), s.name);
         push(what, service::check_service(api, s));
     }
+    if let Some(st) = &e.stateful_set {
+        let what = format!("statefulset {}/{}", ns(&st.namespace), st.name);
+        push(what, stateful_set::check_stateful_set(api, st));
+    }
+    if let Some(c) = &e.persistent_volume_claims {
+        let what = format!("persistentvolumeclaims in {}", ns(&c.namespace));
+        push(what, stateful_set::check_claims(api, c));
+    }
     if let Some(ev) = &e.events {
         let what = format!("events reason={}", ev.reason);
         let n = api
@@ -707,5 +715,6 @@ fn check_job(j: &crate::scenario::JobExpectation, job: &Job) -> Option<String> {
 mod cron_job;
 mod node;
 pub mod service;
+pub(crate) mod stateful_set;
 #[cfg(test)]
 mod tests;

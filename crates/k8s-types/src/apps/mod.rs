@@ -1,12 +1,14 @@
-//! The `apps/v1` API group: Deployment, ReplicaSet and DaemonSet.
+//! The `apps/v1` API group: Deployment, ReplicaSet, DaemonSet and StatefulSet.
 
 pub mod daemon_set;
 pub mod deployment;
 pub mod replica_set;
+pub mod stateful_set;
 
 pub use daemon_set::*;
 pub use deployment::*;
 pub use replica_set::*;
+pub use stateful_set::*;
 
 use serde::{Deserialize, Serialize};
 

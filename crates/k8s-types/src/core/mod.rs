@@ -1,10 +1,11 @@
-//! The `core/v1` API group: Pod, Node, Namespace, Event, Binding, and taints/tolerations.
+//! The `core/v1` API group: Pod, Node, Namespace, Event, Binding, PersistentVolumeClaim, and taints/tolerations.
 
 pub mod affinity;
 pub mod binding;
 pub mod event;
 pub mod namespace;
 pub mod node;
+pub mod persistent_volume_claim;
 pub mod pod;
 pub mod service;
 pub mod taints;
@@ -14,6 +15,7 @@ pub use binding::Binding;
 pub use event::Event;
 pub use namespace::Namespace;
 pub use node::*;
+pub use persistent_volume_claim::*;
 pub use pod::*;
 pub use service::*;
 pub use taints::{Taint, Toleration};

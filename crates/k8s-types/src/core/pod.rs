@@ -83,9 +83,41 @@ pub struct PodSpec {
     /// The pod's hostname (upstream `hostname`; an Indexed Job's pods get `<job>-<index>`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hostname: Option<String>,
+    /// The pod's subdomain (a StatefulSet's pods get its `serviceName`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subdomain: Option<String>,
+    /// Volumes (upstream `corev1.Volume`): the name and, for a claim, its
+    /// `persistentVolumeClaim`; any other source is kept as given, not acted on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub volumes: Vec<Volume>,
     /// Scheduling gates: the pod is not scheduled while any remains.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scheduling_gates: Vec<PodSchedulingGate>,
+}
+
+/// Upstream `corev1.Volume`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Volume {
+    /// The volume's name (what `volumeMounts` refer to).
+    pub name: String,
+    /// A PersistentVolumeClaim source.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub persistent_volume_claim: Option<PersistentVolumeClaimVolumeSource>,
+    /// Any other source (emptyDir, configMap, ...), kept as given.
+    #[serde(flatten)]
+    pub other: std::collections::BTreeMap<String, serde_json::Value>,
+}
+
+/// Upstream `corev1.PersistentVolumeClaimVolumeSource`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PersistentVolumeClaimVolumeSource {
+    /// The claim's name, in the pod's namespace.
+    pub claim_name: String,
+    /// Mount read-only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only: Option<bool>,
 }
 
 /// Upstream `corev1.PodSchedulingGate`.
