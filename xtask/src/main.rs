@@ -8,6 +8,17 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+/// `println!` for standard output that ends the program quietly when the reader closed the pipe
+/// (`cargo xtask scenario --list | head -1`) instead of panicking: see [`emit`].
+macro_rules! outln {
+    ($($t:tt)*) => { $crate::emit(&format!("{}\n", format_args!($($t)*))) };
+}
+
+/// `print!` with [`outln`]'s handling of a closed pipe.
+macro_rules! out {
+    ($($t:tt)*) => { $crate::emit(&format!($($t)*)) };
+}
+
 mod plot;
 mod replay;
 mod timeline;
@@ -65,6 +76,23 @@ enum Output {
     Yaml,
 }
 
+/// Writes `s` to standard output. A reader that closed the pipe (`| head`) ends the program at once
+/// with exit 0, silently, as a tool killed by `SIGPIPE` would end without a message; any other write
+/// failure is reported and ends it with exit 1. (`println!` panics instead: exit 101.)
+pub(crate) fn emit(s: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    let written = stdout.write_all(s.as_bytes()).and_then(|()| stdout.flush());
+    match written {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(e) => {
+            eprintln!("error: writing the output: {e}");
+            std::process::exit(1);
+        }
+    }
+}
+
 fn scenarios_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
@@ -108,7 +136,7 @@ fn list() -> ExitCode {
             })
             .unwrap_or_default();
         let first_line = description.lines().next().unwrap_or("").trim().to_string();
-        println!("{name:<22} {first_line}");
+        outln!("{name:<22} {first_line}");
     }
     ExitCode::SUCCESS
 }

@@ -216,7 +216,7 @@ fn published_path(given: Option<&Path>, default: &str, flag: &str) -> Option<Pat
             if p.exists() {
                 Some(p)
             } else {
-                println!(
+                outln!(
                     "note: {} not found: no comparison with published results made (pass {flag} <CSV>)",
                     p.display()
                 );
@@ -339,7 +339,7 @@ fn run_inner(args: ReplayArgs) -> Result<ExitCode, String> {
         .file_stem()
         .map(|s| s.to_string_lossy().to_string())
         .unwrap_or_default();
-    println!(
+    outln!(
         "# replay {workload}: {} GPU nodes, {} GPUs, {} pods, {} typical pod shapes; {} policies x {} seeds (loaded in {:.0} ms)",
         prep.num_nodes(),
         prep.capacity_milli() / 1000,
@@ -432,7 +432,7 @@ fn run_inner(args: ReplayArgs) -> Result<ExitCode, String> {
     write("summary.md", &md)?;
     let svg = plot::unalloc_svg(&policies, &curves_by_policy(&curves), &workload)?;
     write("unalloc.svg", &svg)?;
-    print!("{md}");
+    out!("{md}");
     let mut ours = frag::Ours::new();
     for c in &curves {
         for (k, p) in c.points.iter().enumerate() {
@@ -449,18 +449,18 @@ fn run_inner(args: ReplayArgs) -> Result<ExitCode, String> {
     );
     write("frag.csv", &fcsv)?;
     write("frag.md", &fmd)?;
-    print!("{fmd}");
+    out!("{fmd}");
     for (flag, m) in [
         ("--expected-frag", &expected_frag),
         ("--expected-frag-ratio", &expected_frag_ratio),
     ] {
         if m.as_ref().is_some_and(|m| m.is_empty()) {
-            println!("{flag}: no published results for workload {workload} and the policies run");
+            outln!("{flag}: no published results for workload {workload} and the policies run");
         }
     }
     let per_run: Vec<f64> = curves.iter().map(|c| c.elapsed.as_secs_f64()).collect();
     let rs = Summary::of(&per_run);
-    println!(
+    outln!(
         "\n{} runs in {:.2} s wall on {threads} threads; one run: median {:.3} s (min {:.3}, max {:.3}); pods per run {}..{}",
         curves.len(),
         wall.as_secs_f64(),
@@ -470,7 +470,7 @@ fn run_inner(args: ReplayArgs) -> Result<ExitCode, String> {
         curves.iter().map(|c| c.pods_tried).min().unwrap_or(0),
         curves.iter().map(|c| c.pods_tried).max().unwrap_or(0),
     );
-    println!(
+    outln!(
         "wrote {}/{{curves.csv,summary.csv,summary.md,unalloc.svg,frag.csv,frag.md}}",
         args.out.display()
     );

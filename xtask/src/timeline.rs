@@ -89,7 +89,7 @@ pub fn run(args: &TimelineArgs) -> Result<(), String> {
         .file_stem()
         .map(|s| s.to_string_lossy().to_string())
         .unwrap_or_default();
-    println!(
+    outln!(
         "# timeline replay {workload}: {} nodes, {} pods, policies {}, seed {}, {} s per tick{} (loaded in {:.0} ms)",
         args.node_limit.map_or(trace.gpu_nodes().len(), |n| n.min(trace.gpu_nodes().len())),
         args.limit.map_or(trace.pods.len(), |n| n.min(trace.pods.len())),
@@ -176,9 +176,9 @@ pub fn run(args: &TimelineArgs) -> Result<(), String> {
         "timeline-alloc.svg",
         &timeline_plot::alloc_svg(&runs, &workload)?,
     )?;
-    print!("{md}");
+    out!("{md}");
     for d in &done {
-        println!(
+        outln!(
             "{}: {:.2} s, {} ticks run of {} ({} skipped)",
             d.run.policy.name(),
             d.elapsed.as_secs_f64(),
@@ -187,12 +187,12 @@ pub fn run(args: &TimelineArgs) -> Result<(), String> {
             (d.run.last_tick + 1).saturating_sub(d.run.ticks_processed)
         );
     }
-    println!(
+    outln!(
         "{} runs in {:.2} s wall on {threads} threads",
         done.len(),
         wall.as_secs_f64()
     );
-    println!(
+    outln!(
         "wrote {}/{{timeline-ticks.csv,timeline-pods.csv,timeline-summary.csv,timeline-summary.md,timeline-alloc.svg}}",
         args.out.display()
     );
