@@ -16,6 +16,8 @@
 
 pub mod metrics;
 pub(crate) mod openb;
+/// The importer on text (what `scenario_objects` reads from the files; the fuzz targets feed it bytes).
+pub use openb::{parse_nodes, parse_pods};
 pub(crate) mod policy;
 pub(crate) mod replay;
 pub mod timeline;

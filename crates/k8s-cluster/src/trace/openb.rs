@@ -270,8 +270,15 @@ impl Table<'_> {
 /// # Errors
 /// [`TraceError`] (missing file, missing column, bad number).
 pub fn read_nodes(path: &Path) -> Result<Vec<TraceNode>, TraceError> {
-    let text = read(path)?;
-    let t = table(path, &text)?;
+    parse_nodes(path, &read(path)?)
+}
+
+/// Parses the text of a node CSV (`path` names it in messages): [`read_nodes`] without the read.
+///
+/// # Errors
+/// As [`read_nodes`].
+pub fn parse_nodes(path: &Path, text: &str) -> Result<Vec<TraceNode>, TraceError> {
+    let t = table(path, text)?;
     let (sn, cpu, mem, gpu) = (
         t.need("sn")?,
         t.need("cpu_milli")?,
@@ -349,8 +356,16 @@ impl Suspicious {
 /// # Errors
 /// As [`read_pods`].
 pub fn read_pods_with_warnings(path: &Path) -> Result<(Vec<TracePod>, Vec<String>), TraceError> {
-    let text = read(path)?;
-    let t = table(path, &text)?;
+    parse_pods(path, &read(path)?)
+}
+
+/// Parses the text of a pod CSV (`path` names it in messages): [`read_pods_with_warnings`] without
+/// the read.
+///
+/// # Errors
+/// As [`read_pods`].
+pub fn parse_pods(path: &Path, text: &str) -> Result<(Vec<TracePod>, Vec<String>), TraceError> {
+    let t = table(path, text)?;
     let mut early_scheduled = Suspicious::default();
     let mut gpu_milli_without_gpus = Suspicious::default();
     let (name_c, cpu, mem, ngpu, mgpu) = (
