@@ -96,20 +96,39 @@ pub struct Manifests {
     pub warnings: Vec<String>,
 }
 
+/// The largest input file k8s-mini reads: 64 MiB (docs/scenario-format.md "Limits"). A dump of a
+/// 5,000-node cluster with 150,000 pods is about half of it in YAML; anything larger is refused
+/// before it is read.
+pub const MAX_FILE_BYTES: u64 = 64 << 20;
+
+/// The most objects one input may hold, counting each document and each item of a `kind: List`:
+/// 200,000 (upstream's tested scale is 5,000 nodes and 150,000 pods).
+pub const MAX_OBJECTS: usize = 200_000;
+
 /// Reads a YAML file.
 ///
 /// # Errors
-/// A [`ManifestError`] for an unreadable file or any bad document.
+/// A [`ManifestError`] for an unreadable file, one larger than [`MAX_FILE_BYTES`], or any bad
+/// document.
 pub fn load_file(path: &Path) -> Result<Manifests, ManifestError> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ManifestError {
+    let err = |message: String| ManifestError {
         source_loc: Source {
             file: name.clone(),
             line: 0,
         },
         path: String::new(),
-        message: format!("cannot read file: {e}"),
-    })?;
+        message,
+    };
+    let size = std::fs::metadata(path)
+        .map_err(|e| err(format!("cannot read file: {e}")))?
+        .len();
+    if size > MAX_FILE_BYTES {
+        return Err(err(format!(
+            "the file is {size} bytes, more than the limit of {MAX_FILE_BYTES} bytes (64 MiB)"
+        )));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| err(format!("cannot read file: {e}")))?;
     parse_stream(&name, &text)
 }
 
@@ -187,6 +206,16 @@ pub fn parse_stream(name: &str, text: &str) -> Result<Manifests, ManifestError> 
                 .and_then(|v| v.as_sequence())
                 .cloned()
                 .unwrap_or_default();
+            if out.docs.len() + items.len() > MAX_OBJECTS {
+                return Err(ManifestError {
+                    source_loc: at(head),
+                    path: "items".into(),
+                    message: format!(
+                        "{} items: more than {MAX_OBJECTS} objects in one input (the limit)",
+                        items.len()
+                    ),
+                });
+            }
             for (i, item) in items.into_iter().enumerate() {
                 let item_type: TypeMeta = serde_yaml::from_value(item.clone()).unwrap_or_default();
                 let decoded = decode_value(&item_type, item).map_err(|mut e| {
@@ -218,6 +247,13 @@ fn push(
     source: Source,
     positions: impl FnOnce() -> Option<Positions>,
 ) -> Result<(), ManifestError> {
+    if out.docs.len() >= MAX_OBJECTS {
+        return Err(ManifestError {
+            source_loc: source,
+            path: String::new(),
+            message: format!("more than {MAX_OBJECTS} objects in one input (the limit)"),
+        });
+    }
     match decoded {
         Ok(Decoded { doc, warning }) => {
             if let Document::Object(obj) = &doc {

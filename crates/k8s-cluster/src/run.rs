@@ -95,6 +95,19 @@ pub fn run_file_to(
     opts: &RunOptions,
     out: &mut dyn std::io::Write,
 ) -> Result<RunOutcome, ManifestError> {
+    if let Some(t) = opts.ticks.filter(|&t| t > crate::scenario::TICK_LIMIT) {
+        let source = Source {
+            file: "--ticks".to_string(),
+            line: 0,
+        };
+        return Err(bad(
+            &source,
+            &format!(
+                "{t} is more than the tick limit, {}",
+                crate::scenario::TICK_LIMIT
+            ),
+        ));
+    }
     let manifests = manifest::load_file(path)?;
     let mut scheduler_config: Option<KubeSchedulerConfiguration> = None;
     let mut scheduler_config_source: Option<Source> = None;

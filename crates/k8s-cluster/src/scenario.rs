@@ -142,6 +142,11 @@ impl Default for KubeletSettings {
     }
 }
 
+/// The largest tick count (and step or expectation tick) a run accepts: 2^31 - 1, about 68 years of
+/// one-second ticks (docs/scenario-format.md "Limits"). Timestamps stay four-digit years, and a quiet
+/// cluster gets there at once because the run skips the ticks in which nothing can happen.
+pub const TICK_LIMIT: u64 = i32::MAX as u64;
+
 /// One timed step: `at` plus exactly one action.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -800,6 +805,27 @@ impl Scenario {
     /// # Errors
     /// `(path, message)` of the first problem found.
     pub fn validate(&self) -> Result<(), (String, String)> {
+        let too_late = |path: String, t: u64| {
+            (
+                path,
+                format!("Invalid value: {t}: must be at most {TICK_LIMIT} (the tick limit)"),
+            )
+        };
+        if let Some(t) = self.spec.ticks.filter(|&t| t > TICK_LIMIT) {
+            return Err(too_late("spec.ticks".into(), t));
+        }
+        for (i, s) in self.spec.steps.iter().enumerate() {
+            if s.at > TICK_LIMIT {
+                return Err(too_late(format!("spec.steps[{i}].at"), s.at));
+            }
+        }
+        for (i, e) in self.spec.expect.iter().enumerate() {
+            for (field, t) in [("at", e.at), ("from", e.from), ("to", e.to)] {
+                if let Some(t) = t.filter(|&t| t > TICK_LIMIT) {
+                    return Err(too_late(format!("spec.expect[{i}].{field}"), t));
+                }
+            }
+        }
         for (i, r) in self.spec.behaviors.iter().enumerate() {
             r.to_rule(&format!("spec.behaviors[{i}]"))?;
         }
