@@ -27,11 +27,14 @@ pub fn quantity(data: &[u8]) {
         q.nano_value(),
         "{text:?} printed as {printed:?} changes value"
     );
-    assert_eq!(
-        again.to_string(),
-        printed,
-        "{text:?}: canonical form not stable"
-    );
+    // Upstream's canonical form is not always a fixpoint: `62.5Ki` (BinarySI, not a whole number
+    // of Ki) prints as `64000`, which parses as DecimalSI and prints as `64k`
+    // (`resource.Quantity.String`, `CanonicalizeBytes`). From the second print on it is stable.
+    let second = again.to_string();
+    let third = Quantity::parse(&second)
+        .unwrap_or_else(|e| panic!("{text:?}: {second:?} does not parse: {e}"))
+        .to_string();
+    assert_eq!(third, second, "{text:?}: canonical form not stable");
     let _ = (q.value(), q.milli_value());
 }
 

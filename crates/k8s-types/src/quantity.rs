@@ -1006,6 +1006,10 @@ mod tests {
             ("1G", "1G"),
             ("1e3", "1e3"),
             ("1.5Gi", "1536Mi"),
+            // Not a whole number of Ki: BinarySI with no suffix (upstream CanonicalizeBytes),
+            // which then reads back as DecimalSI (found by the quantity fuzz target).
+            ("62.5Ki", "64000"),
+            ("64000", "64k"),
             ("0", "0"),
             ("1.1", "1100m"),
             ("-5", "-5"),
