@@ -12,11 +12,12 @@ use super::gofmt::{go_string_map, label_selector_string, quote};
 use super::labels::{selector_converts, validate_label_selector};
 use super::meta::{validate_object_meta, validate_object_meta_update};
 use super::names::name_is_dns_subdomain;
+use super::template::validate_selector_unchanged;
 use super::template::{
     int_or_percent_value, int_or_string_display, is_not_more_than_100_percent,
     validate_pod_template_spec, validate_positive_int_or_percent, SELECTOR_MISMATCH_MSG,
 };
-use super::{child, nonnegative, ErrorList, FIELD_IMMUTABLE_ERROR_MSG};
+use super::{child, nonnegative, ErrorList};
 
 /// Upstream message for an empty DaemonSet selector.
 pub const EMPTY_DAEMON_SET_SELECTOR_MSG: &str = "empty selector is invalid for daemonset";
@@ -144,19 +145,11 @@ pub fn validate_daemon_set(ds: &DaemonSet) -> ErrorList {
 pub fn validate_daemon_set_update(new: &DaemonSet, old: &DaemonSet) -> ErrorList {
     let mut errs = validate_object_meta_update(&new.metadata, &old.metadata, "metadata");
     errs.extend(validate_daemon_set_spec(&new.spec, "spec"));
-    if new.spec.selector != old.spec.selector {
-        let value = new
-            .spec
-            .selector
-            .as_ref()
-            .map(label_selector_string)
-            .unwrap_or_else(|| "null".to_string());
-        errs.push(FieldError::invalid(
-            "spec.selector",
-            value,
-            FIELD_IMMUTABLE_ERROR_MSG,
-        ));
-    }
+    errs.extend(validate_selector_unchanged(
+        new.spec.selector.as_ref(),
+        old.spec.selector.as_ref(),
+        "spec",
+    ));
     errs
 }
 

@@ -8,14 +8,15 @@ use k8s_types::apps::{
 };
 use k8s_types::status::{FieldError, FieldErrorType};
 
-use super::gofmt::{label_selector_string, quote};
+use super::gofmt::quote;
 use super::meta::{validate_object_meta, validate_object_meta_update};
 use super::names::name_is_dns_subdomain;
+use super::template::validate_selector_unchanged;
 use super::template::{
     int_or_percent_value, int_or_string_display, is_not_more_than_100_percent,
     validate_positive_int_or_percent, validate_selector_and_template,
 };
-use super::{child, nonnegative, ErrorList, FIELD_IMMUTABLE_ERROR_MSG};
+use super::{child, nonnegative, ErrorList};
 
 /// Upstream message when both maxUnavailable and maxSurge are 0.
 pub const BOTH_ZERO_MSG: &str = "may not be 0 when `maxSurge` is 0";
@@ -131,19 +132,11 @@ pub fn validate_deployment(d: &Deployment) -> ErrorList {
 pub fn validate_deployment_update(new: &Deployment, old: &Deployment) -> ErrorList {
     let mut errs = validate_object_meta_update(&new.metadata, &old.metadata, "metadata");
     errs.extend(validate_deployment_spec(&new.spec, "spec"));
-    if new.spec.selector != old.spec.selector {
-        let value = new
-            .spec
-            .selector
-            .as_ref()
-            .map(label_selector_string)
-            .unwrap_or_else(|| "null".to_string());
-        errs.push(FieldError::invalid(
-            "spec.selector",
-            value,
-            FIELD_IMMUTABLE_ERROR_MSG,
-        ));
-    }
+    errs.extend(validate_selector_unchanged(
+        new.spec.selector.as_ref(),
+        old.spec.selector.as_ref(),
+        "spec",
+    ));
     errs
 }
 

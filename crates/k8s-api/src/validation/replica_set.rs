@@ -6,11 +6,11 @@ use k8s_types::apps::{ReplicaSet, ReplicaSetSpec, ReplicaSetStatus};
 use k8s_types::status::FieldError;
 
 use super::deployment::GREATER_THAN_REPLICAS_MSG;
-use super::gofmt::label_selector_string;
 use super::meta::{validate_object_meta, validate_object_meta_update};
 use super::names::name_is_dns_subdomain;
 use super::template::validate_selector_and_template;
-use super::{child, nonnegative, ErrorList, FIELD_IMMUTABLE_ERROR_MSG};
+use super::template::validate_selector_unchanged;
+use super::{child, nonnegative, ErrorList};
 
 /// Upstream `ValidateReplicaSetSpec`, at `spec`.
 pub fn validate_replica_set_spec(spec: &ReplicaSetSpec, path: &str) -> ErrorList {
@@ -41,19 +41,11 @@ pub fn validate_replica_set(rs: &ReplicaSet) -> ErrorList {
 pub fn validate_replica_set_update(new: &ReplicaSet, old: &ReplicaSet) -> ErrorList {
     let mut errs = validate_object_meta_update(&new.metadata, &old.metadata, "metadata");
     errs.extend(validate_replica_set_spec(&new.spec, "spec"));
-    if new.spec.selector != old.spec.selector {
-        let value = new
-            .spec
-            .selector
-            .as_ref()
-            .map(label_selector_string)
-            .unwrap_or_else(|| "null".to_string());
-        errs.push(FieldError::invalid(
-            "spec.selector",
-            value,
-            FIELD_IMMUTABLE_ERROR_MSG,
-        ));
-    }
+    errs.extend(validate_selector_unchanged(
+        new.spec.selector.as_ref(),
+        old.spec.selector.as_ref(),
+        "spec",
+    ));
     errs
 }
 

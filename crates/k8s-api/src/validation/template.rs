@@ -135,6 +135,26 @@ pub fn is_not_more_than_100_percent(v: &IntOrString, path: &str) -> ErrorList {
     }
 }
 
+/// apps/v1's immutable `spec.selector` (upstream `ValidateDeploymentUpdate`,
+/// `ValidateReplicaSetUpdate`, `ValidateDaemonSetUpdate`: `field is immutable`).
+pub fn validate_selector_unchanged(
+    new: Option<&LabelSelector>,
+    old: Option<&LabelSelector>,
+    path: &str,
+) -> ErrorList {
+    if new == old {
+        return Vec::new();
+    }
+    let value = new
+        .map(label_selector_string)
+        .unwrap_or_else(|| "null".to_string());
+    vec![FieldError::invalid(
+        child(path, "selector"),
+        value,
+        super::FIELD_IMMUTABLE_ERROR_MSG,
+    )]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
