@@ -19,7 +19,6 @@ const OVERSIZED: &[(&str, usize)] = &[
         "crates/k8s-sched/src/plugins/pod_topology_spread/tests.rs",
         1583,
     ),
-    ("crates/k8s-types/src/quantity.rs", 1161),
     (
         "crates/k8s-sched/src/plugins/inter_pod_affinity/tests.rs",
         1048,
