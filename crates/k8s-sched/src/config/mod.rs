@@ -29,6 +29,9 @@ pub use args::{
 };
 pub use inter_pod_affinity_args::InterPodAffinityArgs;
 pub use pod_topology_spread_args::{DefaultConstraint, PodTopologySpreadArgs};
+/// The GPU policies' target workload (FGDScore's and GpuShare's `typicalPods` args), defined
+/// next to the fragmentation measure that reads it (`plugins/gpu/frag.rs`).
+pub use crate::plugins::gpu::frag::{TypicalPod, TypicalPodArgs};
 
 /// `kubescheduler.config.k8s.io/v1`.
 pub const API_VERSION: &str = "kubescheduler.config.k8s.io/v1";
