@@ -563,10 +563,7 @@ mod tests {
         ni.add_pod(PodInfo::new(Arc::new(a.clone())));
         ni.add_pod(PodInfo::new(Arc::new(pod("b", "1", None))));
         let (a_, r, nz) = (ni.allocatable(), ni.requested(), ni.non_zero_requested());
-        assert_eq!(
-            (a_.milli_cpu, a_.pods, ni.pod_count()),
-            (4000, 110, 2)
-        );
+        assert_eq!((a_.milli_cpu, a_.pods, ni.pod_count()), (4000, 110, 2));
         assert_eq!((r.milli_cpu, nz.milli_cpu), (1500, 1500));
         // No memory requests: 200 MiB each for scoring only.
         assert_eq!((r.memory, nz.memory), (0, 2 * 200 * 1024 * 1024));

@@ -114,8 +114,8 @@ pub(crate) mod queueing_hints;
 pub mod runtime;
 pub(crate) mod schedule_one;
 pub mod scheduler;
-pub mod simulator;
 pub(crate) mod scratch;
+pub mod simulator;
 pub(crate) mod topology_counts;
 pub(crate) mod waiting;
 

@@ -152,10 +152,7 @@ impl Simulator {
             .count();
         let position = |name: &str| filters[..leading].iter().position(|n| n == name);
         let (precheck_gpu, precheck_fit) = (position(GPU_SHARE), position(NODE_RESOURCES_FIT));
-        let nodes: Vec<NodeInfo> = nodes
-            .iter()
-            .map(|n| NodeInfo::new(Arc::clone(n)))
-            .collect();
+        let nodes: Vec<NodeInfo> = nodes.iter().map(|n| NodeInfo::new(Arc::clone(n))).collect();
         let index = nodes
             .iter()
             .enumerate()
@@ -303,8 +300,8 @@ impl Simulator {
             fwk.run_unreserve(&mut state, pod, &name, &mut h);
             return None;
         }
-        let placed = crate::binding_annotations::annotated(&state, pod)
-            .unwrap_or_else(|| Arc::clone(pod));
+        let placed =
+            crate::binding_annotations::annotated(&state, pod).unwrap_or_else(|| Arc::clone(pod));
         Some(SimPlacement {
             node: host,
             pod: placed,

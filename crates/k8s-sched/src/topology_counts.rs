@@ -29,8 +29,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::hash::Hasher;
 use std::sync::Arc;
 
-use k8s_sched_framework::node_info::pod_has_required_anti_affinity;
 use crate::runtime::node_arrays::{NodeGenerations, GENERATION_BLOCK};
+use k8s_sched_framework::node_info::pod_has_required_anti_affinity;
 use k8s_sched_framework::NodeInfo;
 use k8s_types::core::Pod;
 

@@ -122,7 +122,10 @@ impl Prepared {
             .map(|p| (p.clone(), Arc::new(p.to_pod())))
             .collect();
         workload.sort_by(|a, b| a.0.name.cmp(&b.0.name));
-        let typical = typical_pods(workload.iter().map(|(_, p)| &**p), opts.popularity_threshold);
+        let typical = typical_pods(
+            workload.iter().map(|(_, p)| &**p),
+            opts.popularity_threshold,
+        );
         Ok(Prepared {
             nodes,
             workload,
@@ -219,7 +222,12 @@ pub fn replay_paper(
     }
     let n = prep.nodes.len();
     let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by(|a, b| prep.nodes[*a].metadata.name.cmp(&prep.nodes[*b].metadata.name));
+    order.sort_by(|a, b| {
+        prep.nodes[*a]
+            .metadata
+            .name
+            .cmp(&prep.nodes[*b].metadata.name)
+    });
     let mut perm: Vec<usize> = (0..n).collect();
     rng.shuffle(&mut perm);
     let mut rank = vec![0usize; n];
@@ -230,7 +238,9 @@ pub fn replay_paper(
         policy: policy.name().into(),
         message: e.to_string(),
     })?;
-    let mut frag: Vec<f64> = (0..n).map(|i| sim.node_gpu_frag(i, &prep.typical)).collect();
+    let mut frag: Vec<f64> = (0..n)
+        .map(|i| sim.node_gpu_frag(i, &prep.typical))
+        .collect();
     let mut frag_total: f64 = frag.iter().sum();
     let mut samples = Vec::with_capacity(arrivals.len() + 1);
     let (mut arrived, mut used) = (0i64, 0i64);

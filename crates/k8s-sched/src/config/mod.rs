@@ -22,6 +22,9 @@ use serde::{Deserialize, Serialize};
 use crate::plugins::names;
 use k8s_sched_framework::{ConfigError, ExtensionPoint};
 
+/// The GPU policies' target workload (FGDScore's and GpuShare's `typicalPods` args), defined
+/// next to the fragmentation measure that reads it (`plugins/gpu/frag.rs`).
+pub use crate::plugins::gpu::frag::{TypicalPod, TypicalPodArgs};
 pub use args::{
     CoschedulingArgs, DefaultPreemptionArgs, NodeResourcesBalancedAllocationArgs,
     NodeResourcesFitArgs, RequestedToCapacityRatioParam, ResourceSpec, ScoringStrategy,
@@ -29,9 +32,6 @@ pub use args::{
 };
 pub use inter_pod_affinity_args::InterPodAffinityArgs;
 pub use pod_topology_spread_args::{DefaultConstraint, PodTopologySpreadArgs};
-/// The GPU policies' target workload (FGDScore's and GpuShare's `typicalPods` args), defined
-/// next to the fragmentation measure that reads it (`plugins/gpu/frag.rs`).
-pub use crate::plugins::gpu::frag::{TypicalPod, TypicalPodArgs};
 
 /// `kubescheduler.config.k8s.io/v1`.
 pub const API_VERSION: &str = "kubescheduler.config.k8s.io/v1";

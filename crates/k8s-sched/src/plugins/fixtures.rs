@@ -414,9 +414,7 @@ impl Handle for FakeHandle {
         &self.nodes
     }
     fn scheduler_internal(&self) -> Option<&dyn std::any::Any> {
-        self.generations
-            .as_ref()
-            .map(|g| g as &dyn std::any::Any)
+        self.generations.as_ref().map(|g| g as &dyn std::any::Any)
     }
     fn node_info(&self, name: &str) -> Option<&NodeInfo> {
         self.nodes.iter().find(|n| n.name() == name)

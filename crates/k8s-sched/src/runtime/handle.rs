@@ -4,9 +4,7 @@
 
 use std::sync::Arc;
 
-use k8s_sched_framework::{
-    CycleState, Handle, NodeInfo, PodInfo, Status, WaitingPodInfo,
-};
+use k8s_sched_framework::{CycleState, Handle, NodeInfo, PodInfo, Status, WaitingPodInfo};
 use k8s_types::apiserver::ApiClient;
 use k8s_types::core::Pod;
 use k8s_types::object::Object;

@@ -116,7 +116,13 @@ fn random_nodes(rng: &mut SplitMix64, n: usize) -> Vec<Arc<Node>> {
             let gpus = [0, 1, 2, 4, 8][rng.below(5)];
             let model = (gpus > 0 && rng.below(4) > 0).then(|| MODELS[rng.below(3)]);
             let cpu = 4000 * (1 + rng.below(16) as i64);
-            node(&format!("node-{i:03}"), cpu, 16 + rng.below(240) as i64, gpus, model)
+            node(
+                &format!("node-{i:03}"),
+                cpu,
+                16 + rng.below(240) as i64,
+                gpus,
+                model,
+            )
         })
         .collect()
 }
@@ -133,7 +139,13 @@ fn random_pod(rng: &mut SplitMix64, i: usize) -> Arc<Pod> {
         _ => Vec::new(),
     };
     let cpu = 500 * (1 + rng.below(24) as i64);
-    pod(&format!("pod-{i:04}"), cpu, 1 + rng.below(48) as i64, gpu, &models)
+    pod(
+        &format!("pod-{i:04}"),
+        cpu,
+        1 + rng.below(48) as i64,
+        gpu,
+        &models,
+    )
 }
 
 #[test]
@@ -233,7 +245,12 @@ fn precheck_rejects_only_what_the_plugins_reject_and_changes_no_placement() {
             }
             left_out += 1;
             let s = fwk.run_filter(&state, p, n, &skips);
-            assert!(s.is_rejected(), "{} on {}: {s:?}", p.metadata.name, n.name());
+            assert!(
+                s.is_rejected(),
+                "{} on {}: {s:?}",
+                p.metadata.name,
+                n.name()
+            );
             assert!(
                 s.plugin() == GPU_SHARE || s.plugin() == NODE_RESOURCES_FIT,
                 "{s:?}"

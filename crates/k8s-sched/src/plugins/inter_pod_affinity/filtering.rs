@@ -9,8 +9,8 @@
 
 use std::sync::Arc;
 
-use k8s_sched_framework::node_info::{label_hash, pod_has_required_anti_affinity};
 use crate::runtime::node_arrays::NodeGenerations;
+use k8s_sched_framework::node_info::{label_hash, pod_has_required_anti_affinity};
 use k8s_sched_framework::{CycleState, NodeInfo, PodInfo, Status};
 use k8s_types::apiserver::ApiClient;
 use k8s_types::core::Pod;

@@ -12,8 +12,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use k8s_sched_framework::node_info::label_hash;
 use crate::runtime::node_arrays::NodeGenerations;
+use k8s_sched_framework::node_info::label_hash;
 use k8s_sched_framework::{CycleState, NodeInfo, PodInfo, Status};
 use k8s_types::core::Pod;
 
