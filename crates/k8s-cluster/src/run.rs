@@ -328,7 +328,7 @@ fn unserved_scheduler_warnings(
             .as_deref()
             .filter(|n| !n.is_empty())
             .unwrap_or(k8s_types::core::DEFAULT_SCHEDULER_NAME);
-        if cluster.scheduler().profile(name).is_none() {
+        if !cluster.scheduler().has_profile(name) {
             let meta = obj.meta();
             let ns = Some(meta.namespace())
                 .filter(|n| !n.is_empty())

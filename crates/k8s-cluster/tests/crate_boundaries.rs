@@ -99,7 +99,11 @@ fn library_crates_depend_only_on_interface_crates() {
 
 /// What the wiring crates (k8s-cluster, xtask) may name in k8s-sched: the crate root's
 /// re-exports and the modules a user of the scheduler needs (configuration, `--explain` output,
-/// plugin names). Anything else is a reach-in into the scheduler's internals.
+/// plugin names, the one-pod-at-a-time [`Simulator`] the paper-mode replay drives). Anything else
+/// is a reach-in into the scheduler's internals; there are none (issue 16 removed the replay's,
+/// and no exception list exists).
+///
+/// [`Simulator`]: k8s_sched::simulator::Simulator
 const SCHED_API: &[&str] = &[
     "Scheduler",
     "KubeSchedulerConfiguration",
@@ -111,41 +115,38 @@ const SCHED_API: &[&str] = &[
     "ScheduleResult",
     "config",
     "explain",
+    "simulator",
     "plugins::names",
     "plugins::gpu::names",
 ];
 
-/// Reach-ins that exist today, each where it is: the paper-mode trace replay runs its own
-/// attempt on the scheduler's framework (issue 16, "one scheduling cycle", is to replace them
-/// with a narrow public API), and the policies name FGD's args (`TypicalPodArgs`), which live in
-/// the plugin's module rather than in `config`. The list may only shrink.
-const KNOWN_REACH_INS: &[(&str, &str)] = &[
-    (
-        "crates/k8s-cluster/src/trace/policy.rs",
-        "plugins::gpu::frag",
-    ),
-    (
-        "crates/k8s-cluster/src/trace/replay.rs",
-        "binding_annotations",
-    ),
-    (
-        "crates/k8s-cluster/src/trace/replay.rs",
-        "plugins::gpu::frag",
-    ),
-    (
-        "crates/k8s-cluster/src/trace/replay.rs",
-        "plugins::gpu::shape",
-    ),
-    ("crates/k8s-cluster/src/trace/replay.rs", "runtime"),
-];
+/// `Scheduler` methods that hand out its internals (its cache, queue and profiles' frameworks):
+/// for the scheduler's own tests, never for the wiring crates, which ask the scheduler
+/// (`Scheduler::retry_ticks`, `Scheduler::has_profile`) instead.
+const SCHED_INTERNAL_METHODS: &[&str] = &[".queue()", ".cache()", ".profiles()", ".profile("];
+
+/// The framework crate's names a wiring crate may not use either: the scheduler's own plugin
+/// handle and node-level machinery (a replay with its own `Handle` and `NodeInfo`s is a copy of
+/// the scheduling cycle).
+const FRAMEWORK_INTERNALS: &[&str] = &["Handle", "NodeInfo", "CycleState", "PodInfo"];
 
 /// The `k8s_sched::...` paths a source file names (a `use k8s_sched::{a, b::C}` group gives `a`
 /// and `b::C`).
 fn sched_paths(text: &str) -> Vec<String> {
+    paths_after(text, "k8s_sched::")
+}
+
+/// The `k8s_sched_framework::...` paths a source file names.
+fn framework_paths(text: &str) -> Vec<String> {
+    paths_after(text, "k8s_sched_framework::")
+}
+
+/// The paths a source file names after `prefix` (a crate name and `::`).
+fn paths_after(text: &str, prefix: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut rest = text;
-    while let Some(i) = rest.find("k8s_sched::") {
-        rest = &rest[i + "k8s_sched::".len()..];
+    while let Some(i) = rest.find(prefix) {
+        rest = &rest[i + prefix.len()..];
         if let Some(group) = rest.strip_prefix('{') {
             let (mut depth, mut item, mut end) = (0, String::new(), group.len());
             for (j, ch) in group.char_indices() {
@@ -183,6 +184,27 @@ fn under(path: &str, prefix: &str) -> bool {
     path == prefix || path.starts_with(&format!("{prefix}::"))
 }
 
+/// What `text` (a wiring crate's source file) uses of k8s-sched beyond its public API.
+fn reach_ins_in(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for p in sched_paths(text) {
+        if !SCHED_API.iter().any(|a| under(&p, a)) {
+            out.push(format!("k8s_sched::{p}"));
+        }
+    }
+    for m in SCHED_INTERNAL_METHODS {
+        if text.contains(m) {
+            out.push(format!("calls {m}"));
+        }
+    }
+    for p in framework_paths(text) {
+        if FRAMEWORK_INTERNALS.iter().any(|i| under(&p, i)) {
+            out.push(format!("k8s_sched_framework::{p}"));
+        }
+    }
+    out
+}
+
 #[test]
 fn wiring_crates_use_only_the_schedulers_public_api() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
@@ -199,7 +221,6 @@ fn wiring_crates_use_only_the_schedulers_public_api() {
         }
     }
     let mut reach_ins = Vec::new();
-    let mut seen_known = std::collections::BTreeSet::new();
     for f in &files {
         let rel = f
             .strip_prefix(&root)
@@ -207,33 +228,16 @@ fn wiring_crates_use_only_the_schedulers_public_api() {
             .unwrap_or_default();
         let rel = rel.trim_start_matches("./").to_string();
         let text = std::fs::read_to_string(f).expect("readable");
-        for p in sched_paths(&text) {
-            if SCHED_API.iter().any(|a| under(&p, a)) {
-                continue;
-            }
-            match KNOWN_REACH_INS
-                .iter()
-                .find(|(file, m)| rel.ends_with(file) && under(&p, m))
-            {
-                Some(k) => {
-                    seen_known.insert(*k);
-                }
-                None => reach_ins.push(format!("{rel}: k8s_sched::{p}")),
-            }
-        }
+        reach_ins.extend(
+            reach_ins_in(&text)
+                .into_iter()
+                .map(|r| format!("{rel}: {r}")),
+        );
     }
     assert!(
         reach_ins.is_empty(),
         "reach-ins into k8s-sched's internals (use its public API):\n{}",
         reach_ins.join("\n")
-    );
-    let gone: Vec<_> = KNOWN_REACH_INS
-        .iter()
-        .filter(|k| !seen_known.contains(*k))
-        .collect();
-    assert!(
-        gone.is_empty(),
-        "remove these from KNOWN_REACH_INS, they are gone: {gone:?}"
     );
 }
 
@@ -244,4 +248,84 @@ fn sched_paths_expand_groups() {
         sched_paths(text),
         ["config::{A, B}", "runtime::Framework", "Scheduler::new"]
     );
+}
+
+/// The check catches the reach-ins the paper-mode replay had before issue 16 (its own attempt on
+/// the framework, its own Handle and NodeInfos, the queue's bookkeeping), and lets the public API
+/// through.
+#[test]
+fn the_old_replay_reach_ins_are_caught() {
+    let old = "use k8s_sched::binding_annotations;\n\
+        use k8s_sched::plugins::gpu::frag::{node_frag, TypicalPod};\n\
+        use k8s_sched::runtime::batch::{FilterScratch, ScoreScratch};\n\
+        use k8s_sched_framework::{CycleState, Handle, NodeInfo, Status};\n\
+        let q = cluster.scheduler().queue();";
+    assert_eq!(
+        reach_ins_in(old),
+        [
+            "k8s_sched::binding_annotations",
+            "k8s_sched::plugins::gpu::frag",
+            "k8s_sched::runtime::batch",
+            "calls .queue()",
+            "k8s_sched_framework::CycleState",
+            "k8s_sched_framework::Handle",
+            "k8s_sched_framework::NodeInfo",
+        ]
+    );
+    let new = "use k8s_sched::config::TypicalPod;\n\
+        use k8s_sched::simulator::{typical_pods, Simulator};\n\
+        use k8s_sched::plugins::gpu::names as gpu;\n\
+        let r = cluster.scheduler().retry_ticks(&key);";
+    assert!(reach_ins_in(new).is_empty(), "{:?}", reach_ins_in(new));
+}
+
+/// k8s-sched's internals are not public at all: these modules of its root and of `runtime` are
+/// declared `pub(crate)` (or private), so no other crate can reach into them.
+#[test]
+fn schedulers_internal_modules_are_private() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../k8s-sched/src");
+    let internal: &[(&str, &[&str])] = &[
+        (
+            "lib.rs",
+            &[
+                "binding_annotations",
+                "detached_client",
+                "informer",
+                "nominator",
+                "podgroup_status",
+                "pods_to_activate",
+                "queueing_hints",
+                "schedule_one",
+                "scratch",
+                "topology_counts",
+                "waiting",
+            ],
+        ),
+        (
+            "runtime/mod.rs",
+            &[
+                "batch",
+                "binding_cycle",
+                "fused",
+                "handle",
+                "kernel",
+                "node_arrays",
+                "score_explain",
+            ],
+        ),
+    ];
+    let mut public = Vec::new();
+    for (file, mods) in internal {
+        let text = std::fs::read_to_string(root.join(file)).expect("readable");
+        for m in *mods {
+            assert!(
+                text.contains(&format!("mod {m};")),
+                "{file} declares no module {m}"
+            );
+            if text.contains(&format!("pub mod {m};")) {
+                public.push(format!("{file}: {m}"));
+            }
+        }
+    }
+    assert!(public.is_empty(), "public internals: {public:?}");
 }

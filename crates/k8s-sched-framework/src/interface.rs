@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use super::cycle_state::CycleState;
 use super::diagnosis::NodeToStatus;
-use super::node_info::{NodeGenerations, NodeInfo, PodInfo};
+use super::node_info::{NodeInfo, PodInfo};
 use super::status::Status;
 use k8s_types::apiserver::ApiClient;
 use k8s_types::core::Pod;
@@ -441,11 +441,13 @@ pub trait Handle {
     /// One node of the snapshot.
     fn node_info(&self, name: &str) -> Option<&NodeInfo>;
 
-    /// The [`NodeInfo::generation`] of every node of [`Handle::node_infos`], in the same order,
-    /// when the scheduler keeps them in one array, with a per-block summary: plugins that follow
-    /// the snapshot (topology counters) find the changed nodes without reading every
-    /// `NodeInfo`. Default: none.
-    fn node_generations(&self) -> Option<NodeGenerations<'_>> {
+    /// An opaque view of the implementing scheduler's own state, for its in-tree plugins' fast
+    /// paths only (k8s-sched: its per-node arrays, whose generations the topology counters follow
+    /// to find the changed nodes without reading every `NodeInfo`). Its type is private to that
+    /// scheduler, so a plugin from another crate cannot read it, and loses nothing by it: the
+    /// plugins that use it compute the same results without it. No upstream counterpart.
+    /// Default: none.
+    fn scheduler_internal(&self) -> Option<&dyn std::any::Any> {
         None
     }
 

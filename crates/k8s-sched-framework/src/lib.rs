@@ -51,7 +51,7 @@ pub use interface::{
     PreFilterPlugin, PreFilterResult, PreScorePlugin, QueueSortPlugin, QueuedPodInfo,
     ReservePlugin, ScorePlugin, WaitingPodInfo,
 };
-pub use node_info::{HostPortInfo, NodeGenerations, NodeInfo, PodInfo, GENERATION_BLOCK};
+pub use node_info::{HostPortInfo, NodeInfo, PodInfo};
 pub use registry::{PluginArgs, PluginFactory, Registry};
 pub use status::{Code, Status};
 

@@ -197,37 +197,6 @@ pub fn node_image_sizes(node: &Node) -> BTreeMap<String, i64> {
     out
 }
 
-/// What every scheduling cycle reads of every node, kept together in one cache-line aligned
-/// block (128 bytes) so the per-node Filter and Score loops touch two cache lines per node rather
-/// than the whole [`NodeInfo`] and its Node object. Copies of [`NodeInfo`] fields, kept in step
-/// by [`NodeInfo::add_pod`] and [`NodeInfo::remove_pod`]. CPU in milli-CPU, memory in bytes.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-#[repr(C, align(64))]
-pub struct NodeSummary {
-    /// `allocatable.milli_cpu`.
-    pub allocatable_milli_cpu: i64,
-    /// `allocatable.memory`.
-    pub allocatable_memory: i64,
-    /// `allocatable.pods` (the pod limit).
-    pub allocatable_pods: i64,
-    /// `requested.milli_cpu`.
-    pub requested_milli_cpu: i64,
-    /// `requested.memory`.
-    pub requested_memory: i64,
-    /// `non_zero_requested.milli_cpu`.
-    pub non_zero_milli_cpu: i64,
-    /// `non_zero_requested.memory`.
-    pub non_zero_memory: i64,
-    /// Number of assigned pods.
-    pub pod_count: i64,
-    /// The node's name.
-    pub name: String,
-    /// `spec.unschedulable`.
-    pub unschedulable: bool,
-    /// `spec.taints` is not empty.
-    pub has_taints: bool,
-}
-
 /// A 64-bit hash of a label key or value (rustc's FxHash, the same in every process), for
 /// [`LabelIndex`] lookups with a key hashed once per scheduling attempt.
 pub fn label_hash(s: &str) -> u64 {
@@ -293,38 +262,17 @@ fn next_generation() -> u64 {
     NEXT_GENERATION.fetch_add(1, Ordering::Relaxed)
 }
 
-/// Nodes per block of [`NodeGenerations::block_max`].
-pub const GENERATION_BLOCK: usize = 64;
-
-/// The generations of a snapshot's nodes in one array, with a per-block summary (see
-/// `Handle::node_generations`). A node change always gives the node a fresh generation, larger
-/// than every generation before it (process-wide), so within one `layout` a block whose
-/// `block_max` is not above a generation seen earlier has not changed since.
-#[derive(Clone, Copy, Debug)]
-pub struct NodeGenerations<'a> {
-    /// `per_node[i]` is [`NodeInfo::generation`] of node `i` of the snapshot.
-    pub per_node: &'a [u64],
-    /// Per block of [`GENERATION_BLOCK`] consecutive nodes: at least the largest generation the
-    /// block has held in this layout.
-    pub block_max: &'a [u64],
-    /// Identifies the placement of nodes at positions: it changes (to a value no other layout
-    /// in the process has had) whenever nodes move to other positions.
-    pub layout: u64,
-}
-
-/// A fresh [`NodeGenerations::layout`] value (process-wide, never repeated).
-pub fn next_layout() -> u64 {
-    static NEXT_LAYOUT: AtomicU64 = AtomicU64::new(1);
-    NEXT_LAYOUT.fetch_add(1, Ordering::Relaxed)
-}
-
 /// The scheduler's view of one node (upstream `NodeInfo`).
 #[derive(Clone, Debug)]
 pub struct NodeInfo {
     generation: u64,
     node_generation: u64,
     label_index: LabelIndex,
-    summary: NodeSummary,
+    /// `metadata.name`, `spec.unschedulable` and whether `spec.taints` is non-empty, copied out
+    /// of the Node (read for every node of every attempt).
+    name: String,
+    unschedulable: bool,
+    has_taints: bool,
     node: Arc<Node>,
     pods: Vec<PodInfo>,
     requested: Resources,
@@ -347,15 +295,9 @@ impl NodeInfo {
             generation,
             node_generation: generation,
             label_index: LabelIndex::new(&node.metadata.labels),
-            summary: NodeSummary {
-                allocatable_milli_cpu: allocatable.milli_cpu,
-                allocatable_memory: allocatable.memory,
-                allocatable_pods: allocatable.pods,
-                name: node.metadata.name.clone(),
-                unschedulable: node.spec.unschedulable,
-                has_taints: !node.spec.taints.is_empty(),
-                ..NodeSummary::default()
-            },
+            name: node.metadata.name.clone(),
+            unschedulable: node.spec.unschedulable,
+            has_taints: !node.spec.taints.is_empty(),
             node,
             pods: Vec::new(),
             requested: Resources::default(),
@@ -402,30 +344,17 @@ impl NodeInfo {
 
     /// The node's name.
     pub fn name(&self) -> &str {
-        &self.summary.name
+        &self.name
     }
 
     /// The node's `spec.unschedulable` (cordoned).
     pub fn is_unschedulable(&self) -> bool {
-        self.summary.unschedulable
+        self.unschedulable
     }
 
     /// True when the node has at least one taint (`spec.taints` is not empty).
     pub fn has_taints(&self) -> bool {
-        self.summary.has_taints
-    }
-
-    /// The compact copy of what scheduling cycles read per node (see [`NodeSummary`]).
-    pub fn summary(&self) -> &NodeSummary {
-        &self.summary
-    }
-
-    fn refresh_summary(&mut self) {
-        self.summary.requested_milli_cpu = self.requested.milli_cpu;
-        self.summary.requested_memory = self.requested.memory;
-        self.summary.non_zero_milli_cpu = self.non_zero_requested.milli_cpu;
-        self.summary.non_zero_memory = self.non_zero_requested.memory;
-        self.summary.pod_count = self.pods.len() as i64;
+        self.has_taints
     }
 
     /// Pods assigned (bound or assumed) to the node, in the order they were added.
@@ -501,7 +430,6 @@ impl NodeInfo {
             self.pods_with_required_anti_affinity += 1;
         }
         self.pods.push(pi);
-        self.refresh_summary();
         self.generation = next_generation();
     }
 
@@ -525,7 +453,6 @@ impl NodeInfo {
         if pod_has_required_anti_affinity(&pi.pod) {
             self.pods_with_required_anti_affinity -= 1;
         }
-        self.refresh_summary();
         self.generation = next_generation();
         Some(pi)
     }
@@ -621,7 +548,7 @@ mod tests {
     }
 
     #[test]
-    fn summary_follows_requests_pods_and_node_spec() {
+    fn aggregates_follow_requests_pods_and_node_spec() {
         let mut node = Node::default();
         node.metadata.name = "n1".into();
         node.spec.unschedulable = true;
@@ -635,24 +562,15 @@ mod tests {
         let a = pod("a", "500m", None);
         ni.add_pod(PodInfo::new(Arc::new(a.clone())));
         ni.add_pod(PodInfo::new(Arc::new(pod("b", "1", None))));
-        let s = ni.summary();
-        assert_eq!(
-            (s.allocatable_milli_cpu, s.allocatable_pods, s.pod_count),
-            (4000, 110, 2)
-        );
-        assert_eq!((s.requested_milli_cpu, s.non_zero_milli_cpu), (1500, 1500));
+        let (a_, r, nz) = (ni.allocatable(), ni.requested(), ni.non_zero_requested());
+        assert_eq!((a_.milli_cpu, a_.pods, ni.pod_count()), (4000, 110, 2));
+        assert_eq!((r.milli_cpu, nz.milli_cpu), (1500, 1500));
         // No memory requests: 200 MiB each for scoring only.
-        assert_eq!(
-            (s.requested_memory, s.non_zero_memory),
-            (0, 2 * 200 * 1024 * 1024)
-        );
+        assert_eq!((r.memory, nz.memory), (0, 2 * 200 * 1024 * 1024));
         assert!(ni.is_unschedulable() && !ni.has_taints());
         assert_eq!(ni.name(), "n1");
         ni.remove_pod(&a);
-        assert_eq!(
-            (ni.summary().requested_milli_cpu, ni.summary().pod_count),
-            (1000, 1)
-        );
+        assert_eq!((ni.requested().milli_cpu, ni.pod_count()), (1000, 1));
     }
 
     #[test]

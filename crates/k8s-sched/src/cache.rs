@@ -631,7 +631,7 @@ impl Cache {
 mod tests {
     use super::*;
     use crate::perf_workloads::make_node;
-    use k8s_sched_framework::GENERATION_BLOCK;
+    use crate::runtime::node_arrays::GENERATION_BLOCK;
 
     fn pod(name: &str, node: Option<&str>) -> Arc<Pod> {
         let mut p = crate::perf_workloads::make_pod(

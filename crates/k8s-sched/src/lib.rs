@@ -78,6 +78,8 @@
 //! - [`perf_workloads`]: kube-scheduler's scheduler_perf shapes as data, for the benches
 //!   (`docs/benchmarks.md`) and their tiny-size tests.
 //! - [`explain`]: the optional per-pod record of Filter verdicts and scores (`--explain`).
+//! - [`simulator`]: the scheduler driven one pod at a time over an in-memory node list, no queue
+//!   or apiserver (the FGD paper's simulator protocol; what k8s-cluster's trace replay drives).
 //!
 //! Rules worth knowing (the deviations from upstream are deliberate and listed here):
 //! - Nodes are evaluated in name order (rotating start index as upstream's
@@ -96,7 +98,7 @@
 //!   upstream default plugins not implemented yet are in [`plugins::NOT_YET_IMPLEMENTED`] and are
 //!   skipped with a warning.
 
-pub mod binding_annotations;
+pub(crate) mod binding_annotations;
 pub mod cache;
 pub mod config;
 pub(crate) mod detached_client;
@@ -113,6 +115,7 @@ pub mod runtime;
 pub(crate) mod schedule_one;
 pub mod scheduler;
 pub(crate) mod scratch;
+pub mod simulator;
 pub(crate) mod topology_counts;
 pub(crate) mod waiting;
 

@@ -113,6 +113,21 @@ impl Scheduler {
         self.by_name.get(scheduler_name).map(|i| &self.profiles[*i])
     }
 
+    /// True when a profile schedules pods with this `spec.schedulerName`.
+    pub fn has_profile(&self, scheduler_name: &str) -> bool {
+        self.by_name.contains_key(scheduler_name)
+    }
+
+    /// For the pending pod `namespace/name` whose last attempt failed, the ticks at which time
+    /// alone lets the queue retry it: the end of its backoff, and its flush out of the
+    /// unschedulable pods 5 minutes after the failure (upstream `podMaxInUnschedulablePodsDuration`,
+    /// `flushUnschedulablePodsLeftover`). `None` when the queue does not hold the pod or it has not
+    /// failed (it is attempted at the next tick). What a driver that skips idle ticks asks ("when
+    /// can something retry?") without reading the queue's bookkeeping.
+    pub fn retry_ticks(&self, pod_key: &str) -> Option<[k8s_types::Tick; 2]> {
+        self.queue.retry_ticks(pod_key)
+    }
+
     /// The scheduler's view of the cluster as of the end of the last tick: nodes with their
     /// bound, assumed and waiting pods.
     pub fn cache(&self) -> &Cache {

@@ -29,8 +29,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::hash::Hasher;
 use std::sync::Arc;
 
+use crate::runtime::node_arrays::{NodeGenerations, GENERATION_BLOCK};
 use k8s_sched_framework::node_info::pod_has_required_anti_affinity;
-use k8s_sched_framework::{NodeGenerations, NodeInfo, GENERATION_BLOCK};
+use k8s_sched_framework::NodeInfo;
 use k8s_types::core::Pod;
 
 use crate::plugins::inter_pod_affinity::terms::{
@@ -451,13 +452,13 @@ impl TopologyIndex {
     }
 
     /// [`TopologyIndex::sync`] given the nodes' generations in one array, as
-    /// [`Handle::node_generations`] gives them (`per_node[i]` is `nodes[i].generation()`):
+    /// [`node_generations`] gives them (`per_node[i]` is `nodes[i].generation()`):
     /// without reading the `NodeInfo`s, the blocks of [`GENERATION_BLOCK`] nodes are compared
     /// with the generations counted, and only the blocks whose largest generation is above the
     /// largest one seen at the last sync of the same layout (a changed node always gets a
     /// larger generation). `None`, or arrays of other lengths, reads the nodes.
     ///
-    /// [`Handle::node_generations`]: k8s_sched_framework::Handle::node_generations
+    /// [`node_generations`]: crate::runtime::node_arrays::node_generations
     pub fn sync_generations(&mut self, nodes: &[NodeInfo], generations: Option<NodeGenerations>) {
         let generations = generations.filter(|g| {
             g.per_node.len() == nodes.len()

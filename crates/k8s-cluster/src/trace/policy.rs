@@ -11,8 +11,9 @@
 //! paper's scheduler configuration). The paper-mode replay also makes NodeResourcesFit's Filter
 //! ignore the two GPU resources ([`ignore_gpu_resources`]).
 
-use k8s_sched::config::{KubeSchedulerConfiguration, Plugin, PluginConfig, Plugins};
-use k8s_sched::plugins::gpu::frag::{TypicalPod, TypicalPodArgs};
+use k8s_sched::config::{
+    KubeSchedulerConfiguration, Plugin, PluginConfig, Plugins, TypicalPod, TypicalPodArgs,
+};
 use k8s_sched::plugins::gpu::names as gpu;
 use k8s_sched::plugins::names;
 

@@ -488,7 +488,7 @@ fn next_tick(
     next_event: Option<Tick>,
 ) -> Tick {
     let mut next = next_event.unwrap_or(Tick::MAX);
-    let queue = cluster.scheduler().queue();
+    let scheduler = cluster.scheduler();
     let mut waiting = false;
     for (i, l) in live {
         if l.terminating || (l.bound && !l.running && !l.terminal) {
@@ -498,7 +498,7 @@ fn next_tick(
             continue;
         }
         let key = format!("{NAMESPACE}/{}", arrivals[*i].trace.name);
-        let Some(retry) = queue.retry_ticks(&key) else {
+        let Some(retry) = scheduler.retry_ticks(&key) else {
             return t + 1;
         };
         waiting = true;

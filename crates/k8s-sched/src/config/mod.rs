@@ -22,6 +22,9 @@ use serde::{Deserialize, Serialize};
 use crate::plugins::names;
 use k8s_sched_framework::{ConfigError, ExtensionPoint};
 
+/// The GPU policies' target workload (FGDScore's and GpuShare's `typicalPods` args), defined
+/// next to the fragmentation measure that reads it (`plugins/gpu/frag.rs`).
+pub use crate::plugins::gpu::frag::{TypicalPod, TypicalPodArgs};
 pub use args::{
     CoschedulingArgs, DefaultPreemptionArgs, NodeResourcesBalancedAllocationArgs,
     NodeResourcesFitArgs, RequestedToCapacityRatioParam, ResourceSpec, ScoringStrategy,

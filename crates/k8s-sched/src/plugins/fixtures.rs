@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use k8s_sched_framework::{
-    CycleState, Handle, NodeGenerations, NodeInfo, PodInfo, Status as FwStatus, WaitingPodInfo,
+    CycleState, Handle, NodeInfo, PodInfo, Status as FwStatus, WaitingPodInfo,
 };
 use k8s_types::apiserver::{ApiClient, DeleteOptions};
 use k8s_types::core::{
@@ -379,9 +379,9 @@ pub struct FakeHandle {
     pub nodes: Vec<NodeInfo>,
     /// The apiserver.
     pub api: FakeApi,
-    /// What [`Handle::node_generations`] answers (`None` by default): the generations per
-    /// node, their block maxima and the layout.
-    pub generations: Option<(Vec<u64>, Vec<u64>, u64)>,
+    /// What `runtime::node_arrays::node_generations` finds through the handle (`None` by
+    /// default): the generations per node, their block maxima and the layout.
+    pub generations: Option<crate::runtime::node_arrays::TestGenerations>,
 }
 
 impl FakeHandle {
@@ -413,14 +413,8 @@ impl Handle for FakeHandle {
     fn node_infos(&self) -> &[NodeInfo] {
         &self.nodes
     }
-    fn node_generations(&self) -> Option<NodeGenerations<'_>> {
-        self.generations
-            .as_ref()
-            .map(|(per_node, block_max, layout)| NodeGenerations {
-                per_node,
-                block_max,
-                layout: *layout,
-            })
+    fn scheduler_internal(&self) -> Option<&dyn std::any::Any> {
+        self.generations.as_ref().map(|g| g as &dyn std::any::Any)
     }
     fn node_info(&self, name: &str) -> Option<&NodeInfo> {
         self.nodes.iter().find(|n| n.name() == name)

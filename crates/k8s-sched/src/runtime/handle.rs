@@ -4,9 +4,7 @@
 
 use std::sync::Arc;
 
-use k8s_sched_framework::{
-    CycleState, Handle, NodeGenerations, NodeInfo, PodInfo, Status, WaitingPodInfo,
-};
+use k8s_sched_framework::{CycleState, Handle, NodeInfo, PodInfo, Status, WaitingPodInfo};
 use k8s_types::apiserver::ApiClient;
 use k8s_types::core::Pod;
 use k8s_types::object::Object;
@@ -50,8 +48,8 @@ impl Handle for CycleHandle<'_> {
         self.cache.node_info(name)
     }
 
-    fn node_generations(&self) -> Option<NodeGenerations<'_>> {
-        Some(self.cache.node_arrays().generations())
+    fn scheduler_internal(&self) -> Option<&dyn std::any::Any> {
+        Some(self.cache.node_arrays())
     }
 
     fn node_infos_with_pod_affinity(&self) -> Vec<&NodeInfo> {

@@ -4,7 +4,7 @@
 //! `getScoreWeights`, `RunPreFilterPlugins`, `RunFilterPlugins`, `RunPostFilterPlugins`,
 //! `RunScorePlugins`, `RunReservePlugins*`, `RunPermitPlugins`, `RunBindPlugins`).
 
-pub mod batch;
+pub(crate) mod batch;
 pub(crate) mod binding_cycle;
 pub(crate) mod fused;
 pub(crate) mod handle;

@@ -5,12 +5,61 @@
 //! types.go`); these are copies of the same values (CPU in milli-CPU, memory in bytes).
 
 use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::runtime::kernel::node_flags;
-use k8s_sched_framework::node_info::next_layout;
-use k8s_sched_framework::{NodeGenerations, NodeInfo, GENERATION_BLOCK};
+use k8s_sched_framework::{Handle, NodeInfo};
 
 use crate::plugins::node_resources::resource_allocation::inverse;
+
+/// Nodes per block of [`NodeGenerations::block_max`].
+pub const GENERATION_BLOCK: usize = 64;
+
+/// The generations of a snapshot's nodes in one array, with a per-block summary (see
+/// [`node_generations`]). A node change always gives the node a fresh generation, larger than
+/// every generation before it (process-wide, [`NodeInfo::generation`]), so within one `layout` a
+/// block whose `block_max` is not above a generation seen earlier has not changed since.
+#[derive(Clone, Copy, Debug)]
+pub struct NodeGenerations<'a> {
+    /// `per_node[i]` is [`NodeInfo::generation`] of node `i` of the snapshot.
+    pub per_node: &'a [u64],
+    /// Per block of [`GENERATION_BLOCK`] consecutive nodes: at least the largest generation the
+    /// block has held in this layout.
+    pub block_max: &'a [u64],
+    /// Identifies the placement of nodes at positions: it changes (to a value no other layout
+    /// in the process has had) whenever nodes move to other positions.
+    pub layout: u64,
+}
+
+/// The [`NodeInfo::generation`] of every node of [`Handle::node_infos`], in the same order, when
+/// the handle is the scheduler's own (its [`Handle::scheduler_internal`] is the cache's
+/// [`NodeArrays`]): plugins that follow the snapshot (the topology counters) find the changed
+/// nodes without reading every `NodeInfo`. `None` for any other handle.
+pub fn node_generations(handle: &dyn Handle) -> Option<NodeGenerations<'_>> {
+    let any = handle.scheduler_internal()?;
+    if let Some(arrays) = any.downcast_ref::<NodeArrays>() {
+        return Some(arrays.generations());
+    }
+    #[cfg(test)]
+    if let Some((per_node, block_max, layout)) = any.downcast_ref::<TestGenerations>() {
+        return Some(NodeGenerations {
+            per_node,
+            block_max,
+            layout: *layout,
+        });
+    }
+    None
+}
+
+/// What a test handle answers for [`node_generations`]: per node, block maxima, layout.
+#[cfg(test)]
+pub type TestGenerations = (Vec<u64>, Vec<u64>, u64);
+
+/// A fresh [`NodeGenerations::layout`] value (process-wide, never repeated).
+fn next_layout() -> u64 {
+    static NEXT_LAYOUT: AtomicU64 = AtomicU64::new(1);
+    NEXT_LAYOUT.fetch_add(1, Ordering::Relaxed)
+}
 
 /// The per-node numbers of the fused pass, one array per field.
 #[derive(Clone, Debug, Default)]
@@ -184,22 +233,22 @@ impl NodeArrays {
         self.generation[i] = g;
         let block = &mut self.generation_block_max[i / GENERATION_BLOCK];
         *block = (*block).max(g);
-        let s = n.summary();
+        let (a, r, nz) = (n.allocatable(), n.requested(), n.non_zero_requested());
         let flags = node_flags(n);
         self.count_flags(self.flags[i], false);
         self.count_flags(flags, true);
         self.flags[i] = flags;
-        self.free_pods[i] = s.allocatable_pods - s.pod_count;
-        self.free_cpu[i] = s.allocatable_milli_cpu - s.requested_milli_cpu;
-        self.free_mem[i] = s.allocatable_memory - s.requested_memory;
-        self.alloc_cpu[i] = s.allocatable_milli_cpu;
-        self.alloc_mem[i] = s.allocatable_memory;
-        self.req_cpu[i] = s.requested_milli_cpu;
-        self.req_mem[i] = s.requested_memory;
-        self.nz_cpu[i] = s.non_zero_milli_cpu;
-        self.nz_mem[i] = s.non_zero_memory;
-        self.inv_cpu[i] = inverse(s.allocatable_milli_cpu);
-        self.inv_mem[i] = inverse(s.allocatable_memory);
+        self.free_pods[i] = a.pods - n.pod_count() as i64;
+        self.free_cpu[i] = a.milli_cpu - r.milli_cpu;
+        self.free_mem[i] = a.memory - r.memory;
+        self.alloc_cpu[i] = a.milli_cpu;
+        self.alloc_mem[i] = a.memory;
+        self.req_cpu[i] = r.milli_cpu;
+        self.req_mem[i] = r.memory;
+        self.nz_cpu[i] = nz.milli_cpu;
+        self.nz_mem[i] = nz.memory;
+        self.inv_cpu[i] = inverse(a.milli_cpu);
+        self.inv_mem[i] = inverse(a.memory);
     }
 
     /// Rebuilds every entry from `nodes` (after positions changed).

@@ -9,8 +9,9 @@
 
 use std::sync::Arc;
 
+use crate::runtime::node_arrays::NodeGenerations;
 use k8s_sched_framework::node_info::{label_hash, pod_has_required_anti_affinity};
-use k8s_sched_framework::{CycleState, NodeGenerations, NodeInfo, PodInfo, Status};
+use k8s_sched_framework::{CycleState, NodeInfo, PodInfo, Status};
 use k8s_types::apiserver::ApiClient;
 use k8s_types::core::Pod;
 
@@ -232,7 +233,7 @@ impl PreFilterState {
     /// visiting pods. `any_existing_anti` tells whether some node has pods with required
     /// anti-affinity (upstream `HavePodsWithRequiredAntiAffinityList`); it is only read when the
     /// pod has no required terms (true is always safe: the counts decide). `generations` are the
-    /// nodes' generations in one array when the caller has them (`Handle::node_generations`).
+    /// nodes' generations in one array when the caller has them (`runtime::node_arrays::node_generations`).
     pub fn compute_indexed(
         pod: &Pod,
         all_nodes: &[NodeInfo],

@@ -102,7 +102,7 @@ impl PreFilterPlugin for InterPodAffinity {
                 PreFilterState::compute_indexed(
                     pod,
                     handle.node_infos(),
-                    handle.node_generations(),
+                    crate::runtime::node_arrays::node_generations(handle),
                     any_existing_anti,
                     Some(handle.client()),
                     &mut index,

@@ -225,25 +225,19 @@ impl NodeResourcesFit {
 
     /// True when nothing is insufficient; allocation-free (the Filter's fast path).
     fn fits(&self, req: &Resources, node: &NodeInfo) -> bool {
-        // Pods, cpu and memory from the node's compact summary (same values as its Resources).
-        let s = node.summary();
-        if s.pod_count + 1 > s.allocatable_pods {
+        let (alloc, used) = (node.allocatable(), node.requested());
+        if node.pod_count() as i64 + 1 > alloc.pods {
             return false;
         }
         let ok = |r: i64, u: i64, a: i64| !(r > 0 && r > a - u);
-        if !ok(
-            req.milli_cpu,
-            s.requested_milli_cpu,
-            s.allocatable_milli_cpu,
-        ) || !ok(req.memory, s.requested_memory, s.allocatable_memory)
+        if !ok(req.milli_cpu, used.milli_cpu, alloc.milli_cpu)
+            || !ok(req.memory, used.memory, alloc.memory)
         {
             return false;
         }
         if req.ephemeral_storage == 0 && req.scalar.is_empty() {
             return true;
         }
-        let alloc = node.allocatable();
-        let used = node.requested();
         if !ok(
             req.ephemeral_storage,
             used.ephemeral_storage,

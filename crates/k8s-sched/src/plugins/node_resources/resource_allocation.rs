@@ -79,25 +79,17 @@ impl ResourceAllocationScorer {
         kind: &ResourceKind<'_>,
         pod_request: i64,
     ) -> (i64, i64) {
-        // cpu and memory from the node's compact summary (same values as its Resources).
-        let s = node.summary();
+        let requested = if self.use_requested {
+            node.requested()
+        } else {
+            node.non_zero_requested()
+        };
         match kind {
-            ResourceKind::Cpu => {
-                let requested = if self.use_requested {
-                    s.requested_milli_cpu
-                } else {
-                    s.non_zero_milli_cpu
-                };
-                (s.allocatable_milli_cpu, requested + pod_request)
-            }
-            ResourceKind::Memory => {
-                let requested = if self.use_requested {
-                    s.requested_memory
-                } else {
-                    s.non_zero_memory
-                };
-                (s.allocatable_memory, requested + pod_request)
-            }
+            ResourceKind::Cpu => (
+                node.allocatable().milli_cpu,
+                requested.milli_cpu + pod_request,
+            ),
+            ResourceKind::Memory => (node.allocatable().memory, requested.memory + pod_request),
             ResourceKind::EphemeralStorage => (
                 node.allocatable().ephemeral_storage,
                 node.requested().ephemeral_storage + pod_request,

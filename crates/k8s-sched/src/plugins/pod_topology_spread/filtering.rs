@@ -12,8 +12,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use crate::runtime::node_arrays::NodeGenerations;
 use k8s_sched_framework::node_info::label_hash;
-use k8s_sched_framework::{CycleState, NodeGenerations, NodeInfo, PodInfo, Status};
+use k8s_sched_framework::{CycleState, NodeInfo, PodInfo, Status};
 use k8s_types::core::Pod;
 
 use super::common::{
@@ -218,7 +219,7 @@ impl PreFilterState {
     /// affinity under `nodeAffinityPolicy: Honor`, and no node is tainted under
     /// `nodeTaintsPolicy: Honor`), the counts are the counters' per-domain totals; otherwise the
     /// per-node counts are summed over the nodes the policies include. `generations` are the
-    /// nodes' generations in one array when the caller has them (`Handle::node_generations`).
+    /// nodes' generations in one array when the caller has them (`runtime::node_arrays::node_generations`).
     pub fn compute_indexed(
         pod: &Pod,
         constraints: Vec<TopologySpreadConstraint>,

@@ -154,7 +154,7 @@ impl PodTopologySpread {
                 filtered,
                 all_nodes,
                 require_all_topologies,
-                h.node_generations(),
+                crate::runtime::node_arrays::node_generations(h),
                 &mut index,
             ),
             None => PreScoreState::compute(
@@ -207,7 +207,7 @@ impl PreFilterPlugin for PodTopologySpread {
                 pod,
                 constraints,
                 handle.node_infos(),
-                handle.node_generations(),
+                crate::runtime::node_arrays::node_generations(handle),
                 &mut index,
             ),
             // A panic elsewhere poisoned the index: count from scratch.

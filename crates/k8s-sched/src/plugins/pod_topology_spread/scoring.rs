@@ -14,9 +14,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_sched_framework::{
-    CycleState, NodeGenerations, NodeInfo, NodeScore, Status, MAX_NODE_SCORE,
-};
+use crate::runtime::node_arrays::NodeGenerations;
+use k8s_sched_framework::{CycleState, NodeInfo, NodeScore, Status, MAX_NODE_SCORE};
 use k8s_types::core::node::node_labels;
 use k8s_types::core::Pod;
 
