@@ -33,6 +33,7 @@ pub mod meta;
 pub mod object;
 pub mod policy;
 pub mod quantity;
+pub mod quota;
 pub mod resources;
 pub mod rng;
 pub mod scheduling;

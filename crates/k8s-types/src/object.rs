@@ -7,7 +7,9 @@ use serde::{Deserialize, Serialize};
 use crate::apps::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use crate::batch::{CronJob, Job};
 use crate::coordination::Lease;
-use crate::core::{Event, Namespace, Node, PersistentVolumeClaim, Pod, Service};
+use crate::core::{
+    Event, LimitRange, Namespace, Node, PersistentVolumeClaim, Pod, ResourceQuota, Service,
+};
 use crate::discovery::EndpointSlice;
 use crate::meta::ObjectMeta;
 use crate::policy::PodDisruptionBudget;
@@ -51,6 +53,10 @@ pub enum Kind {
     Service,
     /// `discovery.k8s.io/v1` EndpointSlice.
     EndpointSlice,
+    /// `v1` ResourceQuota.
+    ResourceQuota,
+    /// `v1` LimitRange.
+    LimitRange,
     /// Any other kind: (apiVersion, kind, namespaced).
     Other {
         /// apiVersion.
@@ -64,10 +70,12 @@ pub enum Kind {
 
 impl Kind {
     /// The typed kinds, in the order output lists them.
-    pub const TYPED: [Kind; 17] = [
+    pub const TYPED: [Kind; 19] = [
         Kind::Namespace,
         Kind::PriorityClass,
         Kind::Node,
+        Kind::ResourceQuota,
+        Kind::LimitRange,
         Kind::Deployment,
         Kind::ReplicaSet,
         Kind::DaemonSet,
@@ -104,6 +112,8 @@ impl Kind {
             Kind::Lease => "Lease",
             Kind::Service => "Service",
             Kind::EndpointSlice => "EndpointSlice",
+            Kind::ResourceQuota => "ResourceQuota",
+            Kind::LimitRange => "LimitRange",
             Kind::Other { kind, .. } => kind,
         }
     }
@@ -116,7 +126,9 @@ impl Kind {
             | Kind::Pod
             | Kind::Event
             | Kind::Service
-            | Kind::PersistentVolumeClaim => "v1",
+            | Kind::PersistentVolumeClaim
+            | Kind::ResourceQuota
+            | Kind::LimitRange => "v1",
             Kind::ReplicaSet | Kind::Deployment | Kind::DaemonSet | Kind::StatefulSet => "apps/v1",
             Kind::Job | Kind::CronJob => "batch/v1",
             Kind::PriorityClass => "scheduling.k8s.io/v1",
@@ -149,6 +161,8 @@ impl Kind {
             Kind::Lease => "leases".into(),
             Kind::Service => "services".into(),
             Kind::EndpointSlice => "endpointslices".into(),
+            Kind::ResourceQuota => "resourcequotas".into(),
+            Kind::LimitRange => "limitranges".into(),
             Kind::Other { kind, .. } => {
                 let lower = kind.to_ascii_lowercase();
                 if lower.ends_with('s') {
@@ -207,6 +221,8 @@ impl Kind {
             ("coordination.k8s.io/v1", "Lease") => Kind::Lease,
             ("v1", "Service") => Kind::Service,
             ("discovery.k8s.io/v1", "EndpointSlice") => Kind::EndpointSlice,
+            ("v1", "ResourceQuota") => Kind::ResourceQuota,
+            ("v1", "LimitRange") => Kind::LimitRange,
             _ => return None,
         };
         Some(k)
@@ -250,8 +266,6 @@ pub const UNSIMULATED_BUILTIN_KINDS: &[(&str, bool)] = &[
     ("ClusterRole", false),
     ("ClusterRoleBinding", false),
     ("HorizontalPodAutoscaler", true),
-    ("LimitRange", true),
-    ("ResourceQuota", true),
     ("CustomResourceDefinition", false),
     ("RuntimeClass", false),
     ("PodTemplate", true),
@@ -337,6 +351,10 @@ pub enum Object {
     Service(Service),
     /// An EndpointSlice.
     EndpointSlice(EndpointSlice),
+    /// A ResourceQuota.
+    ResourceQuota(ResourceQuota),
+    /// A LimitRange.
+    LimitRange(LimitRange),
     /// Anything else, with whether it is namespaced.
     Other(Unstructured, bool),
 }
@@ -361,6 +379,8 @@ macro_rules! each_variant {
             Object::Lease($o) => $e,
             Object::Service($o) => $e,
             Object::EndpointSlice($o) => $e,
+            Object::ResourceQuota($o) => $e,
+            Object::LimitRange($o) => $e,
             Object::Other($o, _) => $e,
         }
     };
@@ -397,6 +417,8 @@ impl Object {
             Object::Lease(_) => Kind::Lease,
             Object::Service(_) => Kind::Service,
             Object::EndpointSlice(_) => Kind::EndpointSlice,
+            Object::ResourceQuota(_) => Kind::ResourceQuota,
+            Object::LimitRange(_) => Kind::LimitRange,
             Object::Other(u, namespaced) => Kind::Other {
                 api_version: u.api_version.clone(),
                 kind: u.kind.clone(),
@@ -501,6 +523,8 @@ impl_resource!(PodDisruptionBudget);
 impl_resource!(Lease);
 impl_resource!(Service);
 impl_resource!(EndpointSlice);
+impl_resource!(ResourceQuota);
+impl_resource!(LimitRange);
 
 #[cfg(test)]
 mod tests {

@@ -4,9 +4,11 @@
 //! `k8s.io/apiserver/pkg/admission/chain.go`).
 //!
 //! Default chain (upstream's recommended order, restricted to what k8s-mini simulates):
-//! - validating: [`namespace_lifecycle::NamespaceLifecycle`], [`priority::Priority`]
-//!   (PriorityClass checks);
-//! - mutating: [`priority::Priority`] (resolves a pod's priority),
+//! - validating: [`namespace_lifecycle::NamespaceLifecycle`], [`limit_ranger::LimitRanger`]
+//!   (min/max/ratio), [`priority::Priority`] (PriorityClass checks), then
+//!   [`resource_quota`] (run by the apiserver itself, last, because it charges the quotas);
+//! - mutating: [`limit_ranger::LimitRanger`] (default requests and limits),
+//!   [`priority::Priority`] (resolves a pod's priority),
 //!   [`default_toleration_seconds::DefaultTolerationSeconds`] (300 s not-ready / unreachable
 //!   tolerations).
 //!
@@ -15,8 +17,10 @@
 
 pub mod chain;
 pub mod default_toleration_seconds;
+pub mod limit_ranger;
 pub mod namespace_lifecycle;
 pub mod priority;
+pub mod resource_quota;
 
 use k8s_types::meta::ObjectMeta;
 use k8s_types::object::Kind;
