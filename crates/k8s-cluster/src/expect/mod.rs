@@ -292,7 +292,10 @@ pub fn check(api: &dyn ApiClient, e: &Expectation) -> Vec<CheckResult> {
         push(what, quota::check_resource_quota(api, q));
     }
     if let Some(n) = &e.namespace {
-        push(format!("namespace {}", n.name), quota::check_namespace(api, n));
+        push(
+            format!("namespace {}", n.name),
+            quota::check_namespace(api, n),
+        );
     }
     if let Some(s) = &e.service {
         let what = format!("service {}/{}", ns(&s.namespace), s.name);

@@ -65,7 +65,10 @@ fn compare(what: &str, want: &BTreeMap<String, String>, got: &ResourceList) -> O
 }
 
 /// `None` when every given field holds, else the differences joined by `; `.
-pub(super) fn check_resource_quota(api: &dyn ApiClient, e: &ResourceQuotaExpectation) -> Option<String> {
+pub(super) fn check_resource_quota(
+    api: &dyn ApiClient,
+    e: &ResourceQuotaExpectation,
+) -> Option<String> {
     let ns = e.namespace.as_deref().unwrap_or("default");
     let rq: ResourceQuota = match api.get_typed(ns, &e.name) {
         Ok(q) => q,
@@ -100,13 +103,20 @@ pub(super) fn check_namespace(api: &dyn ApiClient, e: &NamespaceExpectation) -> 
     }
     let status = ns.status.unwrap_or_default();
     if let Some(want) = &e.phase {
-        let got = status.get("phase").and_then(|p| p.as_str()).unwrap_or("<none>");
+        let got = status
+            .get("phase")
+            .and_then(|p| p.as_str())
+            .unwrap_or("<none>");
         if want != got {
             problems.push(format!("expected phase {want}, got {got}"));
         }
     }
     if let Some(want) = &e.conditions {
-        let conds = status.get("conditions").and_then(|c| c.as_array()).cloned().unwrap_or_default();
+        let conds = status
+            .get("conditions")
+            .and_then(|c| c.as_array())
+            .cloned()
+            .unwrap_or_default();
         for (type_, st) in want {
             let got = conds
                 .iter()
