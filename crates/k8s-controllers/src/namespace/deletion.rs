@@ -238,8 +238,10 @@ mod tests {
 
     #[test]
     fn finalizing_removes_only_the_kubernetes_token() {
-        let mut ns = Namespace::default();
-        ns.spec = Some(serde_json::json!({"finalizers": ["kubernetes", "z.io/b", "a.io/a"]}));
+        let ns = Namespace {
+            spec: Some(serde_json::json!({"finalizers": ["kubernetes", "z.io/b", "a.io/a"]})),
+            ..Default::default()
+        };
         assert_eq!(
             spec_finalizers(&finalized_copy(&ns)),
             vec!["a.io/a", "z.io/b"]
