@@ -180,6 +180,7 @@ fn custom_plugins_run_in_the_chain() {
             "LimitRanger",
             "Priority",
             "DefaultTolerationSeconds",
+            "RuntimeClass",
             "AddTeam"
         ]
     );
@@ -189,6 +190,7 @@ fn custom_plugins_run_in_the_chain() {
             "NamespaceLifecycle",
             "LimitRanger",
             "Priority",
+            "RuntimeClass",
             "DenyLabel",
             "ResourceQuota"
         ]

@@ -197,3 +197,49 @@ fn limit_ranger_defaults_then_validates() {
         "pods \"b\" is forbidden: maximum cpu usage per Container is 1, but limit is 2"
     );
 }
+
+#[test]
+fn runtime_class_overhead_is_copied_and_charged_to_the_quota() {
+    use k8s_types::node::{Overhead, RuntimeClass, Scheduling};
+    let mut api = server();
+    api.create_typed(RuntimeClass {
+        metadata: meta("kata", None),
+        handler: "kata".into(),
+        overhead: Some(Overhead {
+            pod_fixed: list(&[("cpu", "250m"), ("memory", "120Mi")]),
+        }),
+        scheduling: Some(Scheduling {
+            node_selector: [("runtime".to_string(), "kata".to_string())].into(),
+            tolerations: Vec::new(),
+        }),
+        ..Default::default()
+    })
+    .unwrap();
+    quota(&mut api, &[("requests.cpu", "2")], &[("requests.cpu", "0")]);
+    let mut p = pod_in("default", "a", Some("500m"));
+    p.spec.runtime_class_name = Some("kata".into());
+    let p: Pod = api.create_typed(p).unwrap();
+    assert_eq!(
+        p.spec.overhead,
+        list(&[("cpu", "250m"), ("memory", "120Mi")])
+    );
+    assert_eq!(p.spec.node_selector["runtime"], "kata");
+    // upstream PodUsageFunc counts PodRequests, overhead included: 500m + 250m.
+    let rq: ResourceQuota = api.get_typed("default", "compute").unwrap();
+    assert_eq!(rq.status.used, list(&[("requests.cpu", "750m")]));
+
+    let mut unknown = pod_in("default", "b", Some("100m"));
+    unknown.spec.runtime_class_name = Some("gvisor".into());
+    let err = api.create(Object::Pod(unknown)).unwrap_err();
+    assert_eq!(
+        err.message,
+        "pods \"b\" is forbidden: pod rejected: RuntimeClass \"gvisor\" not found"
+    );
+    let mut bare = pod_in("default", "c", Some("100m"));
+    bare.spec.overhead = list(&[("cpu", "1")]);
+    let err = api.create(Object::Pod(bare)).unwrap_err();
+    assert_eq!(
+        err.message,
+        "pods \"c\" is forbidden: pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead"
+    );
+}

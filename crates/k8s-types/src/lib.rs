@@ -30,6 +30,7 @@ pub mod gpushare;
 pub mod informer;
 pub mod labels;
 pub mod meta;
+pub mod node;
 pub mod object;
 pub mod policy;
 pub mod quantity;

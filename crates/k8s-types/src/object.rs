@@ -12,6 +12,7 @@ use crate::core::{
 };
 use crate::discovery::EndpointSlice;
 use crate::meta::ObjectMeta;
+use crate::node::RuntimeClass;
 use crate::policy::PodDisruptionBudget;
 use crate::scheduling::{PodGroup, PriorityClass};
 
@@ -57,6 +58,8 @@ pub enum Kind {
     ResourceQuota,
     /// `v1` LimitRange.
     LimitRange,
+    /// `node.k8s.io/v1` RuntimeClass (cluster-scoped).
+    RuntimeClass,
     /// Any other kind: (apiVersion, kind, namespaced).
     Other {
         /// apiVersion.
@@ -70,9 +73,10 @@ pub enum Kind {
 
 impl Kind {
     /// The typed kinds, in the order output lists them.
-    pub const TYPED: [Kind; 19] = [
+    pub const TYPED: [Kind; 20] = [
         Kind::Namespace,
         Kind::PriorityClass,
+        Kind::RuntimeClass,
         Kind::Node,
         Kind::ResourceQuota,
         Kind::LimitRange,
@@ -114,6 +118,7 @@ impl Kind {
             Kind::EndpointSlice => "EndpointSlice",
             Kind::ResourceQuota => "ResourceQuota",
             Kind::LimitRange => "LimitRange",
+            Kind::RuntimeClass => "RuntimeClass",
             Kind::Other { kind, .. } => kind,
         }
     }
@@ -136,6 +141,7 @@ impl Kind {
             Kind::PodDisruptionBudget => "policy/v1",
             Kind::Lease => "coordination.k8s.io/v1",
             Kind::EndpointSlice => "discovery.k8s.io/v1",
+            Kind::RuntimeClass => "node.k8s.io/v1",
             Kind::Other { api_version, .. } => api_version,
         }
     }
@@ -163,6 +169,7 @@ impl Kind {
             Kind::EndpointSlice => "endpointslices".into(),
             Kind::ResourceQuota => "resourcequotas".into(),
             Kind::LimitRange => "limitranges".into(),
+            Kind::RuntimeClass => "runtimeclasses".into(),
             Kind::Other { kind, .. } => {
                 let lower = kind.to_ascii_lowercase();
                 if lower.ends_with('s') {
@@ -195,7 +202,7 @@ impl Kind {
     /// Whether objects of this kind live in a namespace.
     pub fn namespaced(&self) -> bool {
         match self {
-            Kind::Namespace | Kind::Node | Kind::PriorityClass => false,
+            Kind::Namespace | Kind::Node | Kind::PriorityClass | Kind::RuntimeClass => false,
             Kind::Other { namespaced, .. } => *namespaced,
             _ => true,
         }
@@ -223,6 +230,7 @@ impl Kind {
             ("discovery.k8s.io/v1", "EndpointSlice") => Kind::EndpointSlice,
             ("v1", "ResourceQuota") => Kind::ResourceQuota,
             ("v1", "LimitRange") => Kind::LimitRange,
+            ("node.k8s.io/v1", "RuntimeClass") => Kind::RuntimeClass,
             _ => return None,
         };
         Some(k)
@@ -267,7 +275,6 @@ pub const UNSIMULATED_BUILTIN_KINDS: &[(&str, bool)] = &[
     ("ClusterRoleBinding", false),
     ("HorizontalPodAutoscaler", true),
     ("CustomResourceDefinition", false),
-    ("RuntimeClass", false),
     ("PodTemplate", true),
     ("ReplicationController", true),
     ("CSIDriver", false),
@@ -355,6 +362,8 @@ pub enum Object {
     ResourceQuota(ResourceQuota),
     /// A LimitRange.
     LimitRange(LimitRange),
+    /// A RuntimeClass.
+    RuntimeClass(RuntimeClass),
     /// Anything else, with whether it is namespaced.
     Other(Unstructured, bool),
 }
@@ -381,6 +390,7 @@ macro_rules! each_variant {
             Object::EndpointSlice($o) => $e,
             Object::ResourceQuota($o) => $e,
             Object::LimitRange($o) => $e,
+            Object::RuntimeClass($o) => $e,
             Object::Other($o, _) => $e,
         }
     };
@@ -419,6 +429,7 @@ impl Object {
             Object::EndpointSlice(_) => Kind::EndpointSlice,
             Object::ResourceQuota(_) => Kind::ResourceQuota,
             Object::LimitRange(_) => Kind::LimitRange,
+            Object::RuntimeClass(_) => Kind::RuntimeClass,
             Object::Other(u, namespaced) => Kind::Other {
                 api_version: u.api_version.clone(),
                 kind: u.kind.clone(),
@@ -525,6 +536,7 @@ impl_resource!(Service);
 impl_resource!(EndpointSlice);
 impl_resource!(ResourceQuota);
 impl_resource!(LimitRange);
+impl_resource!(RuntimeClass);
 
 #[cfg(test)]
 mod tests {

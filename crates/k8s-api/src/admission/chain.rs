@@ -11,6 +11,7 @@ use super::default_toleration_seconds::DefaultTolerationSeconds;
 use super::limit_ranger::LimitRanger;
 use super::namespace_lifecycle::NamespaceLifecycle;
 use super::priority::Priority;
+use super::runtime_class::RuntimeClassPlugin;
 
 /// Mutating plugins, then validating plugins, each list in registration order.
 #[derive(Default)]
@@ -28,17 +29,20 @@ impl AdmissionChain {
         AdmissionChain::default()
     }
 
-    /// The default chain: mutating `LimitRanger`, `Priority`, `DefaultTolerationSeconds`;
-    /// validating `NamespaceLifecycle`, `LimitRanger`, `Priority`, then `ResourceQuota`
+    /// The default chain: mutating `LimitRanger`, `Priority`, `DefaultTolerationSeconds`,
+    /// `RuntimeClass`; validating `NamespaceLifecycle`, `LimitRanger`, `Priority`,
+    /// `RuntimeClass`, then `ResourceQuota`
     /// (upstream's recommended order, `AllOrderedPlugins`).
     pub fn with_default_plugins() -> AdmissionChain {
         let mut c = AdmissionChain::empty();
         c.add_mutating(Box::new(LimitRanger));
         c.add_mutating(Box::new(Priority));
         c.add_mutating(Box::new(DefaultTolerationSeconds));
+        c.add_mutating(Box::new(RuntimeClassPlugin));
         c.add_validating(Box::new(NamespaceLifecycle));
         c.add_validating(Box::new(LimitRanger));
         c.add_validating(Box::new(Priority));
+        c.add_validating(Box::new(RuntimeClassPlugin));
         c.quota = true;
         c
     }

@@ -45,6 +45,7 @@ pub fn apply(obj: &mut Object) {
         | Object::Lease(_)
         | Object::EndpointSlice(_)
         | Object::ResourceQuota(_)
+        | Object::RuntimeClass(_)
         | Object::Other(..) => {}
     }
 }

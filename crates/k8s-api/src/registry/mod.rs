@@ -78,6 +78,7 @@ pub fn prepare_for_create(obj: &mut Object, now: Tick, uid: String) {
         Object::ResourceQuota(q) => resource_quota::prepare_for_create(q),
         Object::Node(_)
         | Object::LimitRange(_)
+        | Object::RuntimeClass(_)
         | Object::PriorityClass(_)
         | Object::Event(_)
         | Object::Lease(_)

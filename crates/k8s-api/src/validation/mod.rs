@@ -40,6 +40,7 @@ pub mod probe;
 pub mod replica_set;
 pub mod resource_quota;
 pub mod resources;
+pub mod runtime_class;
 pub mod service;
 pub mod stateful_set;
 pub mod template;
@@ -133,6 +134,7 @@ pub fn validate_create(obj: &Object) -> ErrorList {
         Object::Event(e) => event::validate_event(e),
         Object::ResourceQuota(q) => resource_quota::validate_resource_quota(q),
         Object::LimitRange(l) => resource_quota::validate_limit_range(l),
+        Object::RuntimeClass(rc) => runtime_class::validate_runtime_class(rc),
         Object::Other(u, namespaced) => other::validate_other(u, *namespaced),
     })
 }
