@@ -12,8 +12,8 @@
 //! a `deletionTimestamp` and phase `Terminating`, and the namespace controller empties it and
 //! removes its `kubernetes` finalizer through `namespaces/finalize`, which removes it; a delete of a
 //! terminating namespace that still has spec finalizers answers it unchanged. Every other kind is
-//! removed at once. Finalizers are not waited for, and deleting an owner does not delete its dependents (that
-//! is the garbage collector's job).
+//! removed at once. Finalizers are not waited for, and deleting an owner does not delete its
+//! dependents (that is the garbage collector's job).
 
 use std::sync::Arc;
 
