@@ -1,6 +1,7 @@
 //! [`ApiServer`]: kube-apiserver over an [`ObjectStore`], implementing
 //! [`k8s_types::apiserver::ApiClient`]. The verbs live in [`crate::verbs`] (create, update,
-//! update_status, delete, get/list/watch) and [`crate::subresources`] (`pods/binding`, `pods/eviction`); this file
+//! update_status, delete, get/list/watch) and [`crate::subresources`] (`pods/binding`, `pods/eviction`,
+//! `namespaces/finalize`); this file
 //! holds the server's state and wiring.
 //!
 //! Upstream: `k8s.io/apiserver/pkg/registry/generic/registry/store.go` (the generic REST store every
@@ -10,7 +11,7 @@ use std::sync::Arc;
 
 use k8s_types::admission::{MutatingAdmission, ValidatingAdmission};
 use k8s_types::apiserver::{ApiClient, DeleteOptions};
-use k8s_types::core::{Binding, Pod};
+use k8s_types::core::{Binding, Namespace, Pod};
 use k8s_types::labels::LabelSelector;
 use k8s_types::object::Kind;
 use k8s_types::policy::Eviction;
@@ -182,6 +183,11 @@ impl ApiClient for ApiServer {
 
     fn evict(&mut self, eviction: &Eviction) -> Result<(), Status> {
         self.evict_pod(eviction)
+    }
+
+    fn finalize_namespace(&mut self, namespace: &Namespace) -> Result<Object, Status> {
+        self.finalize_namespace_object(namespace)
+            .map(Arc::unwrap_or_clone)
     }
 
     fn watch(&self, kind: &Kind, after_revision: i64) -> Result<Vec<WatchEvent>, Status> {

@@ -176,11 +176,24 @@ fn custom_plugins_run_in_the_chain() {
     api.add_validating(Box::new(DenyLabel));
     assert_eq!(
         api.admission().mutating_names(),
-        vec!["Priority", "DefaultTolerationSeconds", "AddTeam"]
+        vec![
+            "LimitRanger",
+            "Priority",
+            "DefaultTolerationSeconds",
+            "RuntimeClass",
+            "AddTeam"
+        ]
     );
     assert_eq!(
         api.admission().validating_names(),
-        vec!["NamespaceLifecycle", "Priority", "DenyLabel"]
+        vec![
+            "NamespaceLifecycle",
+            "LimitRanger",
+            "Priority",
+            "RuntimeClass",
+            "DenyLabel",
+            "ResourceQuota"
+        ]
     );
     let p: Pod = api.create_typed(pod("web")).unwrap();
     assert_eq!(p.metadata.labels["team"], "rev2");

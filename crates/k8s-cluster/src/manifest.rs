@@ -614,6 +614,9 @@ fn decode_typed(kind: &Kind, input: &Input<'_>) -> Result<Object, PartialError> 
         Kind::Lease => Object::Lease(decode(input)?),
         Kind::Service => Object::Service(decode(input)?),
         Kind::EndpointSlice => Object::EndpointSlice(decode(input)?),
+        Kind::ResourceQuota => Object::ResourceQuota(decode(input)?),
+        Kind::LimitRange => Object::LimitRange(decode(input)?),
+        Kind::RuntimeClass => Object::RuntimeClass(decode(input)?),
         Kind::Other { namespaced, .. } => Object::Other(decode(input)?, *namespaced),
     })
 }

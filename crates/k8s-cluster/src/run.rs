@@ -272,12 +272,13 @@ fn bad(source: &Source, message: &str) -> ManifestError {
     }
 }
 
-/// Creation order of the initial objects: namespaces, priority classes, nodes, workload controllers,
-/// then the rest, each group in file order (as `kubectl apply` of ordered files would need).
+/// Creation order of the initial objects: namespaces, priority classes and runtime classes, nodes,
+/// workload controllers, then the rest, each group in file order (as `kubectl apply` of ordered
+/// files would need).
 fn rank(o: &Object) -> u8 {
     match o {
         Object::Namespace(_) => 0,
-        Object::PriorityClass(_) => 1,
+        Object::PriorityClass(_) | Object::RuntimeClass(_) => 1,
         Object::Node(_) => 2,
         Object::Deployment(_) => 3,
         Object::ReplicaSet(_) | Object::DaemonSet(_) | Object::StatefulSet(_) => 4,

@@ -442,6 +442,12 @@ pub struct Expectation {
     /// Events by reason.
     #[serde(default)]
     pub events: Option<EventsExpectation>,
+    /// A ResourceQuota's status.
+    #[serde(default)]
+    pub resource_quota: Option<crate::expect::quota::ResourceQuotaExpectation>,
+    /// A Namespace's phase and conditions, or its absence.
+    #[serde(default)]
+    pub namespace: Option<crate::expect::quota::NamespaceExpectation>,
 }
 
 /// `podsPerNode`.
@@ -791,6 +797,8 @@ impl Expectation {
             self.stateful_set.is_some(),
             self.persistent_volume_claims.is_some(),
             self.events.is_some(),
+            self.resource_quota.is_some(),
+            self.namespace.is_some(),
         ]
         .iter()
         .filter(|b| **b)

@@ -30,9 +30,11 @@ use crate::disruption::DisruptionController;
 use crate::endpointslice::EndpointSliceController;
 use crate::garbage_collector::GarbageCollector;
 use crate::job::JobController;
+use crate::namespace::NamespaceController;
 use crate::node_lifecycle::NodeLifecycleController;
 use crate::pod_gc::PodGarbageCollector;
 use crate::replica_set::ReplicaSetController;
+use crate::resource_quota::ResourceQuotaController;
 use crate::statefulset::StatefulSetController;
 use crate::taint_eviction::TaintEvictionController;
 use crate::ttl_after_finished::TtlAfterFinishedController;
@@ -76,10 +78,12 @@ impl std::fmt::Debug for ControllerManager {
 }
 
 impl ControllerManager {
-    /// The default set, in tick order: node lifecycle, taint eviction, pod GC, Deployment, ReplicaSet,
+    /// The default set, in tick order: node lifecycle, taint eviction, pod GC, resource quota
+    /// (before the workload controllers, so a quota created earlier in the tick is enforced on
+    /// the pods they create), Deployment, ReplicaSet,
     /// DaemonSet, StatefulSet, PersistentVolume binder (after the StatefulSet controller, so a claim
     /// it creates is bound in the same tick), CronJob, Job, TTL-after-finished, disruption,
-    /// EndpointSlice, garbage collector. The node lifecycle controller goes first so the taint
+    /// EndpointSlice, garbage collector, namespace. The node lifecycle controller goes first so the taint
     /// eviction controller sees its taints in the same tick; the evictors go before the workload
     /// controllers so a ReplicaSet replaces what they delete in the same tick;
     /// the Deployment controller goes before the ReplicaSet controller so a ReplicaSet it scales gets
@@ -96,6 +100,7 @@ impl ControllerManager {
             Box::new(NodeLifecycleController::new()),
             Box::new(TaintEvictionController::new()),
             Box::new(PodGarbageCollector::new()),
+            Box::new(ResourceQuotaController::new()),
             Box::new(DeploymentController::new()),
             Box::new(ReplicaSetController::new()),
             Box::new(DaemonSetsController::new()),
@@ -107,6 +112,7 @@ impl ControllerManager {
             Box::new(DisruptionController::new()),
             Box::new(EndpointSliceController::new()),
             Box::new(GarbageCollector::with_external_owners(uids)),
+            Box::new(NamespaceController::new()),
         ])
     }
 

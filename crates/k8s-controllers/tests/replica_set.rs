@@ -182,6 +182,7 @@ fn manager_runs_controllers_in_order() {
             "node-lifecycle-controller",
             "taint-eviction-controller",
             "pod-garbage-collector",
+            "resourcequota-controller",
             "deployment-controller",
             "replicaset-controller",
             "daemonset-controller",
@@ -192,7 +193,8 @@ fn manager_runs_controllers_in_order() {
             "ttl-after-finished-controller",
             "disruption-controller",
             "endpointslice-controller",
-            "garbagecollector"
+            "garbagecollector",
+            "namespace-controller"
         ]
     );
     let only_rs = ControllerManager::with_controllers(vec![Box::new(ReplicaSetController::new())]);

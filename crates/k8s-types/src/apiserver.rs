@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use crate::core::{Binding, Pod};
+use crate::core::{Binding, Namespace, Pod};
 use crate::labels::LabelSelector;
 use crate::object::{Kind, Object, Resource, Shared};
 use crate::policy::Eviction;
@@ -101,6 +101,20 @@ pub trait ApiClient {
     fn evict(&mut self, eviction: &Eviction) -> Result<(), Status> {
         let _ = eviction;
         Err(Status::method_not_supported("pods/eviction", "create"))
+    }
+
+    /// The `namespaces/finalize` subresource (upstream `FinalizeREST`): replaces a namespace's
+    /// `spec.finalizers` only; a namespace being deleted that is left with no finalizers is removed.
+    /// The default answers 405: a client that does not serve the subresource.
+    ///
+    /// # Errors
+    /// `NotFound`, `Conflict` (stale resourceVersion), `Invalid` (a malformed finalizer name).
+    fn finalize_namespace(&mut self, namespace: &Namespace) -> Result<Object, Status> {
+        let _ = namespace;
+        Err(Status::method_not_supported(
+            "namespaces/finalize",
+            "update",
+        ))
     }
 
     /// Changes of a kind after `after_revision`, in revision order.

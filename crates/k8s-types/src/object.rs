@@ -7,9 +7,12 @@ use serde::{Deserialize, Serialize};
 use crate::apps::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use crate::batch::{CronJob, Job};
 use crate::coordination::Lease;
-use crate::core::{Event, Namespace, Node, PersistentVolumeClaim, Pod, Service};
+use crate::core::{
+    Event, LimitRange, Namespace, Node, PersistentVolumeClaim, Pod, ResourceQuota, Service,
+};
 use crate::discovery::EndpointSlice;
 use crate::meta::ObjectMeta;
+use crate::node::RuntimeClass;
 use crate::policy::PodDisruptionBudget;
 use crate::scheduling::{PodGroup, PriorityClass};
 
@@ -51,6 +54,12 @@ pub enum Kind {
     Service,
     /// `discovery.k8s.io/v1` EndpointSlice.
     EndpointSlice,
+    /// `v1` ResourceQuota.
+    ResourceQuota,
+    /// `v1` LimitRange.
+    LimitRange,
+    /// `node.k8s.io/v1` RuntimeClass (cluster-scoped).
+    RuntimeClass,
     /// Any other kind: (apiVersion, kind, namespaced).
     Other {
         /// apiVersion.
@@ -64,10 +73,13 @@ pub enum Kind {
 
 impl Kind {
     /// The typed kinds, in the order output lists them.
-    pub const TYPED: [Kind; 17] = [
+    pub const TYPED: [Kind; 20] = [
         Kind::Namespace,
         Kind::PriorityClass,
+        Kind::RuntimeClass,
         Kind::Node,
+        Kind::ResourceQuota,
+        Kind::LimitRange,
         Kind::Deployment,
         Kind::ReplicaSet,
         Kind::DaemonSet,
@@ -104,6 +116,9 @@ impl Kind {
             Kind::Lease => "Lease",
             Kind::Service => "Service",
             Kind::EndpointSlice => "EndpointSlice",
+            Kind::ResourceQuota => "ResourceQuota",
+            Kind::LimitRange => "LimitRange",
+            Kind::RuntimeClass => "RuntimeClass",
             Kind::Other { kind, .. } => kind,
         }
     }
@@ -116,7 +131,9 @@ impl Kind {
             | Kind::Pod
             | Kind::Event
             | Kind::Service
-            | Kind::PersistentVolumeClaim => "v1",
+            | Kind::PersistentVolumeClaim
+            | Kind::ResourceQuota
+            | Kind::LimitRange => "v1",
             Kind::ReplicaSet | Kind::Deployment | Kind::DaemonSet | Kind::StatefulSet => "apps/v1",
             Kind::Job | Kind::CronJob => "batch/v1",
             Kind::PriorityClass => "scheduling.k8s.io/v1",
@@ -124,6 +141,7 @@ impl Kind {
             Kind::PodDisruptionBudget => "policy/v1",
             Kind::Lease => "coordination.k8s.io/v1",
             Kind::EndpointSlice => "discovery.k8s.io/v1",
+            Kind::RuntimeClass => "node.k8s.io/v1",
             Kind::Other { api_version, .. } => api_version,
         }
     }
@@ -149,6 +167,9 @@ impl Kind {
             Kind::Lease => "leases".into(),
             Kind::Service => "services".into(),
             Kind::EndpointSlice => "endpointslices".into(),
+            Kind::ResourceQuota => "resourcequotas".into(),
+            Kind::LimitRange => "limitranges".into(),
+            Kind::RuntimeClass => "runtimeclasses".into(),
             Kind::Other { kind, .. } => {
                 let lower = kind.to_ascii_lowercase();
                 if lower.ends_with('s') {
@@ -181,7 +202,7 @@ impl Kind {
     /// Whether objects of this kind live in a namespace.
     pub fn namespaced(&self) -> bool {
         match self {
-            Kind::Namespace | Kind::Node | Kind::PriorityClass => false,
+            Kind::Namespace | Kind::Node | Kind::PriorityClass | Kind::RuntimeClass => false,
             Kind::Other { namespaced, .. } => *namespaced,
             _ => true,
         }
@@ -207,6 +228,9 @@ impl Kind {
             ("coordination.k8s.io/v1", "Lease") => Kind::Lease,
             ("v1", "Service") => Kind::Service,
             ("discovery.k8s.io/v1", "EndpointSlice") => Kind::EndpointSlice,
+            ("v1", "ResourceQuota") => Kind::ResourceQuota,
+            ("v1", "LimitRange") => Kind::LimitRange,
+            ("node.k8s.io/v1", "RuntimeClass") => Kind::RuntimeClass,
             _ => return None,
         };
         Some(k)
@@ -250,10 +274,7 @@ pub const UNSIMULATED_BUILTIN_KINDS: &[(&str, bool)] = &[
     ("ClusterRole", false),
     ("ClusterRoleBinding", false),
     ("HorizontalPodAutoscaler", true),
-    ("LimitRange", true),
-    ("ResourceQuota", true),
     ("CustomResourceDefinition", false),
-    ("RuntimeClass", false),
     ("PodTemplate", true),
     ("ReplicationController", true),
     ("CSIDriver", false),
@@ -337,6 +358,12 @@ pub enum Object {
     Service(Service),
     /// An EndpointSlice.
     EndpointSlice(EndpointSlice),
+    /// A ResourceQuota.
+    ResourceQuota(ResourceQuota),
+    /// A LimitRange.
+    LimitRange(LimitRange),
+    /// A RuntimeClass.
+    RuntimeClass(RuntimeClass),
     /// Anything else, with whether it is namespaced.
     Other(Unstructured, bool),
 }
@@ -361,6 +388,9 @@ macro_rules! each_variant {
             Object::Lease($o) => $e,
             Object::Service($o) => $e,
             Object::EndpointSlice($o) => $e,
+            Object::ResourceQuota($o) => $e,
+            Object::LimitRange($o) => $e,
+            Object::RuntimeClass($o) => $e,
             Object::Other($o, _) => $e,
         }
     };
@@ -397,6 +427,9 @@ impl Object {
             Object::Lease(_) => Kind::Lease,
             Object::Service(_) => Kind::Service,
             Object::EndpointSlice(_) => Kind::EndpointSlice,
+            Object::ResourceQuota(_) => Kind::ResourceQuota,
+            Object::LimitRange(_) => Kind::LimitRange,
+            Object::RuntimeClass(_) => Kind::RuntimeClass,
             Object::Other(u, namespaced) => Kind::Other {
                 api_version: u.api_version.clone(),
                 kind: u.kind.clone(),
@@ -501,6 +534,9 @@ impl_resource!(PodDisruptionBudget);
 impl_resource!(Lease);
 impl_resource!(Service);
 impl_resource!(EndpointSlice);
+impl_resource!(ResourceQuota);
+impl_resource!(LimitRange);
+impl_resource!(RuntimeClass);
 
 #[cfg(test)]
 mod tests {

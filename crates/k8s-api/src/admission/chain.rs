@@ -8,14 +8,19 @@ use k8s_types::store::ObjectStore;
 use k8s_types::Object;
 
 use super::default_toleration_seconds::DefaultTolerationSeconds;
+use super::limit_ranger::LimitRanger;
 use super::namespace_lifecycle::NamespaceLifecycle;
 use super::priority::Priority;
+use super::runtime_class::RuntimeClassPlugin;
 
 /// Mutating plugins, then validating plugins, each list in registration order.
 #[derive(Default)]
 pub struct AdmissionChain {
     mutating: Vec<Box<dyn MutatingAdmission>>,
     validating: Vec<Box<dyn ValidatingAdmission>>,
+    /// Whether `ResourceQuota` runs after the validating plugins (it writes quota status, so the
+    /// apiserver runs it itself: [`super::resource_quota::evaluate`]).
+    quota: bool,
 }
 
 impl AdmissionChain {
@@ -24,15 +29,32 @@ impl AdmissionChain {
         AdmissionChain::default()
     }
 
-    /// The default chain: mutating `Priority`, `DefaultTolerationSeconds`; validating
-    /// `NamespaceLifecycle`, `Priority` (upstream's recommended order).
+    /// The default chain: mutating `LimitRanger`, `Priority`, `DefaultTolerationSeconds`,
+    /// `RuntimeClass`; validating `NamespaceLifecycle`, `LimitRanger`, `Priority`,
+    /// `RuntimeClass`, then `ResourceQuota`
+    /// (upstream's recommended order, `AllOrderedPlugins`).
     pub fn with_default_plugins() -> AdmissionChain {
         let mut c = AdmissionChain::empty();
+        c.add_mutating(Box::new(LimitRanger));
         c.add_mutating(Box::new(Priority));
         c.add_mutating(Box::new(DefaultTolerationSeconds));
+        c.add_mutating(Box::new(RuntimeClassPlugin));
         c.add_validating(Box::new(NamespaceLifecycle));
+        c.add_validating(Box::new(LimitRanger));
         c.add_validating(Box::new(Priority));
+        c.add_validating(Box::new(RuntimeClassPlugin));
+        c.quota = true;
         c
+    }
+
+    /// Whether the `ResourceQuota` plugin runs (last, after the validating plugins).
+    pub fn quota_enabled(&self) -> bool {
+        self.quota
+    }
+
+    /// Turns the `ResourceQuota` plugin on or off.
+    pub fn set_quota_enabled(&mut self, on: bool) {
+        self.quota = on;
     }
 
     /// Appends a mutating plugin (runs after those already registered).
@@ -50,12 +72,17 @@ impl AdmissionChain {
         self.mutating.iter().map(|p| p.name().to_string()).collect()
     }
 
-    /// Names of the validating plugins, in order.
+    /// Names of the validating plugins, in order (`ResourceQuota` last when enabled).
     pub fn validating_names(&self) -> Vec<String> {
-        self.validating
+        let mut names: Vec<String> = self
+            .validating
             .iter()
             .map(|p| p.name().to_string())
-            .collect()
+            .collect();
+        if self.quota {
+            names.push(super::resource_quota::PLUGIN_NAME.to_string());
+        }
+        names
     }
 
     /// Runs every mutating plugin in order.

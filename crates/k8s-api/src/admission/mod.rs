@@ -4,19 +4,25 @@
 //! `k8s.io/apiserver/pkg/admission/chain.go`).
 //!
 //! Default chain (upstream's recommended order, restricted to what k8s-mini simulates):
-//! - validating: [`namespace_lifecycle::NamespaceLifecycle`], [`priority::Priority`]
-//!   (PriorityClass checks);
-//! - mutating: [`priority::Priority`] (resolves a pod's priority),
+//! - validating: [`namespace_lifecycle::NamespaceLifecycle`], [`limit_ranger::LimitRanger`]
+//!   (min/max/ratio), [`priority::Priority`] (PriorityClass checks),
+//!   [`runtime_class::RuntimeClassPlugin`] (the pod's overhead is its class's), then
+//!   [`resource_quota`] (run by the apiserver itself, last, because it charges the quotas);
+//! - mutating: [`limit_ranger::LimitRanger`] (default requests and limits),
+//!   [`priority::Priority`] (resolves a pod's priority),
 //!   [`default_toleration_seconds::DefaultTolerationSeconds`] (300 s not-ready / unreachable
-//!   tolerations).
+//!   tolerations), [`runtime_class::RuntimeClassPlugin`] (overhead, node selector, tolerations).
 //!
 //! Defaulting is not a plugin: upstream applies defaults while decoding the request, before any
 //! admission, and so does the apiserver here (see [`crate::defaults`]).
 
 pub mod chain;
 pub mod default_toleration_seconds;
+pub mod limit_ranger;
 pub mod namespace_lifecycle;
 pub mod priority;
+pub mod resource_quota;
+pub mod runtime_class;
 
 use k8s_types::meta::ObjectMeta;
 use k8s_types::object::Kind;

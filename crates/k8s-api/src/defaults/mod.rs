@@ -6,6 +6,7 @@ pub mod cron_job;
 pub mod daemon_set;
 pub mod deployment;
 pub mod job;
+pub mod limit_range;
 pub mod namespace;
 pub mod node;
 pub mod persistent_volume_claim;
@@ -35,6 +36,7 @@ pub fn apply(obj: &mut Object) {
         Object::Node(n) => node::set_defaults_node(n),
         Object::PriorityClass(pc) => priority_class::set_defaults_priority_class(pc),
         Object::Service(s) => service::set_defaults_service(s),
+        Object::LimitRange(l) => limit_range::set_defaults_limit_range(l),
         // policy/v1 has no defaults for PodDisruptionBudget (an unset
         // unhealthyPodEvictionPolicy means IfHealthyBudget where it is read).
         Object::Event(_)
@@ -42,6 +44,8 @@ pub fn apply(obj: &mut Object) {
         | Object::PodDisruptionBudget(_)
         | Object::Lease(_)
         | Object::EndpointSlice(_)
+        | Object::ResourceQuota(_)
+        | Object::RuntimeClass(_)
         | Object::Other(..) => {}
     }
 }

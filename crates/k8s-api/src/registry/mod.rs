@@ -17,6 +17,7 @@ pub mod pod;
 pub mod pod_disruption_budget;
 pub mod pod_group;
 pub mod replica_set;
+pub mod resource_quota;
 pub mod service;
 pub mod stateful_set;
 
@@ -74,7 +75,10 @@ pub fn prepare_for_create(obj: &mut Object, now: Tick, uid: String) {
         Object::PodGroup(pg) => pod_group::prepare_for_create(pg),
         Object::PodDisruptionBudget(p) => pod_disruption_budget::prepare_for_create(p),
         Object::Service(s) => service::prepare_for_create(s),
+        Object::ResourceQuota(q) => resource_quota::prepare_for_create(q),
         Object::Node(_)
+        | Object::LimitRange(_)
+        | Object::RuntimeClass(_)
         | Object::PriorityClass(_)
         | Object::Event(_)
         | Object::Lease(_)
@@ -106,6 +110,9 @@ pub fn prepare_for_update(new: &mut Object, old: &Object) {
             pod_disruption_budget::prepare_for_update(n, o);
         }
         (Object::Service(n), Object::Service(o)) => service::prepare_for_update(n, o),
+        (Object::ResourceQuota(n), Object::ResourceQuota(o)) => {
+            resource_quota::prepare_for_update(n, o);
+        }
         _ => {}
     }
 }
@@ -129,10 +136,10 @@ fn keep_system_fields(new: &mut Object, old: &Object) {
 /// - Deployment: annotations from the request, labels stored (the deployment controller writes
 ///   its revision annotation this way);
 /// - ReplicaSet, Job, DaemonSet, CronJob, StatefulSet, PersistentVolumeClaim, Node, Namespace,
-///   PodDisruptionBudget, Service: metadata from the request;
+///   PodDisruptionBudget, Service, ResourceQuota: metadata from the request;
 /// - PodGroup and untyped kinds (custom resources): only the status (upstream
 ///   `customresource.statusStrategy`);
-/// - PriorityClass, Event, EndpointSlice (no status subresource): the stored object, unchanged.
+/// - PriorityClass, Event, EndpointSlice, LimitRange (no status subresource): the stored object, unchanged.
 pub fn with_status_from(new: Object, old: &Object) -> Object {
     let mut out = new;
     keep_system_fields(&mut out, old);
@@ -156,6 +163,7 @@ pub fn with_status_from(new: Object, old: &Object) -> Object {
         (Object::Node(n), Object::Node(o)) => n.spec.clone_from(&o.spec),
         (Object::Namespace(n), Object::Namespace(o)) => n.spec.clone_from(&o.spec),
         (Object::Service(n), Object::Service(o)) => n.spec.clone_from(&o.spec),
+        (Object::ResourceQuota(n), Object::ResourceQuota(o)) => n.spec.clone_from(&o.spec),
         (Object::PodGroup(n), Object::PodGroup(o)) => {
             let status = std::mem::take(&mut n.status);
             *n = o.clone();

@@ -47,3 +47,63 @@ pub fn is_terminating(ns: &Namespace) -> bool {
             .and_then(Value::as_str)
             == Some(PHASE_TERMINATING)
 }
+
+/// `spec.finalizers` of a namespace (empty when absent).
+pub fn spec_finalizers(ns: &Namespace) -> Vec<String> {
+    ns.spec
+        .as_ref()
+        .and_then(|s| s.get("finalizers"))
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The first `delete` of a namespace (upstream `pkg/registry/core/namespace/storage/storage.go`
+/// `REST.Delete`, "upon first request to delete, we switch the phase to start namespace
+/// termination"): sets `deletionTimestamp` (when unset) and `status.phase: Terminating`, keeping
+/// the rest of the status (conditions).
+pub fn begin_termination(ns: &mut Namespace, deletion_timestamp: String) {
+    if ns.metadata.deletion_timestamp.is_none() {
+        ns.metadata.deletion_timestamp = Some(deletion_timestamp);
+    }
+    let mut status = match ns.status.take() {
+        Some(Value::Object(m)) => m,
+        _ => serde_json::Map::new(),
+    };
+    status.insert(
+        "phase".to_string(),
+        Value::String(PHASE_TERMINATING.to_string()),
+    );
+    ns.status = Some(Value::Object(status));
+}
+
+/// The `namespaces/finalize` subresource's strategy (upstream `namespaceFinalizeStrategy`
+/// `PrepareForUpdate`): only `spec.finalizers` is taken from the request; metadata and status stay
+/// as stored.
+pub fn prepare_for_finalize(request: &Namespace, stored: &Namespace) -> Namespace {
+    let mut out = stored.clone();
+    let mut spec = match out.spec.take() {
+        Some(Value::Object(m)) => m,
+        _ => serde_json::Map::new(),
+    };
+    let finalizers: Vec<Value> = spec_finalizers(request)
+        .into_iter()
+        .map(Value::String)
+        .collect();
+    spec.insert("finalizers".to_string(), Value::Array(finalizers));
+    out.spec = Some(Value::Object(spec));
+    out
+}
+
+/// Upstream `ShouldDeleteNamespaceDuringUpdate`: an update that leaves a namespace being deleted
+/// with neither spec nor metadata finalizers removes it from storage.
+pub fn should_delete_during_update(ns: &Namespace) -> bool {
+    ns.metadata.deletion_timestamp.is_some()
+        && spec_finalizers(ns).is_empty()
+        && ns.metadata.finalizers.is_empty()
+}

@@ -38,7 +38,9 @@ pub mod pod_spec;
 pub mod priority_class;
 pub mod probe;
 pub mod replica_set;
+pub mod resource_quota;
 pub mod resources;
+pub mod runtime_class;
 pub mod service;
 pub mod stateful_set;
 pub mod template;
@@ -130,6 +132,9 @@ pub fn validate_create(obj: &Object) -> ErrorList {
         Object::Service(s) => service::validate_service(s),
         Object::EndpointSlice(e) => endpoint_slice::validate_endpoint_slice(e),
         Object::Event(e) => event::validate_event(e),
+        Object::ResourceQuota(q) => resource_quota::validate_resource_quota(q),
+        Object::LimitRange(l) => resource_quota::validate_limit_range(l),
+        Object::RuntimeClass(rc) => runtime_class::validate_runtime_class(rc),
         Object::Other(u, namespaced) => other::validate_other(u, *namespaced),
     })
 }
@@ -169,6 +174,16 @@ pub fn validate_update(new: &Object, old: &Object) -> ErrorList {
         (Object::EndpointSlice(n), Object::EndpointSlice(o)) => {
             endpoint_slice::validate_endpoint_slice_update(n, o)
         }
+        (Object::ResourceQuota(n), Object::ResourceQuota(_)) => {
+            let mut errs = meta::validate_object_meta_update(&n.metadata, old.meta(), "metadata");
+            errs.extend(resource_quota::validate_resource_quota(n));
+            errs
+        }
+        (Object::LimitRange(n), Object::LimitRange(_)) => {
+            let mut errs = meta::validate_object_meta_update(&n.metadata, old.meta(), "metadata");
+            errs.extend(resource_quota::validate_limit_range(n));
+            errs
+        }
         (n, o) => meta::validate_object_meta_update(n.meta(), o.meta(), "metadata"),
     })
 }
@@ -192,6 +207,11 @@ pub fn validate_status_update(new: &Object, old: &Object) -> ErrorList {
         }
         (Object::PodDisruptionBudget(n), Object::PodDisruptionBudget(o)) => {
             pod_disruption_budget::validate_pod_disruption_budget_status_update(n, o)
+        }
+        (Object::ResourceQuota(n), Object::ResourceQuota(_)) => {
+            let mut errs = meta::validate_object_meta_update(&n.metadata, old.meta(), "metadata");
+            errs.extend(resource_quota::validate_resource_quota(n));
+            errs
         }
         (n, o) => meta::validate_object_meta_update(n.meta(), o.meta(), "metadata"),
     })

@@ -1,17 +1,18 @@
 //! `create` (upstream `k8s.io/apiserver/pkg/registry/generic/registry/store.go` `Create` and
 //! `rest.BeforeCreate`): type meta and namespace, defaulting, mutating admission, the kind's
 //! `PrepareForCreate`, system fields (uid, creationTimestamp), name generation, validation,
-//! validating admission, then the store.
+//! validating admission, the ResourceQuota charge (see [`crate::admission::resource_quota`]),
+//! then the store.
 
 use k8s_types::admission::Operation;
 use k8s_types::status::Status;
-use k8s_types::Object;
+use k8s_types::{Kind, Object};
 
 use std::sync::Arc;
 
 use crate::names::{generate_name, uid_for_revision, GENERATE_NAME_ATTEMPTS};
 use crate::server::ApiServer;
-use crate::{defaults, errors, registry, validation};
+use crate::{admission, defaults, errors, registry, validation};
 
 impl ApiServer {
     /// Picks a name for an object that only has `generateName`: deterministic suffixes derived from
@@ -82,6 +83,19 @@ impl ApiServer {
         }
         self.admission
             .validate(Operation::Create, &obj, None, self.store.as_ref())?;
+        if self.admission.quota_enabled() {
+            let charged = admission::resource_quota::evaluate(&obj, self.store.as_ref(), self.now)?;
+            for q in charged {
+                let (qkey, qname) = (
+                    Kind::ResourceQuota.key(q.metadata.namespace(), &q.metadata.name),
+                    q.metadata.name.clone(),
+                );
+                let expected = q.metadata.resource_version_number();
+                self.store
+                    .update(&qkey, Object::ResourceQuota(q), Some(expected))
+                    .map_err(|e| errors::from_store(e, &Kind::ResourceQuota, &qname))?;
+            }
+        }
         let key = obj.key();
         self.store
             .create(&key, obj)

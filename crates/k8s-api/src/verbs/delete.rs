@@ -7,9 +7,13 @@
 //! updated with `deletionTimestamp = now + grace` and `deletionGracePeriodSeconds = grace`
 //! (generation +1); with grace 0 it is then removed at once (upstream writes that update too, so
 //! watchers see MODIFIED then DELETED). A pod already being deleted can only have its grace period
-//! shortened; a delete that does not shorten it changes nothing. Every other kind is removed at
-//! once. Finalizers are not waited for, and deleting an owner does not delete its dependents (that
-//! is the garbage collector's job).
+//! shortened; a delete that does not shorten it changes nothing. A Namespace is not removed by its
+//! first delete (upstream `pkg/registry/core/namespace/storage/storage.go` `REST.Delete`): it gets
+//! a `deletionTimestamp` and phase `Terminating`, and the namespace controller empties it and
+//! removes its `kubernetes` finalizer through `namespaces/finalize`, which removes it; a delete of a
+//! terminating namespace that still has spec finalizers answers it unchanged. Every other kind is
+//! removed at once. Finalizers are not waited for, and deleting an owner does not delete its
+//! dependents (that is the garbage collector's job).
 
 use std::sync::Arc;
 
@@ -95,6 +99,20 @@ impl ApiServer {
             .ok_or_else(|| Status::not_found(kind, name))?;
         self.admission
             .validate(Operation::Delete, &old, Some(&old), self.store.as_ref())?;
+        if let Object::Namespace(ns) = &*old {
+            if ns.metadata.deletion_timestamp.is_none() {
+                let mut updated = ns.clone();
+                registry::namespace::begin_termination(&mut updated, tick_timestamp(self.now));
+                let expected = old.meta().resource_version_number();
+                return self
+                    .store
+                    .update(&key, Object::Namespace(updated), Some(expected))
+                    .map_err(|e| errors::from_store(e, kind, name));
+            }
+            if !registry::namespace::spec_finalizers(ns).is_empty() {
+                return Ok(old);
+            }
+        }
         match self.pod_graceful(&old, options) {
             Graceful::Pending => Ok(old),
             Graceful::Immediately => self

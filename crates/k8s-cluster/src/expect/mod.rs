@@ -287,6 +287,16 @@ pub fn check(api: &dyn ApiClient, e: &Expectation) -> Vec<CheckResult> {
     if let Some(n) = &e.node {
         push(format!("node {}", n.name), node::check_node(api, n));
     }
+    if let Some(q) = &e.resource_quota {
+        let what = format!("resourcequota {}/{}", ns(&q.namespace), q.name);
+        push(what, quota::check_resource_quota(api, q));
+    }
+    if let Some(n) = &e.namespace {
+        push(
+            format!("namespace {}", n.name),
+            quota::check_namespace(api, n),
+        );
+    }
     if let Some(s) = &e.service {
         let what = format!("service {}/{}", ns(&s.namespace), s.name);
         push(what, service::check_service(api, s));
@@ -714,6 +724,7 @@ fn check_job(j: &crate::scenario::JobExpectation, job: &Job) -> Option<String> {
 
 mod cron_job;
 mod node;
+pub(crate) mod quota;
 pub mod service;
 pub(crate) mod stateful_set;
 #[cfg(test)]

@@ -1,22 +1,27 @@
-//! The `core/v1` API group: Pod, Node, Namespace, Event, Binding, PersistentVolumeClaim, and taints/tolerations.
+//! The `core/v1` API group: Pod, Node, Namespace, Event, Binding, PersistentVolumeClaim,
+//! ResourceQuota, LimitRange, and taints/tolerations.
 
 pub mod affinity;
 pub mod binding;
 pub mod event;
+pub mod limit_range;
 pub mod namespace;
 pub mod node;
 pub mod persistent_volume_claim;
 pub mod pod;
+pub mod resource_quota;
 pub mod service;
 pub mod taints;
 
 pub use affinity::*;
 pub use binding::Binding;
 pub use event::Event;
+pub use limit_range::{LimitRange, LimitRangeItem, LimitRangeSpec};
 pub use namespace::Namespace;
 pub use node::*;
 pub use persistent_volume_claim::*;
 pub use pod::*;
+pub use resource_quota::{ResourceQuota, ResourceQuotaSpec, ResourceQuotaStatus};
 pub use service::*;
 pub use taints::{Taint, Toleration};
 

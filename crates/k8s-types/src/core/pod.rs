@@ -65,6 +65,10 @@ pub struct PodSpec {
     /// Scheduler profile; defaulted to `default-scheduler`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scheduler_name: Option<String>,
+    /// The RuntimeClass (`node.k8s.io/v1`) whose overhead and scheduling the RuntimeClass
+    /// admission plugin applies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime_class_name: Option<String>,
     /// `Always` (default), `OnFailure` or `Never`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restart_policy: Option<String>,
