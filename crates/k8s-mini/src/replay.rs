@@ -255,9 +255,11 @@ fn resolve(p: &Path) -> PathBuf {
     if p.is_absolute() || p.exists() {
         return p.to_path_buf();
     }
-    // Relative paths are taken from the workspace root when not found from the current directory.
+    // Relative paths are taken from the workspace root (this crate is crates/k8s-mini) when not
+    // found from the current directory.
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
+        .and_then(Path::parent)
         .map_or_else(|| p.to_path_buf(), |root| root.join(p))
 }
 
