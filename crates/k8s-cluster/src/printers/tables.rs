@@ -485,3 +485,163 @@ pub fn events_kubectl_events(api: &dyn ApiClient, namespace: Option<&str>, now: 
         rows,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_api::ApiServer;
+    use k8s_store::MemStore;
+    use k8s_types::apiserver::ApiClient;
+    use k8s_types::batch::JobCondition;
+    use k8s_types::core::{Container, Namespace, NodeCondition};
+    use k8s_types::labels::LabelSelectorRequirement;
+    use k8s_types::meta::tick_timestamp;
+    use k8s_types::Object;
+
+    fn meta(name: &str, ns: Option<&str>) -> ObjectMeta {
+        ObjectMeta {
+            name: name.into(),
+            namespace: ns.map(str::to_string),
+            ..Default::default()
+        }
+    }
+
+    fn api() -> ApiServer {
+        let mut api = ApiServer::new(Box::new(MemStore::new()));
+        api.create(Object::Namespace(Namespace {
+            metadata: meta("default", None),
+            ..Default::default()
+        }))
+        .expect("namespace");
+        api
+    }
+
+    fn job(name: &str, completions: Option<i32>, parallelism: Option<i32>) -> Job {
+        let mut j = Job {
+            metadata: meta(name, Some("default")),
+            ..Default::default()
+        };
+        j.spec.completions = completions;
+        j.spec.parallelism = parallelism;
+        j.spec.template.spec.restart_policy = Some("Never".into());
+        j.spec.template.spec.containers.push(Container {
+            name: "work".into(),
+            image: "busybox:1.36".into(),
+            ..Default::default()
+        });
+        j
+    }
+
+    /// `printJob`'s rules: Complete with its duration (completion - start); `succeeded/1 of
+    /// parallelism` without completions, running for now - start; nothing started: no duration.
+    #[test]
+    fn jobs_status_completions_and_duration() {
+        let mut api = api();
+        for j in [
+            job("a-done", Some(3), Some(2)),
+            job("b-running", None, Some(2)),
+            job("c-new", None, None),
+        ] {
+            api.create(Object::Job(j)).expect("job");
+        }
+        let mut done: Job = api.get_typed("default", "a-done").expect("a");
+        done.status.succeeded = 3;
+        done.status.start_time = Some(tick_timestamp(0));
+        done.status.completion_time = Some(tick_timestamp(24));
+        done.status.conditions.push(JobCondition {
+            type_: "Complete".into(),
+            status: "True".into(),
+            ..Default::default()
+        });
+        api.update_status(Object::Job(done)).expect("status");
+        let mut running: Job = api.get_typed("default", "b-running").expect("b");
+        running.status.succeeded = 1;
+        running.status.start_time = Some(tick_timestamp(10));
+        api.update_status(Object::Job(running)).expect("status");
+        let t = jobs(&api, Some("default"), 100);
+        assert_eq!(
+            t.render(false, false),
+            "\
+NAME        STATUS     COMPLETIONS   DURATION   AGE
+a-done      Complete   3/3           24s        100s
+b-running   Running    1/1 of 2      90s        100s
+c-new       Running    0/1                      100s
+"
+        );
+    }
+
+    /// `printNode`: the Ready condition, `SchedulingDisabled` when cordoned, `Unknown` without a
+    /// Ready condition; roles from both role labels, sorted.
+    #[test]
+    fn nodes_status_and_roles() {
+        let mut api = api();
+        let mut a = Node {
+            metadata: meta("a", None),
+            ..Default::default()
+        };
+        a.metadata
+            .labels
+            .insert("node-role.kubernetes.io/worker".into(), String::new());
+        a.metadata
+            .labels
+            .insert("kubernetes.io/role".into(), "gpu".into());
+        a.spec.unschedulable = true;
+        a.status.conditions.push(NodeCondition {
+            type_: "Ready".into(),
+            status: "True".into(),
+            ..Default::default()
+        });
+        let b = Node {
+            metadata: meta("b", None),
+            ..Default::default()
+        };
+        for n in [a, b] {
+            api.create(Object::Node(n)).expect("node");
+        }
+        let t = nodes(&api, 7);
+        let cells: Vec<&[String]> = t.rows.iter().map(|r| &r.cells[..4]).collect();
+        assert_eq!(
+            cells[0],
+            ["a", "Ready,SchedulingDisabled", "gpu,worker", "7s"]
+        );
+        assert_eq!(cells[1], ["b", "Unknown", "<none>", "7s"]);
+    }
+
+    /// `FormatLabelSelector`: requirements sorted by key, kubectl's operators; `<none>` for none.
+    #[test]
+    fn label_selectors_as_kubectl_prints_them() {
+        let req = |key: &str, operator: &str, values: &[&str]| LabelSelectorRequirement {
+            key: key.into(),
+            operator: operator.into(),
+            values: values.iter().map(|v| v.to_string()).collect(),
+        };
+        let s = LabelSelector {
+            match_labels: [("app".to_string(), "web".to_string())].into(),
+            match_expressions: vec![
+                req("tier", "In", &["b", "a"]),
+                req("canary", "DoesNotExist", &[]),
+                req("zone", "NotIn", &["z1"]),
+                req("gpu", "Exists", &[]),
+            ],
+        };
+        assert_eq!(
+            format_label_selector(Some(&s)),
+            "app=web,!canary,gpu,tier in (a,b),zone notin (z1)"
+        );
+        assert_eq!(format_label_selector(None), "<none>");
+    }
+
+    /// `kubectl events`' interval: a repeated Event shows its last age and the age of the first.
+    #[test]
+    fn event_interval_folds_repeats() {
+        let mut e = Event {
+            first_timestamp: Some(tick_timestamp(7)),
+            last_timestamp: Some(tick_timestamp(20)),
+            count: 2,
+            ..Default::default()
+        };
+        assert_eq!(event_interval(&e, 30), "10s (x2 over 23s)");
+        e.count = 1;
+        assert_eq!(event_interval(&e, 30), "23s");
+    }
+}
