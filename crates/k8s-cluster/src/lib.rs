@@ -6,17 +6,26 @@
 //! - [`manifest`]: reading real Kubernetes YAML with file/line/field-path errors.
 //! - `yaml_position`: the line of a field path in a YAML document (for errors found after decoding).
 //! - `scenario`: the `Scenario` document (ticks, timed steps, expectations).
-//! - `run`: a scenario file end to end; `output`: kubectl-like tables and the `v1` List dump;
+//! - `load`: an input into a cluster (initial objects, the Scenario and its steps);
+//! - `run`: a scenario file end to end (or manifests read from several inputs), and the state a run
+//!   leaves ([`RunState`], for `k8s-mini get` and `describe`); `output`: the run's text tables and
+//!   the `v1` List dump;
+//! - [`printers`]: `kubectl get`'s tables (upstream's server-side printers); [`describe`]:
+//!   `kubectl describe pod`;
 //!   `output_services`: the Services and EndpointSlices tables (only when there are any).
 //!
-//! This crate and `xtask` are the only ones that name concrete sibling crates.
+//! This crate, `k8s-mini` (the command line) and `xtask` are the only ones that name concrete
+//! sibling crates.
 
 pub(crate) mod cluster;
+pub mod describe;
 pub(crate) mod drain;
 pub(crate) mod expect;
+pub(crate) mod load;
 pub mod manifest;
 pub(crate) mod output;
 pub(crate) mod output_services;
+pub mod printers;
 pub(crate) mod run;
 pub(crate) mod scenario;
 pub(crate) mod state;
@@ -25,4 +34,7 @@ pub mod trace;
 pub(crate) mod yaml_position;
 
 pub use cluster::{Cluster, ClusterConfig};
-pub use run::{run_file, run_file_to, OutputFormat, RunOptions, RunOutcome};
+pub use run::{
+    run_file, run_file_to, run_manifests_to, run_to_state, OutputFormat, RunOptions, RunOutcome,
+    RunState,
+};

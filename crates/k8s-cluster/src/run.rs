@@ -4,21 +4,19 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use k8s_sched::config::KubeSchedulerConfiguration;
 use k8s_sched::explain::PodKey;
 use k8s_types::apiserver::{ApiClient, ApiExt};
-use k8s_types::core::Namespace;
-use k8s_types::meta::ObjectMeta;
 use k8s_types::object::{Kind, Object};
 use k8s_types::store::WatchEventType;
 use k8s_types::Tick;
 
-use crate::cluster::{Cluster, ClusterConfig, ClusterError};
+use crate::cluster::Cluster;
 use crate::expect::{check, CheckResult};
-use crate::manifest::{self, Document, ManifestError, Source};
+use crate::load::{bad, prepare};
+use crate::manifest::{self, ManifestError, Manifests, Source};
 use crate::output;
 use crate::scenario::{Expectation, Scenario};
-use crate::steps::{advance_drains, decode_steps, run_step, ReadyStep};
+use crate::steps::{advance_drains, run_step, ReadyStep};
 
 /// Upper bound on ticks for a run without a fixed tick count.
 pub const MAX_TICKS: u64 = 1000;
@@ -95,6 +93,96 @@ pub fn run_file_to(
     opts: &RunOptions,
     out: &mut dyn std::io::Write,
 ) -> Result<RunOutcome, ManifestError> {
+    check_ticks(opts)?;
+    let manifests = manifest::load_file(path)?;
+    run_manifests_to(manifests, path, opts, out)
+}
+
+/// Runs the manifests already read from one or more inputs (`k8s-mini -f a.yaml -f dir/ -f -`),
+/// writing what goes to standard output to `out`, as [`run_file_to`] does. `path` names the run when
+/// the Scenario has no name, and a Scenario's trace files are relative to its directory.
+///
+/// # Errors
+/// A [`ManifestError`] for bad input (the CLI exits 2).
+pub fn run_manifests_to(
+    manifests: Manifests,
+    path: &Path,
+    opts: &RunOptions,
+    out: &mut dyn std::io::Write,
+) -> Result<RunOutcome, ManifestError> {
+    check_ticks(opts)?;
+    let prepared = prepare(manifests, path, opts)?;
+    let driven = drive(
+        prepared.cluster,
+        &prepared.scenario,
+        &prepared.steps,
+        opts,
+        None,
+    );
+    Ok(render(
+        driven,
+        &prepared.scenario,
+        &prepared.steps,
+        opts,
+        Loaded {
+            other_kinds: prepared.other_kinds,
+            warnings: prepared.warnings,
+            file: &path.display().to_string(),
+        },
+        out,
+    ))
+}
+
+/// The cluster as a run left it, for `k8s-mini get` and `describe`: the run stopped at the end (as
+/// [`run_file_to`] would) or, with `at_tick`, when the virtual clock reads `at_tick` (after ticks
+/// `0..at_tick` ran; a tick is one second).
+pub struct RunState {
+    /// The cluster: read it through [`Cluster::api_ref`].
+    pub cluster: Cluster,
+    /// The virtual clock at the end (ticks run): the "now" of AGE and LAST SEEN columns.
+    pub now: Tick,
+    /// Warnings from loading the input (for standard error).
+    pub warnings: Vec<String>,
+    /// Steps that failed, one line each (for standard error).
+    pub failed_steps: Vec<String>,
+}
+
+/// Runs the manifests until the end or until the clock reads `at_tick`, and returns the cluster.
+/// Expectations are not checked (the run is the same as [`run_manifests_to`]'s, so its state at a
+/// tick is the one the expectations there see).
+///
+/// # Errors
+/// A [`ManifestError`] for bad input (the CLI exits 2).
+pub fn run_to_state(
+    manifests: Manifests,
+    path: &Path,
+    opts: &RunOptions,
+    at_tick: Option<Tick>,
+) -> Result<RunState, ManifestError> {
+    check_ticks(opts)?;
+    let prepared = prepare(manifests, path, opts)?;
+    let driven = drive(
+        prepared.cluster,
+        &prepared.scenario,
+        &prepared.steps,
+        opts,
+        Some(at_tick.unwrap_or(Tick::MAX)),
+    );
+    let failed_steps = driven
+        .step_rows
+        .iter()
+        .filter(|s| s.contains("FAILED"))
+        .cloned()
+        .collect();
+    Ok(RunState {
+        now: driven.cluster.now(),
+        cluster: driven.cluster,
+        warnings: prepared.warnings,
+        failed_steps,
+    })
+}
+
+fn check_ticks(opts: &RunOptions) -> Result<(), ManifestError> {
     if let Some(t) = opts.ticks.filter(|&t| t > crate::scenario::TICK_LIMIT) {
         let source = Source {
             file: "--ticks".to_string(),
@@ -108,127 +196,7 @@ pub fn run_file_to(
             ),
         ));
     }
-    let manifests = manifest::load_file(path)?;
-    let mut scheduler_config: Option<KubeSchedulerConfiguration> = None;
-    let mut scheduler_config_source: Option<Source> = None;
-    // The lines of the configuration's fields, for errors found when the scheduler is built.
-    let mut scheduler_config_positions = None;
-    let mut scenario: Option<(Scenario, Source)> = None;
-    let mut objects: Vec<(Object, Source)> = Vec::new();
-    for loaded in manifests.docs {
-        match loaded.doc {
-            Document::Object(o) => objects.push((*o, loaded.source)),
-            Document::SchedulerConfig(c) => {
-                if scheduler_config.is_some() {
-                    return Err(bad(
-                        &loaded.source,
-                        "only one KubeSchedulerConfiguration is allowed",
-                    ));
-                }
-                scheduler_config = Some(*c);
-                scheduler_config_source = Some(loaded.source);
-                scheduler_config_positions = loaded.positions;
-            }
-            Document::Scenario(s) => {
-                if scenario.is_some() {
-                    return Err(bad(&loaded.source, "only one Scenario document is allowed"));
-                }
-                scenario = Some((*s, loaded.source));
-            }
-        }
-    }
-    if let Some(file) = &opts.scheduler_config {
-        let m = manifest::load_file(file)?;
-        let cfg = m.docs.into_iter().find_map(|d| match d.doc {
-            Document::SchedulerConfig(c) => Some((*c, d.source, d.positions)),
-            _ => None,
-        });
-        let (cfg, cfg_source, cfg_positions) = cfg.ok_or_else(|| {
-            bad(
-                &Source {
-                    file: file.display().to_string(),
-                    line: 1,
-                },
-                "no KubeSchedulerConfiguration document found",
-            )
-        })?;
-        scheduler_config = Some(cfg);
-        scheduler_config_source = Some(cfg_source);
-        scheduler_config_positions = cfg_positions;
-    }
-    let (scenario, scenario_source) = scenario.unwrap_or_else(|| {
-        (
-            Scenario::default(),
-            Source {
-                file: path.display().to_string(),
-                line: 1,
-            },
-        )
-    });
-    let config = ClusterConfig {
-        scheduler: scheduler_config.unwrap_or_default(),
-        kubelet: k8s_kubelet::KubeletConfig {
-            startup_ticks: scenario.spec.kubelet.startup_ticks,
-            behaviors: scenario
-                .spec
-                .behaviors
-                .iter()
-                .enumerate()
-                .filter_map(|(i, r)| r.to_rule(&format!("spec.behaviors[{i}]")).ok())
-                .collect(),
-            ..Default::default()
-        },
-    };
-    if let Err((path, message)) = scenario.validate() {
-        return Err(ManifestError {
-            source_loc: scenario_source.clone(),
-            path,
-            message,
-        });
-    }
-    let config_source = scheduler_config_source.unwrap_or_else(|| scenario_source.clone());
-    let mut cluster = Cluster::new(config).map_err(|e| match e {
-        ClusterError::SchedulerConfig(e) => manifest::scheduler_config_error(
-            &config_source,
-            scheduler_config_positions.as_ref(),
-            &e,
-        ),
-        e => bad(&config_source, &e.to_string()),
-    })?;
-    if let Some(target) = &opts.explain {
-        let key = PodKey::parse(target).map_err(|e| {
-            let source = Source {
-                file: "--explain".to_string(),
-                line: 0,
-            };
-            bad(&source, &e.to_string())
-        })?;
-        cluster.set_explain(Some(key));
-    }
-    let mut other_kinds = BTreeSet::new();
-    let mut warnings = manifests.warnings;
-    if let Some(t) = &scenario.spec.trace {
-        objects.extend(crate::trace::scenario_objects(
-            t,
-            path,
-            &scenario_source,
-            &mut warnings,
-        )?);
-    }
-    apply_initial(&mut cluster, objects, &mut other_kinds, &mut warnings)?;
-    let steps = decode_steps(&scenario, &scenario_source)?;
-    Ok(run_cluster(
-        cluster,
-        &scenario,
-        steps,
-        opts,
-        Loaded {
-            other_kinds,
-            warnings,
-            file: &path.display().to_string(),
-        },
-        out,
-    ))
+    Ok(())
 }
 
 /// A writer that remembers the kind of its first failure (the serializers report it only as
@@ -264,178 +232,6 @@ struct Loaded<'a> {
     file: &'a str,
 }
 
-fn bad(source: &Source, message: &str) -> ManifestError {
-    ManifestError {
-        source_loc: source.clone(),
-        path: String::new(),
-        message: message.to_string(),
-    }
-}
-
-/// Creation order of the initial objects: namespaces, priority classes and runtime classes, nodes,
-/// workload controllers, then the rest, each group in file order (as `kubectl apply` of ordered
-/// files would need).
-fn rank(o: &Object) -> u8 {
-    match o {
-        Object::Namespace(_) => 0,
-        Object::PriorityClass(_) | Object::RuntimeClass(_) => 1,
-        Object::Node(_) => 2,
-        Object::Deployment(_) => 3,
-        Object::ReplicaSet(_) | Object::DaemonSet(_) | Object::StatefulSet(_) => 4,
-        Object::PodGroup(_) | Object::CronJob(_) => 5,
-        _ => 6,
-    }
-}
-
-/// A warning for each pod (or pod template) that asks for a `schedulerName` no profile of the
-/// scheduler serves: as upstream, nothing schedules it, and it stays Pending without an event.
-fn unserved_scheduler_warnings(
-    cluster: &Cluster,
-    objects: &[(Object, Source)],
-    warnings: &mut Vec<String>,
-) {
-    for (obj, source) in objects {
-        let (what, verb, who, spec) = match obj {
-            Object::Pod(p) => ("pod", "asks", "it stays", &p.spec),
-            Object::Deployment(d) => (
-                "the pods of deployment",
-                "ask",
-                "they stay",
-                &d.spec.template.spec,
-            ),
-            Object::ReplicaSet(r) => (
-                "the pods of replicaset",
-                "ask",
-                "they stay",
-                &r.spec.template.spec,
-            ),
-            Object::Job(j) => ("the pods of job", "ask", "they stay", &j.spec.template.spec),
-            Object::DaemonSet(d) => (
-                "the pods of daemonset",
-                "ask",
-                "they stay",
-                &d.spec.template.spec,
-            ),
-            Object::StatefulSet(s) => (
-                "the pods of statefulset",
-                "ask",
-                "they stay",
-                &s.spec.template.spec,
-            ),
-            _ => continue,
-        };
-        let name = spec
-            .scheduler_name
-            .as_deref()
-            .filter(|n| !n.is_empty())
-            .unwrap_or(k8s_types::core::DEFAULT_SCHEDULER_NAME);
-        if !cluster.scheduler().has_profile(name) {
-            let meta = obj.meta();
-            let ns = Some(meta.namespace())
-                .filter(|n| !n.is_empty())
-                .unwrap_or("default");
-            warnings.push(format!(
-                "{source}: {what} {}/{} {verb} for schedulerName {name:?}, which no scheduler profile serves: {who} Pending",
-                ns,
-                meta.name
-            ));
-        }
-    }
-}
-
-fn apply_initial(
-    cluster: &mut Cluster,
-    mut objects: Vec<(Object, Source)>,
-    other_kinds: &mut BTreeSet<(String, String, bool)>,
-    warnings: &mut Vec<String>,
-) -> Result<(), ManifestError> {
-    objects.sort_by_key(|(o, _)| rank(o));
-    unserved_scheduler_warnings(cluster, &objects, warnings);
-    cluster.begin_tick();
-    // A dump's ownerReferences name the old uids; the apiserver assigns new ones, so map old -> new.
-    let mut uid_map: BTreeMap<String, String> = BTreeMap::new();
-    // Owner references whose owner was not loaded before the dependent: (uid, "Kind ns/name").
-    let mut unresolved: BTreeMap<String, String> = BTreeMap::new();
-    for (mut obj, source) in objects {
-        let meta = obj.meta_mut();
-        let old_uid = meta.uid.take();
-        meta.resource_version = None;
-        let owner_ns = Some(meta.namespace())
-            .filter(|n| !n.is_empty())
-            .unwrap_or("default")
-            .to_string();
-        for owner in &mut meta.owner_references {
-            if let Some(new) = uid_map.get(&owner.uid) {
-                owner.uid = new.clone();
-            } else {
-                unresolved.insert(
-                    owner.uid.clone(),
-                    format!("{} {owner_ns}/{}", owner.kind, owner.name),
-                );
-            }
-        }
-        let kind = obj.kind();
-        if let Kind::Other {
-            api_version,
-            kind,
-            namespaced,
-        } = &kind
-        {
-            other_kinds.insert((api_version.clone(), kind.clone(), *namespaced));
-        }
-        let ns = obj.meta().namespace().to_string();
-        if kind.namespaced() && !ns.is_empty() && ns_missing(cluster.api_ref(), &ns) {
-            warnings.push(format!(
-                "{source}: namespace {ns:?} is not in the input; created it"
-            ));
-            let created = cluster.apply(Object::Namespace(Namespace {
-                metadata: ObjectMeta {
-                    name: ns.clone(),
-                    ..Default::default()
-                },
-                ..Default::default()
-            }));
-            created.map_err(|s| bad(&source, &s.message))?;
-        }
-        let (name, namespace) = (obj.meta().name.clone(), ns);
-        cluster.apply(obj).map_err(|s| status_error(&source, &s))?;
-        if let (Some(old), Ok(new)) = (old_uid, cluster.api_ref().get(&kind, &namespace, &name)) {
-            if let Some(new_uid) = new.meta().uid.clone() {
-                uid_map.insert(old, new_uid);
-            }
-        }
-    }
-    // Owners named by the input but not in it live outside it (a dump of pods without their
-    // ReplicaSets): their dependents are kept, not garbage-collected at tick 0.
-    unresolved.retain(|uid, _| !uid_map.contains_key(uid));
-    if !unresolved.is_empty() {
-        let names: Vec<&str> = unresolved.values().map(String::as_str).collect();
-        warnings.push(format!(
-            "{} owner(s) named by ownerReferences are not in the input; their dependents are kept as if they lived outside it: {}",
-            names.len(),
-            names.join(", ")
-        ));
-        cluster.set_external_owners(unresolved.into_keys().collect());
-    }
-    Ok(())
-}
-
-fn ns_missing(api: &dyn ApiClient, ns: &str) -> bool {
-    api.get_typed::<Namespace>("", ns).is_err()
-}
-
-fn status_error(source: &Source, s: &k8s_types::status::Status) -> ManifestError {
-    if s.causes.len() == 1 {
-        let c = &s.causes[0];
-        return ManifestError {
-            source_loc: source.clone(),
-            path: c.field.clone(),
-            message: c.message.clone(),
-        };
-    }
-    bad(source, &s.message)
-}
-
 fn expectation_when(e: &Expectation) -> String {
     match (e.at, e.from) {
         (Some(t), _) => format!("t={t}"),
@@ -447,20 +243,28 @@ fn expectation_when(e: &Expectation) -> String {
     }
 }
 
-#[allow(clippy::too_many_lines)]
-fn run_cluster(
+/// What the tick loop leaves: the cluster, and what the output prints of the run.
+struct Driven {
+    cluster: Cluster,
+    last_active: Option<Tick>,
+    event_rows: Vec<Vec<String>>,
+    step_rows: Vec<String>,
+    results: Vec<(String, CheckResult)>,
+    range_failed: BTreeSet<usize>,
+    step_failures: usize,
+    drains: Vec<crate::drain::Drain>,
+}
+
+/// The tick loop: steps, ticks, event rows (text output only), expectations checked at their
+/// ticks. `stop_at`: stop when the clock reads it (`k8s-mini get --at-tick`), wherever the run would
+/// have ended otherwise; then expectations are not checked.
+fn drive(
     mut cluster: Cluster,
     scenario: &Scenario,
-    steps: Vec<ReadyStep>,
+    steps: &[ReadyStep],
     opts: &RunOptions,
-    loaded: Loaded<'_>,
-    out: &mut dyn std::io::Write,
-) -> RunOutcome {
-    let Loaded {
-        other_kinds,
-        warnings,
-        file,
-    } = loaded;
+    stop_at: Option<Tick>,
+) -> Driven {
     let fixed = opts.ticks.or(scenario.spec.ticks);
     let last_step = steps.iter().map(|s| s.step.at).max();
     let last_expect = scenario
@@ -481,7 +285,7 @@ fn run_cluster(
     let mut quiet = 0u64;
     let mut last_active: Option<Tick> = None;
     // The event table is printed in text mode only; json/yaml output carries the Events as objects.
-    let text = opts.output == OutputFormat::Text;
+    let text = opts.output == OutputFormat::Text && stop_at.is_none();
     // Events written while loading the initial objects (e.g. kubelet registration).
     if text {
         collect_events(
@@ -493,6 +297,9 @@ fn run_cluster(
     }
     loop {
         let t = cluster.now();
+        if stop_at.is_some_and(|s| t >= s) {
+            break;
+        }
         match fixed {
             Some(n) if t >= n => break,
             None if t >= MAX_TICKS => break,
@@ -537,11 +344,11 @@ fn run_cluster(
         for (i, e) in scenario.spec.expect.iter().enumerate() {
             let in_range =
                 e.at.is_none() && e.from.is_some_and(|f| t >= f) && e.to.is_none_or(|to| t <= to);
-            if e.at == Some(t) {
+            if e.at == Some(t) && stop_at.is_none() {
                 for r in check(cluster.api_ref(), e) {
                     results.push((expectation_when(e), r));
                 }
-            } else if in_range && !range_failed.contains(&i) {
+            } else if in_range && !range_failed.contains(&i) && stop_at.is_none() {
                 for r in check(cluster.api_ref(), e) {
                     if let Some(f) = &r.failure {
                         range_failed.insert(i);
@@ -557,6 +364,43 @@ fn run_cluster(
             }
         }
     }
+    Driven {
+        cluster,
+        last_active,
+        event_rows,
+        step_rows,
+        results,
+        range_failed,
+        step_failures,
+        drains,
+    }
+}
+
+/// The end of a run: expectations checked at the end, what failed to finish, the output.
+#[allow(clippy::too_many_lines)]
+fn render(
+    driven: Driven,
+    scenario: &Scenario,
+    steps: &[ReadyStep],
+    opts: &RunOptions,
+    loaded: Loaded<'_>,
+    out: &mut dyn std::io::Write,
+) -> RunOutcome {
+    let Loaded {
+        other_kinds,
+        warnings,
+        file,
+    } = loaded;
+    let Driven {
+        cluster,
+        last_active,
+        event_rows,
+        mut step_rows,
+        mut results,
+        range_failed,
+        mut step_failures,
+        drains,
+    } = driven;
     let end = cluster.now();
     for (i, e) in scenario.spec.expect.iter().enumerate() {
         if let Some(at) = e.at {
@@ -641,8 +485,9 @@ fn run_cluster(
             );
             let plural = if end == 1 { "" } else { "s" };
             stdout.push_str(&format!("# ran {end} tick{plural} ({stable})\n"));
+            // Diagnostics go to standard error in every mode (data on standard output).
             for w in &warnings {
-                stdout.push_str(&format!("warning: {w}\n"));
+                stderr.push_str(&format!("warning: {w}\n"));
             }
             for s in &step_rows {
                 stdout.push_str(s);

@@ -82,9 +82,10 @@ fn seed_vllm_deployment_is_rejected_as_upstream_does() {
 fn unsimulated_builtin_kinds_are_kept_with_a_warning() {
     let out = run_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\ndata: {a: b}\n")
         .expect("a ConfigMap is accepted");
-    assert!(out.stdout.contains("warning: "), "{}", out.stdout);
+    assert!(out.stderr.contains("warning: "), "{}", out.stderr);
+    assert!(!out.stdout.contains("warning: "), "{}", out.stdout);
     assert!(out
-        .stdout
+        .stderr
         .contains("v1 ConfigMap is kept in the store but not simulated"));
     // A ReplicationController's selector feeds PodTopologySpread's default spreading: the
     // warning says so.
@@ -92,7 +93,7 @@ fn unsimulated_builtin_kinds_are_kept_with_a_warning() {
         "apiVersion: v1\nkind: ReplicationController\nmetadata: {name: web}\nspec: {selector: {app: web}}\n",
     )
     .expect("a ReplicationController is accepted");
-    assert!(out.stdout.contains(
+    assert!(out.stderr.contains(
         "v1 ReplicationController is kept in the store; the scheduler reads its selector"
     ));
 }
@@ -104,11 +105,11 @@ fn unserved_scheduler_names_are_warned_about() {
         .expect("loads");
     assert_eq!(out.failures, 0, "{}", out.stdout);
     let warnings: Vec<&str> = out
-        .stdout
+        .stderr
         .lines()
         .filter(|l| l.contains("no scheduler profile serves"))
         .collect();
-    assert_eq!(warnings.len(), 2, "{}", out.stdout);
+    assert_eq!(warnings.len(), 2, "{}", out.stderr);
     assert!(warnings[0].ends_with(":11: the pods of deployment default/web ask for schedulerName \"yunikorn\", which no scheduler profile serves: they stay Pending"), "{}", warnings[0]);
     assert!(warnings[1].ends_with(":6: pod default/train asks for schedulerName \"volcano\", which no scheduler profile serves: it stays Pending"), "{}", warnings[1]);
 }
@@ -121,7 +122,7 @@ fn pods_whose_owner_is_not_in_the_input_are_kept() {
     let out = run_text(text).expect("loads");
     assert_eq!(out.failures, 0, "{}", out.stdout);
     assert!(
-        out.stdout.contains("warning: 1 owner(s) named by ownerReferences are not in the input; their dependents are kept as if they lived outside it: ReplicaSet default/web-abc"),
+        out.stderr.contains("warning: 1 owner(s) named by ownerReferences are not in the input; their dependents are kept as if they lived outside it: ReplicaSet default/web-abc"),
         "{}",
         out.stdout
     );

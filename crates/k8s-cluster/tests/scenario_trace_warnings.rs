@@ -49,12 +49,14 @@ fn flagged_trace_rows_become_run_warnings_with_file_and_line() {
     let out = run_file(&scenario, &RunOptions::default()).expect("the scenario runs");
     assert_eq!(out.failures, 0, "{}", out.stdout);
     let pods = d.join("pods.csv").display().to_string();
+    // Warnings are diagnostics: standard error, in text mode too.
     let warnings: Vec<&str> = out
-        .stdout
+        .stderr
         .lines()
         .filter(|l| l.starts_with("warning: ") && l.contains(&pods))
         .collect();
-    assert_eq!(warnings.len(), 2, "{}", out.stdout);
+    assert_eq!(warnings.len(), 2, "{}", out.stderr);
+    assert!(!out.stdout.contains("warning: "), "{}", out.stdout);
     assert!(warnings[0].contains(&format!("{pods}:3: pod p1: scheduled_time 90")));
     assert!(warnings[1].contains(&format!("{pods}:4: pod p2")));
 }

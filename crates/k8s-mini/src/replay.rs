@@ -100,6 +100,10 @@ const DEFAULT_EXPECTED_FRAG_RATIO: &str = "data/alibaba-gpu-v2023/analysis_frag_
 const MAX_SEEDS: u64 = 10_000;
 /// `--seeds` when not given.
 const DEFAULT_SEEDS: &str = "42..51";
+/// The seeds the paper's published unallocated-GPU summary is over (`derived_unalloc_gpu_summary.csv`:
+/// `n_seeds` 10, seeds 42..51, data/alibaba-gpu-v2023/SOURCE.md): its medians and ranges are numbers
+/// for that set of runs only.
+const PAPER_SEEDS: std::ops::RangeInclusive<u64> = 42..=51;
 /// `--inflation` when not given (the paper's 130 % of GPU capacity).
 const DEFAULT_INFLATION: f64 = 1.3;
 
@@ -255,9 +259,11 @@ fn resolve(p: &Path) -> PathBuf {
     if p.is_absolute() || p.exists() {
         return p.to_path_buf();
     }
-    // Relative paths are taken from the workspace root when not found from the current directory.
+    // Relative paths are taken from the workspace root (this crate is crates/k8s-mini) when not
+    // found from the current directory.
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
+        .and_then(Path::parent)
         .map_or_else(|| p.to_path_buf(), |root| root.join(p))
 }
 
@@ -518,8 +524,10 @@ fn curves_by_policy(curves: &[Curve]) -> ByPolicy {
 }
 
 /// summary.csv, summary.md, and whether every compared policy's median at 100 % lies in the
-/// published range (`None` when nothing was compared: no published results for `workload`, or no
-/// run reached 100 % arrived where a published value exists).
+/// published range (`None` when nothing was compared: no published results for `workload`, no
+/// run reached 100 % arrived where a published value exists, or the runs' seeds are not the
+/// paper's [`PAPER_SEEDS`]: the paper has a number for the median over those ten runs only, so a
+/// run of other seeds, `--seeds 42` included, is shown next to it but not judged by it).
 fn summary(
     policies: &[Policy],
     curves: &[Curve],
@@ -527,6 +535,17 @@ fn summary(
     workload: &str,
 ) -> (String, String, Option<bool>) {
     let by = curves_by_policy(curves);
+    // Every policy ran exactly the paper's seeds (curves come one per policy and seed).
+    let paper_seeds: Vec<u64> = PAPER_SEEDS.collect();
+    let same_seeds = policies.iter().all(|p| {
+        let mut seeds: Vec<u64> = curves
+            .iter()
+            .filter(|c| c.policy == *p)
+            .map(|c| c.seed)
+            .collect();
+        seeds.sort_unstable();
+        seeds == paper_seeds
+    });
     let mut csv = String::from(
         "policy,arrived_gpu_pct,n_seeds,unalloc_median,unalloc_min,unalloc_max,paper_median,paper_min,paper_max,within_paper_range\n",
     );
@@ -551,7 +570,7 @@ fn summary(
             let vals = by.get(p).map(|v| v[k as usize].clone()).unwrap_or_default();
             let s = Summary::of(&vals);
             let paper = expected.and_then(|e| e.get(&(p.paper_label().to_string(), k)).copied());
-            let within = if s.n == 0 {
+            let within = if s.n == 0 || !same_seeds {
                 None
             } else {
                 paper.map(|(_, lo, hi)| s.median >= lo - 1e-9 && s.median <= hi + 1e-9)
@@ -585,7 +604,7 @@ fn summary(
             } else {
                 let _ = write!(row, " {:.2} [{:.2}, {:.2}]", s.median, s.min, s.max);
                 if let Some((m, lo, hi)) = paper {
-                    let mark = if within == Some(true) { "" } else { " ✗" };
+                    let mark = if within == Some(false) { " ✗" } else { "" };
                     let _ = write!(row, " ({m:.2} [{lo:.2}, {hi:.2}]){mark}");
                 }
                 row.push_str(" |");
@@ -624,6 +643,16 @@ fn summary(
             let _ = writeln!(
                 md,
                 "no published results for workload {workload} and the policies run: no verdict"
+            );
+            None
+        }
+        Some(_) if !same_seeds => {
+            let _ = writeln!(
+                md,
+                "no verdict: the paper's numbers are medians and ranges over its {} seeds {}..{}; the seeds run here are another set, so they are shown beside it, not compared (the default --seeds {DEFAULT_SEEDS} compares)",
+                paper_seeds.len(),
+                PAPER_SEEDS.start(),
+                PAPER_SEEDS.end()
             );
             None
         }
@@ -734,18 +763,25 @@ mod tests {
             .collect()
     }
 
+    /// One curve per paper seed (42..51), all with `points`.
+    fn paper_curves(policy: Policy, points: &[(usize, f64)]) -> Vec<Curve> {
+        PAPER_SEEDS
+            .map(|seed| curve_at(policy, seed, points))
+            .collect()
+    }
+
     #[test]
     fn verdict_only_when_something_was_compared() {
         let e = published(&[("FGD", 0, 99.75, 99.72, 99.79), ("FGD", 100, 5.0, 4.0, 6.0)]);
         // Only 0 % arrived (e.g. --limit 0): no verdict, and it says why.
-        let c = [curve_at(Policy::Fgd, 42, &[(0, 99.75)])];
+        let c = paper_curves(Policy::Fgd, &[(0, 99.75)]);
         let (_, md, ok) = summary(&[Policy::Fgd], &c, Some(&e), "w");
         assert_eq!(ok, None);
         assert!(!md.contains("within the published seed range"));
         assert!(md.contains("no point at 100 % arrived with a published value to compare"));
         assert!(md.contains("ranking at 100 %: no point at 100 % arrived"));
         // A workload without published rows.
-        let c = [curve_at(Policy::Fgd, 42, &[(0, 99.75), (100, 5.5)])];
+        let c = paper_curves(Policy::Fgd, &[(0, 99.75), (100, 5.5)]);
         let (_, md, ok) = summary(&[Policy::Fgd], &c, Some(&Expected::new()), "w");
         assert_eq!(ok, None);
         assert!(md.contains("no published results for workload w and the policies run"));
@@ -754,10 +790,8 @@ mod tests {
         let (_, md, ok) = summary(&[Policy::Fgd], &c, Some(&e), "w");
         assert_eq!(ok, Some(true));
         assert!(md.contains("within the published seed range: yes"));
-        let c = [
-            curve_at(Policy::Fgd, 42, &[(100, 6.5)]),
-            curve_at(Policy::Binpack, 42, &[(100, 1.0)]),
-        ];
+        let mut c = paper_curves(Policy::Fgd, &[(100, 6.5)]);
+        c.extend(paper_curves(Policy::Binpack, &[(100, 1.0)]));
         let (_, md, ok) = summary(&[Policy::Fgd, Policy::Binpack], &c, Some(&e), "w");
         assert_eq!(ok, Some(false));
         assert!(md.contains("within the published seed range: NO"));
@@ -765,6 +799,34 @@ mod tests {
             "not compared (no published value at 100 %): {}",
             Policy::Binpack.paper_label()
         )));
+    }
+
+    /// `--seeds 42` (or any set but 42..51): the paper has no number for that run, so the median
+    /// is shown beside the paper's but there is no verdict, even when it lies outside the range.
+    #[test]
+    fn other_seeds_than_the_papers_get_no_verdict() {
+        let e = published(&[("FGD", 100, 5.0, 4.0, 6.0)]);
+        for seeds in [vec![42], vec![43, 44], (42..=50).collect::<Vec<u64>>()] {
+            let c: Vec<Curve> = seeds
+                .iter()
+                .map(|s| curve_at(Policy::Fgd, *s, &[(100, 9.0)]))
+                .collect();
+            let (csv, md, ok) = summary(&[Policy::Fgd], &c, Some(&e), "w");
+            assert_eq!(ok, None, "{seeds:?}");
+            assert!(md.contains("no verdict: the paper's numbers are medians and ranges over its 10 seeds 42..51"), "{md}");
+            assert!(
+                md.contains("9.00 [9.00, 9.00] (5.00 [4.00, 6.00]) |"),
+                "{md}"
+            );
+            assert!(!md.contains('✗'), "{md}");
+            // The CSV keeps the paper's numbers and leaves within_paper_range empty.
+            assert!(csv.contains("fgd,100,"), "{csv}");
+            assert!(
+                csv.lines()
+                    .any(|l| l.starts_with("fgd,100,") && l.ends_with(",5.000,4.00,6.00,")),
+                "{csv}"
+            );
+        }
     }
 
     #[test]

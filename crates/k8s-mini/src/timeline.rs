@@ -351,7 +351,7 @@ mod tests {
 
     fn fixtures() -> std::path::PathBuf {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../crates/k8s-cluster/tests/fixtures/timeline")
+            .join("../k8s-cluster/tests/fixtures/timeline")
     }
 
     fn args(policies: Vec<Policy>, out: &str) -> TimelineArgs {
