@@ -44,6 +44,31 @@ enum Command {
     /// Replay a GPU cluster trace (Alibaba openb) under the FGD paper's protocol: curves, summary,
     /// SVG plot.
     Replay(replay::ReplayArgs),
+    /// Serve the scenario's cluster as a Kubernetes API server on 127.0.0.1 for kubectl
+    /// (docs/serve.md).
+    Serve(ServeArgs),
+}
+
+#[derive(clap::Args)]
+struct ServeArgs {
+    /// The scenario or manifests the cluster starts from (bundled name or path).
+    #[arg(short = 'f', long = "filename", value_name = "FILE")]
+    file: String,
+    /// Port on 127.0.0.1 (0: any free port).
+    #[arg(long, default_value_t = 8001)]
+    port: u16,
+    /// Ticks (simulated seconds) per real second.
+    #[arg(long, default_value_t = 1.0, conflicts_with = "paused")]
+    speed: f64,
+    /// Keep the clock still; `POST /k8s-mini/v1/step?ticks=N` moves it.
+    #[arg(long)]
+    paused: bool,
+    /// Write a kubeconfig for this server here.
+    #[arg(long, value_name = "FILE")]
+    kubeconfig_out: Option<PathBuf>,
+    /// Write the session as a Scenario that replays to the same state.
+    #[arg(long, value_name = "FILE")]
+    record: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -157,6 +182,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Replay(args) => replay::run(args),
+        Command::Serve(args) => serve(args),
         Command::Scenario(args) => {
             if args.list {
                 return list();
@@ -198,6 +224,35 @@ fn main() -> ExitCode {
                     ExitCode::from(2)
                 }
             }
+        }
+    }
+}
+
+fn serve(args: ServeArgs) -> ExitCode {
+    if !(args.speed.is_finite() && args.speed > 0.0) {
+        eprintln!("error: --speed must be a positive number");
+        return ExitCode::from(2);
+    }
+    let opts = k8s_serve::ServeOptions {
+        file: resolve(&args.file),
+        port: args.port,
+        clock: if args.paused {
+            k8s_serve::Clock::Paused
+        } else {
+            k8s_serve::Clock::Speed(args.speed)
+        },
+        kubeconfig_out: args.kubeconfig_out,
+        record: args.record,
+    };
+    match k8s_serve::serve(&opts) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(k8s_serve::ServeError::Manifest(e)) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
         }
     }
 }

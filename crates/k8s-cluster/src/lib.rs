@@ -8,6 +8,7 @@
 //! - `scenario`: the `Scenario` document (ticks, timed steps, expectations).
 //! - `run`: a scenario file end to end; `output`: kubectl-like tables and the `v1` List dump;
 //!   `output_services`: the Services and EndpointSlices tables (only when there are any).
+//! - [`Session`]: a scenario's cluster driven tick by tick from outside (`serve`).
 //!
 //! This crate and `xtask` are the only ones that name concrete sibling crates.
 
@@ -19,6 +20,7 @@ pub(crate) mod output;
 pub(crate) mod output_services;
 pub(crate) mod run;
 pub(crate) mod scenario;
+pub(crate) mod session;
 pub(crate) mod state;
 pub(crate) mod steps;
 pub mod trace;
@@ -26,3 +28,5 @@ pub(crate) mod yaml_position;
 
 pub use cluster::{Cluster, ClusterConfig};
 pub use run::{run_file, run_file_to, OutputFormat, RunOptions, RunOutcome};
+pub use session::Session;
+pub use state::{human_duration, print_pod, PodPrint};

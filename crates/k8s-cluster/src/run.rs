@@ -108,6 +108,34 @@ pub fn run_file_to(
             ),
         ));
     }
+    let p = prepare(path, opts)?;
+    Ok(run_cluster(
+        p.cluster,
+        &p.scenario,
+        p.steps,
+        opts,
+        Loaded {
+            other_kinds: p.other_kinds,
+            warnings: p.warnings,
+            file: &path.display().to_string(),
+        },
+        out,
+    ))
+}
+
+/// A scenario file loaded: the cluster with the initial objects applied (at tick 0, before the
+/// first tick), the Scenario document, its decoded steps, the untyped kinds seen and the warnings.
+pub(crate) struct Prepared {
+    pub(crate) cluster: Cluster,
+    pub(crate) scenario: Scenario,
+    pub(crate) steps: Vec<ReadyStep>,
+    pub(crate) other_kinds: BTreeSet<(String, String, bool)>,
+    pub(crate) warnings: Vec<String>,
+}
+
+/// Loads the scenario in `path` into a cluster (what every run does before its first tick; also
+/// `serve`'s start, see `session.rs`).
+pub(crate) fn prepare(path: &Path, opts: &RunOptions) -> Result<Prepared, ManifestError> {
     let manifests = manifest::load_file(path)?;
     let mut scheduler_config: Option<KubeSchedulerConfiguration> = None;
     let mut scheduler_config_source: Option<Source> = None;
@@ -217,18 +245,13 @@ pub fn run_file_to(
     }
     apply_initial(&mut cluster, objects, &mut other_kinds, &mut warnings)?;
     let steps = decode_steps(&scenario, &scenario_source)?;
-    Ok(run_cluster(
+    Ok(Prepared {
         cluster,
-        &scenario,
+        scenario,
         steps,
-        opts,
-        Loaded {
-            other_kinds,
-            warnings,
-            file: &path.display().to_string(),
-        },
-        out,
-    ))
+        other_kinds,
+        warnings,
+    })
 }
 
 /// A writer that remembers the kind of its first failure (the serializers report it only as
