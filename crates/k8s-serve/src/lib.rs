@@ -88,6 +88,25 @@ impl Server {
         format!("http://{}", self.addr)
     }
 
+    /// Runs `ticks` ticks now, as `POST /k8s-mini/v1/step?ticks=N` does (for a driver in the same
+    /// process, e.g. a test moving the clock while kubectl waits); returns the tick reached.
+    pub fn step(&self, ticks: u64) -> Option<u64> {
+        let req = rest::Request {
+            method: "POST".into(),
+            path: "/k8s-mini/v1/step".into(),
+            query: vec![("ticks".into(), ticks.to_string())],
+            ..Default::default()
+        };
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.to_driver.send(driver::Msg::Request(req, tx)).ok()?;
+        match rx.blocking_recv().ok()? {
+            driver::Answer::Reply(r) => {
+                serde_json::from_slice::<serde_json::Value>(&r.body).ok()?["tick"].as_u64()
+            }
+            driver::Answer::Watch { .. } => None,
+        }
+    }
+
     /// Blocks until the server stops.
     pub fn wait(mut self) {
         if let Some(h) = self.http.take() {

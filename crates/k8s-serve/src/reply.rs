@@ -42,6 +42,9 @@ pub(crate) struct Details {
     pub(crate) name: String,
     pub(crate) group: String,
     pub(crate) resource: String,
+    /// The kind (`Pod`): upstream's `NewInvalid` names it in `details.kind` where the other
+    /// errors name the resource (`pods`).
+    pub(crate) kind: String,
 }
 
 /// The reason string upstream writes for a reason.
@@ -71,8 +74,13 @@ pub(crate) fn status_json(s: &Status, d: &Details) -> Value {
     if !d.group.is_empty() {
         details.insert("group".into(), json!(d.group));
     }
-    if !d.resource.is_empty() {
-        details.insert("kind".into(), json!(d.resource));
+    let kind = if s.reason == StatusReason::Invalid && !d.kind.is_empty() {
+        &d.kind
+    } else {
+        &d.resource
+    };
+    if !kind.is_empty() {
+        details.insert("kind".into(), json!(kind));
     }
     if !s.causes.is_empty() {
         let causes: Vec<Value> = s
@@ -185,6 +193,7 @@ mod tests {
             name: "web".into(),
             group: "apps".into(),
             resource: "deployments".into(),
+            kind: "Deployment".into(),
         };
         let v = status_json(&s, &d);
         assert_eq!(

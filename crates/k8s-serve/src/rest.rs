@@ -54,6 +54,7 @@ impl Target {
             name: self.name.clone().unwrap_or_default(),
             group: self.info.group.to_string(),
             resource: self.info.plural.to_string(),
+            kind: self.info.kind.name().to_string(),
         }
     }
 
