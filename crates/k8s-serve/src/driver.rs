@@ -141,7 +141,7 @@ impl Driver {
         let lines = self.session.tick();
         self.sync();
         let now = self.now();
-        if now % watch::BOOKMARK_EVERY == 0 {
+        if now.is_multiple_of(watch::BOOKMARK_EVERY) {
             let rev = self.cache.synced();
             self.watchers
                 .retain(|w| !w.bookmarks || w.bookmark(rev, false));

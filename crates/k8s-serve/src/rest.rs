@@ -259,7 +259,7 @@ fn encode_continue(key: &str) -> String {
 }
 
 fn decode_continue(token: &str) -> Option<String> {
-    if token.len() % 2 != 0 {
+    if !token.len().is_multiple_of(2) {
         return None;
     }
     let bytes: Option<Vec<u8>> = (0..token.len())
