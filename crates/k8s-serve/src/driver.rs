@@ -111,7 +111,20 @@ impl Driver {
             match msg {
                 Msg::Shutdown => return,
                 Msg::Request(req, tx) => {
-                    let answer = self.handle(&req);
+                    // A bug reached by some request answers 500 instead of stopping the server
+                    // (the apiserver's writes are single compare-and-swap operations: a failed
+                    // request leaves the store as it was or with its one write done).
+                    let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        self.handle(&req)
+                    }))
+                    .unwrap_or_else(|_| {
+                        Answer::Reply(reply::failure(
+                            &k8s_types::status::Status::internal(
+                                "an internal error occurred while serving the request",
+                            ),
+                            &reply::Details::default(),
+                        ))
+                    });
                     let _ = tx.send(answer);
                 }
             }
@@ -273,6 +286,13 @@ impl Driver {
             Err(r) => return Answer::Reply(r),
         };
         let namespaced_object = t.info.kind.namespaced() && t.namespace.is_none();
+        if req.method != "GET" && req.param("dryRun").is_some_and(|d| !d.is_empty()) {
+            // A dry run would need every write path to stop before the store; refusing is
+            // better than applying it.
+            return Answer::Reply(reply::bad_request(
+                "dryRun is not supported by k8s-mini serve",
+            ));
+        }
         let (r, recorded) = match (req.method.as_str(), &t.name) {
             ("GET", None) => {
                 let watch = matches!(req.param("watch"), Some("true" | "1"));

@@ -49,12 +49,12 @@ pub(crate) async fn handle(State(st): State<Arc<Shared>>, req: axum::extract::Re
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<usize>().ok());
-    if declared.is_some_and(|n| n > st.max_body) {
+    // Far too large: answer at once (the client may see the connection close while it writes).
+    if declared.is_some_and(|n| n > DISCARD_LIMIT) {
         return respond(reply::too_large(st.max_body));
     }
-    let bytes = match axum::body::to_bytes(body, st.max_body).await {
-        Ok(b) => b,
-        Err(_) => return respond(reply::too_large(st.max_body)),
+    let Some(bytes) = read_body(body, st.max_body).await else {
+        return respond(reply::too_large(st.max_body));
     };
     let query: Vec<(String, String)> = parts
         .uri
@@ -83,6 +83,27 @@ pub(crate) async fn handle(State(st): State<Arc<Shared>>, req: axum::extract::Re
         Ok(Answer::Watch { rx, timeout }) => stream(rx, timeout),
         Err(_) => unavailable(),
     }
+}
+
+/// Bodies up to this size are read to the end even when over the limit, so that the client gets
+/// its 413 instead of a connection closed while it writes.
+const DISCARD_LIMIT: usize = 16 * 1024 * 1024;
+
+/// The body, or `None` when it is over `limit` (or the connection failed while reading it).
+async fn read_body(body: Body, limit: usize) -> Option<Vec<u8>> {
+    use tokio_stream::StreamExt;
+    let mut data = body.into_data_stream();
+    let (mut buf, mut total) = (Vec::new(), 0usize);
+    while let Some(chunk) = data.next().await {
+        let chunk = chunk.ok()?;
+        total = total.saturating_add(chunk.len());
+        if total <= limit {
+            buf.extend_from_slice(&chunk);
+        } else if total > DISCARD_LIMIT {
+            return None;
+        }
+    }
+    (total <= limit).then_some(buf)
 }
 
 fn stream(mut rx: tokio::sync::mpsc::UnboundedReceiver<Vec<u8>>, timeout: Duration) -> Response {

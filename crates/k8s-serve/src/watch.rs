@@ -3,7 +3,10 @@
 //! from a resourceVersion within that window (older: an `ERROR` event with a 410 `Expired` Status,
 //! as upstream's `cacheWatcher`), or with the current objects as synthetic `ADDED` events when no
 //! resourceVersion (or `0`) is given. Events go out as JSON lines of `WatchEvent`s; a Table watch
-//! (`kubectl get -w`) gets one-row Tables, column definitions in the first only. With
+//! (`kubectl get -w`) gets one-row Tables, column definitions in the first only. Selectors are
+//! checked on the object before and after each change, as upstream's `cacheWatcher`
+//! (`convertToWatchEvent`): an object that comes into the selection is `ADDED`, one that leaves it
+//! is `DELETED` (its state before the change). With
 //! `allowWatchBookmarks`, a `BOOKMARK` carrying the current resourceVersion is sent at every tick
 //! whose number is a multiple of [`BOOKMARK_EVERY`] (upstream sends one about every minute).
 
@@ -34,6 +37,8 @@ pub(crate) struct Cached {
     rev: i64,
     type_: WatchEventType,
     object: Arc<Object>,
+    /// The object before the change (`None` for a create).
+    prev: Option<Arc<Object>>,
 }
 
 /// What a watcher asked for.
@@ -92,7 +97,30 @@ impl Watcher {
         self.tx.send(line).is_ok()
     }
 
-    /// Sends a bookmark at `rev` (extra annotations for the end of the initial events).
+    /// Sends a change as upstream's `convertToWatchEvent`: what the selection sees of it. A
+    /// deletion passes when the object did before it; an object leaving the selection goes out as
+    /// `DELETED` with its state before the change and the change's resourceVersion.
+    fn send_change(&mut self, c: &Cached, now: Tick) -> bool {
+        let before = c.prev.as_deref().unwrap_or(&c.object);
+        let cur = c.type_ != WatchEventType::Deleted && self.wants(&c.object);
+        let old = (c.prev.is_some() || c.type_ == WatchEventType::Deleted) && self.wants(before);
+        let left;
+        let (type_, obj): (&str, &Object) = match (cur, old) {
+            (true, true) => ("MODIFIED", &c.object),
+            (true, false) => ("ADDED", &c.object),
+            (false, true) => {
+                let mut o = before.clone();
+                o.meta_mut().resource_version = c.object.meta().resource_version.clone();
+                left = o;
+                ("DELETED", &left)
+            }
+            (false, false) => return !self.tx.is_closed(),
+        };
+        let line = self.line(type_, obj, now);
+        self.tx.send(line).is_ok()
+    }
+
+    /// Sends a bookmark at `rev` (annotated as the end of the initial events when asked).
     pub(crate) fn bookmark(&self, rev: i64, initial_end: bool) -> bool {
         let mut meta = json!({"resourceVersion": rev.to_string()});
         if initial_end {
@@ -114,6 +142,8 @@ pub(crate) fn encode(type_: &str, object: &Value) -> Vec<u8> {
 /// The cache of recent changes.
 pub(crate) struct WatchCache {
     events: VecDeque<Cached>,
+    /// The latest state of every object seen changing, by store key (for `Cached::prev`).
+    latest: std::collections::BTreeMap<String, Arc<Object>>,
     /// The store revision read up to.
     synced: i64,
     /// Changes after this revision are all in `events`.
@@ -125,6 +155,7 @@ impl WatchCache {
     pub(crate) fn new(rev: i64) -> WatchCache {
         WatchCache {
             events: VecDeque::new(),
+            latest: std::collections::BTreeMap::new(),
             synced: rev,
             complete_after: rev,
         }
@@ -144,12 +175,25 @@ impl WatchCache {
                     rev: e.revision,
                     type_: e.type_,
                     object: e.object,
+                    prev: None,
                 }));
             }
         }
         fresh.sort_by_key(|c| c.rev);
-        for c in fresh {
-            watchers.retain_mut(|w| w.send(c.type_.as_str(), &c.object, now));
+        for mut c in fresh {
+            let key = c.object.key();
+            c.prev = match c.type_ {
+                WatchEventType::Added => self.latest.insert(key, c.object.clone()),
+                WatchEventType::Modified => {
+                    self.latest.insert(key, c.object.clone()).or_else(|| {
+                        // Changed for the first time since the server started: its state before is
+                        // not known; treat it as unchanged for the selection.
+                        Some(c.object.clone())
+                    })
+                }
+                WatchEventType::Deleted => self.latest.remove(&key),
+            };
+            watchers.retain_mut(|w| w.send_change(&c, now));
             self.events.push_back(c);
         }
         while self.events.len() > CAPACITY {
@@ -191,7 +235,7 @@ impl WatchCache {
             }
             Some(from) => {
                 for c in self.events.iter().filter(|c| c.rev > from) {
-                    if !w.send(c.type_.as_str(), &c.object, now) {
+                    if !w.send_change(c, now) {
                         return Ok(None);
                     }
                 }
@@ -203,5 +247,82 @@ impl WatchCache {
     /// The revision read up to.
     pub(crate) fn synced(&self) -> i64 {
         self.synced
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pod(app: &str, rv: &str) -> Arc<Object> {
+        let v = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "default", "labels": {"app": app}, "resourceVersion": rv},
+            "spec": {"containers": [{"name": "c", "image": "i"}]}});
+        Arc::new(k8s_cluster::manifest::decode_object_json(&Kind::Pod, v).unwrap())
+    }
+
+    #[test]
+    fn an_object_leaving_the_selection_is_deleted_with_its_state_before() {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut w = Watcher {
+            kind: Kind::Pod,
+            group_version: "v1".into(),
+            namespace: None,
+            labels: Some(LabelSelector::parse("app=web").unwrap()),
+            fields: FieldSelector::default(),
+            table: None,
+            bookmarks: false,
+            sent_headers: false,
+            tx,
+        };
+        let mut next = |w: &mut Watcher, type_, object, prev| {
+            assert!(w.send_change(
+                &Cached {
+                    rev: 0,
+                    type_,
+                    object,
+                    prev
+                },
+                0
+            ));
+            rx.try_recv()
+                .ok()
+                .map(|l| serde_json::from_slice::<Value>(&l).unwrap())
+        };
+        let added = next(&mut w, WatchEventType::Added, pod("web", "5"), None).unwrap();
+        assert_eq!(added["type"], "ADDED");
+        let left = next(
+            &mut w,
+            WatchEventType::Modified,
+            pod("db", "6"),
+            Some(pod("web", "5")),
+        )
+        .unwrap();
+        assert_eq!(left["type"], "DELETED");
+        assert_eq!(left["object"]["metadata"]["labels"]["app"], "web");
+        assert_eq!(left["object"]["metadata"]["resourceVersion"], "6");
+        assert!(next(
+            &mut w,
+            WatchEventType::Modified,
+            pod("db", "7"),
+            Some(pod("db", "6"))
+        )
+        .is_none());
+        let back = next(
+            &mut w,
+            WatchEventType::Modified,
+            pod("web", "8"),
+            Some(pod("db", "7")),
+        )
+        .unwrap();
+        assert_eq!(back["type"], "ADDED");
+        let gone = next(
+            &mut w,
+            WatchEventType::Deleted,
+            pod("web", "9"),
+            Some(pod("web", "8")),
+        )
+        .unwrap();
+        assert_eq!(gone["type"], "DELETED");
     }
 }

@@ -21,6 +21,10 @@ struct Env {
 
 impl Env {
     fn new(name: &str, record: bool) -> Env {
+        Env::with_clock(name, record, Clock::Paused)
+    }
+
+    fn with_clock(name: &str, record: bool, clock: Clock) -> Env {
         assert!(
             Path::new("/usr/bin/kubectl").exists() || which_kubectl(),
             "kubectl is required for these tests (CI has /usr/bin/kubectl v1.32)"
@@ -33,7 +37,7 @@ impl Env {
         let server = k8s_serve::start(&ServeOptions {
             file: dir.join("nodes.yaml"),
             port: 0,
-            clock: Clock::Paused,
+            clock,
             kubeconfig_out: Some(dir.join("kubeconfig")),
             record: record.then(|| dir.join("recorded.yaml")),
         })
@@ -382,4 +386,29 @@ fn watch_resumes_from_a_resource_version_and_errors_are_status_objects() {
     );
     // The server still answers.
     assert!(env.ok(&["get", "deploy", "web"]).contains("5/5"));
+}
+
+#[test]
+fn the_clock_runs_at_speed_and_a_server_dry_run_is_refused() {
+    let started = Instant::now();
+    let env = Env::with_clock("speed", false, Clock::Speed(100.0));
+    std::thread::sleep(Duration::from_millis(500));
+    let clock: serde_json::Value =
+        serde_json::from_str(&env.ok(&["get", "--raw", "/k8s-mini/v1/clock"])).unwrap();
+    assert_eq!(clock["paused"], false);
+    assert_eq!(clock["speed"], 100.0);
+    // 100 ticks per second since the start (a loaded machine may run behind, never ahead).
+    let tick = clock["tick"].as_u64().unwrap();
+    let most = (started.elapsed().as_secs_f64() * 100.0).ceil() as u64;
+    assert!(tick >= 10 && tick <= most, "{clock}, at most {most}");
+    let dry = env.run(&["apply", "-f", "web.yaml", "--dry-run=server"]);
+    assert!(!dry.status.success());
+    assert!(
+        String::from_utf8_lossy(&dry.stderr).contains("dryRun is not supported by k8s-mini serve")
+    );
+    let none = env.run(&["get", "deploy"]);
+    assert_eq!(
+        String::from_utf8_lossy(&none.stderr),
+        "No resources found in default namespace.\n"
+    );
 }
