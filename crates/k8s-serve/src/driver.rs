@@ -286,6 +286,8 @@ impl Driver {
             Err(r) => return Answer::Reply(r),
         };
         let namespaced_object = t.info.kind.namespaced() && t.namespace.is_none();
+        // `binding` and `eviction` take a create only; the others get, update and patch.
+        let action_sub = matches!(t.sub.as_deref(), Some("binding" | "eviction"));
         if req.method != "GET" && req.param("dryRun").is_some_and(|d| !d.is_empty()) {
             // A dry run would need every write path to stop before the store; refusing is
             // better than applying it.
@@ -302,27 +304,12 @@ impl Driver {
                 (rest::list(&self.session, &t, req), None)
             }
             (_, Some(_)) if namespaced_object => (reply::not_found_path(), None),
-            ("GET", Some(_)) => (rest::get(&self.session, &t, req), None),
+            ("GET", Some(_)) if !action_sub => (rest::get(&self.session, &t, req), None),
             ("POST", None) if namespaced_object => (reply::method_not_allowed(), None),
             ("POST", None) => rest::create(&mut self.session, &t, req),
-            ("POST", Some(_))
-                if t.sub.is_some()
-                    && t.info
-                        .subresource(t.sub.as_deref().unwrap_or(""))
-                        .is_some_and(|s| s.verbs.contains(&"create")) =>
-            {
-                rest::create_subresource(&mut self.session, &t, req)
-            }
-            ("PUT", Some(_))
-                if t.sub.as_deref() != Some("binding") && t.sub.as_deref() != Some("eviction") =>
-            {
-                rest::update(&mut self.session, &t, req)
-            }
-            ("PATCH", Some(_))
-                if t.sub.as_deref() != Some("binding") && t.sub.as_deref() != Some("eviction") =>
-            {
-                rest::patch(&mut self.session, &t, req)
-            }
+            ("POST", Some(_)) if action_sub => rest::create_subresource(&mut self.session, &t, req),
+            ("PUT", Some(_)) if !action_sub => rest::update(&mut self.session, &t, req),
+            ("PATCH", Some(_)) if !action_sub => rest::patch(&mut self.session, &t, req),
             ("DELETE", Some(_)) if t.sub.is_none() => rest::delete(&mut self.session, &t, req),
             _ => (reply::method_not_allowed(), None),
         };
