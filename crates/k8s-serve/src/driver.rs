@@ -393,3 +393,7 @@ impl Driver {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "driver_tests.rs"]
+mod tests;

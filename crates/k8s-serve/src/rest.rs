@@ -337,7 +337,11 @@ pub(crate) fn create(s: &mut Session, t: &Target, req: &Request) -> (Reply, Reco
     };
     match result {
         Ok(created) => {
+            // The body as the apiserver read it (apiVersion, kind and namespace filled in from
+            // the path), so that the `apply` step decodes it the same way.
             let mut step_body = body;
+            step_body["apiVersion"] = json!(t.info.group_version());
+            step_body["kind"] = json!(t.info.kind.name());
             if t.info.kind.namespaced() {
                 step_body["metadata"]["namespace"] = json!(t.ns());
             }
@@ -459,6 +463,16 @@ pub(crate) fn patch(s: &mut Session, t: &Target, req: &Request) -> (Reply, Recor
             None,
         );
     }
+    if media == "application/strategic-merge-patch+json" && t.info.kind == Kind::PodGroup {
+        // A custom resource has no Go struct to read merge keys from (upstream: 415).
+        return (
+            reply::unsupported_media_type(
+                "strategic merge patch is not supported for custom resources",
+                "application/json-patch+json, application/merge-patch+json",
+            ),
+            None,
+        );
+    }
     let current = match get_object(s, t) {
         Ok(o) => o,
         Err(e) => return fail(&e, t),
@@ -485,9 +499,7 @@ pub(crate) fn patch(s: &mut Session, t: &Target, req: &Request) -> (Reply, Recor
             }
         }
         _ => {
-            if t.info.kind == Kind::PodGroup {
-                Err("strategic merge patch is not supported for custom resources".to_string())
-            } else if !p.is_object() {
+            if !p.is_object() {
                 Err("a strategic merge patch must be a JSON object".to_string())
             } else {
                 patch::strategic_merge_patch(&mut after, &p)
@@ -495,13 +507,15 @@ pub(crate) fn patch(s: &mut Session, t: &Target, req: &Request) -> (Reply, Recor
         }
     };
     if let Err(e) = applied {
-        let status = Status::invalid(
-            &t.info.kind,
-            t.name.as_deref().unwrap_or(""),
-            vec![k8s_types::status::FieldError::invalid("", "", e)],
-        );
-        // Upstream answers a patch that does not apply with 422 (or 400 for a body that is not a
-        // patch); the message carries the patch library's error.
+        // Upstream answers a patch that does not apply with 422 and the patch library's error
+        // (`errors.NewGenericServerResponse(http.StatusUnprocessableEntity, ...)` in
+        // `handlers/patch.go`).
+        let status = Status {
+            reason: k8s_types::status::StatusReason::Invalid,
+            code: 422,
+            message: e,
+            causes: Vec::new(),
+        };
         return fail(&status, t);
     }
     if scale {
