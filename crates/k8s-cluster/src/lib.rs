@@ -13,6 +13,7 @@
 //! - [`printers`]: `kubectl get`'s tables (upstream's server-side printers); [`describe`]:
 //!   `kubectl describe pod`;
 //!   `output_services`: the Services and EndpointSlices tables (only when there are any).
+//! - [`Session`]: a scenario's cluster driven tick by tick from outside (`serve`).
 //!
 //! This crate, `k8s-mini` (the command line) and `xtask` are the only ones that name concrete
 //! sibling crates.
@@ -28,6 +29,7 @@ pub(crate) mod output_services;
 pub mod printers;
 pub(crate) mod run;
 pub(crate) mod scenario;
+pub(crate) mod session;
 pub(crate) mod state;
 pub(crate) mod steps;
 pub mod trace;
@@ -38,3 +40,5 @@ pub use run::{
     run_file, run_file_to, run_manifests_to, run_to_state, OutputFormat, RunOptions, RunOutcome,
     RunState,
 };
+pub use session::Session;
+pub use state::{human_duration, print_pod, PodPrint};

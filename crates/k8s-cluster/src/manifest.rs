@@ -621,9 +621,9 @@ fn decode_typed(kind: &Kind, input: &Input<'_>) -> Result<Object, PartialError> 
     })
 }
 
-/// Decodes an object of `kind` from JSON (a `patch` step's patched object). The error is
+/// Decodes an object of `kind` from JSON (a `patch` step's patched object, a `serve` request body). The error is
 /// `<field path>: <message>`.
-pub(crate) fn decode_object_json(kind: &Kind, value: serde_json::Value) -> Result<Object, String> {
+pub fn decode_object_json(kind: &Kind, value: serde_json::Value) -> Result<Object, String> {
     let value: serde_yaml::Value = serde_yaml::to_value(value).map_err(|e| e.to_string())?;
     decode_typed(kind, &Input::Value(value)).map_err(|e| {
         if e.path.is_empty() {

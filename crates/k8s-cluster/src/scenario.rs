@@ -190,6 +190,9 @@ pub struct Step {
     /// `kubectl drain <node>`: cordon, then evict the node's pods (spans ticks).
     #[serde(default)]
     pub drain: Option<DrainStep>,
+    /// One `pods/eviction` of a pod (what `kubectl drain` posts per pod; `serve --record` writes it).
+    #[serde(default)]
+    pub evict: Option<EvictStep>,
     /// Stop a node's kubelet (`systemctl stop kubelet`): no Lease renewal, no status, no pod
     /// sync; the containers keep running.
     #[serde(default)]
@@ -210,6 +213,20 @@ pub struct Step {
     /// Crash and restart kube-controller-manager (it rebuilds from the apiserver by list + watch).
     #[serde(default)]
     pub restart_controller_manager: Option<EmptyStep>,
+}
+
+/// `evict`: a `policy/v1` Eviction of one pod (the `pods/eviction` subresource).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EvictStep {
+    /// Namespace (default `default`).
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// Pod name.
+    pub name: String,
+    /// `deleteOptions.gracePeriodSeconds` (default: the pod's).
+    #[serde(default)]
+    pub grace_period_seconds: Option<i64>,
 }
 
 /// A step action without arguments (`restartScheduler: {}`).

@@ -39,6 +39,7 @@ pub(crate) fn decode_steps(
             step.rollout_restart.is_some(),
             step.create_job_from_cron_job.is_some(),
             step.drain.is_some(),
+            step.evict.is_some(),
             step.stop_kubelet.is_some(),
             step.start_kubelet.is_some(),
             step.partition.is_some(),
@@ -113,6 +114,16 @@ pub(crate) fn run_step(
         return Ok(format!("drain {}", d.node));
     }
     let ns = |n: &Option<String>| n.clone().unwrap_or_else(|| "default".to_string());
+    if let Some(e) = &step.evict {
+        // The `pods/eviction` subresource, as `kubectl drain` posts it for one pod; a 429 from a
+        // PodDisruptionBudget fails the step (nothing retries it).
+        let mut ev = k8s_types::policy::Eviction::default();
+        ev.metadata.name.clone_from(&e.name);
+        ev.metadata.namespace = Some(ns(&e.namespace));
+        ev.delete_options.grace_period_seconds = e.grace_period_seconds;
+        cluster.api().evict(&ev).map_err(|s| s.message)?;
+        return Ok(format!("pod/{} evicted", e.name));
+    }
     if step.apply.is_some() {
         let mut names = Vec::new();
         for obj in &rs.apply {

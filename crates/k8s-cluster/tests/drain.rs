@@ -133,3 +133,39 @@ fn evicted_pods_carry_the_disruption_target_condition() {
         "1970-01-01T00:01:43Z"
     );
 }
+
+#[test]
+fn the_evict_step_posts_one_eviction_and_fails_on_a_budget() {
+    // `bare` (grace period 2 s) is evicted at t=2 and gone at t=4; `web`'s only pod is protected by
+    // minAvailable 1, so its eviction answers 429 and the step fails with the budget's message.
+    let scenario = format!(
+        "{NODES}{BARE}---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: web}}\nspec:\n  replicas: 1\n  selector: {{matchLabels: {{app: web}}}}\n  template:\n    metadata: {{labels: {{app: web}}}}\n    spec:\n      nodeName: n1\n      containers: [{{name: c, image: nginx}}]\n---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {{name: web}}\nspec:\n  minAvailable: 1\n  selector: {{matchLabels: {{app: web}}}}\n---\napiVersion: sim.k8s-mini.io/v1alpha1\nkind: Scenario\nmetadata: {{name: d}}\nspec:\n  ticks: 6\n  steps:\n  - at: 2\n    evict: {{name: bare}}\n  expect:\n  - at: 1\n    pods: {{selector: app=web, count: 1}}\n  - at: 5\n    pods: {{selector: '!app', count: 0}}\n"
+    );
+    let out = run(&scenario, "evict", OutputFormat::Text);
+    assert_eq!(out.failures, 0, "{}", out.stdout);
+    assert!(
+        out.stdout.contains("t=2 step: pod/bare evicted"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("PASS  t=5"), "{}", out.stdout);
+    let web_pod = out
+        .stdout
+        .lines()
+        .find(|l| l.contains("web-") && l.contains("Running"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .expect("the web pod in the pods table")
+        .to_string();
+    let blocked = format!(
+        "{NODES}{BARE}---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: web}}\nspec:\n  replicas: 1\n  selector: {{matchLabels: {{app: web}}}}\n  template:\n    metadata: {{labels: {{app: web}}}}\n    spec:\n      nodeName: n1\n      containers: [{{name: c, image: nginx}}]\n---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {{name: web}}\nspec:\n  minAvailable: 1\n  selector: {{matchLabels: {{app: web}}}}\n---\napiVersion: sim.k8s-mini.io/v1alpha1\nkind: Scenario\nmetadata: {{name: d}}\nspec:\n  ticks: 6\n  steps:\n  - at: 4\n    evict: {{name: {web_pod}}}\n"
+    );
+    let out = run(&blocked, "evict-blocked", OutputFormat::Text);
+    assert_eq!(out.failures, 1, "{}", out.stdout);
+    assert!(
+        out.stdout.contains(
+            "t=4 step FAILED: Cannot evict pod as it would violate the pod's disruption budget."
+        ),
+        "{}",
+        out.stdout
+    );
+}

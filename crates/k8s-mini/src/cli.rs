@@ -46,8 +46,10 @@ enum Command {
     /// SVG plot.
     #[command(after_help = EXIT_CODES)]
     Replay(replay::ReplayArgs),
-    // `serve` (the Kubernetes REST API over HTTP, issue 15 part 2) goes here: a `Serve(ServeArgs)`
-    // variant dispatching to the `k8s-serve` crate. Not implemented in this crate yet.
+    /// Serve the scenario's cluster as a Kubernetes API server on 127.0.0.1 for kubectl
+    /// (docs/serve.md).
+    #[command(after_help = EXIT_CODES)]
+    Serve(crate::serve::ServeArgs),
 }
 
 /// `-f` and how the run goes: shared by `get`, `describe` and `events`.
@@ -177,6 +179,7 @@ where
         Command::Get(args) => get(args),
         Command::Describe(args) => describe(args),
         Command::Events(args) => events(args),
+        Command::Serve(args) => crate::serve::run(args),
     }
 }
 
@@ -189,7 +192,7 @@ fn scenarios_dir() -> PathBuf {
 }
 
 /// A bundled scenario's name (`job-completions`) as its file; anything that looks like a path as is.
-fn resolve(name: &str) -> PathBuf {
+pub(crate) fn resolve(name: &str) -> PathBuf {
     let as_path = PathBuf::from(name);
     if name == "-"
         || as_path.exists()

@@ -22,6 +22,7 @@ mod cli;
 mod inputs;
 mod plot;
 mod replay;
+mod serve;
 mod timeline;
 mod timeline_plot;
 mod view;

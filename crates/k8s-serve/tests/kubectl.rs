@@ -1,0 +1,414 @@
+//! The real client is the test: kubectl v1.32 (`/usr/bin/kubectl`, on CI too) against `serve`
+//! started in-process on an ephemeral port with a paused clock, through a rolling update, a watch,
+//! a cordon and drain, describe, events, delete and bad requests; then the recorded session
+//! replayed by the scenario runner to the same state, byte for byte.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use k8s_serve::{Clock, ServeOptions, Server};
+
+const NODES: &str = "apiVersion: v1\nkind: Node\nmetadata: {name: node-1}\nstatus:\n  capacity: {cpu: \"8\", memory: 16Gi, pods: \"110\"}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: node-2}\nstatus:\n  capacity: {cpu: \"8\", memory: 16Gi, pods: \"110\"}\n";
+
+const WEB: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  labels: {app: web}\nspec:\n  replicas: 3\n  selector:\n    matchLabels: {app: web}\n  strategy:\n    type: RollingUpdate\n    rollingUpdate: {maxSurge: 1, maxUnavailable: 0}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n      - name: app\n        image: app:v1\n        resources:\n          requests: {cpu: 500m, memory: 256Mi}\n";
+
+struct Env {
+    dir: PathBuf,
+    server: Option<Server>,
+}
+
+impl Env {
+    fn new(name: &str, record: bool) -> Env {
+        Env::with_clock(name, record, Clock::Paused)
+    }
+
+    fn with_clock(name: &str, record: bool, clock: Clock) -> Env {
+        assert!(
+            Path::new("/usr/bin/kubectl").exists() || which_kubectl(),
+            "kubectl is required for these tests (CI has /usr/bin/kubectl v1.32)"
+        );
+        let dir = std::env::temp_dir().join(format!("k8s-serve-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("nodes.yaml"), NODES).unwrap();
+        std::fs::write(dir.join("web.yaml"), WEB).unwrap();
+        let server = k8s_serve::start(&ServeOptions {
+            file: dir.join("nodes.yaml"),
+            port: 0,
+            clock,
+            kubeconfig_out: Some(dir.join("kubeconfig")),
+            record: record.then(|| dir.join("recorded.yaml")),
+        })
+        .unwrap();
+        Env {
+            dir,
+            server: Some(server),
+        }
+    }
+
+    fn server(&self) -> &Server {
+        self.server.as_ref().unwrap()
+    }
+
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new("kubectl");
+        c.args(args)
+            .env("KUBECONFIG", self.dir.join("kubeconfig"))
+            .env("HOME", &self.dir)
+            .current_dir(&self.dir);
+        c
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().expect("kubectl runs")
+    }
+
+    /// kubectl's standard output; panics when it fails.
+    fn ok(&self, args: &[&str]) -> String {
+        let o = self.run(args);
+        assert!(
+            o.status.success(),
+            "kubectl {args:?}: {}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    /// Runs kubectl while the clock moves one tick every 50 ms (kubectl waits on the cluster).
+    fn while_ticking(&self, args: &[&str]) -> Output {
+        let mut child = self
+            .cmd(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "kubectl {args:?} hangs"
+            );
+            self.server().step(1);
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        child.wait_with_output().unwrap()
+    }
+}
+
+fn which_kubectl() -> bool {
+    Command::new("kubectl")
+        .arg("version")
+        .arg("--client")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        drop(self.server.take());
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn words(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
+
+#[test]
+fn kubectl_drives_a_rolling_update_a_drain_and_the_recording_replays() {
+    let env = Env::new("rollout", true);
+    assert_eq!(
+        env.ok(&["apply", "-f", "web.yaml"]),
+        "deployment.apps/web created\n"
+    );
+    assert_eq!(env.server().step(5), Some(5));
+    let pods = env.ok(&["get", "pods", "-o", "wide"]);
+    let lines: Vec<&str> = pods.lines().collect();
+    assert_eq!(
+        words(lines[0]),
+        [
+            "NAME",
+            "READY",
+            "STATUS",
+            "RESTARTS",
+            "AGE",
+            "IP",
+            "NODE",
+            "NOMINATED",
+            "NODE",
+            "READINESS",
+            "GATES"
+        ]
+    );
+    assert_eq!(lines.len(), 4, "{pods}");
+    for l in &lines[1..] {
+        let w = words(l);
+        // Created at tick 0, read at tick 5: Running for 5 s, on one of the two nodes.
+        assert_eq!(&w[1..5], ["1/1", "Running", "0", "5s"], "{l}");
+        assert!(w[5].starts_with("10.244."), "{l}");
+        assert!(w[6] == "node-1" || w[6] == "node-2", "{l}");
+    }
+    assert_eq!(
+        words(env.ok(&["get", "deploy", "web"]).lines().nth(1).unwrap()),
+        ["web", "3/3", "3", "3", "5s"]
+    );
+
+    assert_eq!(
+        env.ok(&["scale", "deploy/web", "--replicas=4"]),
+        "deployment.apps/web scaled\n"
+    );
+    env.server().step(6);
+    assert_eq!(
+        words(env.ok(&["get", "deploy", "web"]).lines().nth(1).unwrap())[1],
+        "4/4"
+    );
+
+    assert_eq!(
+        env.ok(&["set", "image", "deploy/web", "app=app:v2"]),
+        "deployment.apps/web image updated\n"
+    );
+    let status = env.while_ticking(&["rollout", "status", "deploy/web", "--timeout=60s"]);
+    let out = String::from_utf8_lossy(&status.stdout);
+    assert!(status.status.success(), "{out}");
+    assert!(
+        out.ends_with("deployment \"web\" successfully rolled out\n"),
+        "{out}"
+    );
+    // Two ReplicaSets: the new one with 4 replicas (app:v2), the old one scaled to 0.
+    let rs = env.ok(&["get", "rs", "-o", "wide", "--no-headers"]);
+    let mut rows: Vec<Vec<&str>> = rs.lines().map(words).collect();
+    rows.sort_by_key(|r| r[1].to_string());
+    assert_eq!(rows.len(), 2, "{rs}");
+    assert_eq!((rows[0][1], rows[0][6]), ("0", "app:v1"));
+    assert_eq!((rows[1][1], rows[1][3], rows[1][6]), ("4", "4", "app:v2"));
+
+    assert_eq!(
+        env.ok(&["rollout", "undo", "deploy/web"]),
+        "deployment.apps/web rolled back\n"
+    );
+    env.server().step(40);
+    assert_eq!(
+        env.ok(&[
+            "get",
+            "deploy",
+            "web",
+            "-o",
+            "jsonpath={.spec.template.spec.containers[0].image} {.status.availableReplicas}"
+        ]),
+        "app:v1 4"
+    );
+
+    // A bounded watch: a deleted pod shows Terminating and its replacement appears.
+    let victim = env.ok(&["get", "pods", "-o", "jsonpath={.items[0].metadata.name}"]);
+    let mut watch = env
+        .cmd(&["get", "pods", "-w", "--no-headers"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = watch.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    // The initial list (4 pods) first, then the changes.
+    for _ in 0..4 {
+        rx.recv_timeout(Duration::from_secs(20)).unwrap();
+    }
+    env.ok(&["delete", "pod", &victim, "--wait=false"]);
+    env.server().step(2);
+    let mut seen = Vec::new();
+    while !seen
+        .iter()
+        .any(|l: &String| l.starts_with(&victim) && l.contains("Terminating"))
+    {
+        seen.push(
+            rx.recv_timeout(Duration::from_secs(20))
+                .expect("watch event"),
+        );
+    }
+    let _ = watch.kill();
+    let _ = watch.wait();
+
+    assert_eq!(env.ok(&["cordon", "node-1"]), "node/node-1 cordoned\n");
+    let nodes = env.ok(&["get", "nodes", "--no-headers"]);
+    assert_eq!(
+        words(nodes.lines().next().unwrap())[1],
+        "Ready,SchedulingDisabled"
+    );
+    let drain = env.while_ticking(&["drain", "node-1", "--ignore-daemonsets", "--timeout=60s"]);
+    let out = String::from_utf8_lossy(&drain.stdout);
+    assert!(
+        drain.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&drain.stderr)
+    );
+    assert!(out.ends_with("node/node-1 drained\n"), "{out}");
+    env.server().step(40);
+    let wide = env.ok(&["get", "pods", "-o", "wide", "--no-headers"]);
+    assert_eq!(wide.lines().count(), 4, "{wide}");
+    assert!(wide.lines().all(|l| words(l)[6] == "node-2"), "{wide}");
+
+    let describe = env.ok(&["describe", "deploy", "web"]);
+    assert!(
+        describe.contains(
+            "Replicas:               4 desired | 4 updated | 4 total | 4 available | 0 unavailable"
+        ),
+        "{describe}"
+    );
+    assert!(describe.contains("ScalingReplicaSet"), "{describe}");
+    let events = env.ok(&["get", "events"]);
+    assert_eq!(
+        words(events.lines().next().unwrap()),
+        ["LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
+    );
+    assert!(events.contains("Killing"), "{events}");
+
+    // Bad requests: an unsupported field selector (400) and an invalid object (422).
+    let bad = env.run(&["get", "pods", "--field-selector", "spec.image=x"]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("(BadRequest)"));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("field label not supported: spec.image"));
+    std::fs::write(
+        env.dir.join("bad.yaml"),
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: bad}\nspec:\n  containers: [{name: c, image: \"\"}]\n",
+    )
+    .unwrap();
+    let invalid = env.run(&["apply", "-f", "bad.yaml"]);
+    let invalid = String::from_utf8_lossy(&invalid.stderr);
+    assert!(
+        invalid.contains("The Pod \"bad\" is invalid: spec.containers[0].image: Required value"),
+        "{invalid}"
+    );
+
+    assert_eq!(
+        env.ok(&["delete", "deploy", "web", "--wait=false"]),
+        "deployment.apps \"web\" deleted\n"
+    );
+    env.server().step(40);
+    let none = env.run(&["get", "pods"]);
+    assert_eq!(
+        String::from_utf8_lossy(&none.stderr),
+        "No resources found in default namespace.\n"
+    );
+
+    // The recording replays to the same state, byte for byte.
+    let state = env.ok(&["get", "--raw", "/k8s-mini/v1/state"]);
+    let recorded = env.dir.join("recorded.yaml");
+    let replay = k8s_cluster::run_file(
+        &recorded,
+        &k8s_cluster::RunOptions {
+            output: k8s_cluster::OutputFormat::Json,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(replay.failures, 0, "{}", replay.stderr);
+    assert!(
+        replay.stdout == state,
+        "the replay of {} differs",
+        recorded.display()
+    );
+}
+
+#[test]
+fn watch_resumes_from_a_resource_version_and_errors_are_status_objects() {
+    let env = Env::new("watch", false);
+    env.ok(&["apply", "-f", "web.yaml"]);
+    env.server().step(1);
+    let list: serde_json::Value = serde_json::from_str(&env.ok(&[
+        "get",
+        "--raw",
+        "/apis/apps/v1/namespaces/default/deployments",
+    ]))
+    .unwrap();
+    let rv = list["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    env.ok(&["scale", "deploy/web", "--replicas=5"]);
+    env.server().step(60);
+    // From the list's resourceVersion: the scale (spec.replicas 5) comes first, then the status
+    // updates; a bookmark at tick 60.
+    let path = format!("/apis/apps/v1/namespaces/default/deployments?watch=1&resourceVersion={rv}&timeoutSeconds=1&allowWatchBookmarks=true");
+    let events: Vec<serde_json::Value> = env
+        .ok(&["get", "--raw", &path])
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(events[0]["type"], "MODIFIED");
+    assert_eq!(events[0]["object"]["spec"]["replicas"], 5);
+    assert!(events.iter().all(|e| e["type"] == "MODIFIED"));
+    assert!(events.last().unwrap()["object"]["status"]["availableReplicas"] == 5);
+    // Compacted away: the watch cache answers with an ERROR event carrying a 410 Expired Status.
+    let gone = env.ok(&[
+        "get",
+        "--raw",
+        "/api/v1/namespaces/default/pods?watch=1&resourceVersion=1&timeoutSeconds=1",
+    ]);
+    let e: serde_json::Value = serde_json::from_str(gone.trim()).unwrap();
+    assert_eq!(e["type"], "ERROR");
+    assert_eq!(e["object"]["code"], 410);
+    assert_eq!(e["object"]["reason"], "Expired");
+    // Unknown path, unknown object, conflict, too large a body.
+    let missing = env.run(&["get", "--raw", "/api/v1/nope"]);
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("(NotFound)"));
+    let nf = env.run(&["get", "deploy", "nope"]);
+    assert_eq!(
+        String::from_utf8_lossy(&nf.stderr),
+        "Error from server (NotFound): deployments.apps \"nope\" not found\n"
+    );
+    let mut dep: serde_json::Value =
+        serde_json::from_str(&env.ok(&["get", "deploy", "web", "-o", "json"])).unwrap();
+    dep["metadata"]["resourceVersion"] = serde_json::json!("1");
+    std::fs::write(env.dir.join("stale.json"), dep.to_string()).unwrap();
+    let conflict = env.run(&["replace", "-f", "stale.json"]);
+    assert!(String::from_utf8_lossy(&conflict.stderr).contains("(Conflict)"));
+    assert!(String::from_utf8_lossy(&conflict.stderr).contains("the object has been modified"));
+    std::fs::write(env.dir.join("huge.json"), vec![b' '; 4 * 1024 * 1024]).unwrap();
+    let huge = env.run(&[
+        "create",
+        "--raw",
+        "/api/v1/namespaces/default/pods",
+        "-f",
+        "huge.json",
+    ]);
+    assert!(
+        String::from_utf8_lossy(&huge.stderr).contains("Request entity too large"),
+        "{}",
+        String::from_utf8_lossy(&huge.stderr)
+    );
+    // The server still answers.
+    assert!(env.ok(&["get", "deploy", "web"]).contains("5/5"));
+}
+
+#[test]
+fn the_clock_runs_at_speed_and_a_server_dry_run_is_refused() {
+    let started = Instant::now();
+    let env = Env::with_clock("speed", false, Clock::Speed(100.0));
+    std::thread::sleep(Duration::from_millis(500));
+    let clock: serde_json::Value =
+        serde_json::from_str(&env.ok(&["get", "--raw", "/k8s-mini/v1/clock"])).unwrap();
+    assert_eq!(clock["paused"], false);
+    assert_eq!(clock["speed"], 100.0);
+    // 100 ticks per second since the start (a loaded machine may run behind, never ahead).
+    let tick = clock["tick"].as_u64().unwrap();
+    let most = (started.elapsed().as_secs_f64() * 100.0).ceil() as u64;
+    assert!(tick >= 10 && tick <= most, "{clock}, at most {most}");
+    let dry = env.run(&["apply", "-f", "web.yaml", "--dry-run=server"]);
+    assert!(!dry.status.success());
+    assert!(
+        String::from_utf8_lossy(&dry.stderr).contains("dryRun is not supported by k8s-mini serve")
+    );
+    let none = env.run(&["get", "deploy"]);
+    assert_eq!(
+        String::from_utf8_lossy(&none.stderr),
+        "No resources found in default namespace.\n"
+    );
+}
