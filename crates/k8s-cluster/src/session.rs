@@ -12,8 +12,8 @@ use k8s_types::Tick;
 
 use crate::cluster::Cluster;
 use crate::drain::Drain;
-use crate::manifest::ManifestError;
 use crate::load::prepare;
+use crate::manifest::ManifestError;
 use crate::run::RunOptions;
 use crate::steps::{advance_drains, run_step, ReadyStep};
 
@@ -37,7 +37,11 @@ impl Session {
     /// # Errors
     /// A [`ManifestError`] for bad input, with file, line and field path.
     pub fn load(path: &Path) -> Result<Session, ManifestError> {
-        let p = prepare(crate::manifest::load_file(path)?, path, &RunOptions::default())?;
+        let p = prepare(
+            crate::manifest::load_file(path)?,
+            path,
+            &RunOptions::default(),
+        )?;
         Ok(Session {
             cluster: p.cluster,
             steps: p.steps,

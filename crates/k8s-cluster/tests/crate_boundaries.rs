@@ -52,7 +52,10 @@ fn library_crates_depend_only_on_interface_crates() {
                 }
             }
         }
-        if matches!(name, "k8s-cluster" | "k8s-mini" | "xtask" | "k8s-types" | "k8s-serve") {
+        if matches!(
+            name,
+            "k8s-cluster" | "k8s-mini" | "xtask" | "k8s-types" | "k8s-serve"
+        ) {
             continue;
         }
         // The framework crate is an interface crate over k8s-types only.

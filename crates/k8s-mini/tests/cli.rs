@@ -375,3 +375,17 @@ fn warnings_go_to_standard_error() {
     assert!(!stdout(&o).contains("warning"), "{}", stdout(&o));
     assert!(stderr(&o).contains("warning: "), "{}", stderr(&o));
 }
+
+/// `serve`'s bad input exits 2 before anything listens: a speed that is not a positive number, a
+/// file that does not exist (named in the message).
+#[test]
+fn serve_refuses_bad_input_with_exit_2() {
+    let f = fixture();
+    let f = f.to_str().unwrap();
+    let o = k8s_mini(&["serve", "-f", f, "--speed", "0", "--port", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stderr(&o), "error: --speed must be a positive number\n");
+    let o = k8s_mini(&["serve", "-f", "/nonexistent/x.yaml", "--port", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("/nonexistent/x.yaml"), "{}", stderr(&o));
+}
