@@ -179,6 +179,7 @@ fn main() -> ExitCode {
                     Output::Json => OutputFormat::Json,
                     Output::Yaml => OutputFormat::Yaml,
                 },
+                ..Default::default()
             };
             // Standard output is written as the run produces it (the json/yaml List is streamed).
             let mut out = std::io::BufWriter::new(std::io::stdout().lock());

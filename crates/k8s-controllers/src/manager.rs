@@ -216,6 +216,41 @@ impl ControllerManager {
             .collect()
     }
 
+    /// The earliest tick at which some controller's informers resync ([`RESYNC_PERIOD_TICKS`]):
+    /// `Some(0)` before a controller's first turn, `None` with resyncs off.
+    pub fn next_resync(&self) -> Option<Tick> {
+        if self.resync_period == 0 {
+            return None;
+        }
+        self.controllers
+            .iter()
+            .map(|r| {
+                r.last_resync
+                    .map_or(0, |last| last.saturating_add(self.resync_period))
+            })
+            .min()
+    }
+
+    /// Moves each controller's resync clock forward as if every resync due before `to - period` had
+    /// run on time (at `last + k * period`), leaving the last one before `to` to run: for a driver
+    /// that skips idle ticks. On a cluster where nothing was written since the previous resync, a
+    /// resync hands the event handlers the objects they already saw, and the level-based syncs it
+    /// queues write nothing.
+    pub fn fast_forward_resyncs(&mut self, to: Tick) {
+        if self.resync_period == 0 {
+            return;
+        }
+        let to = to.saturating_sub(self.resync_period);
+        for r in &mut self.controllers {
+            if let Some(last) = r.last_resync {
+                if to > last {
+                    let periods = (to - last - 1) / self.resync_period;
+                    r.last_resync = Some(last + periods * self.resync_period);
+                }
+            }
+        }
+    }
+
     /// The earliest tick at which some controller has a key waiting (a requeue or a backoff).
     pub fn next_due(&self) -> Option<Tick> {
         self.controllers

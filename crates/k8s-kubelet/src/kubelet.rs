@@ -487,6 +487,25 @@ impl Kubelet {
             .map(|t| t.saturating_add(NODE_STATUS_REPORT_FREQUENCY_TICKS))
     }
 
+    /// The earliest tick at which this kubelet acts on its own, periodic node status reports aside
+    /// ([`Kubelet::next_status_report`]): now (`now`) before registration or after a device health
+    /// change, else its pods' next wake-up ([`Kubelet::next_pod_wakeup`]).
+    pub fn next_wakeup(&self, now: Tick) -> Option<Tick> {
+        if !self.registered || self.devices_changed {
+            return Some(now);
+        }
+        self.next_pod_wakeup()
+    }
+
+    /// How many periodic node status reports fall due before `to` ([`Kubelet::fast_forward`]
+    /// moves the clock past exactly these).
+    pub fn reports_before(&self, to: Tick) -> u64 {
+        match self.last_status_report {
+            Some(last) if to > last => (to - last - 1) / NODE_STATUS_REPORT_FREQUENCY_TICKS,
+            _ => 0,
+        }
+    }
+
     /// Moves the periodic report clock forward as if every report due before `to` had been
     /// written on time (at `last + k * NODE_STATUS_REPORT_FREQUENCY_TICKS`): for a driver that skips
     /// idle ticks (no [`Kubelet::sync`] runs in them), so the next report falls on the same tick as
