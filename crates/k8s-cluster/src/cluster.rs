@@ -20,6 +20,8 @@ use k8s_types::object::Object;
 use k8s_types::status::{FieldError, Status};
 use k8s_types::Tick;
 
+mod fast_forward;
+
 /// Namespaces every cluster starts with (as a fresh kubeadm cluster).
 pub const INITIAL_NAMESPACES: [&str; 3] = ["default", "kube-node-lease", "kube-system"];
 
@@ -306,73 +308,6 @@ impl Cluster {
             kubelet.fast_forward(tick);
         }
         self.tick = tick;
-    }
-
-    /// The earliest tick, from `now` on, at which some component may act when nothing changes in
-    /// between (ask after a tick that wrote nothing, so every component has seen every write): a
-    /// controller's requeue or backoff ([`ControllerManager::next_due`]: CronJob schedules,
-    /// TTL-after-finished, PodGC quarantine, PDB and taint-eviction timers are requeues), the scheduler's next possible attempt
-    /// ([`Scheduler::next_wakeup`]: backoff, the 5-minute flush, Permit timeouts), a kubelet's next
-    /// pod wake-up (probes, back-off, grace periods, run times, memory steps) or a pending
-    /// registration or device change. The periodic work, node status reports and informer resyncs,
-    /// is left out: see [`Cluster::skip_idle`]. `None`: nothing ever happens again unless a driver writes.
-    pub fn next_wakeup(&self) -> Option<Tick> {
-        let now = self.tick;
-        [self.controllers.next_due(), self.scheduler.next_wakeup(now)]
-            .into_iter()
-            .chain(self.kubelets.values().map(|k| k.next_wakeup(now)))
-            .flatten()
-            .map(|t| t.max(now))
-            .min()
-    }
-
-    /// Jumps toward `to` over ticks in which nothing can happen ([`Cluster::next_wakeup`] must be
-    /// `to` or later), with the same result as running them: the periodic node status reports due
-    /// in between are the only writes there, and each only renews a Node's heartbeat times, so all
-    /// but each node's last one before `to` are accounted for without running (the store's revision
-    /// advances by their number, [`ObjectStore::skip_revisions`](k8s_types::store::ObjectStore::skip_revisions),
-    /// and the kubelets' report clocks move past them) and the clock stops at the tick of the first
-    /// report left, which the driver runs as an ordinary tick. The controllers' informer resyncs
-    /// (every 12 h) are batched the same way. Returns the tick reached (the current
-    /// one when a report is due now).
-    pub fn skip_idle(&mut self, to: Tick) -> Tick {
-        let now = self.tick;
-        if to <= now {
-            return now;
-        }
-        // Within one report period before `to`, every node has at most one report: those run.
-        let batch_end = to
-            .saturating_sub(k8s_kubelet::node_status::NODE_STATUS_REPORT_FREQUENCY_TICKS)
-            .max(now);
-        let skipped: u64 = self
-            .kubelets
-            .values()
-            .map(|k| k.reports_before(batch_end))
-            .sum();
-        if skipped > 0 {
-            let n = i64::try_from(skipped).unwrap_or(i64::MAX);
-            if !self.api.store_mut().skip_revisions(n) {
-                // The store cannot account for them: run every report.
-                return self.skip_to_before_reports(to);
-            }
-            for kubelet in self.kubelets.values_mut() {
-                kubelet.fast_forward(batch_end);
-            }
-        }
-        // Informer resyncs likewise: within one resync period before `to` each controller has at
-        // most one, which runs; the earlier ones are skipped ([`ControllerManager::fast_forward_resyncs`]).
-        self.controllers.fast_forward_resyncs(to);
-        self.skip_to_before_reports(to)
-    }
-
-    /// Moves the clock to `to`, or to the first node status report or informer resync due before it.
-    fn skip_to_before_reports(&mut self, to: Tick) -> Tick {
-        let periodic = [self.next_status_report(), self.controllers.next_resync()];
-        let target = periodic.into_iter().flatten().fold(to, Tick::min);
-        if target > self.tick {
-            self.tick = target;
-        }
-        self.tick
     }
 
     /// The earliest tick at which some kubelet's periodic node status report is due.

@@ -47,7 +47,25 @@ fn idle_gaps_give_the_same_output_as_every_tick() {
     assert!(text.contains("result: 2/2 expectations held"), "{text}");
 }
 
-/// The bundled scenarios give the same output with and without fast-forward.
+/// Node Lease heartbeats and the node lifecycle controller across long idle gaps: a kubelet
+/// stopped at t=7003 after its renewal at t=7000 goes Unknown at t=7045 (the first monitor pass
+/// past 7000 + 40), as when every tick runs; it comes back at t=12007 (taints gone at the pass at
+/// t=12010); another node cut off at t=15001, after a status report at t=15000 that the pass at
+/// t=15005 observes, goes Unknown at t=15050. The json output carries
+/// every Node's heartbeat times and every object's resourceVersion.
+#[test]
+fn leases_across_idle_gaps_give_the_same_output_as_every_tick() {
+    let path = fixture("fast-forward-leases.yaml");
+    for output in [OutputFormat::Text, OutputFormat::Json] {
+        let (skipping, every) = outputs(&path, output);
+        assert_eq!(skipping, every, "{output:?}");
+    }
+    let (text, _) = outputs(&path, OutputFormat::Text);
+    assert!(text.contains("# ran 20000 ticks"), "{text}");
+    assert!(text.contains("result: 8/8 expectations held"), "{text}");
+}
+
+/// Every bundled scenario gives the same output, text and json, with and without fast-forward.
 #[test]
 fn bundled_scenarios_give_the_same_output_as_every_tick() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
@@ -55,37 +73,78 @@ fn bundled_scenarios_give_the_same_output_as_every_tick() {
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
-        .filter(|p| !p.ends_with("alibaba-openb.yaml"))
         .collect();
     files.sort();
     for f in files {
-        let (skipping, every) = outputs(&f, OutputFormat::Text);
-        assert_eq!(skipping, every, "{}", f.display());
+        for output in [OutputFormat::Text, OutputFormat::Json] {
+            let (skipping, every) = outputs(&f, output);
+            assert_eq!(skipping, every, "{} {output:?}", f.display());
+        }
     }
 }
 
-/// `ticks: 2147483647` (the tick limit) on an idle cluster ends at once: only the ticks with
-/// something to do run, and the node status reports in between are accounted for, not run.
-#[test]
-fn the_tick_limit_on_an_idle_cluster_ends_at_once() {
+const IDLE: &str = "apiVersion: sim.k8s-mini.io/v1alpha1\nkind: Scenario\nmetadata: {name: idle}\nspec: {ticks: TICKS}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {capacity: {cpu: '4', memory: 8Gi}}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: n2}\nstatus: {capacity: {cpu: '4', memory: 8Gi}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: i}]}\n";
+
+/// Runs the idle cluster (two nodes, one pod) for `ticks` ticks; the json output and the time taken.
+fn run_idle(ticks: u64, every_tick: bool) -> (serde_json::Value, std::time::Duration) {
     let dir = std::env::temp_dir().join(format!("k8s-mini-ff-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("idle.yaml");
+    let path = dir.join(format!("idle-{ticks}-{every_tick}.yaml"));
     std::fs::File::create(&path)
         .unwrap()
-        .write_all(
-            b"apiVersion: sim.k8s-mini.io/v1alpha1\nkind: Scenario\nmetadata: {name: idle}\nspec: {ticks: 2147483647}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {capacity: {cpu: '4', memory: 8Gi}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: i}]}\n",
-        )
+        .write_all(IDLE.replace("TICKS", &ticks.to_string()).as_bytes())
         .unwrap();
+    let opts = RunOptions {
+        output: OutputFormat::Json,
+        every_tick,
+        ..Default::default()
+    };
     let start = Instant::now();
-    let out = run_file(&path, &RunOptions::default()).unwrap();
+    let out = run_file(&path, &opts).unwrap();
     let took = start.elapsed();
-    assert!(
-        out.stdout.contains("# ran 2147483647 ticks"),
-        "{}",
-        out.stdout
-    );
-    assert!(out.stdout.contains("Running"), "{}", out.stdout);
-    // Debug build, shared cores: generous, but hours when every tick runs.
-    assert!(took.as_secs() < 10, "took {took:?}");
+    (serde_json::from_str(&out.stdout).unwrap(), took)
+}
+
+/// A Node's `metadata.resourceVersion` and its Ready condition's `lastHeartbeatTime`.
+fn node_heartbeat(list: &serde_json::Value, name: &str) -> (i64, String) {
+    let node = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["kind"] == "Node" && o["metadata"]["name"] == name)
+        .unwrap();
+    let rv = node["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let ready = node["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "Ready")
+        .unwrap();
+    (rv, ready["lastHeartbeatTime"].as_str().unwrap().to_string())
+}
+
+/// `ticks: 2147483647` (the tick limit) on an idle cluster of two nodes ends at once: the Lease
+/// renewals (every 10 s per node) and node status reports (every 300 s) in between are accounted
+/// for, not run. Hand-computed: the last report is at t=2147483400 (7158278 * 300,
+/// 2038-01-19T03:10:00Z); from the reports at t=900 (the last of a 1000-tick run, which matches
+/// running every tick) to those at t=2147483400 the store wrote 2 * 214748250 Lease renewals and
+/// 2 * 7158275 status reports, so node n2's resourceVersion is 443813050 higher.
+#[test]
+fn the_tick_limit_on_an_idle_cluster_ends_at_once() {
+    let (short, _) = run_idle(1000, false);
+    let (short_every, _) = run_idle(1000, true);
+    assert_eq!(short, short_every);
+    let (long, took) = run_idle(2_147_483_647, false);
+    let (rv_short, hb_short) = node_heartbeat(&short, "n2");
+    let (rv_long, hb_long) = node_heartbeat(&long, "n2");
+    assert_eq!(hb_short, "1970-01-01T00:15:00Z");
+    assert_eq!(hb_long, "2038-01-19T03:10:00Z");
+    assert_eq!(rv_long - rv_short, 2 * 214_748_250 + 2 * 7_158_275);
+    assert_eq!(node_heartbeat(&long, "n1").0, rv_long - 1);
+    // Debug build, shared cores: about 0.15 s measured; hours when every tick runs.
+    assert!(took.as_secs() < 3, "took {took:?}");
 }

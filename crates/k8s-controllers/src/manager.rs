@@ -30,7 +30,9 @@ use crate::disruption::DisruptionController;
 use crate::endpointslice::EndpointSliceController;
 use crate::garbage_collector::GarbageCollector;
 use crate::job::JobController;
-use crate::node_lifecycle::NodeLifecycleController;
+use crate::node_lifecycle::{
+    NodeLifecycleController, MONITOR_KEY, NODE_LIFECYCLE_NAME, NODE_MONITOR_PERIOD_TICKS,
+};
 use crate::pod_gc::PodGarbageCollector;
 use crate::replica_set::ReplicaSetController;
 use crate::statefulset::StatefulSetController;
@@ -247,6 +249,55 @@ impl ControllerManager {
                     let periods = (to - last - 1) / self.resync_period;
                     r.last_resync = Some(last + periods * self.resync_period);
                 }
+            }
+        }
+    }
+
+    /// The node lifecycle controller's queue ([`NODE_LIFECYCLE_NAME`]), when it runs.
+    fn node_monitor(&self) -> Option<&Running> {
+        self.controllers
+            .iter()
+            .find(|r| r.controller.name() == NODE_LIFECYCLE_NAME)
+    }
+
+    /// The tick of the node lifecycle controller's next monitor pass (upstream
+    /// `--node-monitor-period`, [`MONITOR_KEY`] requeued every 5 s), when one waits.
+    pub fn next_node_monitor(&self) -> Option<Tick> {
+        self.node_monitor().and_then(|r| r.queue.due(MONITOR_KEY))
+    }
+
+    /// The earliest tick at which some controller has a key waiting, the node lifecycle monitor
+    /// pass aside ([`ControllerManager::next_node_monitor`]): for a driver that knows the passes
+    /// write nothing ([`crate::node_lifecycle::monitor_pass_is_idle`]).
+    pub fn next_due_besides_node_monitor(&self) -> Option<Tick> {
+        self.controllers
+            .iter()
+            .filter_map(|r| {
+                if r.controller.name() == NODE_LIFECYCLE_NAME {
+                    r.queue.next_due_except(MONITOR_KEY)
+                } else {
+                    r.queue.next_due()
+                }
+            })
+            .min()
+    }
+
+    /// Moves the next monitor pass to the first one due at `to` or later on its 5 s period, as if
+    /// the passes before `to` had run (each requeues the key [`NODE_MONITOR_PERIOD_TICKS`] later)
+    /// and written nothing ([`crate::node_lifecycle::monitor_pass_is_idle`]).
+    pub fn fast_forward_node_monitor(&mut self, to: Tick) {
+        let Some(run) = self
+            .controllers
+            .iter_mut()
+            .find(|r| r.controller.name() == NODE_LIFECYCLE_NAME)
+        else {
+            return;
+        };
+        if let Some(due) = run.queue.due(MONITOR_KEY) {
+            if due < to {
+                let periods = (to - due).div_ceil(NODE_MONITOR_PERIOD_TICKS);
+                run.queue
+                    .reschedule(MONITOR_KEY, due + periods * NODE_MONITOR_PERIOD_TICKS);
             }
         }
     }

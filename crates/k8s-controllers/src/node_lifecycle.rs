@@ -154,6 +154,28 @@ fn mark_unknown(node: &mut Node, now: Tick) -> bool {
     changed
 }
 
+/// Whether a monitor pass over `node` writes nothing while nothing else changes: its taints are
+/// what its Ready condition calls for, and either its kubelet keeps renewing the node Lease
+/// (`renewing`: every renewal moves the probe timestamp, so the grace period never runs out) or
+/// every condition the kubelet posts is already `Unknown` (nothing left to mark). A driver that
+/// skips idle ticks leaves out the passes over a cluster where this holds for every Node; the
+/// first pass after the skip sees the Lease renewed while it was not looking and moves the probe
+/// timestamp to now, as upstream's first pass after a controller restart does.
+pub fn monitor_pass_is_idle(node: &Node, renewing: bool) -> bool {
+    // `now` only stamps taints that are added; whether any change does not depend on it.
+    if reconcile_taints(node, 0).is_some() {
+        return false;
+    }
+    renewing
+        || POSTED_CONDITIONS.iter().all(|type_| {
+            node.status
+                .conditions
+                .iter()
+                .find(|c| c.type_ == *type_)
+                .is_none_or(|c| c.status == condition_status::UNKNOWN)
+        })
+}
+
 impl NodeLifecycleController {
     /// Upstream `MarkPodsNotReady`: each pod on the node whose Ready condition is not False gets
     /// it False (transition now) and a `NodeNotReady` warning event.

@@ -497,6 +497,28 @@ impl Kubelet {
         self.next_pod_wakeup()
     }
 
+    /// The tick of the next node Lease renewal ([`crate::node_lease`], every 10 s; `now` when
+    /// none was written yet); `None` before registration.
+    pub fn next_lease_renewal(&self, now: Tick) -> Option<Tick> {
+        self.registered.then(|| self.lease.next_due(now))
+    }
+
+    /// How many Lease renewals fall due before `to` ([`Kubelet::fast_forward_lease`] moves the
+    /// renewal clock past exactly these).
+    pub fn renewals_before(&self, to: Tick) -> u64 {
+        if self.registered {
+            self.lease.renewals_before(to)
+        } else {
+            0
+        }
+    }
+
+    /// Moves the Lease renewal clock as if every renewal due before `to` had been written on time
+    /// (for a driver that skips idle ticks and accounts for them, see `Cluster::skip_idle`).
+    pub fn fast_forward_lease(&mut self, to: Tick) {
+        self.lease.fast_forward(to);
+    }
+
     /// How many periodic node status reports fall due before `to` ([`Kubelet::fast_forward`]
     /// moves the clock past exactly these).
     pub fn reports_before(&self, to: Tick) -> u64 {

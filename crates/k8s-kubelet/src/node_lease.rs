@@ -32,6 +32,32 @@ impl NodeLease {
             .is_none_or(|t| now >= t.saturating_add(RENEW_INTERVAL_TICKS))
     }
 
+    /// The tick of the next renewal from `now` on: `now` when never renewed.
+    pub fn next_due(&self, now: Tick) -> Tick {
+        self.last_renew
+            .map_or(now, |t| t.saturating_add(RENEW_INTERVAL_TICKS))
+    }
+
+    /// How many renewals fall due before `to` after the last one (none before the first renewal,
+    /// which is due at once): the renewals a driver skipping idle ticks accounts for without
+    /// writing them ([`NodeLease::fast_forward`] moves the clock past exactly these).
+    pub fn renewals_before(&self, to: Tick) -> u64 {
+        match self.last_renew {
+            Some(last) if to > last => (to - last - 1) / RENEW_INTERVAL_TICKS,
+            _ => 0,
+        }
+    }
+
+    /// Moves the renewal clock as if every renewal due before `to` had been written on time (at
+    /// `last + k * RENEW_INTERVAL_TICKS`); nothing is written. The Lease in the apiserver keeps its
+    /// older `renewTime` until the next [`NodeLease::renew_if_due`].
+    pub fn fast_forward(&mut self, to: Tick) {
+        let k = self.renewals_before(to);
+        if let Some(last) = self.last_renew.as_mut() {
+            *last += k * RENEW_INTERVAL_TICKS;
+        }
+    }
+
     /// Forgets the last renewal: the next [`NodeLease::renew_if_due`] renews (a restarted kubelet).
     pub fn reset(&mut self) {
         self.last_renew = None;

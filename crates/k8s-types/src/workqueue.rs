@@ -104,6 +104,28 @@ impl WorkQueue {
     pub fn next_due(&self) -> Option<Tick> {
         self.waiting.values().min().copied()
     }
+
+    /// The earliest tick at which a waiting key other than `except` becomes ready.
+    pub fn next_due_except(&self, except: &str) -> Option<Tick> {
+        self.waiting
+            .iter()
+            .filter(|(k, _)| k.as_str() != except)
+            .map(|(_, at)| *at)
+            .min()
+    }
+
+    /// The tick at which `key` becomes ready, when it waits (`None` when it is ready or absent).
+    pub fn due(&self, key: &str) -> Option<Tick> {
+        self.waiting.get(key).copied()
+    }
+
+    /// Moves a waiting `key` to tick `at` (later or earlier); nothing when it does not wait. For a
+    /// driver that skips ticks in which the key's sync is known to do nothing.
+    pub fn reschedule(&mut self, key: &str, at: Tick) {
+        if let Some(slot) = self.waiting.get_mut(key) {
+            *slot = at;
+        }
+    }
 }
 
 /// Ticks the `failures`-th (0-based) rate-limited requeue waits: 5 ms * 2^failures capped at
