@@ -213,7 +213,7 @@ impl Cluster {
             self.api.store_mut().compact(self.previous_tick_start);
         }
         self.previous_tick_start = start;
-        // Node lease heartbeats first, so that a driver skipping idle ticks ([`Cluster::skip_to`])
+        // Node lease heartbeats first, so that a driver skipping idle ticks ([`Cluster::skip_idle`])
         // never leaves a running kubelet's Lease stale when the node lifecycle controller looks.
         self.heartbeats = 0;
         for (name, kubelet) in &mut self.kubelets {
