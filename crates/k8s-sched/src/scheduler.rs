@@ -144,8 +144,6 @@ impl Scheduler {
             .map_or(&[][..], Explainer::explanations)
     }
 
-    /// One tick: list, snapshot, resolve waiting pods, attempt every eligible pending pod once,
-    /// bind or report, then refresh PodGroup statuses.
     /// The earliest tick, from `now` on, at which this scheduler may act when nothing in the cluster
     /// changes (for a driver that skips idle ticks; call after a pass that saw every write): `now`
     /// while a pod waits at Permit (its timeout) or a pending pod may be attempted now; else the
@@ -175,6 +173,8 @@ impl Scheduler {
         next
     }
 
+    /// One tick: list, snapshot, resolve waiting pods, attempt every eligible pending pod once,
+    /// bind or report, then refresh PodGroup statuses.
     pub fn schedule(&mut self, api: &mut dyn ApiClient) {
         let now = api.now();
         let revision = api.revision();
