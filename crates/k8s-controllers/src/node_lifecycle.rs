@@ -394,6 +394,46 @@ mod tests {
     }
 
     #[test]
+    fn a_monitor_pass_is_idle_only_over_renewing_healthy_or_settled_unknown_nodes() {
+        let at = Some("1970-01-01T00:00:45Z");
+        let unreachable = || {
+            vec![
+                taint(TAINT_NODE_UNREACHABLE, "NoSchedule", at),
+                taint(TAINT_NODE_UNREACHABLE, "NoExecute", at),
+            ]
+        };
+        // Ready, no controller taint: idle while the kubelet renews; without renewals the grace
+        // period runs out.
+        assert!(monitor_pass_is_idle(&node_with_ready("True", vec![]), true));
+        assert!(!monitor_pass_is_idle(
+            &node_with_ready("True", vec![]),
+            false
+        ));
+        // Already Unknown with the unreachable taints: nothing left to write, renewing or not.
+        assert!(monitor_pass_is_idle(
+            &node_with_ready("Unknown", unreachable()),
+            false
+        ));
+        // Unknown without its taints, or Ready again with them: the pass reconciles the taints.
+        assert!(!monitor_pass_is_idle(
+            &node_with_ready("Unknown", vec![]),
+            false
+        ));
+        assert!(!monitor_pass_is_idle(
+            &node_with_ready("True", unreachable()),
+            true
+        ));
+        // An Unknown Ready with another posted condition still known: the pass marks it.
+        let mut n = node_with_ready("Unknown", unreachable());
+        n.status.conditions.push(NodeCondition {
+            type_: "MemoryPressure".into(),
+            status: "False".into(),
+            ..Default::default()
+        });
+        assert!(!monitor_pass_is_idle(&n, false));
+    }
+
+    #[test]
     fn mark_unknown_keeps_heartbeats_and_moves_transitions() {
         let mut n = node_with_ready("True", vec![]);
         n.status.conditions[0].last_heartbeat_time = Some("1970-01-01T00:00:00Z".into());

@@ -104,3 +104,29 @@ impl NodeLease {
         Ok(true)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fast_forward_moves_past_the_renewals_before_the_target() {
+        let mut lease = NodeLease::default();
+        // Never renewed: due at once, nothing to skip.
+        assert_eq!(lease.next_due(7), 7);
+        assert_eq!(lease.renewals_before(1000), 0);
+        lease.last_renew = Some(3);
+        assert_eq!(lease.next_due(7), 13);
+        // Renewals due at 13, 23, ..., 93 fall before 100; 103 does not.
+        assert_eq!(lease.renewals_before(100), 9);
+        assert_eq!(lease.renewals_before(13), 0);
+        assert_eq!(lease.renewals_before(14), 1);
+        lease.fast_forward(100);
+        assert_eq!(lease.last_renew, Some(93));
+        assert!(!lease.due(102));
+        assert!(lease.due(103));
+        // Nothing before the last renewal moves it back.
+        lease.fast_forward(50);
+        assert_eq!(lease.last_renew, Some(93));
+    }
+}

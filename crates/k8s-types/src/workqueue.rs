@@ -143,6 +143,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_waiting_key_can_be_rescheduled_and_left_out_of_next_due() {
+        let mut q = WorkQueue::new();
+        q.add_at("monitor", 10);
+        q.add_at("other", 30);
+        q.add("ready");
+        assert_eq!(q.due("monitor"), Some(10));
+        assert_eq!(q.due("ready"), None);
+        assert_eq!(q.next_due(), Some(10));
+        assert_eq!(q.next_due_except("monitor"), Some(30));
+        q.reschedule("monitor", 25);
+        q.reschedule("absent", 1);
+        assert_eq!(q.next_due(), Some(25));
+        assert_eq!(q.due("absent"), None);
+        assert_eq!(q.take_ready(24), vec!["ready"]);
+        assert_eq!(q.take_ready(25), vec!["monitor"]);
+    }
+
+    #[test]
     fn keys_come_out_once_in_key_order() {
         let mut q = WorkQueue::new();
         q.add("default/b");
