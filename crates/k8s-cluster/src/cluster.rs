@@ -20,6 +20,8 @@ use k8s_types::object::Object;
 use k8s_types::status::{FieldError, Status};
 use k8s_types::Tick;
 
+mod fast_forward;
+
 /// Namespaces every cluster starts with (as a fresh kubeadm cluster).
 pub const INITIAL_NAMESPACES: [&str; 3] = ["default", "kube-node-lease", "kube-system"];
 
@@ -211,7 +213,7 @@ impl Cluster {
             self.api.store_mut().compact(self.previous_tick_start);
         }
         self.previous_tick_start = start;
-        // Node lease heartbeats first, so that a driver skipping idle ticks ([`Cluster::skip_to`])
+        // Node lease heartbeats first, so that a driver skipping idle ticks ([`Cluster::skip_idle`])
         // never leaves a running kubelet's Lease stale when the node lifecycle controller looks.
         self.heartbeats = 0;
         for (name, kubelet) in &mut self.kubelets {

@@ -45,6 +45,9 @@ pub struct RunOptions {
     /// `--explain <namespace>/<pod>`: record every scheduling attempt of this pod and print them
     /// in an `## explain <namespace>/<pod>` section (text mode) or on standard error (json/yaml).
     pub explain: Option<String>,
+    /// Simulate every tick, without skipping the ticks in which nothing can happen (the output is
+    /// the same; for tests that check exactly that).
+    pub every_tick: bool,
 }
 
 /// The result of a run.
@@ -284,6 +287,8 @@ fn drive(
     let mut last_rev = 0i64;
     let mut quiet = 0u64;
     let mut last_active: Option<Tick> = None;
+    // Whether the previous tick wrote nothing (then every component has seen every write).
+    let mut previous_quiet = false;
     // The event table is printed in text mode only; json/yaml output carries the Events as objects.
     let text = opts.output == OutputFormat::Text && stop_at.is_none();
     // Events written while loading the initial objects (e.g. kubelet registration).
@@ -313,6 +318,14 @@ fn drive(
             }
             _ => {}
         }
+        if previous_quiet && !opts.every_tick && drains.is_empty() {
+            let to = idle_until(&cluster, scenario, &steps, fixed, quiet, quiet_needed);
+            let reached = cluster.skip_idle(to);
+            if reached > t {
+                quiet += reached - t;
+                continue;
+            }
+        }
         cluster.begin_tick();
         let rev_before = cluster.api_ref().revision();
         for rs in steps.iter().filter(|s| s.step.at == t) {
@@ -334,8 +347,10 @@ fn drive(
                 &mut event_rows,
             );
         }
-        // Lease renewals alone (every 10 s per node) are not activity.
-        if cluster.api_ref().revision() - cluster.heartbeats() == rev_before {
+        // Lease renewals alone (every 10 s per node) are not activity; the node lifecycle
+        // controller reads them in the tick that writes them (before any other reader).
+        previous_quiet = cluster.api_ref().revision() - cluster.heartbeats() == rev_before;
+        if previous_quiet {
             quiet += 1;
         } else {
             quiet = 0;
@@ -575,6 +590,55 @@ fn render(
         failures,
         checks,
     }
+}
+
+/// Fast-forward: how far the run may jump from the current tick after a tick that wrote nothing,
+/// the output staying that of running every tick. The earliest of: the cluster's next wake-up
+/// ([`Cluster::next_wakeup`]), the next step, the next expectation tick (`at`, `from`; inside a
+/// range nothing changes, so each skipped tick would check what the last one did), and the end of
+/// the run: the fixed tick count, or without one [`MAX_TICKS`] and the first tick at which the
+/// "nothing changes" end could hold (enough quiet ticks, past the last step and expectation).
+fn idle_until(
+    cluster: &Cluster,
+    scenario: &Scenario,
+    steps: &[ReadyStep],
+    fixed: Option<u64>,
+    quiet: u64,
+    quiet_needed: u64,
+) -> Tick {
+    let t = cluster.now();
+    let mut to = match fixed {
+        Some(n) => n,
+        None => {
+            let last_step = steps.iter().map(|s| s.step.at).max();
+            let last_expect = scenario
+                .spec
+                .expect
+                .iter()
+                .filter_map(|e| e.at.or(e.to).or(e.from))
+                .max();
+            let quiet_end = t.saturating_add(quiet_needed.saturating_sub(quiet));
+            let after = |x: Option<u64>| x.map_or(0, |x| x.saturating_add(1));
+            MAX_TICKS.min(quiet_end.max(after(last_step)).max(after(last_expect)))
+        }
+    };
+    let future = |x: u64| (x >= t).then_some(x);
+    let upcoming = steps
+        .iter()
+        .filter_map(|s| future(s.step.at))
+        .chain(
+            scenario
+                .spec
+                .expect
+                .iter()
+                .filter_map(|e| e.at.or(e.from))
+                .filter_map(future),
+        )
+        .chain(cluster.next_wakeup());
+    for x in upcoming {
+        to = to.min(x);
+    }
+    to
 }
 
 /// The `## explain <namespace>/<pod>` section, when `--explain` was given; when the key names a

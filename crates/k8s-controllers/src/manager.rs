@@ -31,7 +31,9 @@ use crate::endpointslice::EndpointSliceController;
 use crate::garbage_collector::GarbageCollector;
 use crate::job::JobController;
 use crate::namespace::NamespaceController;
-use crate::node_lifecycle::NodeLifecycleController;
+use crate::node_lifecycle::{
+    NodeLifecycleController, MONITOR_KEY, NODE_LIFECYCLE_NAME, NODE_MONITOR_PERIOD_TICKS,
+};
 use crate::pod_gc::PodGarbageCollector;
 use crate::replica_set::ReplicaSetController;
 use crate::resource_quota::ResourceQuotaController;
@@ -220,6 +222,90 @@ impl ControllerManager {
             .iter()
             .map(|c| c.controller.name())
             .collect()
+    }
+
+    /// The earliest tick at which some controller's informers resync ([`RESYNC_PERIOD_TICKS`]):
+    /// `Some(0)` before a controller's first turn, `None` with resyncs off.
+    pub fn next_resync(&self) -> Option<Tick> {
+        if self.resync_period == 0 {
+            return None;
+        }
+        self.controllers
+            .iter()
+            .map(|r| {
+                r.last_resync
+                    .map_or(0, |last| last.saturating_add(self.resync_period))
+            })
+            .min()
+    }
+
+    /// Moves each controller's resync clock forward as if every resync due before `to - period` had
+    /// run on time (at `last + k * period`), leaving the last one before `to` to run: for a driver
+    /// that skips idle ticks. On a cluster where nothing was written since the previous resync, a
+    /// resync hands the event handlers the objects they already saw, and the level-based syncs it
+    /// queues write nothing.
+    pub fn fast_forward_resyncs(&mut self, to: Tick) {
+        if self.resync_period == 0 {
+            return;
+        }
+        let to = to.saturating_sub(self.resync_period);
+        for r in &mut self.controllers {
+            if let Some(last) = r.last_resync {
+                if to > last {
+                    let periods = (to - last - 1) / self.resync_period;
+                    r.last_resync = Some(last + periods * self.resync_period);
+                }
+            }
+        }
+    }
+
+    /// The node lifecycle controller's queue ([`NODE_LIFECYCLE_NAME`]), when it runs.
+    fn node_monitor(&self) -> Option<&Running> {
+        self.controllers
+            .iter()
+            .find(|r| r.controller.name() == NODE_LIFECYCLE_NAME)
+    }
+
+    /// The tick of the node lifecycle controller's next monitor pass (upstream
+    /// `--node-monitor-period`, [`MONITOR_KEY`] requeued every 5 s), when one waits.
+    pub fn next_node_monitor(&self) -> Option<Tick> {
+        self.node_monitor().and_then(|r| r.queue.due(MONITOR_KEY))
+    }
+
+    /// The earliest tick at which some controller has a key waiting, the node lifecycle monitor
+    /// pass aside ([`ControllerManager::next_node_monitor`]): for a driver that knows the passes
+    /// write nothing ([`crate::node_lifecycle::monitor_pass_is_idle`]).
+    pub fn next_due_besides_node_monitor(&self) -> Option<Tick> {
+        self.controllers
+            .iter()
+            .filter_map(|r| {
+                if r.controller.name() == NODE_LIFECYCLE_NAME {
+                    r.queue.next_due_except(MONITOR_KEY)
+                } else {
+                    r.queue.next_due()
+                }
+            })
+            .min()
+    }
+
+    /// Moves the next monitor pass to the first one due at `to` or later on its 5 s period, as if
+    /// the passes before `to` had run (each requeues the key [`NODE_MONITOR_PERIOD_TICKS`] later)
+    /// and written nothing ([`crate::node_lifecycle::monitor_pass_is_idle`]).
+    pub fn fast_forward_node_monitor(&mut self, to: Tick) {
+        let Some(run) = self
+            .controllers
+            .iter_mut()
+            .find(|r| r.controller.name() == NODE_LIFECYCLE_NAME)
+        else {
+            return;
+        };
+        if let Some(due) = run.queue.due(MONITOR_KEY) {
+            if due < to {
+                let periods = (to - due).div_ceil(NODE_MONITOR_PERIOD_TICKS);
+                run.queue
+                    .reschedule(MONITOR_KEY, due + periods * NODE_MONITOR_PERIOD_TICKS);
+            }
+        }
     }
 
     /// The earliest tick at which some controller has a key waiting (a requeue or a backoff).

@@ -154,6 +154,28 @@ fn mark_unknown(node: &mut Node, now: Tick) -> bool {
     changed
 }
 
+/// Whether a monitor pass over `node` writes nothing while nothing else changes: its taints are
+/// what its Ready condition calls for, and either its kubelet keeps renewing the node Lease
+/// (`renewing`: every renewal moves the probe timestamp, so the grace period never runs out) or
+/// every condition the kubelet posts is already `Unknown` (nothing left to mark). A driver that
+/// skips idle ticks leaves out the passes over a cluster where this holds for every Node; the
+/// first pass after the skip sees the Lease renewed while it was not looking and moves the probe
+/// timestamp to now, as upstream's first pass after a controller restart does.
+pub fn monitor_pass_is_idle(node: &Node, renewing: bool) -> bool {
+    // `now` only stamps taints that are added; whether any change does not depend on it.
+    if reconcile_taints(node, 0).is_some() {
+        return false;
+    }
+    renewing
+        || POSTED_CONDITIONS.iter().all(|type_| {
+            node.status
+                .conditions
+                .iter()
+                .find(|c| c.type_ == *type_)
+                .is_none_or(|c| c.status == condition_status::UNKNOWN)
+        })
+}
+
 impl NodeLifecycleController {
     /// Upstream `MarkPodsNotReady`: each pod on the node whose Ready condition is not False gets
     /// it False (transition now) and a `NodeNotReady` warning event.
@@ -369,6 +391,46 @@ mod tests {
             ],
         );
         assert_eq!(reconcile_taints(&n, 100), Some(vec![user]));
+    }
+
+    #[test]
+    fn a_monitor_pass_is_idle_only_over_renewing_healthy_or_settled_unknown_nodes() {
+        let at = Some("1970-01-01T00:00:45Z");
+        let unreachable = || {
+            vec![
+                taint(TAINT_NODE_UNREACHABLE, "NoSchedule", at),
+                taint(TAINT_NODE_UNREACHABLE, "NoExecute", at),
+            ]
+        };
+        // Ready, no controller taint: idle while the kubelet renews; without renewals the grace
+        // period runs out.
+        assert!(monitor_pass_is_idle(&node_with_ready("True", vec![]), true));
+        assert!(!monitor_pass_is_idle(
+            &node_with_ready("True", vec![]),
+            false
+        ));
+        // Already Unknown with the unreachable taints: nothing left to write, renewing or not.
+        assert!(monitor_pass_is_idle(
+            &node_with_ready("Unknown", unreachable()),
+            false
+        ));
+        // Unknown without its taints, or Ready again with them: the pass reconciles the taints.
+        assert!(!monitor_pass_is_idle(
+            &node_with_ready("Unknown", vec![]),
+            false
+        ));
+        assert!(!monitor_pass_is_idle(
+            &node_with_ready("True", unreachable()),
+            true
+        ));
+        // An Unknown Ready with another posted condition still known: the pass marks it.
+        let mut n = node_with_ready("Unknown", unreachable());
+        n.status.conditions.push(NodeCondition {
+            type_: "MemoryPressure".into(),
+            status: "False".into(),
+            ..Default::default()
+        });
+        assert!(!monitor_pass_is_idle(&n, false));
     }
 
     #[test]

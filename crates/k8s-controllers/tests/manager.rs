@@ -118,3 +118,27 @@ fn a_resync_hands_every_object_to_the_handlers_again() {
     let ticks: Vec<Tick> = log.lock().expect("log").iter().map(|(t, _)| *t).collect();
     assert_eq!(ticks, [1, 6, 11]);
 }
+
+/// The node lifecycle monitor pass (every 5 s) can be told apart from the other work and moved
+/// forward on its own period, for a driver that skips ticks in which the passes write nothing.
+#[test]
+fn the_node_monitor_pass_moves_forward_on_its_period() {
+    let mut m = ControllerManager::new();
+    let mut api = FakeApi::at(0);
+    api.add(k8s_testing::node("n1", "4", "8Gi", &[]));
+    m.reconcile(&mut api);
+    // The first pass ran at t=0 and requeued itself 5 s later.
+    assert_eq!(m.next_node_monitor(), Some(5));
+    assert_eq!(m.next_due(), Some(5));
+    assert_eq!(m.next_due_besides_node_monitor(), None);
+    // Passes at 5, 10, 15, 20 are skipped; the next one is 25 (the first at 23 or later).
+    m.fast_forward_node_monitor(23);
+    assert_eq!(m.next_node_monitor(), Some(25));
+    m.fast_forward_node_monitor(25);
+    assert_eq!(m.next_node_monitor(), Some(25));
+    m.fast_forward_node_monitor(12);
+    assert_eq!(m.next_node_monitor(), Some(25));
+    api.now = 25;
+    m.reconcile(&mut api);
+    assert_eq!(m.next_node_monitor(), Some(30));
+}

@@ -487,6 +487,47 @@ impl Kubelet {
             .map(|t| t.saturating_add(NODE_STATUS_REPORT_FREQUENCY_TICKS))
     }
 
+    /// The earliest tick at which this kubelet acts on its own, periodic node status reports aside
+    /// ([`Kubelet::next_status_report`]): now (`now`) before registration or after a device health
+    /// change, else its pods' next wake-up ([`Kubelet::next_pod_wakeup`]).
+    pub fn next_wakeup(&self, now: Tick) -> Option<Tick> {
+        if !self.registered || self.devices_changed {
+            return Some(now);
+        }
+        self.next_pod_wakeup()
+    }
+
+    /// The tick of the next node Lease renewal ([`crate::node_lease`], every 10 s; `now` when
+    /// none was written yet); `None` before registration.
+    pub fn next_lease_renewal(&self, now: Tick) -> Option<Tick> {
+        self.registered.then(|| self.lease.next_due(now))
+    }
+
+    /// How many Lease renewals fall due before `to` ([`Kubelet::fast_forward_lease`] moves the
+    /// renewal clock past exactly these).
+    pub fn renewals_before(&self, to: Tick) -> u64 {
+        if self.registered {
+            self.lease.renewals_before(to)
+        } else {
+            0
+        }
+    }
+
+    /// Moves the Lease renewal clock as if every renewal due before `to` had been written on time
+    /// (for a driver that skips idle ticks and accounts for them, see `Cluster::skip_idle`).
+    pub fn fast_forward_lease(&mut self, to: Tick) {
+        self.lease.fast_forward(to);
+    }
+
+    /// How many periodic node status reports fall due before `to` ([`Kubelet::fast_forward`]
+    /// moves the clock past exactly these).
+    pub fn reports_before(&self, to: Tick) -> u64 {
+        match self.last_status_report {
+            Some(last) if to > last => (to - last - 1) / NODE_STATUS_REPORT_FREQUENCY_TICKS,
+            _ => 0,
+        }
+    }
+
     /// Moves the periodic report clock forward as if every report due before `to` had been
     /// written on time (at `last + k * NODE_STATUS_REPORT_FREQUENCY_TICKS`): for a driver that skips
     /// idle ticks (no [`Kubelet::sync`] runs in them), so the next report falls on the same tick as

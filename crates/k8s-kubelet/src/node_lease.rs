@@ -32,6 +32,32 @@ impl NodeLease {
             .is_none_or(|t| now >= t.saturating_add(RENEW_INTERVAL_TICKS))
     }
 
+    /// The tick of the next renewal from `now` on: `now` when never renewed.
+    pub fn next_due(&self, now: Tick) -> Tick {
+        self.last_renew
+            .map_or(now, |t| t.saturating_add(RENEW_INTERVAL_TICKS))
+    }
+
+    /// How many renewals fall due before `to` after the last one (none before the first renewal,
+    /// which is due at once): the renewals a driver skipping idle ticks accounts for without
+    /// writing them ([`NodeLease::fast_forward`] moves the clock past exactly these).
+    pub fn renewals_before(&self, to: Tick) -> u64 {
+        match self.last_renew {
+            Some(last) if to > last => (to - last - 1) / RENEW_INTERVAL_TICKS,
+            _ => 0,
+        }
+    }
+
+    /// Moves the renewal clock as if every renewal due before `to` had been written on time (at
+    /// `last + k * RENEW_INTERVAL_TICKS`); nothing is written. The Lease in the apiserver keeps its
+    /// older `renewTime` until the next [`NodeLease::renew_if_due`].
+    pub fn fast_forward(&mut self, to: Tick) {
+        let k = self.renewals_before(to);
+        if let Some(last) = self.last_renew.as_mut() {
+            *last += k * RENEW_INTERVAL_TICKS;
+        }
+    }
+
     /// Forgets the last renewal: the next [`NodeLease::renew_if_due`] renews (a restarted kubelet).
     pub fn reset(&mut self) {
         self.last_renew = None;
@@ -76,5 +102,31 @@ impl NodeLease {
         }
         self.last_renew = Some(now);
         Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fast_forward_moves_past_the_renewals_before_the_target() {
+        let mut lease = NodeLease::default();
+        // Never renewed: due at once, nothing to skip.
+        assert_eq!(lease.next_due(7), 7);
+        assert_eq!(lease.renewals_before(1000), 0);
+        lease.last_renew = Some(3);
+        assert_eq!(lease.next_due(7), 13);
+        // Renewals due at 13, 23, ..., 93 fall before 100; 103 does not.
+        assert_eq!(lease.renewals_before(100), 9);
+        assert_eq!(lease.renewals_before(13), 0);
+        assert_eq!(lease.renewals_before(14), 1);
+        lease.fast_forward(100);
+        assert_eq!(lease.last_renew, Some(93));
+        assert!(!lease.due(102));
+        assert!(lease.due(103));
+        // Nothing before the last renewal moves it back.
+        lease.fast_forward(50);
+        assert_eq!(lease.last_renew, Some(93));
     }
 }

@@ -111,6 +111,10 @@ struct ScenarioArgs {
     /// `## explain` section (text) or on standard error (json/yaml).
     #[arg(long, value_name = "NAMESPACE/POD")]
     explain: Option<String>,
+    /// Simulate every tick instead of skipping the ticks in which nothing can happen (the output
+    /// is the same, byte for byte; slower).
+    #[arg(long)]
+    every_tick: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -291,6 +295,7 @@ fn scenario(args: ScenarioArgs) -> ExitCode {
             Output::Json => OutputFormat::Json,
             Output::Yaml => OutputFormat::Yaml,
         },
+        every_tick: args.every_tick,
     };
     // Standard output is written as the run produces it (the json/yaml List is streamed).
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());

@@ -16,6 +16,7 @@ use k8s_sched_framework::node_info::same_pod;
 use k8s_sched_framework::{PodInfo, QueuedPodInfo, WaitingPodInfo};
 use k8s_types::apiserver::ApiClient;
 use k8s_types::core::Pod;
+use k8s_types::Tick;
 
 use crate::cache::Cache;
 use crate::config::validation::{set_defaults, validate};
@@ -156,6 +157,35 @@ impl Scheduler {
         self.explain
             .as_ref()
             .map_or(&[][..], Explainer::explanations)
+    }
+
+    /// The earliest tick, from `now` on, at which this scheduler may act when nothing in the cluster
+    /// changes (for a driver that skips idle ticks; call after a pass that saw every write): `now`
+    /// while a pod waits at Permit (its timeout) or a pending pod may be attempted now; else the
+    /// earliest end of a pending pod's backoff or its 5-minute flush out of the unschedulable pods
+    /// (upstream `flushUnschedulablePodsLeftover`, [`SchedulingQueue::retry_ticks`]); `None` with
+    /// no pending pod.
+    pub fn next_wakeup(&self, now: Tick) -> Option<Tick> {
+        if !self.waiting.is_empty() {
+            return Some(now);
+        }
+        let mut next: Option<Tick> = None;
+        for p in self.cache.unassigned_pods() {
+            if p.is_terminating() || !self.by_name.contains_key(p.scheduler_name()) {
+                continue;
+            }
+            let key = p.key();
+            if self.queue.should_attempt(&key, now) {
+                return Some(now);
+            }
+            let Some(retry) = self.queue.retry_ticks(&key) else {
+                return Some(now);
+            };
+            for w in retry.into_iter().filter(|&w| w > now) {
+                next = Some(next.map_or(w, |n| n.min(w)));
+            }
+        }
+        next
     }
 
     /// One tick: list, snapshot, resolve waiting pods, attempt every eligible pending pod once,

@@ -79,7 +79,6 @@ impl WaitingPods {
     }
 
     /// True when no pod is held.
-    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.pods.is_empty()
     }

@@ -104,6 +104,28 @@ impl WorkQueue {
     pub fn next_due(&self) -> Option<Tick> {
         self.waiting.values().min().copied()
     }
+
+    /// The earliest tick at which a waiting key other than `except` becomes ready.
+    pub fn next_due_except(&self, except: &str) -> Option<Tick> {
+        self.waiting
+            .iter()
+            .filter(|(k, _)| k.as_str() != except)
+            .map(|(_, at)| *at)
+            .min()
+    }
+
+    /// The tick at which `key` becomes ready, when it waits (`None` when it is ready or absent).
+    pub fn due(&self, key: &str) -> Option<Tick> {
+        self.waiting.get(key).copied()
+    }
+
+    /// Moves a waiting `key` to tick `at` (later or earlier); nothing when it does not wait. For a
+    /// driver that skips ticks in which the key's sync is known to do nothing.
+    pub fn reschedule(&mut self, key: &str, at: Tick) {
+        if let Some(slot) = self.waiting.get_mut(key) {
+            *slot = at;
+        }
+    }
 }
 
 /// Ticks the `failures`-th (0-based) rate-limited requeue waits: 5 ms * 2^failures capped at
@@ -119,6 +141,24 @@ pub fn rate_limit_delay_ticks(failures: u32) -> Tick {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_waiting_key_can_be_rescheduled_and_left_out_of_next_due() {
+        let mut q = WorkQueue::new();
+        q.add_at("monitor", 10);
+        q.add_at("other", 30);
+        q.add("ready");
+        assert_eq!(q.due("monitor"), Some(10));
+        assert_eq!(q.due("ready"), None);
+        assert_eq!(q.next_due(), Some(10));
+        assert_eq!(q.next_due_except("monitor"), Some(30));
+        q.reschedule("monitor", 25);
+        q.reschedule("absent", 1);
+        assert_eq!(q.next_due(), Some(25));
+        assert_eq!(q.due("absent"), None);
+        assert_eq!(q.take_ready(24), vec!["ready"]);
+        assert_eq!(q.take_ready(25), vec!["monitor"]);
+    }
 
     #[test]
     fn keys_come_out_once_in_key_order() {
