@@ -319,7 +319,7 @@ fn drive(
             _ => {}
         }
         if previous_quiet && !opts.every_tick && drains.is_empty() {
-            let to = idle_until(&cluster, scenario, &steps, fixed, quiet, quiet_needed);
+            let to = idle_until(&cluster, scenario, steps, fixed, quiet, quiet_needed);
             let reached = cluster.skip_idle(to);
             if reached > t {
                 quiet += reached - t;
