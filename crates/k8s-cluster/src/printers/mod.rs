@@ -4,10 +4,11 @@
 //! `jobColumnDefinitions`, `eventColumnDefinitions`, `namespaceColumnDefinitions`; `printPod`,
 //! `printNode`, `printDeployment`, `printReplicaSet`, `printJob`, `printEvent`, `printNamespace`;
 //! the default table convertor for every other kind). They are the one set of printers: `k8s-mini
-//! get` renders them, `k8s-mini serve` answers them as `meta.k8s.io/v1` Tables. Laid out as kubectl's human-readable printer does
-//! (`k8s.io/cli-runtime/pkg/printers`: column names upper-cased, a `NAMESPACE` column first with
-//! `-A`, priority-1 columns only with `-o wide`, a `text/tabwriter` with minimum width 6 and padding
-//! 3), and `kubectl events`' table (`kubectl/pkg/cmd/events/event_printer.go`).
+//! get` renders them, `k8s-mini serve` answers them as `meta.k8s.io/v1` Tables. [`Table::render`]
+//! lays them out as kubectl's human-readable printer does (`k8s.io/cli-runtime/pkg/printers`:
+//! column names upper-cased, a `NAMESPACE` column first with `-A`, priority-1 columns only with
+//! `-o wide`, a `text/tabwriter` with minimum width 6 and padding 3). Also here: `kubectl events`'
+//! table (`kubectl/pkg/cmd/events/event_printer.go`).
 //!
 //! The clock: the run's virtual clock reads `now` (ticks run; tick `t` is `t` seconds after
 //! 1970-01-01T00:00:00Z), and every AGE, LAST SEEN and DURATION is `now` minus the timestamp,
@@ -18,7 +19,7 @@ pub mod tabwriter;
 
 pub use tables::{
     cells, columns, event_interval, event_source, events_kubectl_events, format_label_selector,
-    label_selector_string, list, row,
+    label_selector_string, list,
 };
 
 use k8s_types::meta::timestamp_tick;

@@ -161,7 +161,7 @@ pub fn cells(obj: &Object, now: Tick) -> Vec<Cell> {
 }
 
 /// One object's [`Row`].
-pub fn row(obj: &Object, now: Tick) -> Row {
+fn row(obj: &Object, now: Tick) -> Row {
     let meta = obj.meta();
     Row {
         namespace: meta.namespace().to_string(),
