@@ -1,7 +1,7 @@
 //! `get`, `describe` and `events` over the state a run leaves: the tables of
 //! `k8s_cluster::printers` and `k8s_cluster::describe`, selected and printed as kubectl does.
 
-use k8s_cluster::printers::{self, Table};
+use k8s_cluster::printers::{self, Cell, Table};
 use k8s_cluster::RunState;
 use k8s_types::apiserver::ApiExt;
 use k8s_types::core::Pod;
@@ -132,17 +132,12 @@ fn no_resources(r: Resource, scope: &Scope) -> String {
 }
 
 fn table(state: &RunState, r: Resource, scope: &Scope) -> Table {
-    let api = state.cluster.api_ref();
-    let ns = scope.for_resource(r);
-    let now = state.now;
-    match r {
-        Resource::Pods => printers::pods(api, ns, now),
-        Resource::Nodes => printers::nodes(api, now),
-        Resource::Deployments => printers::deployments(api, ns, now),
-        Resource::ReplicaSets => printers::replicasets(api, ns, now),
-        Resource::Jobs => printers::jobs(api, ns, now),
-        Resource::Events => printers::events(api, ns, now),
-    }
+    printers::list(
+        state.cluster.api_ref(),
+        &r.kind(),
+        scope.for_resource(r),
+        state.now,
+    )
 }
 
 /// `kubectl get <resource> [NAME...]`: the table (`-o wide` adds the priority-1 columns, `-A` the
@@ -304,13 +299,23 @@ pub fn events(state: &RunState, scope: &Scope, all_node_events: bool) -> Printed
             .rows
             .iter()
             .filter(|r| is_node_startup(r))
-            .filter_map(|r| r.cells.get(3).and_then(|o| o.strip_prefix("Node/")))
+            .filter_map(|r| {
+                r.cells
+                    .get(3)
+                    .and_then(Cell::as_text)
+                    .and_then(|o| o.strip_prefix("Node/"))
+            })
             .collect();
         let folded_nodes = nodes.len();
         let mut reasons: Vec<String> = Vec::new();
         for r in t.rows.iter().filter(|r| is_node_startup(r)) {
-            if let Some(reason) = r.cells.get(2).filter(|x| !reasons.contains(x)) {
-                reasons.push(reason.clone());
+            if let Some(reason) = r
+                .cells
+                .get(2)
+                .and_then(Cell::as_text)
+                .filter(|x| !reasons.iter().any(|y| y == x))
+            {
+                reasons.push(reason.to_string());
             }
         }
         t.rows.retain(|r| !is_node_startup(r));
@@ -333,8 +338,12 @@ pub fn events(state: &RunState, scope: &Scope, all_node_events: bool) -> Printed
 }
 
 fn is_node_startup(r: &printers::Row) -> bool {
-    r.cells.get(3).is_some_and(|o| o.starts_with("Node/"))
+    r.cells
+        .get(3)
+        .and_then(Cell::as_text)
+        .is_some_and(|o| o.starts_with("Node/"))
         && r.cells
             .get(2)
-            .is_some_and(|reason| NODE_STARTUP_REASONS.contains(&reason.as_str()))
+            .and_then(Cell::as_text)
+            .is_some_and(|reason| NODE_STARTUP_REASONS.contains(&reason))
 }

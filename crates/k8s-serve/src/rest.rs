@@ -301,17 +301,20 @@ pub(crate) fn get(s: &Session, t: &Target, req: &Request) -> Reply {
     }
 }
 
-/// The `autoscaling/v1` Scale of a Deployment, ReplicaSet or StatefulSet.
+/// The `autoscaling/v1` Scale of a Deployment, ReplicaSet or StatefulSet; `status.selector` is
+/// `LabelSelectorAsSelector(spec.selector).String()` as upstream's `scaleFrom*` write it.
 fn scale_json(obj: &Object) -> Value {
     let v = obj.to_json();
     let m = obj.meta();
+    let selector = serde_json::from_value::<LabelSelector>(v["spec"]["selector"].clone()).ok();
+    let selector = k8s_cluster::printers::label_selector_string(selector.as_ref());
     json!({
         "kind": "Scale", "apiVersion": "autoscaling/v1",
         "metadata": {"name": m.name, "namespace": m.namespace, "uid": m.uid,
             "resourceVersion": m.resource_version, "creationTimestamp": m.creation_timestamp},
         "spec": {"replicas": v["spec"]["replicas"].as_i64().unwrap_or(0)},
         "status": {"replicas": v["status"]["replicas"].as_i64().unwrap_or(0),
-            "selector": table::label_selector(&v["spec"]["selector"]).replace("<none>", "")},
+            "selector": selector.unwrap_or_default()},
     })
 }
 

@@ -1,11 +1,14 @@
 //! `kubectl get`'s tables over the cluster's objects: the columns of upstream's server-side printers
 //! (`pkg/printers/internalversion/printers.go`, v1.32: `podColumnDefinitions`,
 //! `nodeColumnDefinitions`, `deploymentColumnDefinitions`, `replicaSetColumnDefinitions`,
-//! `jobColumnDefinitions`, `eventColumnDefinitions`; `printPod`, `printNode`, `printDeployment`,
-//! `printReplicaSet`, `printJob`, `printEvent`), laid out as kubectl's human-readable printer does
-//! (`k8s.io/cli-runtime/pkg/printers`: column names upper-cased, a `NAMESPACE` column first with
-//! `-A`, priority-1 columns only with `-o wide`, a `text/tabwriter` with minimum width 6 and padding
-//! 3), and `kubectl events`' table (`kubectl/pkg/cmd/events/event_printer.go`).
+//! `jobColumnDefinitions`, `eventColumnDefinitions`, `namespaceColumnDefinitions`; `printPod`,
+//! `printNode`, `printDeployment`, `printReplicaSet`, `printJob`, `printEvent`, `printNamespace`;
+//! the default table convertor for every other kind). They are the one set of printers: `k8s-mini
+//! get` renders them, `k8s-mini serve` answers them as `meta.k8s.io/v1` Tables. [`Table::render`]
+//! lays them out as kubectl's human-readable printer does (`k8s.io/cli-runtime/pkg/printers`:
+//! column names upper-cased, a `NAMESPACE` column first with `-A`, priority-1 columns only with
+//! `-o wide`, a `text/tabwriter` with minimum width 6 and padding 3). Also here: `kubectl events`'
+//! table (`kubectl/pkg/cmd/events/event_printer.go`).
 //!
 //! The clock: the run's virtual clock reads `now` (ticks run; tick `t` is `t` seconds after
 //! 1970-01-01T00:00:00Z), and every AGE, LAST SEEN and DURATION is `now` minus the timestamp,
@@ -15,8 +18,8 @@ mod tables;
 pub mod tabwriter;
 
 pub use tables::{
-    deployments, event_interval, event_source, events, events_kubectl_events,
-    format_label_selector, jobs, nodes, pods, replicasets,
+    cells, columns, event_interval, event_source, events_kubectl_events, format_label_selector,
+    label_selector_string, list,
 };
 
 use k8s_types::meta::timestamp_tick;
@@ -24,14 +27,59 @@ use k8s_types::Tick;
 
 use crate::state::human_duration;
 
-/// A column of a [`Table`]: its name as upstream spells it (`Nominated Node`) and its priority
-/// (0: always shown; 1: only with `-o wide`).
+/// A column of a [`Table`]: upstream's `metav1.TableColumnDefinition` without its description.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Column {
-    /// Upstream's `TableColumnDefinition.Name`.
+    /// `Name`, as upstream spells it (`Nominated Node`).
     pub name: &'static str,
-    /// Upstream's `TableColumnDefinition.Priority`.
+    /// `Type`: `string`, `integer` or `date` (the OpenAPI type upstream declares).
+    pub type_: &'static str,
+    /// `Format`: `name` for the column holding the object's name, else empty.
+    pub format: &'static str,
+    /// `Priority`: 0, always shown; 1, only with `-o wide`.
     pub priority: u8,
+}
+
+/// One cell of a row: upstream's cells are Go values, text or `int64` (the replica counts of
+/// `printDeployment` and `printReplicaSet`, `printEvent`'s count); a Table in JSON carries them as
+/// strings and numbers, `kubectl get` prints both with `%v`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Cell {
+    /// A string cell.
+    Text(String),
+    /// An integer cell.
+    Int(i64),
+}
+
+impl Cell {
+    /// The text of a string cell.
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            Cell::Text(s) => Some(s),
+            Cell::Int(_) => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Cell {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Cell::Text(s) => f.write_str(s),
+            Cell::Int(n) => write!(f, "{n}"),
+        }
+    }
+}
+
+impl From<String> for Cell {
+    fn from(s: String) -> Cell {
+        Cell::Text(s)
+    }
+}
+
+impl From<&str> for Cell {
+    fn from(s: &str) -> Cell {
+        Cell::Text(s.to_string())
+    }
 }
 
 /// One object's row.
@@ -42,7 +90,7 @@ pub struct Row {
     /// The object's name.
     pub name: String,
     /// One cell per column of the table.
-    pub cells: Vec<String>,
+    pub cells: Vec<Cell>,
 }
 
 /// Upstream's `metav1.Table` for one kind: column definitions and rows, in list order (namespace,
@@ -80,7 +128,7 @@ impl Table {
             }
             line.extend(
                 keep.iter()
-                    .map(|&i| r.cells.get(i).cloned().unwrap_or_default()),
+                    .map(|&i| r.cells.get(i).map(Cell::to_string).unwrap_or_default()),
             );
             lines.push(line);
         }
@@ -156,14 +204,20 @@ mod tests {
             columns: vec![
                 Column {
                     name: "Name",
+                    type_: "string",
+                    format: "",
                     priority: 0,
                 },
                 Column {
                     name: "Ready",
+                    type_: "string",
+                    format: "",
                     priority: 0,
                 },
                 Column {
                     name: "Nominated Node",
+                    type_: "string",
+                    format: "",
                     priority: 1,
                 },
             ],

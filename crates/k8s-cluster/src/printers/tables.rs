@@ -1,49 +1,213 @@
-//! The rows of upstream's printers (`pkg/printers/internalversion/printers.go`, v1.32), one
-//! function per kind; see the module above for the clock and the layout.
+//! The rows of upstream's printers (`pkg/printers/internalversion/printers.go`, v1.32): one
+//! column list ([`columns`]) and one cells function per kind ([`cells`]), shared by `k8s-mini get`
+//! (rendered by [`Table::render`]) and `k8s-mini serve`'s `meta.k8s.io/v1` Tables. As upstream's
+//! `TableConvertor`, the cells are generated wide (priority-1 columns included); the client hides
+//! what `-o wide` does not ask for. See the module above for the clock.
 
 use k8s_types::apiserver::{ApiClient, ApiExt};
 use k8s_types::apps::{Deployment, PodTemplateSpec, ReplicaSet};
 use k8s_types::batch::Job;
-use k8s_types::core::{Event, Node, Pod};
+use k8s_types::core::{Event, Namespace, Node, Pod};
 use k8s_types::labels::LabelSelector;
 use k8s_types::meta::{timestamp_tick, ObjectMeta};
+use k8s_types::object::{Kind, Object};
 use k8s_types::Tick;
 
-use super::{since, Column, Row, Table};
+use super::{since, Cell, Column, Row, Table};
 use crate::state::{human_duration, print_pod};
 
 const fn col(name: &'static str, priority: u8) -> Column {
-    Column { name, priority }
-}
-
-fn row(meta: &ObjectMeta, cells: Vec<String>) -> Row {
-    Row {
-        namespace: meta.namespace().to_string(),
-        name: meta.name.clone(),
-        cells,
+    Column {
+        name,
+        type_: "string",
+        format: "",
+        priority,
     }
 }
 
-fn age(meta: &ObjectMeta, now: Tick) -> String {
-    since(meta.creation_timestamp.as_deref(), now)
+const fn int_col(name: &'static str) -> Column {
+    Column {
+        name,
+        type_: "integer",
+        format: "",
+        priority: 0,
+    }
 }
 
-fn or_none(s: Option<&str>) -> String {
-    s.filter(|s| !s.is_empty()).unwrap_or("<none>").to_string()
+/// Upstream's `{Name: "Name", Type: "string", Format: "name"}` column.
+const fn name_col(priority: u8) -> Column {
+    Column {
+        name: "Name",
+        type_: "string",
+        format: "name",
+        priority,
+    }
+}
+
+const AGE: Column = col("Age", 0);
+const CONTAINERS: Column = col("Containers", 1);
+const IMAGES: Column = col("Images", 1);
+const SELECTOR: Column = col("Selector", 1);
+
+/// The column definitions of `kind`'s Table, in order, as upstream's `AddHandlers` declares them
+/// (`podColumnDefinitions`, `nodeColumnDefinitions`, `deploymentColumnDefinitions`,
+/// `replicaSetColumnDefinitions`, `jobColumnDefinitions`, `eventColumnDefinitions`,
+/// `namespaceColumnDefinitions`); every other kind gets the default table convertor's Name and
+/// Created At (`k8s.io/apiserver/pkg/registry/rest/table.go`, `swaggerMetadataDescriptions`).
+pub fn columns(kind: &Kind) -> Vec<Column> {
+    match kind {
+        Kind::Pod => vec![
+            name_col(0),
+            col("Ready", 0),
+            col("Status", 0),
+            col("Restarts", 0),
+            AGE,
+            col("IP", 1),
+            col("Node", 1),
+            col("Nominated Node", 1),
+            col("Readiness Gates", 1),
+        ],
+        Kind::Node => vec![
+            name_col(0),
+            col("Status", 0),
+            col("Roles", 0),
+            AGE,
+            col("Version", 0),
+            col("Internal-IP", 1),
+            col("External-IP", 1),
+            col("OS-Image", 1),
+            col("Kernel-Version", 1),
+            col("Container-Runtime", 1),
+        ],
+        // Upstream declares Up-to-date and Available "string" though their cells are integers.
+        Kind::Deployment => vec![
+            name_col(0),
+            col("Ready", 0),
+            col("Up-to-date", 0),
+            col("Available", 0),
+            AGE,
+            CONTAINERS,
+            IMAGES,
+            SELECTOR,
+        ],
+        Kind::ReplicaSet => vec![
+            name_col(0),
+            int_col("Desired"),
+            int_col("Current"),
+            int_col("Ready"),
+            AGE,
+            CONTAINERS,
+            IMAGES,
+            SELECTOR,
+        ],
+        Kind::Job => vec![
+            name_col(0),
+            col("Status", 0),
+            col("Completions", 0),
+            col("Duration", 0),
+            AGE,
+            CONTAINERS,
+            IMAGES,
+            SELECTOR,
+        ],
+        Kind::Event => vec![
+            col("Last Seen", 0),
+            col("Type", 0),
+            col("Reason", 0),
+            col("Object", 0),
+            col("Subobject", 1),
+            col("Source", 1),
+            col("Message", 0),
+            col("First Seen", 1),
+            col("Count", 1),
+            name_col(1),
+        ],
+        Kind::Namespace => vec![name_col(0), col("Status", 0), AGE],
+        _ => vec![
+            name_col(0),
+            Column {
+                name: "Created At",
+                type_: "date",
+                format: "",
+                priority: 0,
+            },
+        ],
+    }
+}
+
+/// The cells of one object's row, one per column of [`columns`] of its kind: `printPod`,
+/// `printNode`, `printDeployment`, `printReplicaSet`, `printJob`, `printEvent`, `printNamespace`,
+/// else the default convertor's name and `creationTimestamp` (RFC 3339).
+pub fn cells(obj: &Object, now: Tick) -> Vec<Cell> {
+    match obj {
+        Object::Pod(p) => pod_cells(p, now),
+        Object::Node(n) => node_cells(n, now),
+        Object::Deployment(d) => deployment_cells(d, now),
+        Object::ReplicaSet(r) => replicaset_cells(r, now),
+        Object::Job(j) => job_cells(j, now),
+        Object::Event(e) => event_cells(e, now),
+        Object::Namespace(ns) => namespace_cells(ns, now),
+        other => {
+            let m = other.meta();
+            vec![
+                m.name.as_str().into(),
+                m.creation_timestamp
+                    .as_deref()
+                    .unwrap_or("0001-01-01T00:00:00Z")
+                    .into(),
+            ]
+        }
+    }
+}
+
+/// One object's [`Row`].
+fn row(obj: &Object, now: Tick) -> Row {
+    let meta = obj.meta();
+    Row {
+        namespace: meta.namespace().to_string(),
+        name: meta.name.clone(),
+        cells: cells(obj, now),
+    }
+}
+
+/// `kubectl get <kind>`'s Table: the objects of `kind` in `namespace` (all with `None`), in list
+/// order (namespace, then name, as the apiserver lists them).
+pub fn list(api: &dyn ApiClient, kind: &Kind, namespace: Option<&str>, now: Tick) -> Table {
+    Table {
+        columns: columns(kind),
+        rows: api
+            .list(kind, namespace, None)
+            .iter()
+            .map(|o| row(o, now))
+            .collect(),
+    }
+}
+
+fn age(meta: &ObjectMeta, now: Tick) -> Cell {
+    since(meta.creation_timestamp.as_deref(), now).into()
+}
+
+fn or_none(s: Option<&str>) -> Cell {
+    s.filter(|s| !s.is_empty()).unwrap_or("<none>").into()
+}
+
+fn count(n: i32) -> Cell {
+    Cell::Int(i64::from(n))
 }
 
 /// `layoutContainerCells`: the template's container names and images, comma-separated.
-fn containers(t: &PodTemplateSpec) -> [String; 2] {
+fn containers(t: &PodTemplateSpec) -> [Cell; 2] {
     let names: Vec<&str> = t.spec.containers.iter().map(|c| c.name.as_str()).collect();
     let images: Vec<&str> = t.spec.containers.iter().map(|c| c.image.as_str()).collect();
-    [names.join(","), images.join(",")]
+    [names.join(",").into(), images.join(",").into()]
 }
 
-/// `metav1.FormatLabelSelector`: the selector as `labels.Selector.String()` prints it (requirements
-/// sorted by key: `k=v`, `k in (a,b)`, `k notin (a,b)`, `k`, `!k`), `<none>` when empty.
-pub fn format_label_selector(s: Option<&LabelSelector>) -> String {
+/// `metav1.LabelSelectorAsSelector(s).String()`: the requirements sorted by key (`k=v`,
+/// `k in (a,b)`, `k notin (a,b)`, `k`, `!k`; values sorted), empty for no selector or an empty
+/// one; `None` where upstream's conversion fails (an operator it does not know).
+pub fn label_selector_string(s: Option<&LabelSelector>) -> Option<String> {
     let Some(s) = s else {
-        return "<none>".into();
+        return Some(String::new());
     };
     let mut reqs: Vec<(String, String)> = s
         .match_labels
@@ -58,58 +222,41 @@ pub fn format_label_selector(s: Option<&LabelSelector>) -> String {
             "NotIn" => format!("{} notin ({})", r.key, values.join(",")),
             "Exists" => r.key.clone(),
             "DoesNotExist" => format!("!{}", r.key),
-            op => format!("{} {op} ({})", r.key, values.join(",")),
+            _ => return None,
         };
         reqs.push((r.key.clone(), text));
     }
+    // Upstream sorts by key only; two requirements on one key keep a fixed order here (by text).
     reqs.sort();
     let out: Vec<String> = reqs.into_iter().map(|(_, t)| t).collect();
-    if out.is_empty() {
-        "<none>".into()
-    } else {
-        out.join(",")
+    Some(out.join(","))
+}
+
+/// `metav1.FormatLabelSelector`: [`label_selector_string`], `<none>` when empty, `<error>` when
+/// the selector does not convert.
+pub fn format_label_selector(s: Option<&LabelSelector>) -> String {
+    match label_selector_string(s) {
+        None => "<error>".into(),
+        Some(t) if t.is_empty() => "<none>".into(),
+        Some(t) => t,
     }
 }
 
-/// `kubectl get pods`: `printPod`'s NAME, READY, STATUS, RESTARTS (with the age of the last
-/// restart), AGE; wide: IP, NODE, NOMINATED NODE, READINESS GATES (`<none>`: pods here have no
-/// readiness gates).
-pub fn pods(api: &dyn ApiClient, namespace: Option<&str>, now: Tick) -> Table {
-    let rows = api
-        .list_typed::<Pod>(namespace, None)
-        .iter()
-        .map(|p| {
-            let printed = print_pod(p);
-            row(
-                &p.metadata,
-                vec![
-                    p.metadata.name.clone(),
-                    printed.ready_column(),
-                    printed.status.clone(),
-                    printed.restarts_column(now),
-                    age(&p.metadata, now),
-                    or_none(p.status.pod_ip.as_deref()),
-                    or_none(p.node_name()),
-                    or_none(p.status.nominated_node_name.as_deref()),
-                    "<none>".into(),
-                ],
-            )
-        })
-        .collect();
-    Table {
-        columns: vec![
-            col("Name", 0),
-            col("Ready", 0),
-            col("Status", 0),
-            col("Restarts", 0),
-            col("Age", 0),
-            col("IP", 1),
-            col("Node", 1),
-            col("Nominated Node", 1),
-            col("Readiness Gates", 1),
-        ],
-        rows,
-    }
+/// `printPod`: NAME, READY, STATUS, RESTARTS (with the age of the last restart), AGE; wide: IP,
+/// NODE, NOMINATED NODE, READINESS GATES (`<none>`: the pod type here has no `readinessGates`).
+fn pod_cells(p: &Pod, now: Tick) -> Vec<Cell> {
+    let printed = print_pod(p);
+    vec![
+        p.metadata.name.as_str().into(),
+        printed.ready_column().into(),
+        printed.status.as_str().into(),
+        printed.restarts_column(now).into(),
+        age(&p.metadata, now),
+        or_none(p.status.pod_ip.as_deref()),
+        or_none(p.node_name()),
+        or_none(p.status.nominated_node_name.as_deref()),
+        "<none>".into(),
+    ]
 }
 
 fn node_info(n: &Node, key: &str) -> String {
@@ -122,311 +269,214 @@ fn node_info(n: &Node, key: &str) -> String {
         .to_string()
 }
 
-/// `kubectl get nodes`: `printNode`'s STATUS (`Ready`/`NotReady`/`Unknown`, `,SchedulingDisabled`
-/// when cordoned), ROLES (`node-role.kubernetes.io/<role>` and `kubernetes.io/role` labels, sorted,
-/// `<none>`), AGE, VERSION (`nodeInfo.kubeletVersion`); wide: INTERNAL-IP, EXTERNAL-IP,
-/// OS-IMAGE, KERNEL-VERSION, CONTAINER-RUNTIME (`<unknown>` when not reported).
-pub fn nodes(api: &dyn ApiClient, now: Tick) -> Table {
-    let rows = api
-        .list_typed::<Node>(None, None)
-        .iter()
-        .map(|n| {
-            let mut status: Vec<String> = n
-                .status
-                .conditions
+/// `printNode`: STATUS (`Ready` when the last Ready condition is True, `NotReady` when it is
+/// anything else, `Unknown` without one; `,SchedulingDisabled` when cordoned), ROLES
+/// (`findNodeRoles`: `node-role.kubernetes.io/<role>` and `kubernetes.io/role` labels, sorted,
+/// `<none>`), AGE, VERSION (`nodeInfo.kubeletVersion`); wide: INTERNAL-IP, EXTERNAL-IP (the first
+/// address of the type, `<none>`), OS-IMAGE, KERNEL-VERSION, CONTAINER-RUNTIME (`<unknown>` when
+/// not reported).
+fn node_cells(n: &Node, now: Tick) -> Vec<Cell> {
+    // Upstream keys the conditions by type in a map: the last Ready condition wins.
+    let mut status: Vec<&str> = match n.status.conditions.iter().rfind(|c| c.type_ == "Ready") {
+        Some(c) if c.status == "True" => vec!["Ready"],
+        Some(_) => vec!["NotReady"],
+        None => vec!["Unknown"],
+    };
+    if n.spec.unschedulable {
+        status.push("SchedulingDisabled");
+    }
+    let mut roles = std::collections::BTreeSet::new();
+    for (k, v) in &n.metadata.labels {
+        if let Some(role) = k.strip_prefix("node-role.kubernetes.io/") {
+            if !role.is_empty() {
+                roles.insert(role.to_string());
+            }
+        } else if k == "kubernetes.io/role" && !v.is_empty() {
+            roles.insert(v.clone());
+        }
+    }
+    let roles: Vec<String> = roles.into_iter().collect();
+    let address = |t: &str| {
+        or_none(
+            n.status
+                .addresses
                 .iter()
-                .filter(|c| c.type_ == "Ready")
-                .take(1)
-                .map(|c| {
-                    if c.status == "True" {
-                        "Ready".to_string()
-                    } else {
-                        "NotReady".to_string()
-                    }
-                })
-                .collect();
-            if status.is_empty() {
-                status.push("Unknown".into());
-            }
-            if n.spec.unschedulable {
-                status.push("SchedulingDisabled".into());
-            }
-            let mut roles = std::collections::BTreeSet::new();
-            for (k, v) in &n.metadata.labels {
-                if let Some(role) = k.strip_prefix("node-role.kubernetes.io/") {
-                    if !role.is_empty() {
-                        roles.insert(role.to_string());
-                    }
-                } else if k == "kubernetes.io/role" && !v.is_empty() {
-                    roles.insert(v.clone());
-                }
-            }
-            let roles: Vec<String> = roles.into_iter().collect();
-            let address = |t: &str| {
-                or_none(
-                    n.status
-                        .addresses
-                        .iter()
-                        .find(|a| a.type_ == t)
-                        .map(|a| a.address.as_str()),
-                )
-            };
-            let unknown = |s: String| if s.is_empty() { "<unknown>".into() } else { s };
-            row(
-                &n.metadata,
-                vec![
-                    n.metadata.name.clone(),
-                    status.join(","),
-                    if roles.is_empty() {
-                        "<none>".into()
-                    } else {
-                        roles.join(",")
-                    },
-                    age(&n.metadata, now),
-                    node_info(n, "kubeletVersion"),
-                    address("InternalIP"),
-                    address("ExternalIP"),
-                    unknown(node_info(n, "osImage")),
-                    unknown(node_info(n, "kernelVersion")),
-                    unknown(node_info(n, "containerRuntimeVersion")),
-                ],
-            )
-        })
-        .collect();
-    Table {
-        columns: vec![
-            col("Name", 0),
-            col("Status", 0),
-            col("Roles", 0),
-            col("Age", 0),
-            col("Version", 0),
-            col("Internal-IP", 1),
-            col("External-IP", 1),
-            col("OS-Image", 1),
-            col("Kernel-Version", 1),
-            col("Container-Runtime", 1),
-        ],
-        rows,
-    }
+                .find(|a| a.type_ == t)
+                .map(|a| a.address.as_str()),
+        )
+    };
+    let unknown = |s: String| -> Cell {
+        if s.is_empty() {
+            "<unknown>".into()
+        } else {
+            s.into()
+        }
+    };
+    vec![
+        n.metadata.name.as_str().into(),
+        status.join(",").into(),
+        or_none(Some(&roles.join(","))),
+        age(&n.metadata, now),
+        node_info(n, "kubeletVersion").into(),
+        address("InternalIP"),
+        address("ExternalIP"),
+        unknown(node_info(n, "osImage")),
+        unknown(node_info(n, "kernelVersion")),
+        unknown(node_info(n, "containerRuntimeVersion")),
+    ]
 }
 
-/// `kubectl get deployments`: `printDeployment`'s READY (`readyReplicas/spec.replicas`),
-/// UP-TO-DATE, AVAILABLE, AGE; wide: CONTAINERS, IMAGES, SELECTOR.
-pub fn deployments(api: &dyn ApiClient, namespace: Option<&str>, now: Tick) -> Table {
-    let rows = api
-        .list_typed::<Deployment>(namespace, None)
-        .iter()
-        .map(|d| {
-            let [names, images] = containers(&d.spec.template);
-            row(
-                &d.metadata,
-                vec![
-                    d.metadata.name.clone(),
-                    format!(
-                        "{}/{}",
-                        d.status.ready_replicas,
-                        d.spec.replicas.unwrap_or(1)
-                    ),
-                    d.status.updated_replicas.to_string(),
-                    d.status.available_replicas.to_string(),
-                    age(&d.metadata, now),
-                    names,
-                    images,
-                    format_label_selector(d.spec.selector.as_ref()),
-                ],
-            )
-        })
-        .collect();
-    Table {
-        columns: vec![
-            col("Name", 0),
-            col("Ready", 0),
-            col("Up-to-date", 0),
-            col("Available", 0),
-            col("Age", 0),
-            col("Containers", 1),
-            col("Images", 1),
-            col("Selector", 1),
-        ],
-        rows,
-    }
+/// `printDeployment`: READY (`readyReplicas/spec.replicas`), UP-TO-DATE, AVAILABLE (integers),
+/// AGE; wide: CONTAINERS, IMAGES, SELECTOR (`selector.String()`: empty for none, `<invalid>`
+/// when it does not convert).
+fn deployment_cells(d: &Deployment, now: Tick) -> Vec<Cell> {
+    let [names, images] = containers(&d.spec.template);
+    vec![
+        d.metadata.name.as_str().into(),
+        format!(
+            "{}/{}",
+            d.status.ready_replicas,
+            d.spec.replicas.unwrap_or(1)
+        )
+        .into(),
+        count(d.status.updated_replicas),
+        count(d.status.available_replicas),
+        age(&d.metadata, now),
+        names,
+        images,
+        label_selector_string(d.spec.selector.as_ref())
+            .unwrap_or_else(|| "<invalid>".into())
+            .into(),
+    ]
 }
 
-/// `kubectl get replicasets`: `printReplicaSet`'s DESIRED (`spec.replicas`), CURRENT
-/// (`status.replicas`), READY, AGE; wide: CONTAINERS, IMAGES, SELECTOR.
-pub fn replicasets(api: &dyn ApiClient, namespace: Option<&str>, now: Tick) -> Table {
-    let rows = api
-        .list_typed::<ReplicaSet>(namespace, None)
-        .iter()
-        .map(|r| {
-            let [names, images] = containers(&r.spec.template);
-            row(
-                &r.metadata,
-                vec![
-                    r.metadata.name.clone(),
-                    r.spec.replicas.unwrap_or(1).to_string(),
-                    r.status.replicas.to_string(),
-                    r.status.ready_replicas.to_string(),
-                    age(&r.metadata, now),
-                    names,
-                    images,
-                    format_label_selector(r.spec.selector.as_ref()),
-                ],
-            )
-        })
-        .collect();
-    Table {
-        columns: vec![
-            col("Name", 0),
-            col("Desired", 0),
-            col("Current", 0),
-            col("Ready", 0),
-            col("Age", 0),
-            col("Containers", 1),
-            col("Images", 1),
-            col("Selector", 1),
-        ],
-        rows,
-    }
+/// `printReplicaSet`: DESIRED (`spec.replicas`), CURRENT (`status.replicas`), READY (integers),
+/// AGE; wide: CONTAINERS, IMAGES, SELECTOR (`FormatLabelSelector`).
+fn replicaset_cells(r: &ReplicaSet, now: Tick) -> Vec<Cell> {
+    let [names, images] = containers(&r.spec.template);
+    vec![
+        r.metadata.name.as_str().into(),
+        count(r.spec.replicas.unwrap_or(1)),
+        count(r.status.replicas),
+        count(r.status.ready_replicas),
+        age(&r.metadata, now),
+        names,
+        images,
+        format_label_selector(r.spec.selector.as_ref()).into(),
+    ]
 }
 
-/// `kubectl get jobs`: `printJob`'s STATUS (the first of Complete, Failed, Terminating,
-/// Suspended, FailureTarget, SuccessCriteriaMet that holds, else Running), COMPLETIONS
-/// (`succeeded/completions`, `succeeded/1 of parallelism` without completions and parallelism > 1,
-/// else `succeeded/1`), DURATION (completion - start, or now - start while running, empty before
-/// the start), AGE; wide: CONTAINERS, IMAGES, SELECTOR.
-pub fn jobs(api: &dyn ApiClient, namespace: Option<&str>, now: Tick) -> Table {
-    let rows = api
-        .list_typed::<Job>(namespace, None)
-        .iter()
-        .map(|j| {
-            let has = |t: &str| {
-                j.status
-                    .conditions
-                    .iter()
-                    .any(|c| c.type_ == t && c.status == "True")
-            };
-            let status = if has("Complete") {
-                "Complete"
-            } else if has("Failed") {
-                "Failed"
-            } else if j.metadata.deletion_timestamp.is_some() {
-                "Terminating"
-            } else if has("Suspended") {
-                "Suspended"
-            } else if has("FailureTarget") {
-                "FailureTarget"
-            } else if has("SuccessCriteriaMet") {
-                "SuccessCriteriaMet"
-            } else {
-                "Running"
-            };
-            let succeeded = j.status.succeeded;
-            let completions = match (j.spec.completions, j.spec.parallelism.unwrap_or(0)) {
-                (Some(c), _) => format!("{succeeded}/{c}"),
-                (None, p) if p > 1 => format!("{succeeded}/1 of {p}"),
-                (None, _) => format!("{succeeded}/1"),
-            };
-            let tick = |ts: &Option<String>| ts.as_deref().and_then(timestamp_tick);
-            let duration = match (tick(&j.status.start_time), tick(&j.status.completion_time)) {
-                (None, _) => String::new(),
-                (Some(_), None) => since(j.status.start_time.as_deref(), now),
-                (Some(s), Some(c)) => {
-                    human_duration(i64::try_from(c).unwrap_or(0) - i64::try_from(s).unwrap_or(0))
-                }
-            };
-            let [names, images] = containers(&j.spec.template);
-            row(
-                &j.metadata,
-                vec![
-                    j.metadata.name.clone(),
-                    status.to_string(),
-                    completions,
-                    duration,
-                    age(&j.metadata, now),
-                    names,
-                    images,
-                    format_label_selector(j.spec.selector.as_ref()),
-                ],
-            )
-        })
-        .collect();
-    Table {
-        columns: vec![
-            col("Name", 0),
-            col("Status", 0),
-            col("Completions", 0),
-            col("Duration", 0),
-            col("Age", 0),
-            col("Containers", 1),
-            col("Images", 1),
-            col("Selector", 1),
-        ],
-        rows,
-    }
-}
-
-/// `formatEventSource`: `component, host`.
-pub fn event_source(e: &Event) -> String {
-    if e.source.host.is_empty() {
-        e.source.component.clone()
+/// `printJob`: STATUS (the first of Complete, Failed, Terminating, Suspended, FailureTarget,
+/// SuccessCriteriaMet that holds, else Running), COMPLETIONS (`succeeded/completions`,
+/// `succeeded/1 of parallelism` without completions and parallelism > 1, else `succeeded/1`),
+/// DURATION (completion - start, or now - start while running, empty before the start), AGE;
+/// wide: CONTAINERS, IMAGES, SELECTOR (`FormatLabelSelector`).
+fn job_cells(j: &Job, now: Tick) -> Vec<Cell> {
+    let has = |t: &str| {
+        j.status
+            .conditions
+            .iter()
+            .any(|c| c.type_ == t && c.status == "True")
+    };
+    let status = if has("Complete") {
+        "Complete"
+    } else if has("Failed") {
+        "Failed"
+    } else if j.metadata.deletion_timestamp.is_some() {
+        "Terminating"
+    } else if has("Suspended") {
+        "Suspended"
+    } else if has("FailureTarget") {
+        "FailureTarget"
+    } else if has("SuccessCriteriaMet") {
+        "SuccessCriteriaMet"
     } else {
-        format!("{}, {}", e.source.component, e.source.host)
+        "Running"
+    };
+    let succeeded = j.status.succeeded;
+    let completions = match (j.spec.completions, j.spec.parallelism.unwrap_or(0)) {
+        (Some(c), _) => format!("{succeeded}/{c}"),
+        (None, p) if p > 1 => format!("{succeeded}/1 of {p}"),
+        (None, _) => format!("{succeeded}/1"),
+    };
+    let tick = |ts: &Option<String>| ts.as_deref().and_then(timestamp_tick);
+    let duration = match (tick(&j.status.start_time), tick(&j.status.completion_time)) {
+        (None, _) => String::new(),
+        (Some(_), None) => since(j.status.start_time.as_deref(), now),
+        (Some(s), Some(c)) => {
+            human_duration(i64::try_from(c).unwrap_or(0) - i64::try_from(s).unwrap_or(0))
+        }
+    };
+    let [names, images] = containers(&j.spec.template);
+    vec![
+        j.metadata.name.as_str().into(),
+        status.into(),
+        completions.into(),
+        duration.into(),
+        age(&j.metadata, now),
+        names,
+        images,
+        format_label_selector(j.spec.selector.as_ref()).into(),
+    ]
+}
+
+/// `formatEventSource`: `component, host`, the component falling back to
+/// `reportingComponent` (`reportingController` in Go) as upstream's `firstNonEmpty`.
+pub fn event_source(e: &Event) -> String {
+    let component = if e.source.component.is_empty() {
+        e.reporting_component.as_deref().unwrap_or("")
+    } else {
+        e.source.component.as_str()
+    };
+    if e.source.host.is_empty() {
+        component.to_string()
+    } else {
+        format!("{component}, {}", e.source.host)
     }
 }
 
-/// `kubectl get events`: `printEvent`'s LAST SEEN (age of `lastTimestamp`, else of
-/// `firstTimestamp`), TYPE, REASON, OBJECT (`kind/name`, kind lower-cased), MESSAGE; wide adds
-/// SUBOBJECT, SOURCE, FIRST SEEN, COUNT, NAME. Rows in list order (namespace, then Event name,
-/// which is `<object>.<hex>`, so one object's Events stay in the order they were written).
-pub fn events(api: &dyn ApiClient, namespace: Option<&str>, now: Tick) -> Table {
-    let rows = api
-        .list_typed::<Event>(namespace, None)
-        .iter()
-        .map(|e| {
-            let first = since(e.first_timestamp.as_deref(), now);
-            let last = match &e.last_timestamp {
-                Some(t) => since(Some(t), now),
-                None => first.clone(),
-            };
-            let o = &e.involved_object;
-            let target = if o.name.is_empty() {
-                o.kind.to_lowercase()
-            } else {
-                format!("{}/{}", o.kind.to_lowercase(), o.name)
-            };
-            row(
-                &e.metadata,
-                vec![
-                    last,
-                    e.type_.clone(),
-                    e.reason.clone(),
-                    target,
-                    o.field_path.clone(),
-                    event_source(e),
-                    e.message.trim().to_string(),
-                    first,
-                    e.count.max(1).to_string(),
-                    e.metadata.name.clone(),
-                ],
-            )
-        })
-        .collect();
-    Table {
-        columns: vec![
-            col("Last Seen", 0),
-            col("Type", 0),
-            col("Reason", 0),
-            col("Object", 0),
-            col("Subobject", 1),
-            col("Source", 1),
-            col("Message", 0),
-            col("First Seen", 1),
-            col("Count", 1),
-            col("Name", 1),
-        ],
-        rows,
-    }
+/// `printEvent`: LAST SEEN (age of `lastTimestamp`, else of `firstTimestamp`), TYPE, REASON,
+/// OBJECT (`kind/name`, kind lower-cased), MESSAGE (trimmed); wide adds SUBOBJECT, SOURCE, FIRST
+/// SEEN, COUNT (an integer, 1 when unset), NAME, in upstream's column order.
+fn event_cells(e: &Event, now: Tick) -> Vec<Cell> {
+    let first = since(e.first_timestamp.as_deref(), now);
+    let last = match &e.last_timestamp {
+        Some(t) => since(Some(t), now),
+        None => first.clone(),
+    };
+    let o = &e.involved_object;
+    let target = if o.name.is_empty() {
+        o.kind.to_lowercase()
+    } else {
+        format!("{}/{}", o.kind.to_lowercase(), o.name)
+    };
+    vec![
+        last.into(),
+        e.type_.as_str().into(),
+        e.reason.as_str().into(),
+        target.into(),
+        o.field_path.as_str().into(),
+        event_source(e).into(),
+        e.message.trim().into(),
+        first.into(),
+        count(if e.count == 0 { 1 } else { e.count }),
+        e.metadata.name.as_str().into(),
+    ]
+}
+
+/// `printNamespace`: NAME, STATUS (`status.phase`), AGE.
+fn namespace_cells(ns: &Namespace, now: Tick) -> Vec<Cell> {
+    let phase = ns
+        .status
+        .as_ref()
+        .and_then(|s| s.get("phase"))
+        .and_then(|p| p.as_str())
+        .unwrap_or("");
+    vec![
+        ns.metadata.name.as_str().into(),
+        phase.into(),
+        age(&ns.metadata, now),
+    ]
 }
 
 /// `kubectl events`' interval (`getInterval`): the age of the first timestamp, or for an Event
@@ -461,17 +511,16 @@ pub fn events_kubectl_events(api: &dyn ApiClient, namespace: Option<&str>, now: 
     });
     let rows = list
         .iter()
-        .map(|e| {
-            row(
-                &e.metadata,
-                vec![
-                    event_interval(e, now),
-                    e.type_.clone(),
-                    e.reason.clone(),
-                    format!("{}/{}", e.involved_object.kind, e.involved_object.name),
-                    e.message.trim().to_string(),
-                ],
-            )
+        .map(|e| Row {
+            namespace: e.metadata.namespace().to_string(),
+            name: e.metadata.name.clone(),
+            cells: vec![
+                event_interval(e, now).into(),
+                e.type_.as_str().into(),
+                e.reason.as_str().into(),
+                format!("{}/{}", e.involved_object.kind, e.involved_object.name).into(),
+                e.message.trim().into(),
+            ],
         })
         .collect();
     Table {
@@ -558,7 +607,7 @@ mod tests {
         running.status.succeeded = 1;
         running.status.start_time = Some(tick_timestamp(10));
         api.update_status(Object::Job(running)).expect("status");
-        let t = jobs(&api, Some("default"), 100);
+        let t = list(&api, &Kind::Job, Some("default"), 100);
         assert_eq!(
             t.render(false, false),
             "\
@@ -598,8 +647,12 @@ c-new       Running    0/1                      100s
         for n in [a, b] {
             api.create(Object::Node(n)).expect("node");
         }
-        let t = nodes(&api, 7);
-        let cells: Vec<&[String]> = t.rows.iter().map(|r| &r.cells[..4]).collect();
+        let t = list(&api, &Kind::Node, None, 7);
+        let cells: Vec<Vec<String>> = t
+            .rows
+            .iter()
+            .map(|r| r.cells[..4].iter().map(Cell::to_string).collect())
+            .collect();
         assert_eq!(
             cells[0],
             ["a", "Ready,SchedulingDisabled", "gpu,worker", "7s"]
@@ -643,5 +696,138 @@ c-new       Running    0/1                      100s
         assert_eq!(event_interval(&e, 30), "10s (x2 over 23s)");
         e.count = 1;
         assert_eq!(event_interval(&e, 30), "23s");
+    }
+
+    fn texts(cells: &[Cell]) -> Vec<String> {
+        cells.iter().map(Cell::to_string).collect()
+    }
+
+    /// `printNode` keys conditions by type, so the last Ready condition decides, and anything but
+    /// True (here Unknown, as the node lifecycle controller writes it) prints `NotReady`.
+    #[test]
+    fn node_status_follows_the_last_ready_condition() {
+        let cond = |status: &str| NodeCondition {
+            type_: "Ready".into(),
+            status: status.into(),
+            ..Default::default()
+        };
+        let mut n = Node {
+            metadata: meta("n", None),
+            ..Default::default()
+        };
+        n.status.conditions = vec![cond("True"), cond("Unknown")];
+        assert_eq!(cells(&Object::Node(n.clone()), 0)[1], "NotReady".into());
+        n.status.conditions = vec![cond("False"), cond("True")];
+        n.spec.unschedulable = true;
+        assert_eq!(
+            cells(&Object::Node(n), 0)[1],
+            "Ready,SchedulingDisabled".into()
+        );
+    }
+
+    /// `printDeployment` and `printReplicaSet` write their counts as `int64` cells;
+    /// the Deployment's selector is `selector.String()` (empty for none, `<invalid>` when it does
+    /// not convert), the ReplicaSet's and Job's `FormatLabelSelector` (`<none>`, `<error>`).
+    #[test]
+    fn workload_counts_are_integers_and_selectors_as_upstream() {
+        let mut d = Deployment {
+            metadata: meta("web", Some("default")),
+            ..Default::default()
+        };
+        d.spec.replicas = Some(3);
+        d.status.ready_replicas = 2;
+        d.status.updated_replicas = 3;
+        d.status.available_replicas = 2;
+        let c = cells(&Object::Deployment(d.clone()), 0);
+        assert_eq!(c[1..4], ["2/3".into(), Cell::Int(3), Cell::Int(2)]);
+        assert_eq!(c[7], "".into());
+        let bogus = LabelSelector {
+            match_expressions: vec![LabelSelectorRequirement {
+                key: "app".into(),
+                operator: "Bogus".into(),
+                values: vec![],
+            }],
+            ..Default::default()
+        };
+        d.spec.selector = Some(bogus.clone());
+        assert_eq!(cells(&Object::Deployment(d), 0)[7], "<invalid>".into());
+        let mut r = ReplicaSet {
+            metadata: meta("web-1", Some("default")),
+            ..Default::default()
+        };
+        r.spec.replicas = Some(4);
+        r.status.replicas = 4;
+        r.status.ready_replicas = 1;
+        let c = cells(&Object::ReplicaSet(r), 0);
+        assert_eq!(c[1..4], [Cell::Int(4), Cell::Int(4), Cell::Int(1)]);
+        assert_eq!(c[7], "<none>".into());
+        assert_eq!(format_label_selector(Some(&bogus)), "<error>");
+        assert_eq!(
+            (
+                columns(&Kind::Deployment)[2].type_,
+                columns(&Kind::ReplicaSet)[2].type_
+            ),
+            ("string", "integer")
+        );
+    }
+
+    /// `printEvent`: the source falls back to the reporting controller, an unset count prints 1
+    /// (an integer), and the wide Name column is upstream's `Format: name` column.
+    #[test]
+    fn event_source_count_and_name_column() {
+        let e = Event {
+            metadata: meta("web.1", Some("default")),
+            reporting_component: Some("default-scheduler".into()),
+            first_timestamp: Some(tick_timestamp(10)),
+            reason: "Scheduled".into(),
+            message: " Successfully assigned default/web to node-1 ".into(),
+            ..Default::default()
+        };
+        let c = cells(&Object::Event(e), 70);
+        assert_eq!(
+            texts(&c),
+            [
+                "60s",
+                "",
+                "Scheduled",
+                "",
+                "",
+                "default-scheduler",
+                "Successfully assigned default/web to node-1",
+                "60s",
+                "1",
+                "web.1"
+            ]
+        );
+        assert_eq!(c[8], Cell::Int(1));
+        let name = columns(&Kind::Event)[9];
+        assert_eq!((name.name, name.format, name.priority), ("Name", "name", 1));
+    }
+
+    /// `printNamespace` (NAME, STATUS, AGE) and the default convertor for kinds without a printer
+    /// (NAME, CREATED AT as RFC 3339, a `date` column).
+    #[test]
+    fn namespace_and_default_convertor() {
+        let mut m = meta("team-a", None);
+        m.creation_timestamp = Some(tick_timestamp(5));
+        let ns = Namespace {
+            metadata: m.clone(),
+            status: Some(serde_json::json!({"phase": "Active"})),
+            ..Default::default()
+        };
+        assert_eq!(
+            texts(&cells(&Object::Namespace(ns), 65)),
+            ["team-a", "Active", "60s"]
+        );
+        let s = k8s_types::apps::StatefulSet {
+            metadata: m,
+            ..Default::default()
+        };
+        assert_eq!(
+            texts(&cells(&Object::StatefulSet(s), 65)),
+            ["team-a", "1970-01-01T00:00:05Z"]
+        );
+        let created = columns(&Kind::StatefulSet)[1];
+        assert_eq!((created.name, created.type_), ("Created At", "date"));
     }
 }
