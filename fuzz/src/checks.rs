@@ -105,3 +105,29 @@ pub fn label_selector(data: &[u8]) {
         assert!(sel.matches(&labels), "an empty selector matches everything");
     }
 }
+
+/// The HTTP API's request decoding (`k8s-mini serve`): the input is `METHOD\nPATH?QUERY\n
+/// CONTENT-TYPE\nACCEPT\nBODY` (missing lines are empty). One driver per process over
+/// `k8s_serve::fuzzing::CLUSTER` answers it as the server would: never a panic, a status in
+/// 100..600 and never 5xx (the server's only 500s are a caught panic and a state dump that cannot
+/// be written; 501 it does not answer), and afterwards the store still answers `GET /api/v1/nodes`
+/// 200 with a NodeList in JSON.
+pub fn http_request(data: &[u8]) {
+    let mut parts = data.splitn(5, |b| *b == b'\n');
+    let mut next = || parts.next().unwrap_or_default();
+    let (method, path, content_type, accept, body) = (next(), next(), next(), next(), next());
+    let path = String::from_utf8_lossy(path);
+    let Some(code) = k8s_serve::fuzzing::handle_raw(method, &path, content_type, accept, body)
+    else {
+        return;
+    };
+    assert!(
+        (100..500).contains(&code),
+        "{} {path:?} answers {code}",
+        String::from_utf8_lossy(method)
+    );
+    let (code, list) = k8s_serve::fuzzing::nodes_list();
+    let list = list.unwrap_or_else(|e| panic!("GET /api/v1/nodes is not JSON: {e}"));
+    assert_eq!(code, 200, "GET /api/v1/nodes answers {code}: {list}");
+    assert_eq!(list["kind"], "NodeList", "GET /api/v1/nodes: {list}");
+}

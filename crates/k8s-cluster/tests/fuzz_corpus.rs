@@ -58,3 +58,8 @@ fn trace_csv_corpus() {
 fn label_selector_corpus() {
     replay("label_selector", checks::label_selector);
 }
+
+#[test]
+fn http_request_corpus() {
+    replay("http_request", checks::http_request);
+}

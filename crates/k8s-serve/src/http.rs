@@ -27,10 +27,20 @@ fn respond(r: Reply) -> Response {
 }
 
 fn header_str(h: &HeaderMap, name: header::HeaderName) -> String {
-    h.get(name)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_string()
+    header_text(h.get(name))
+}
+
+/// A header's value as the driver sees it: its text, or empty when it is absent or not visible
+/// ASCII.
+pub(crate) fn header_text(v: Option<&axum::http::HeaderValue>) -> String {
+    v.and_then(|v| v.to_str().ok()).unwrap_or("").to_string()
+}
+
+/// The query string split into decoded `name=value` pairs, in order (`application/x-www-form-urlencoded`
+/// decoding, as Go's `url.ParseQuery`; repeated names kept).
+pub(crate) fn split_query(q: Option<&str>) -> Vec<(String, String)> {
+    q.map(|q| form_urlencoded::parse(q.as_bytes()).into_owned().collect())
+        .unwrap_or_default()
 }
 
 fn unavailable() -> Response {
@@ -56,11 +66,7 @@ pub(crate) async fn handle(State(st): State<Arc<Shared>>, req: axum::extract::Re
     let Some(bytes) = read_body(body, st.max_body).await else {
         return respond(reply::too_large(st.max_body));
     };
-    let query: Vec<(String, String)> = parts
-        .uri
-        .query()
-        .map(|q| form_urlencoded::parse(q.as_bytes()).into_owned().collect())
-        .unwrap_or_default();
+    let query = split_query(parts.uri.query());
     let request = Request {
         method: parts.method.as_str().to_string(),
         path: parts.uri.path().to_string(),

@@ -7,11 +7,13 @@
 //! - `discovery`, `resources`: what `/api` and `/apis` list; `table`: server-side printing;
 //! - `patch`: merge, JSON and strategic merge patch; `fields`: field selectors;
 //! - `openapi`: the `/openapi/v3` index kubectl checks before validating;
-//! - `record`: `--record`, the session as a Scenario; `reply`: Status errors; `http`: axum.
+//! - `record`: `--record`, the session as a Scenario; `reply`: Status errors; `http`: axum;
+//! - `fuzzing`: one request without a socket, for the fuzz target `http_request`.
 
 mod discovery;
 mod driver;
 mod fields;
+pub mod fuzzing;
 mod http;
 mod openapi;
 mod patch;
