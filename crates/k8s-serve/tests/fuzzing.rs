@@ -56,3 +56,21 @@ fn what_hyper_refuses_is_400_and_the_step_endpoint_is_left_out() {
         Some(405)
     );
 }
+
+/// The fuzzer's first finding, which is upstream's behaviour: a Binding whose target fails
+/// `ValidatePodBinding` (`kind: "Nod,"`) is answered InternalError 500 by kube-apiserver
+/// (BindingREST.Create returns `errs.ToAggregate()`, a plain error), here too; a valid one for a
+/// pod that does not exist is 404; the store keeps answering.
+#[test]
+fn an_invalid_binding_is_upstreams_500_and_a_missing_pod_404() {
+    let path = "/api/v1/namespaces/default/pods/p1/binding";
+    let invalid = br#"{"apiVersion":"v1","kind":"Binding","metadata":{"name":"p1"},"target":{"kind":"Nod,","name":"n1"}}"#;
+    assert_eq!(handle_raw(b"POST", path, JSON, JSON, invalid), Some(500));
+    let missing = br#"{"apiVersion":"v1","kind":"Binding","metadata":{"name":"nope"},"target":{"kind":"Node","name":"n1"}}"#;
+    let missing_path = "/api/v1/namespaces/default/pods/nope/binding";
+    assert_eq!(
+        handle_raw(b"POST", missing_path, JSON, JSON, missing),
+        Some(404)
+    );
+    assert_eq!(nodes_list().0, 200);
+}
