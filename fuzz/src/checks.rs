@@ -1,5 +1,5 @@
 //! What each fuzz target checks, on one input. Shared by the cargo-fuzz targets (`fuzz/fuzz_targets/`,
-//! nightly) and by the corpus replay test `crates/k8s-cluster/tests/fuzz_corpus.rs` (stable, in CI),
+//! nightly) and by the corpus replay test `crates/k8s-mini/tests/fuzz_corpus.rs` (stable, in CI),
 //! which includes this file by path: every function panics when the property fails, and must not
 //! panic otherwise, on any bytes.
 
@@ -108,7 +108,7 @@ pub fn label_selector(data: &[u8]) {
 
 /// The HTTP API's request decoding (`k8s-mini serve`): the input is `METHOD\nPATH?QUERY\n
 /// CONTENT-TYPE\nACCEPT\nBODY` (missing lines are empty). One driver per process over
-/// `k8s_serve::fuzzing::CLUSTER` answers it as the server would: never a panic, a status in
+/// `k8s_mini::serve::fuzzing::CLUSTER` answers it as the server would: never a panic, a status in
 /// 100..600 and never 5xx (the server's only 500s are a caught panic, a state dump that cannot
 /// be written, and upstream's InternalError for an invalid Binding; 501 it does not answer), and afterwards the store still answers `GET /api/v1/nodes`
 /// 200 with a NodeList in JSON.
@@ -117,7 +117,8 @@ pub fn http_request(data: &[u8]) {
     let mut next = || parts.next().unwrap_or_default();
     let (method, path, content_type, accept, body) = (next(), next(), next(), next(), next());
     let path = String::from_utf8_lossy(path);
-    let Some(code) = k8s_serve::fuzzing::handle_raw(method, &path, content_type, accept, body)
+    let Some(code) =
+        k8s_mini::serve::fuzzing::handle_raw(method, &path, content_type, accept, body)
     else {
         return;
     };
@@ -130,7 +131,7 @@ pub fn http_request(data: &[u8]) {
         "{} {path:?} answers {code}",
         String::from_utf8_lossy(method)
     );
-    let (code, list) = k8s_serve::fuzzing::nodes_list();
+    let (code, list) = k8s_mini::serve::fuzzing::nodes_list();
     let list = list.unwrap_or_else(|e| panic!("GET /api/v1/nodes is not JSON: {e}"));
     assert_eq!(code, 200, "GET /api/v1/nodes answers {code}: {list}");
     assert_eq!(list["kind"], "NodeList", "GET /api/v1/nodes: {list}");

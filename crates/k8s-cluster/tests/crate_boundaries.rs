@@ -41,21 +41,7 @@ fn library_crates_depend_only_on_interface_crates() {
     let mut violations = Vec::new();
     for p in packages {
         let name = p["name"].as_str().unwrap_or_default();
-        // k8s-serve is a wiring crate like k8s-mini and xtask: it serves a whole `k8s_cluster::Session` over
-        // HTTP and names no component crate (only k8s-cluster and k8s-types).
-        if name == "k8s-serve" {
-            for d in p["dependencies"].as_array().into_iter().flatten() {
-                let dep = d["name"].as_str().unwrap_or_default();
-                let wiring_ok = ["k8s-cluster", "k8s-types"].contains(&dep);
-                if names.contains(&dep) && !wiring_ok && d["kind"].as_str() != Some("dev") {
-                    violations.push(format!("{name} -> {dep}"));
-                }
-            }
-        }
-        if matches!(
-            name,
-            "k8s-cluster" | "k8s-mini" | "xtask" | "k8s-types" | "k8s-serve"
-        ) {
+        if matches!(name, "k8s-cluster" | "k8s-mini" | "xtask" | "k8s-types") {
             continue;
         }
         // The framework crate is an interface crate over k8s-types only.

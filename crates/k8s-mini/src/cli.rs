@@ -49,7 +49,7 @@ enum Command {
     /// Serve the scenario's cluster as a Kubernetes API server on 127.0.0.1 for kubectl
     /// (docs/serve.md).
     #[command(after_help = EXIT_CODES)]
-    Serve(crate::serve::ServeArgs),
+    Serve(crate::serve_command::ServeArgs),
 }
 
 /// `-f` and how the run goes: shared by `get`, `describe` and `events`.
@@ -183,7 +183,7 @@ where
         Command::Get(args) => get(args),
         Command::Describe(args) => describe(args),
         Command::Events(args) => events(args),
-        Command::Serve(args) => crate::serve::run(args),
+        Command::Serve(args) => crate::serve_command::run(args),
     }
 }
 

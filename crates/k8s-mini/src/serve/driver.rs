@@ -11,16 +11,16 @@ use k8s_types::Tick;
 use serde_json::json;
 use tokio::sync::mpsc::UnboundedReceiver;
 
-use crate::discovery;
-use crate::fields::FieldSelector;
-use crate::openapi;
-use crate::record::Recorder;
-use crate::reply::{self, Reply};
-use crate::resources::{self, ResourceInfo};
-use crate::rest::{self, Request, Target};
-use crate::table::{self, Include};
-use crate::watch::{self, WatchCache, Watcher};
-use crate::Clock;
+use crate::serve::discovery;
+use crate::serve::fields::FieldSelector;
+use crate::serve::openapi;
+use crate::serve::record::Recorder;
+use crate::serve::reply::{self, Reply};
+use crate::serve::resources::{self, ResourceInfo};
+use crate::serve::rest::{self, Request, Target};
+use crate::serve::table::{self, Include};
+use crate::serve::watch::{self, WatchCache, Watcher};
+use crate::serve::Clock;
 
 /// Most ticks one `step` request may run.
 pub(crate) const MAX_STEP: u64 = 100_000;

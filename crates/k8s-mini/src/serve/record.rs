@@ -119,7 +119,8 @@ mod tests {
 
     #[test]
     fn client_writes_come_before_the_scenarios_own_steps_of_their_tick() {
-        let dir = std::env::temp_dir().join(format!("k8s-serve-record-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("k8s-mini-serve-record-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let input = dir.join("in.yaml");
         std::fs::write(

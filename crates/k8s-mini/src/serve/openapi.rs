@@ -7,8 +7,8 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::reply::{self, Reply};
-use crate::resources;
+use crate::serve::reply::{self, Reply};
+use crate::serve::resources;
 
 fn prefix(group: &str, version: &str) -> String {
     if group.is_empty() {
@@ -61,6 +61,6 @@ pub(crate) fn group_version(group: &str, version: &str) -> Reply {
     }
     Reply::json(
         200,
-        &json!({"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": crate::discovery::GIT_VERSION}, "paths": Value::Object(paths)}),
+        &json!({"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": crate::serve::discovery::GIT_VERSION}, "paths": Value::Object(paths)}),
     )
 }

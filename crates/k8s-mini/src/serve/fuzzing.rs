@@ -1,5 +1,5 @@
 //! One request without a socket, for the fuzz target `http_request` (`fuzz/fuzz_targets/`) and its
-//! corpus replay on stable (`crates/k8s-serve/tests/fuzz_corpus.rs`). Not an API for anything else.
+//! corpus replay on stable (`crates/k8s-mini/tests/fuzz_corpus.rs`). Not an API for anything else.
 //!
 //! The request goes through the HTTP layer's own decoding (`http::split_query` for the query
 //! string, `http::header_text` for the headers, the `http` crate's method and request-target
@@ -9,11 +9,11 @@
 
 use std::cell::RefCell;
 
-use crate::driver::{Answer, Driver};
-use crate::http;
-use crate::reply;
-use crate::rest::Request;
-use crate::Clock;
+use crate::serve::driver::{Answer, Driver};
+use crate::serve::http;
+use crate::serve::reply;
+use crate::serve::rest::Request;
+use crate::serve::Clock;
 
 /// The cluster every fuzzed request runs against: one Node, one Deployment (whose two Pods appear
 /// only when the clock moves: the clock is paused, and the step endpoint is not fuzzed).
@@ -24,7 +24,7 @@ thread_local! {
 }
 
 fn new_driver() -> Driver {
-    let dir = std::env::temp_dir().join(format!("k8s-serve-fuzzing-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("k8s-mini-serve-fuzzing-{}", std::process::id()));
     let path = dir.join("cluster.yaml");
     let session = std::fs::create_dir_all(&dir)
         .and_then(|()| std::fs::write(&path, CLUSTER))
@@ -57,7 +57,7 @@ fn is_step(path: &str) -> bool {
 ///
 /// What hyper refuses before any handler runs is answered 400 here as there: a method that is not
 /// an HTTP token, a request target that is not origin-form (`/path?query`), a header value with
-/// control characters. A body over [`crate::MAX_BODY_BYTES`] is answered 413. A watch
+/// control characters. A body over [`crate::serve::MAX_BODY_BYTES`] is answered 413. A watch
 /// (`watch=true`) answers at once with its stream's receiver, which is dropped (the watch ends).
 pub fn handle_raw(
     method: &[u8],
@@ -81,8 +81,8 @@ pub fn handle_raw(
     ) else {
         return Some(400);
     };
-    if body.len() > crate::MAX_BODY_BYTES {
-        return Some(reply::too_large(crate::MAX_BODY_BYTES).code);
+    if body.len() > crate::serve::MAX_BODY_BYTES {
+        return Some(reply::too_large(crate::serve::MAX_BODY_BYTES).code);
     }
     if method == axum::http::Method::POST && is_step(pq.path()) {
         return None;

@@ -21,9 +21,9 @@ use k8s_types::Tick;
 use serde_json::{json, Value};
 use tokio::sync::mpsc::UnboundedSender;
 
-use crate::fields::FieldSelector;
-use crate::rest::typed_json;
-use crate::table::{self, Include};
+use crate::serve::fields::FieldSelector;
+use crate::serve::rest::typed_json;
+use crate::serve::table::{self, Include};
 
 /// Events the cache keeps.
 pub(crate) const CAPACITY: usize = 100_000;

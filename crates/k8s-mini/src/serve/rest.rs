@@ -12,11 +12,11 @@ use k8s_types::policy::Eviction;
 use k8s_types::status::Status;
 use serde_json::{json, Value};
 
-use crate::fields::FieldSelector;
-use crate::patch;
-use crate::reply::{self, Details, Reply};
-use crate::resources::ResourceInfo;
-use crate::table::{self, Include};
+use crate::serve::fields::FieldSelector;
+use crate::serve::patch;
+use crate::serve::reply::{self, Details, Reply};
+use crate::serve::resources::ResourceInfo;
+use crate::serve::table::{self, Include};
 
 /// A request as the HTTP layer hands it over.
 #[derive(Clone, Debug, Default)]

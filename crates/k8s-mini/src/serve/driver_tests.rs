@@ -4,13 +4,16 @@
 use serde_json::Value;
 
 use super::{Answer, Driver};
-use crate::rest::Request;
-use crate::Clock;
+use crate::serve::rest::Request;
+use crate::serve::Clock;
 
 const INPUT: &str = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {capacity: {cpu: '8', memory: 16Gi}}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: app, image: app:v1}]\n";
 
 fn driver(name: &str) -> Driver {
-    let dir = std::env::temp_dir().join(format!("k8s-serve-driver-{name}-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!(
+        "k8s-mini-serve-driver-{name}-{}",
+        std::process::id()
+    ));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("in.yaml");
     std::fs::write(&path, INPUT).unwrap();

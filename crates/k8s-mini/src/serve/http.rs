@@ -11,9 +11,9 @@ use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 
-use crate::driver::{Answer, Msg};
-use crate::reply::{self, Reply};
-use crate::rest::Request;
+use crate::serve::driver::{Answer, Msg};
+use crate::serve::reply::{self, Reply};
+use crate::serve::rest::Request;
 
 /// What every handler shares.
 pub(crate) struct Shared {

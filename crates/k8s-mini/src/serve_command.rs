@@ -1,5 +1,5 @@
 //! `k8s-mini serve`: the scenario's cluster as a Kubernetes API server on 127.0.0.1 for kubectl
-//! (the `k8s-serve` crate; docs/serve.md).
+//! (the [`crate::serve`] module; docs/serve.md).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -33,20 +33,20 @@ pub(crate) fn run(args: ServeArgs) -> ExitCode {
         eprintln!("error: --speed must be a positive number");
         return ExitCode::from(2);
     }
-    let opts = k8s_serve::ServeOptions {
+    let opts = crate::serve::ServeOptions {
         file: crate::cli::resolve(&args.file),
         port: args.port,
         clock: if args.paused {
-            k8s_serve::Clock::Paused
+            crate::serve::Clock::Paused
         } else {
-            k8s_serve::Clock::Speed(args.speed)
+            crate::serve::Clock::Speed(args.speed)
         },
         kubeconfig_out: args.kubeconfig_out,
         record: args.record,
     };
-    match k8s_serve::serve(&opts) {
+    match crate::serve::serve(&opts) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(k8s_serve::ServeError::Manifest(e)) => {
+        Err(crate::serve::ServeError::Manifest(e)) => {
             eprintln!("error: {e}");
             ExitCode::from(2)
         }

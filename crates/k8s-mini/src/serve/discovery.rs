@@ -5,8 +5,8 @@
 
 use serde_json::{json, Value};
 
-use crate::reply::{self, Reply};
-use crate::resources::{self, ResourceInfo};
+use crate::serve::reply::{self, Reply};
+use crate::serve::resources::{self, ResourceInfo};
 
 /// The Kubernetes version `serve` reports (the release k8s-mini follows).
 pub(crate) const GIT_VERSION: &str = "v1.32.0-k8s-mini";

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use k8s_serve::{Clock, ServeOptions, Server};
+use k8s_mini::serve::{Clock, ServeOptions, Server};
 
 const NODES: &str = "apiVersion: v1\nkind: Node\nmetadata: {name: node-1}\nstatus:\n  capacity: {cpu: \"8\", memory: 16Gi, pods: \"110\"}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: node-2}\nstatus:\n  capacity: {cpu: \"8\", memory: 16Gi, pods: \"110\"}\n";
 
@@ -29,12 +29,13 @@ impl Env {
             Path::new("/usr/bin/kubectl").exists() || which_kubectl(),
             "kubectl is required for these tests (CI has /usr/bin/kubectl v1.32)"
         );
-        let dir = std::env::temp_dir().join(format!("k8s-serve-{name}-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("k8s-mini-serve-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("nodes.yaml"), NODES).unwrap();
         std::fs::write(dir.join("web.yaml"), WEB).unwrap();
-        let server = k8s_serve::start(&ServeOptions {
+        let server = k8s_mini::serve::start(&ServeOptions {
             file: dir.join("nodes.yaml"),
             port: 0,
             clock,

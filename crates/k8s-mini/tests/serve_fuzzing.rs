@@ -1,7 +1,7 @@
-//! `k8s_serve::fuzzing`, the entry of the fuzz target `http_request`: what hyper refuses is 400
+//! `k8s_mini::serve::fuzzing`, the entry of the fuzz target `http_request`: what hyper refuses is 400
 //! before the driver; the rest is the driver's answer, on one cluster per thread.
 
-use k8s_serve::fuzzing::{handle_raw, nodes_list};
+use k8s_mini::serve::fuzzing::{handle_raw, nodes_list};
 
 const JSON: &[u8] = b"application/json";
 
