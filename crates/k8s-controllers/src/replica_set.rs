@@ -29,17 +29,16 @@ use k8s_types::core::event::event_types;
 use k8s_types::core::Pod;
 use k8s_types::events::EventRecorder;
 use k8s_types::informer::{object_key, Delta, SharedInformerFactory};
-use k8s_types::meta::OwnerReference;
 use k8s_types::status::Status;
 use k8s_types::workqueue::WorkQueue;
 use k8s_types::{Kind, Object, Resource, Tick};
 
 use crate::controller_ref_manager::claim_shared;
 use crate::controller_utils::{
-    is_pod_active, is_pod_available, new_controller_ref, pod_from_template, pod_ready_tick,
-    rs_replicas, slow_start_batch, sort_pods_for_deletion, RankedPod, FAILED_CREATE_POD_REASON,
-    FAILED_DELETE_POD_REASON, SLOW_START_INITIAL_BATCH_SIZE, SUCCESSFUL_CREATE_POD_REASON,
-    SUCCESSFUL_DELETE_POD_REASON,
+    is_pod_active, is_pod_available, new_controller_ref, on_owned_pod_change, pod_from_template,
+    pod_ready_tick, rs_replicas, slow_start_batch, sort_pods_for_deletion, RankedPod,
+    FAILED_CREATE_POD_REASON, FAILED_DELETE_POD_REASON, SLOW_START_INITIAL_BATCH_SIZE,
+    SUCCESSFUL_CREATE_POD_REASON, SUCCESSFUL_DELETE_POD_REASON,
 };
 use crate::expectations::ControllerExpectations;
 
@@ -104,110 +103,6 @@ impl ReplicaSetController {
             burst_replicas: burst.max(1),
             expectations: ControllerExpectations::new(),
             events: EventRecorder::for_component(REPLICA_SET_CONTROLLER_NAME),
-        }
-    }
-
-    /// Upstream `resolveControllerRef` for a ReplicaSet.
-    fn resolve(
-        informers: &SharedInformerFactory,
-        namespace: &str,
-        cref: &OwnerReference,
-    ) -> Option<String> {
-        informers.resolve_controller_ref(&Kind::ReplicaSet, namespace, cref)
-    }
-
-    /// Upstream `getPodReplicaSets`: the ReplicaSets of the pod's namespace whose selector matches
-    /// its labels.
-    fn pod_replica_sets(informers: &SharedInformerFactory, pod: &Pod) -> Vec<String> {
-        informers.selecting::<ReplicaSet>(
-            &Kind::ReplicaSet,
-            pod.metadata.namespace(),
-            &pod.metadata.labels,
-            |rs| rs.spec.selector.as_ref(),
-        )
-    }
-
-    /// Upstream `deletePod` for the handlers: the controlling ReplicaSet observes the deletion.
-    fn pod_deleted(
-        &mut self,
-        informers: &SharedInformerFactory,
-        key: &str,
-        pod: &Pod,
-        queue: &mut WorkQueue,
-    ) {
-        if let Some(rs_key) = pod
-            .metadata
-            .controller_ref()
-            .and_then(|c| Self::resolve(informers, pod.metadata.namespace(), c))
-        {
-            self.expectations.deletion_observed(&rs_key, key);
-            queue.add(rs_key);
-        }
-    }
-
-    fn on_pod_change(
-        &mut self,
-        change: &Delta,
-        informers: &SharedInformerFactory,
-        queue: &mut WorkQueue,
-    ) {
-        let old = change.old.as_deref().and_then(as_pod);
-        let Some(cur) = change.new.as_deref().and_then(as_pod) else {
-            if let Some(old) = old {
-                self.pod_deleted(informers, &change.key, old, queue);
-            }
-            return;
-        };
-        let Some(old) = old else {
-            // addPod
-            if cur.metadata.deletion_timestamp.is_some() {
-                self.pod_deleted(informers, &change.key, cur, queue);
-                return;
-            }
-            if let Some(cref) = cur.metadata.controller_ref() {
-                if let Some(rs_key) = Self::resolve(informers, cur.metadata.namespace(), cref) {
-                    self.expectations.creation_observed(&rs_key);
-                    queue.add(rs_key);
-                }
-                return;
-            }
-            for rs_key in Self::pod_replica_sets(informers, cur) {
-                queue.add(rs_key);
-            }
-            return;
-        };
-        // updatePod
-        if cur.metadata.resource_version == old.metadata.resource_version {
-            return;
-        }
-        let labels_changed = cur.metadata.labels != old.metadata.labels;
-        if cur.metadata.deletion_timestamp.is_some() {
-            self.pod_deleted(informers, &change.key, cur, queue);
-            if labels_changed {
-                self.pod_deleted(informers, &change.key, old, queue);
-            }
-            return;
-        }
-        let cur_ref = cur.metadata.controller_ref();
-        let old_ref = old.metadata.controller_ref();
-        let ref_changed = cur_ref != old_ref;
-        if ref_changed {
-            if let Some(rs_key) =
-                old_ref.and_then(|c| Self::resolve(informers, old.metadata.namespace(), c))
-            {
-                queue.add(rs_key);
-            }
-        }
-        if let Some(cref) = cur_ref {
-            if let Some(rs_key) = Self::resolve(informers, cur.metadata.namespace(), cref) {
-                queue.add(rs_key);
-            }
-            return;
-        }
-        if labels_changed || ref_changed {
-            for rs_key in Self::pod_replica_sets(informers, cur) {
-                queue.add(rs_key);
-            }
         }
     }
 
@@ -514,7 +409,15 @@ impl Controller for ReplicaSetController {
                 }
                 queue.add(change.key.clone());
             }
-            Kind::Pod => self.on_pod_change(change, informers, queue),
+            Kind::Pod => on_owned_pod_change::<ReplicaSet>(
+                &Kind::ReplicaSet,
+                change,
+                informers,
+                &mut self.expectations,
+                queue,
+                |rs| rs.spec.selector.as_ref(),
+                true,
+            ),
             _ => {}
         }
     }

@@ -48,16 +48,15 @@ use k8s_types::core::event::event_types;
 use k8s_types::core::{phases, Node, Pod};
 use k8s_types::events::EventRecorder;
 use k8s_types::informer::{object_key, Delta, SharedInformerFactory};
-use k8s_types::meta::OwnerReference;
 use k8s_types::status::Status;
 use k8s_types::workqueue::WorkQueue;
 use k8s_types::{Kind, Object, Resource, Tick};
 
 use crate::controller_ref_manager::claim_shared;
 use crate::controller_utils::{
-    is_pod_available, new_controller_ref, pod_from_template, pod_ready_tick, slow_start_batch,
-    FAILED_CREATE_POD_REASON, FAILED_DELETE_POD_REASON, SLOW_START_INITIAL_BATCH_SIZE,
-    SUCCESSFUL_CREATE_POD_REASON, SUCCESSFUL_DELETE_POD_REASON,
+    is_pod_available, new_controller_ref, on_owned_pod_change, pod_from_template, pod_ready_tick,
+    slow_start_batch, FAILED_CREATE_POD_REASON, FAILED_DELETE_POD_REASON,
+    SLOW_START_INITIAL_BATCH_SIZE, SUCCESSFUL_CREATE_POD_REASON, SUCCESSFUL_DELETE_POD_REASON,
 };
 use crate::expectations::ControllerExpectations;
 use crate::pod_template_hash::compute_hash;
@@ -191,104 +190,6 @@ impl DaemonSetsController {
             failed_pods_backoff: Backoff::default(),
             revisions: BTreeMap::new(),
             events: EventRecorder::for_component(DAEMON_SET_CONTROLLER_NAME),
-        }
-    }
-
-    fn resolve(
-        informers: &SharedInformerFactory,
-        namespace: &str,
-        cref: &OwnerReference,
-    ) -> Option<String> {
-        informers.resolve_controller_ref(&Kind::DaemonSet, namespace, cref)
-    }
-
-    /// Upstream `getDaemonSetsForPod`: the DaemonSets of the pod's namespace selecting it.
-    fn pod_daemon_sets(informers: &SharedInformerFactory, pod: &Pod) -> Vec<String> {
-        informers.selecting::<DaemonSet>(
-            &Kind::DaemonSet,
-            pod.metadata.namespace(),
-            &pod.metadata.labels,
-            |ds| ds.spec.selector.as_ref(),
-        )
-    }
-
-    /// Upstream `deletePod`: the controlling DaemonSet observes the deletion.
-    fn pod_deleted(
-        &mut self,
-        informers: &SharedInformerFactory,
-        key: &str,
-        pod: &Pod,
-        queue: &mut WorkQueue,
-    ) {
-        if let Some(ds_key) = pod
-            .metadata
-            .controller_ref()
-            .and_then(|c| Self::resolve(informers, pod.metadata.namespace(), c))
-        {
-            self.expectations.deletion_observed(&ds_key, key);
-            queue.add(ds_key);
-        }
-    }
-
-    /// Upstream `addPod` / `updatePod` / `deletePod`.
-    fn on_pod_change(
-        &mut self,
-        change: &Delta,
-        informers: &SharedInformerFactory,
-        queue: &mut WorkQueue,
-    ) {
-        let old = change.old.as_deref().and_then(as_pod);
-        let Some(cur) = change.new.as_deref().and_then(as_pod) else {
-            if let Some(old) = old {
-                self.pod_deleted(informers, &change.key, old, queue);
-            }
-            return;
-        };
-        let Some(old) = old else {
-            if cur.metadata.deletion_timestamp.is_some() {
-                self.pod_deleted(informers, &change.key, cur, queue);
-                return;
-            }
-            if let Some(cref) = cur.metadata.controller_ref() {
-                if let Some(ds_key) = Self::resolve(informers, cur.metadata.namespace(), cref) {
-                    self.expectations.creation_observed(&ds_key);
-                    queue.add(ds_key);
-                }
-                return;
-            }
-            for ds_key in Self::pod_daemon_sets(informers, cur) {
-                queue.add(ds_key);
-            }
-            return;
-        };
-        if cur.metadata.resource_version == old.metadata.resource_version {
-            return;
-        }
-        if cur.metadata.deletion_timestamp.is_some() {
-            self.pod_deleted(informers, &change.key, cur, queue);
-            return;
-        }
-        let (cur_ref, old_ref) = (cur.metadata.controller_ref(), old.metadata.controller_ref());
-        let ref_changed = cur_ref != old_ref;
-        if ref_changed {
-            if let Some(k) =
-                old_ref.and_then(|c| Self::resolve(informers, old.metadata.namespace(), c))
-            {
-                queue.add(k);
-            }
-        }
-        if let Some(cref) = cur_ref {
-            // Upstream also queues the DaemonSet minReadySeconds + 1 s after the pod turned
-            // ready; the sync's requeue does it at the tick the pod turns available.
-            if let Some(k) = Self::resolve(informers, cur.metadata.namespace(), cref) {
-                queue.add(k);
-            }
-            return;
-        }
-        if cur.metadata.labels != old.metadata.labels || ref_changed {
-            for k in Self::pod_daemon_sets(informers, cur) {
-                queue.add(k);
-            }
         }
     }
 
@@ -808,7 +709,15 @@ impl Controller for DaemonSetsController {
                 }
                 queue.add(change.key.clone());
             }
-            Kind::Pod => self.on_pod_change(change, informers, queue),
+            Kind::Pod => on_owned_pod_change::<DaemonSet>(
+                &Kind::DaemonSet,
+                change,
+                informers,
+                &mut self.expectations,
+                queue,
+                |ds| ds.spec.selector.as_ref(),
+                false,
+            ),
             Kind::Node => Self::on_node_change(change, informers, queue),
             _ => {}
         }
