@@ -384,6 +384,102 @@ pub fn clone_and_add_label(
     out
 }
 
+/// The pod event handlers of a controller that owns pods through a label selector and keeps
+/// [`ControllerExpectations`]: upstream `addPod` / `updatePod` / `deletePod` of
+/// `pkg/controller/replicaset/replica_set.go`, which `pkg/controller/daemon/daemon_controller.go`
+/// repeats. The owner (`owner_kind`, resolved from the pod's controller reference) observes the
+/// creation or deletion and is queued; an orphan queues every owner whose selector matches it
+/// (`selector_of`) when it is added or its labels or controller reference changed.
+///
+/// `relabelled_old_deleted`: when a pod being deleted also changed its labels, whether the old
+/// version's owner observes a deletion too (the ReplicaSet controller does; the DaemonSet
+/// controller's `updatePod` only deletes the current one).
+pub(crate) fn on_owned_pod_change<R: Resource>(
+    owner_kind: &Kind,
+    change: &Delta,
+    informers: &SharedInformerFactory,
+    expectations: &mut ControllerExpectations,
+    queue: &mut WorkQueue,
+    selector_of: impl Fn(&R) -> Option<&LabelSelector>,
+    relabelled_old_deleted: bool,
+) {
+    let resolve = |pod: &Pod, cref: &OwnerReference| {
+        informers.resolve_controller_ref(owner_kind, pod.metadata.namespace(), cref)
+    };
+    let selecting = |pod: &Pod| {
+        informers.selecting::<R>(
+            owner_kind,
+            pod.metadata.namespace(),
+            &pod.metadata.labels,
+            &selector_of,
+        )
+    };
+    // `deletePod`: the controlling owner observes the deletion.
+    let mut deleted = |pod: &Pod, queue: &mut WorkQueue| {
+        if let Some(key) = pod.metadata.controller_ref().and_then(|c| resolve(pod, c)) {
+            expectations.deletion_observed(&key, &change.key);
+            queue.add(key);
+        }
+    };
+    let old = change.old.as_deref().and_then(Pod::from_object_ref);
+    let Some(cur) = change.new.as_deref().and_then(Pod::from_object_ref) else {
+        if let Some(old) = old {
+            deleted(old, queue);
+        }
+        return;
+    };
+    let Some(old) = old else {
+        // `addPod`
+        if cur.metadata.deletion_timestamp.is_some() {
+            deleted(cur, queue);
+            return;
+        }
+        if let Some(cref) = cur.metadata.controller_ref() {
+            if let Some(key) = resolve(cur, cref) {
+                expectations.creation_observed(&key);
+                queue.add(key);
+            }
+            return;
+        }
+        for key in selecting(cur) {
+            queue.add(key);
+        }
+        return;
+    };
+    // `updatePod`
+    if cur.metadata.resource_version == old.metadata.resource_version {
+        return;
+    }
+    let labels_changed = cur.metadata.labels != old.metadata.labels;
+    if cur.metadata.deletion_timestamp.is_some() {
+        deleted(cur, queue);
+        if labels_changed && relabelled_old_deleted {
+            deleted(old, queue);
+        }
+        return;
+    }
+    let (cur_ref, old_ref) = (cur.metadata.controller_ref(), old.metadata.controller_ref());
+    let ref_changed = cur_ref != old_ref;
+    if ref_changed {
+        if let Some(key) = old_ref.and_then(|c| resolve(old, c)) {
+            queue.add(key);
+        }
+    }
+    if let Some(cref) = cur_ref {
+        // Upstream also queues the owner minReadySeconds after the pod turned ready; the sync's
+        // requeue does it at the tick the pod turns available.
+        if let Some(key) = resolve(cur, cref) {
+            queue.add(key);
+        }
+        return;
+    }
+    if labels_changed || ref_changed {
+        for key in selecting(cur) {
+            queue.add(key);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -539,101 +635,5 @@ mod tests {
         v.sort_by(cmp_by_size_newer);
         let names: Vec<_> = v.iter().map(|r| r.metadata.name.as_str()).collect();
         assert_eq!(names, ["c", "b", "a", "d"]);
-    }
-}
-
-/// The pod event handlers of a controller that owns pods through a label selector and keeps
-/// [`ControllerExpectations`]: upstream `addPod` / `updatePod` / `deletePod` of
-/// `pkg/controller/replicaset/replica_set.go`, which `pkg/controller/daemon/daemon_controller.go`
-/// repeats. The owner (`owner_kind`, resolved from the pod's controller reference) observes the
-/// creation or deletion and is queued; an orphan queues every owner whose selector matches it
-/// (`selector_of`) when it is added or its labels or controller reference changed.
-///
-/// `relabelled_old_deleted`: when a pod being deleted also changed its labels, whether the old
-/// version's owner observes a deletion too (the ReplicaSet controller does; the DaemonSet
-/// controller's `updatePod` only deletes the current one).
-pub(crate) fn on_owned_pod_change<R: Resource>(
-    owner_kind: &Kind,
-    change: &Delta,
-    informers: &SharedInformerFactory,
-    expectations: &mut ControllerExpectations,
-    queue: &mut WorkQueue,
-    selector_of: impl Fn(&R) -> Option<&LabelSelector>,
-    relabelled_old_deleted: bool,
-) {
-    let resolve = |pod: &Pod, cref: &OwnerReference| {
-        informers.resolve_controller_ref(owner_kind, pod.metadata.namespace(), cref)
-    };
-    let selecting = |pod: &Pod| {
-        informers.selecting::<R>(
-            owner_kind,
-            pod.metadata.namespace(),
-            &pod.metadata.labels,
-            &selector_of,
-        )
-    };
-    // `deletePod`: the controlling owner observes the deletion.
-    let mut deleted = |pod: &Pod, queue: &mut WorkQueue| {
-        if let Some(key) = pod.metadata.controller_ref().and_then(|c| resolve(pod, c)) {
-            expectations.deletion_observed(&key, &change.key);
-            queue.add(key);
-        }
-    };
-    let old = change.old.as_deref().and_then(Pod::from_object_ref);
-    let Some(cur) = change.new.as_deref().and_then(Pod::from_object_ref) else {
-        if let Some(old) = old {
-            deleted(old, queue);
-        }
-        return;
-    };
-    let Some(old) = old else {
-        // `addPod`
-        if cur.metadata.deletion_timestamp.is_some() {
-            deleted(cur, queue);
-            return;
-        }
-        if let Some(cref) = cur.metadata.controller_ref() {
-            if let Some(key) = resolve(cur, cref) {
-                expectations.creation_observed(&key);
-                queue.add(key);
-            }
-            return;
-        }
-        for key in selecting(cur) {
-            queue.add(key);
-        }
-        return;
-    };
-    // `updatePod`
-    if cur.metadata.resource_version == old.metadata.resource_version {
-        return;
-    }
-    let labels_changed = cur.metadata.labels != old.metadata.labels;
-    if cur.metadata.deletion_timestamp.is_some() {
-        deleted(cur, queue);
-        if labels_changed && relabelled_old_deleted {
-            deleted(old, queue);
-        }
-        return;
-    }
-    let (cur_ref, old_ref) = (cur.metadata.controller_ref(), old.metadata.controller_ref());
-    let ref_changed = cur_ref != old_ref;
-    if ref_changed {
-        if let Some(key) = old_ref.and_then(|c| resolve(old, c)) {
-            queue.add(key);
-        }
-    }
-    if let Some(cref) = cur_ref {
-        // Upstream also queues the owner minReadySeconds after the pod turned ready; the sync's
-        // requeue does it at the tick the pod turns available.
-        if let Some(key) = resolve(cur, cref) {
-            queue.add(key);
-        }
-        return;
-    }
-    if labels_changed || ref_changed {
-        for key in selecting(cur) {
-            queue.add(key);
-        }
     }
 }
