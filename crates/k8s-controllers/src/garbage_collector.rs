@@ -277,10 +277,16 @@ mod tests {
         let rs = queue_key(&Kind::ReplicaSet, "default/web-1").unwrap();
         let pod = queue_key(&Kind::Pod, "default/a").unwrap();
         let ns = queue_key(&Kind::Namespace, "z").unwrap();
-        assert_eq!((rs.as_str(), pod.as_str()), ("07:default/web-1", "18:default/a"));
+        assert_eq!(
+            (rs.as_str(), pod.as_str()),
+            ("07:default/web-1", "18:default/a")
+        );
         let mut keys = vec![pod.clone(), rs.clone(), ns.clone()];
         keys.sort();
         assert_eq!(keys, [ns, rs.clone(), pod]);
-        assert_eq!(parse_queue_key(&rs), Some((Kind::ReplicaSet, "default/web-1")));
+        assert_eq!(
+            parse_queue_key(&rs),
+            Some((Kind::ReplicaSet, "default/web-1"))
+        );
     }
 }

@@ -202,7 +202,7 @@ impl RuntimePod {
             c.state = ContainerState::Running {
                 started: plan.startup_ok.is_some_and(|t| t <= now),
                 ready: plan.ready.is_some_and(|t| t <= now),
-                reported: plan.failures.iter().filter(|f| f.at <= now).count(),
+                reported: plan.failures.count_until(now),
                 plan,
             };
         }
@@ -539,7 +539,16 @@ impl RuntimePod {
                     out.push(ev(
                         event_types::WARNING,
                         crate::sync_pod::EVENT_UNHEALTHY,
-                        format!("{} probe failed: {}", f.probe.as_str(), f.output),
+                        if f.errored {
+                            // Upstream prober.probe: "%s probe errored and resulted in %s state: %s".
+                            format!(
+                                "{} probe errored and resulted in unknown state: {}",
+                                f.probe.as_str(),
+                                f.output
+                            )
+                        } else {
+                            format!("{} probe failed: {}", f.probe.as_str(), f.output)
+                        },
                     ));
                     reported += 1;
                 }
