@@ -7,6 +7,9 @@
 //! so the scheduler's system default spreading applies to every pod):
 //! - `end_to_end/<nodes>Nodes_<pods>Pods`: apply the manifests, tick until every Deployment reports
 //!   all replicas available;
+//! - `end_to_end/500Nodes_5000Pods_ResourceQuota`: the first shape with a ResourceQuota in the
+//!   namespace (hard cpu, memory and pods above what the pods use), so every pod create is charged
+//!   by the ResourceQuota admission plugin and the quota controller recounts usage;
 //! - `rolling_update/1000Nodes_10000Replicas`: from a converged 10,000-replica Deployment
 //!   (maxSurge 25%, maxUnavailable 25%), set a new image and tick until the rollout is complete
 //!   (setup excluded from the timing).
@@ -31,8 +34,20 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// The manifests of a generated cluster: `nodes` Nodes and Deployments of `per_deployment`
 /// replicas (the last one smaller) for `pods` pods.
-fn manifests(nodes: usize, pods: usize, per_deployment: usize, surge: &str) -> Vec<Object> {
+fn manifests(
+    nodes: usize,
+    pods: usize,
+    per_deployment: usize,
+    surge: &str,
+    quota: bool,
+) -> Vec<Object> {
     let mut text = String::new();
+    if quota {
+        text.push_str(
+            "---\napiVersion: v1\nkind: ResourceQuota\nmetadata:\n  name: compute\n  namespace: \
+             default\nspec:\n  hard: {cpu: \"100000\", memory: 100Ti, pods: \"1000000\"}\n",
+        );
+    }
     for i in 0..nodes {
         text.push_str(&format!(
             "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: node-{i:05}\n  labels:\n    \
@@ -119,20 +134,30 @@ struct Shape {
     nodes: usize,
     pods: usize,
     per_deployment: usize,
+    quota: bool,
 }
 
-const END_TO_END: [Shape; 2] = [
+const END_TO_END: [Shape; 3] = [
     Shape {
         name: "500Nodes_5000Pods",
         nodes: 500,
         pods: 5_000,
         per_deployment: 1_000,
+        quota: false,
+    },
+    Shape {
+        name: "500Nodes_5000Pods_ResourceQuota",
+        nodes: 500,
+        pods: 5_000,
+        per_deployment: 1_000,
+        quota: true,
     },
     Shape {
         name: "5000Nodes_15000Pods",
         nodes: 5_000,
         pods: 15_000,
         per_deployment: 1_000,
+        quota: false,
     },
 ];
 
@@ -142,7 +167,7 @@ fn quick(filter: &str) {
         if !name.contains(filter) {
             continue;
         }
-        let objects = manifests(s.nodes, s.pods, s.per_deployment, "25%");
+        let objects = manifests(s.nodes, s.pods, s.per_deployment, "25%", s.quota);
         let start = Instant::now();
         let mut c = build(&objects);
         let ticks = run_until_converged(&mut c, 200);
@@ -153,7 +178,7 @@ fn quick(filter: &str) {
     }
     let name = "rolling_update/1000Nodes_10000Replicas";
     if name.contains(filter) {
-        let objects = manifests(1_000, 10_000, 10_000, "25%");
+        let objects = manifests(1_000, 10_000, 10_000, "25%", false);
         let mut c = build(&objects);
         run_until_converged(&mut c, 200);
         let start = Instant::now();
@@ -171,7 +196,7 @@ fn benches(c: &mut Criterion) {
     g.sample_size(10);
     g.measurement_time(Duration::from_secs(20));
     for s in &END_TO_END {
-        let objects = manifests(s.nodes, s.pods, s.per_deployment, "25%");
+        let objects = manifests(s.nodes, s.pods, s.per_deployment, "25%", s.quota);
         g.throughput(Throughput::Elements(s.pods as u64));
         g.bench_function(s.name, |b| {
             b.iter(|| {
@@ -186,7 +211,7 @@ fn benches(c: &mut Criterion) {
     g.sample_size(10);
     g.measurement_time(Duration::from_secs(20));
     g.throughput(Throughput::Elements(10_000));
-    let objects = manifests(1_000, 10_000, 10_000, "25%");
+    let objects = manifests(1_000, 10_000, 10_000, "25%", false);
     g.bench_function("1000Nodes_10000Replicas", |b| {
         b.iter_batched(
             || {

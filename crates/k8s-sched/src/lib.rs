@@ -99,7 +99,7 @@
 //!   skipped with a warning.
 
 pub(crate) mod binding_annotations;
-pub mod cache;
+pub(crate) mod cache;
 pub mod config;
 pub(crate) mod detached_client;
 pub mod explain;
@@ -109,9 +109,9 @@ pub mod perf_workloads;
 pub mod plugins;
 pub(crate) mod podgroup_status;
 pub(crate) mod pods_to_activate;
-pub mod queue;
+pub(crate) mod queue;
 pub(crate) mod queueing_hints;
-pub mod runtime;
+pub(crate) mod runtime;
 pub(crate) mod schedule_one;
 pub mod scheduler;
 pub(crate) mod scratch;
@@ -122,5 +122,6 @@ pub(crate) mod waiting;
 pub use config::KubeSchedulerConfiguration;
 pub use k8s_sched_framework::{ConfigError, ExtensionPoint, PluginArgs, PluginFactory, Registry};
 pub use plugins::in_tree_registry;
+pub use queue::{Backoff, PendingPod, QueueLocation};
 pub use scheduler::detached::{Decision, ScheduleResult};
 pub use scheduler::Scheduler;

@@ -50,6 +50,7 @@ pub const POD_MAX_IN_UNSCHEDULABLE: Tick = 300;
 
 /// Upstream `calculateBackoffDuration` with the default durations: 1, 2, 4, 8, 10, 10 ... ticks
 /// for attempts 1, 2, 3, ...
+#[cfg(test)]
 pub fn backoff_duration(attempts: u32) -> Tick {
     Backoff::default().duration(attempts)
 }
@@ -145,6 +146,25 @@ pub enum QueueLocation {
     Unschedulable,
     /// Popped and not yet failed or bound (e.g. held at Permit).
     InFlight,
+}
+
+/// What the scheduling queue remembers of a pending pod, as a user of the scheduler sees it
+/// ([`crate::Scheduler::pending_pod`]): upstream `QueuedPodInfo`'s attempts and the plugins of
+/// its last failed attempt, where it waits and until when it backs off.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PendingPod {
+    /// Scheduling attempts so far (upstream `Attempts`).
+    pub attempts: u32,
+    /// Plugins that rejected it in its last attempt (upstream `UnschedulablePlugins`).
+    pub unschedulable_plugins: Vec<String>,
+    /// Plugins that returned Pending in its last attempt (upstream `PendingPlugins`).
+    pub pending_plugins: Vec<String>,
+    /// No retry before this tick (the end of its backoff).
+    pub backoff_until: Tick,
+    /// The sub-queue it waits in.
+    pub location: QueueLocation,
+    /// The last FailedScheduling message.
+    pub last_message: Option<String>,
 }
 
 /// Pending pods the scheduler knows, by `namespace/name`.
@@ -445,8 +465,22 @@ impl SchedulingQueue {
     }
 
     /// The entry of a pod.
+    #[cfg(test)]
     pub fn entry(&self, key: &str) -> Option<&QueueEntry> {
         self.entries.get(key)
+    }
+
+    /// The public view of a pending pod at tick `now`.
+    pub fn pending_pod(&self, key: &str, now: Tick) -> Option<PendingPod> {
+        let e = self.entries.get(key)?;
+        Some(PendingPod {
+            attempts: e.attempts,
+            unschedulable_plugins: e.unschedulable_plugins.iter().cloned().collect(),
+            pending_plugins: e.pending_plugins.iter().cloned().collect(),
+            backoff_until: e.backoff_until,
+            location: self.location(key, now)?,
+            last_message: e.last_message.clone(),
+        })
     }
 
     /// For a pod whose last attempt failed, the ticks at which time alone lets it be retried: the

@@ -27,7 +27,7 @@ use crate::informer::{Informer, Synced};
 use crate::nominator::Nominator;
 use crate::plugins::inter_pod_affinity::terms::namespace_labels;
 use crate::podgroup_status::update_pod_groups;
-use crate::queue::{Backoff, SchedulingQueue};
+use crate::queue::{Backoff, PendingPod, QueueLocation, SchedulingQueue};
 use crate::queueing_hints::{has_cross_topology_term, EventScope, ObservedEvent};
 use crate::runtime::Framework;
 use crate::schedule_one::{process_waiting, schedule_one, Ctx};
@@ -140,9 +140,23 @@ impl Scheduler {
         self.waiting.infos()
     }
 
-    /// The queue's memory of pending pods (attempts, backoff).
-    pub fn queue(&self) -> &SchedulingQueue {
-        &self.queue
+    /// Where the pod `key` (`namespace/name`) waits in the scheduling queue at tick `now`:
+    /// activeQ, backoffQ or the unschedulable pods (upstream's three queues); `None` when it is
+    /// not queued (bound, in flight, gated before PreEnqueue, or unknown).
+    pub fn queue_location(&self, key: &str, now: Tick) -> Option<QueueLocation> {
+        self.queue.location(key, now)
+    }
+
+    /// What the scheduling queue remembers of the pending pod `key` at tick `now` (attempts, the
+    /// plugins that rejected it, its backoff); `None` when it is not queued.
+    pub fn pending_pod(&self, key: &str, now: Tick) -> Option<PendingPod> {
+        self.queue.pending_pod(key, now)
+    }
+
+    /// The pod backoff of this scheduler's configuration (`podInitialBackoffSeconds`,
+    /// `podMaxBackoffSeconds`; upstream's defaults 1 s and 10 s).
+    pub fn pod_backoff(&self) -> Backoff {
+        self.queue.backoff()
     }
 
     /// Starts recording an [`Explanation`] of every scheduling attempt of `pod` (`None` stops;

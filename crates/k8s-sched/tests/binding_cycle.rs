@@ -167,7 +167,7 @@ fn prebind_rejection_unreserves_forgets_and_retries() {
         api.pod_event_messages("web", "FailedScheduling"),
         vec!["0/1 nodes are available: 1 volume not ready."]
     );
-    let entry = s.queue().entry("default/web").unwrap();
+    let entry = s.pending_pod("default/web", api.now).unwrap();
     assert_eq!(
         entry.unschedulable_plugins.iter().collect::<Vec<_>>(),
         vec!["VolumeGate"]
@@ -178,7 +178,7 @@ fn prebind_rejection_unreserves_forgets_and_retries() {
     api.now += 2;
     s.schedule(&mut api);
     assert_eq!(api.pod("web").node_name(), None);
-    assert_eq!(s.queue().entry("default/web").unwrap().attempts, 1);
+    assert_eq!(s.pending_pod("default/web", api.now).unwrap().attempts, 1);
 
     // A node is added: retried, PreBind passes, bound, and PostBind sees the bound pod.
     api.add(node("n2", "4", "8Gi", &[]));
@@ -241,7 +241,7 @@ fn prebind_error_is_reported_as_upstream_words_it() {
     // An error has no rejector plugins: retried after its backoff alone.
     api.now += 1;
     s.schedule(&mut api);
-    assert_eq!(s.queue().entry("default/web").unwrap().attempts, 2);
+    assert_eq!(s.pending_pod("default/web", api.now).unwrap().attempts, 2);
 }
 
 #[test]

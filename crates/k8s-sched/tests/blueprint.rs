@@ -192,7 +192,11 @@ fn gang_that_cannot_reach_quorum_binds_nothing_and_releases_the_node() {
     );
     for i in 0..3 {
         let key = format!("default/gang-fail-{i}");
-        assert_eq!(s.queue().entry(&key).map(|e| e.attempts), Some(2), "{key}");
+        assert_eq!(
+            s.pending_pod(&key, api.now).map(|e| e.attempts),
+            Some(2),
+            "{key}"
+        );
     }
     assert!(s.waiting_pods().is_empty());
     assert_eq!(

@@ -260,10 +260,10 @@ fn backoff_durations_come_from_the_configuration() {
     let yaml = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\npodInitialBackoffSeconds: 2\npodMaxBackoffSeconds: 4\n";
     let cfg = KubeSchedulerConfiguration::from_yaml(yaml).expect("parses");
     let s = Scheduler::new(cfg).expect("valid");
-    let b = s.queue().backoff();
+    let b = s.pod_backoff();
     assert_eq!((b.initial, b.max), (2, 4));
     let s = Scheduler::new(KubeSchedulerConfiguration::default()).expect("valid");
-    let b = s.queue().backoff();
+    let b = s.pod_backoff();
     assert_eq!((b.initial, b.max), (1, 10));
 }
 

@@ -3,7 +3,7 @@
 //! the queue when that pod leaves (the Pod Delete event Coscheduling registers for such pods),
 //! not left for the 5-minute unschedulable flush.
 
-use k8s_sched::queue::QueueLocation;
+use k8s_sched::QueueLocation;
 use k8s_sched::{KubeSchedulerConfiguration, Scheduler};
 use k8s_testing::{gang_pod, node, pod, pod_group, FakeApi};
 use k8s_types::apiserver::{ApiClient, DeleteOptions};
@@ -30,7 +30,7 @@ fn an_infeasible_gang_is_retried_when_capacity_frees_up() {
     for name in ["gang-0", "gang-1"] {
         let key = format!("default/{name}");
         assert_eq!(
-            s.queue().location(&key, api.now),
+            s.queue_location(&key, api.now),
             Some(QueueLocation::Unschedulable),
             "{key}"
         );

@@ -114,7 +114,10 @@ fn preemption_evicts_the_lower_priority_pod_and_nominates_the_node() {
     api.now += 1;
     api.add(pod("unrelated", "10m", "1Mi", &[]));
     s.schedule(&mut api);
-    assert_eq!(s.queue().entry("default/high").map(|e| e.attempts), Some(1));
+    assert_eq!(
+        s.pending_pod("default/high", api.now).map(|e| e.attempts),
+        Some(1)
+    );
     assert_eq!(api.pod_event_messages("high", "FailedScheduling").len(), 1);
 
     // A node allocatable increase is worth a retry (upstream `isSchedulableAfterNodeChange`);
@@ -129,7 +132,10 @@ fn preemption_evicts_the_lower_priority_pod_and_nominates_the_node() {
     api.update(Object::Node(only)).unwrap();
     api.now += 1;
     s.schedule(&mut api);
-    assert_eq!(s.queue().entry("default/high").map(|e| e.attempts), Some(2));
+    assert_eq!(
+        s.pending_pod("default/high", api.now).map(|e| e.attempts),
+        Some(2)
+    );
     assert_eq!(api.pod("high").node_name(), None);
     assert_eq!(
         api.pod_event_messages("high", "FailedScheduling").last().map(String::as_str),
@@ -281,14 +287,14 @@ fn unchanged_failures_are_not_repeated_and_retry_waits_for_a_change() {
     api.add(pod("big", "2", "1Gi", &[]));
     let mut s = scheduler();
     s.schedule(&mut api);
-    let attempts = |s: &Scheduler| s.queue().entry("default/big").map(|e| e.attempts);
-    assert_eq!(attempts(&s), Some(1));
+    let attempts = |s: &Scheduler, now| s.pending_pod("default/big", now).map(|e| e.attempts);
+    assert_eq!(attempts(&s, api.now), Some(1));
     for _ in 0..5 {
         api.now += 1;
         s.schedule(&mut api);
     }
     // Nothing changed: no retry, one event.
-    assert_eq!(attempts(&s), Some(1));
+    assert_eq!(attempts(&s, api.now), Some(1));
     assert_eq!(api.pod_event_messages("big", "FailedScheduling").len(), 1);
     // A bigger node appears: the pod is retried and bound.
     api.add(node("n2", "4", "8Gi", &[]));

@@ -3,7 +3,7 @@
 //! earlier goes back to activeQ as soon as a sibling reaches Permit, so the gang binds ticks
 //! after the blocker leaves instead of after the 5-minute unschedulable flush.
 
-use k8s_sched::queue::QueueLocation;
+use k8s_sched::QueueLocation;
 use k8s_sched::{KubeSchedulerConfiguration, Scheduler};
 use k8s_testing::{gang_pod, node, pod, pod_group, FakeApi};
 use k8s_types::apiserver::{ApiClient, DeleteOptions};
@@ -44,11 +44,11 @@ fn rejected_member_is_activated_when_a_sibling_waits_and_the_gang_binds_at_tick_
     s.schedule(&mut api);
     assert!(s.waiting_pods().is_empty());
     assert_eq!(
-        s.queue().location("default/gang-0", api.now),
+        s.queue_location("default/gang-0", api.now),
         Some(QueueLocation::Unschedulable)
     );
     assert_eq!(
-        s.queue().location("default/gang-1", api.now),
+        s.queue_location("default/gang-1", api.now),
         Some(QueueLocation::Backoff)
     );
 
@@ -66,11 +66,11 @@ fn rejected_member_is_activated_when_a_sibling_waits_and_the_gang_binds_at_tick_
     let waiting: Vec<String> = s.waiting_pods().iter().map(|w| w.pod.key()).collect();
     assert_eq!(waiting, vec!["default/gang-1"]);
     assert_eq!(
-        s.queue().location("default/gang-0", api.now),
+        s.queue_location("default/gang-0", api.now),
         Some(QueueLocation::Active)
     );
     assert_eq!(
-        s.queue().entry("default/gang-0").map(|e| e.attempts),
+        s.pending_pod("default/gang-0", api.now).map(|e| e.attempts),
         Some(1)
     );
     assert_eq!(api.pod("gang-0").node_name(), None);

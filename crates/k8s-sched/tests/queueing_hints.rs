@@ -516,7 +516,7 @@ fn insufficient_cpu_waits_for_a_pod_deletion_not_a_label_change() {
     let mut s = Scheduler::new(KubeSchedulerConfiguration::default()).unwrap();
     s.schedule(&mut api);
     assert_eq!(api.pod("web").node_name(), None);
-    let entry = s.queue().entry("default/web").unwrap();
+    let entry = s.pending_pod("default/web", api.now).unwrap();
     assert_eq!(entry.attempts, 1);
     assert_eq!(
         entry.unschedulable_plugins.iter().collect::<Vec<_>>(),
@@ -531,7 +531,7 @@ fn insufficient_cpu_waits_for_a_pod_deletion_not_a_label_change() {
         api.now += 1;
         s.schedule(&mut api);
     }
-    assert_eq!(s.queue().entry("default/web").unwrap().attempts, 1);
+    assert_eq!(s.pending_pod("default/web", api.now).unwrap().attempts, 1);
     assert_eq!(api.pod("web").node_name(), None);
 
     // The assigned pod is deleted: retried and bound.
@@ -557,7 +557,7 @@ fn only_a_node_that_fits_retries_insufficient_cpu() {
         api.now += 1;
         s.schedule(&mut api);
     }
-    assert_eq!(s.queue().entry("default/web").unwrap().attempts, 1);
+    assert_eq!(s.pending_pod("default/web", api.now).unwrap().attempts, 1);
     api.add(node("n3", "4", "8Gi", &[]));
     api.now += 1;
     s.schedule(&mut api);
