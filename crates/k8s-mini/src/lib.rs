@@ -26,6 +26,7 @@ mod serve;
 mod timeline;
 mod timeline_plot;
 mod view;
+mod whatif;
 
 pub use cli::run;
 
