@@ -618,8 +618,10 @@ pub(crate) fn outcome(
 ) -> Outcome {
     let (pods, short) = workload_pods(api, req, workload, base);
     let pending = pods.iter().filter(|p| is_pending(p)).count();
+    // With `--add-nodes` alone the workload is what was pending at T0, possibly nothing.
+    let only_nodes = workload.is_empty() && req.scale.is_empty();
     Outcome {
-        fits: !pods.is_empty() && pending == 0 && short.is_empty(),
+        fits: (!pods.is_empty() || only_nodes) && pending == 0 && short.is_empty(),
         pods,
         short,
     }
