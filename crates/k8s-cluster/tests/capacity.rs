@@ -37,12 +37,18 @@ fn pools_gpus_fragmentation_and_pending_reasons() {
     // are; for a CPU-only pod every free GPU is fragment (3000). (0 + 3000 + 3000) / 3 = 2000.
     assert!((g.gpu_milli_fragmented - 2000.0).abs() < 1e-9, "{g:?}");
     assert_eq!((g.cpu.requested, g.cpu.allocatable), (4000, 48000));
-    assert_eq!((g.memory.requested, g.memory.allocatable), (16 << 30, 192 << 30));
+    assert_eq!(
+        (g.memory.requested, g.memory.allocatable),
+        (16 << 30, 192 << 30)
+    );
     let p = &v.pools[0];
     assert_eq!((p.gpu_milli_total, p.gpu_milli_fragmented), (0, 0.0));
     assert_eq!((p.cpu.requested, p.cpu.allocatable), (2000, 8000));
     assert_eq!(v.total.nodes, 2);
-    assert_eq!((v.total.cpu.requested, v.total.cpu.allocatable), (6000, 56000));
+    assert_eq!(
+        (v.total.cpu.requested, v.total.cpu.allocatable),
+        (6000, 56000)
+    );
     assert_eq!(v.pending_pods, 1);
     assert_eq!(v.pending.len(), 1);
     assert_eq!(
@@ -52,7 +58,10 @@ fn pools_gpus_fragmentation_and_pending_reasons() {
     let text = capacity::render(&v);
     assert!(text.contains("node.kubernetes.io/instance-type=g5.12xlarge  1/1          4     1              3         2               4/48 (8%)"), "{text}");
     // Pools by another label: the product label puts gpu-a in `nvidia.com/gpu.product=A10G`.
-    let v = capacity_view(state.cluster.api_ref(), &["nvidia.com/gpu.product".to_string()]);
+    let v = capacity_view(
+        state.cluster.api_ref(),
+        &["nvidia.com/gpu.product".to_string()],
+    );
     assert_eq!(v.pools[1].name, "nvidia.com/gpu.product=A10G");
 }
 
@@ -84,10 +93,13 @@ fn a_run_on_more_than_50_nodes_ends_with_the_capacity_view() {
     for (nodes, capacity_section) in [(50, false), (51, true)] {
         let m = parse_stream("gen.yaml", &cluster_of(nodes)).expect("parses");
         let mut out = Vec::new();
-        run_manifests_to(m, Path::new("gen.yaml"), &RunOptions::default(), &mut out)
-            .expect("runs");
+        run_manifests_to(m, Path::new("gen.yaml"), &RunOptions::default(), &mut out).expect("runs");
         let text = String::from_utf8(out).expect("utf-8");
-        assert_eq!(text.contains("\n## capacity\n"), capacity_section, "{nodes}");
+        assert_eq!(
+            text.contains("\n## capacity\n"),
+            capacity_section,
+            "{nodes}"
+        );
         assert_eq!(
             text.contains("\n## nodes: allocated resources\n"),
             !capacity_section,
@@ -96,7 +108,10 @@ fn a_run_on_more_than_50_nodes_ends_with_the_capacity_view() {
         if capacity_section {
             // 51 nodes of 4 CPU: 204 CPUs, none requested; `big` (8 CPU) fits none.
             assert!(text.contains("<none>  51/51        0     0              0         0               0/204 (0%)"), "{text}");
-            assert!(text.contains("pending pods: 1\nPODS  REASON\n1     Insufficient cpu\n"), "{text}");
+            assert!(
+                text.contains("pending pods: 1\nPODS  REASON\n1     Insufficient cpu\n"),
+                "{text}"
+            );
         }
     }
 }

@@ -76,8 +76,14 @@ fn a_gang_that_fits_binds_once_its_victim_is_gone() {
     assert_eq!(a.preempted.len(), 1);
     let v = &a.preempted[0];
     assert!(v.name.starts_with("batch-"), "{v:?}");
-    assert!(v.owner.as_deref().is_some_and(|o| o.starts_with("ReplicaSet/batch-")));
-    assert_eq!((v.priority, v.node.as_deref(), v.at), (10, Some("gpu-2"), t0));
+    assert!(v
+        .owner
+        .as_deref()
+        .is_some_and(|o| o.starts_with("ReplicaSet/batch-")));
+    assert_eq!(
+        (v.priority, v.node.as_deref(), v.at),
+        (10, Some("gpu-2"), t0)
+    );
     assert_eq!(v.by.as_deref(), Some("default/train-1"));
     assert!(a.evicted.is_empty());
     assert!(a.why.is_none() && a.nodes_needed.is_none());
@@ -85,16 +91,27 @@ fn a_gang_that_fits_binds_once_its_victim_is_gone() {
     // The same input as a scenario run: the workload applied at t0, 300 more ticks.
     let mut m = load("cluster.yaml");
     m.docs.extend(load("gang-2-at-16.yaml").docs);
-    assert_eq!(t0, 16, "gang-2-at-16.yaml adds the workload where cluster.yaml settles");
-    let state = run_to_state(m, &fixture("gang-2-at-16.yaml"), &RunOptions::default(), None)
-        .expect("runs");
+    assert_eq!(
+        t0, 16,
+        "gang-2-at-16.yaml adds the workload where cluster.yaml settles"
+    );
+    let state = run_to_state(
+        m,
+        &fixture("gang-2-at-16.yaml"),
+        &RunOptions::default(),
+        None,
+    )
+    .expect("runs");
     let api = state.cluster.api_ref();
     let preempted: Vec<(String, u64)> = api
         .list_typed::<Event>(None, None)
         .into_iter()
         .filter(|e| e.reason == "Preempted")
         .map(|e| {
-            let t = e.first_timestamp.as_deref().and_then(k8s_types::meta::timestamp_tick);
+            let t = e
+                .first_timestamp
+                .as_deref()
+                .and_then(k8s_types::meta::timestamp_tick);
             (e.involved_object.name, t.unwrap_or(0))
         })
         .collect();
@@ -119,7 +136,11 @@ fn a_gang_that_cannot_fit_says_why_and_how_many_nodes_it_needs() {
         "node shortfall: 3",
         "resource shortfall: nvidia.com/gpu need 48, available 24 (24 missing)",
     ] {
-        assert!(why.gang_lines.iter().any(|l| l == line), "{line}: {:?}", why.gang_lines);
+        assert!(
+            why.gang_lines.iter().any(|l| l == line),
+            "{line}: {:?}",
+            why.gang_lines
+        );
     }
     assert_eq!(why.gang.as_ref().and_then(|g| g["need"].as_u64()), Some(6));
     assert_eq!(why.reasons.len(), 1);
@@ -150,10 +171,14 @@ fn a_gang_that_cannot_fit_says_why_and_how_many_nodes_it_needs() {
 #[test]
 fn max_replicas_counts_as_cluster_capacity_does() {
     let mut r = request("gang-2.yaml");
-    let Some(Object::Pod(p)) = load("cpu-pod.yaml").docs.into_iter().find_map(|d| match d.doc {
-        k8s_cluster::manifest::Document::Object(o) => Some(*o),
-        _ => None,
-    }) else {
+    let Some(Object::Pod(p)) = load("cpu-pod.yaml")
+        .docs
+        .into_iter()
+        .find_map(|d| match d.doc {
+            k8s_cluster::manifest::Document::Object(o) => Some(*o),
+            _ => None,
+        })
+    else {
         panic!("cpu-pod.yaml holds a Pod");
     };
     r.max_replicas = Some(p);
@@ -175,7 +200,8 @@ fn max_replicas_counts_as_cluster_capacity_does() {
     );
     assert_eq!(m.fail_type, "Unschedulable");
     assert!(
-        m.fail_message.starts_with("0/4 nodes are available: 4 Insufficient cpu."),
+        m.fail_message
+            .starts_with("0/4 nodes are available: 4 Insufficient cpu."),
         "{}",
         m.fail_message
     );
@@ -183,7 +209,10 @@ fn max_replicas_counts_as_cluster_capacity_does() {
         .report()
         .starts_with("The cluster can schedule 27 instance(s) of the pod cpu4.\n\nTermination reason: Unschedulable: 0/4"));
     r.max_limit = 5;
-    let m = whatif::what_if(&r).expect("answers").max_replicas.expect("counted");
+    let m = whatif::what_if(&r)
+        .expect("answers")
+        .max_replicas
+        .expect("counted");
     assert_eq!(m.replicas, 5);
     assert_eq!(
         (m.fail_type.as_str(), m.fail_message.as_str()),
@@ -200,7 +229,12 @@ fn scaling_a_deployment_past_the_gpus_finds_the_default_node_shape() {
     assert!(!a.fits);
     assert_eq!((a.bound, a.pending), (3, 1));
     let why = a.why.as_ref().expect("why");
-    assert!(why.reasons.iter().any(|r| r.reason == "Insufficient nvidia.com/gpu"), "{why:?}");
+    assert!(
+        why.reasons
+            .iter()
+            .any(|r| r.reason == "Insufficient nvidia.com/gpu"),
+        "{why:?}"
+    );
     // The nodes that could hold a batch pod empty are the three GPU nodes (cpu-0 has no GPU), all
     // of one shape: gpu-0 is copied, and one more node is enough.
     let s = a.nodes_needed.as_ref().expect("searched");

@@ -33,7 +33,12 @@ pub enum DataOutput {
 pub struct WhatifArgs {
     /// The cluster: a dump (`kubectl get ... -A -o yaml`), a scenario, a directory; repeatable.
     /// A bundled scenario's name works too.
-    #[arg(short = 'f', long = "filename", value_name = "FILE|DIR|-", required = true)]
+    #[arg(
+        short = 'f',
+        long = "filename",
+        value_name = "FILE|DIR|-",
+        required = true
+    )]
     files: Vec<String>,
     /// Read the directories given with -f and --add recursively.
     #[arg(short = 'R', long)]
@@ -78,7 +83,12 @@ pub struct WhatifArgs {
 #[derive(clap::Args)]
 pub struct CapacityArgs {
     /// A manifest file, a directory of them, or `-`; repeatable. A bundled scenario's name works too.
-    #[arg(short = 'f', long = "filename", value_name = "FILE|DIR|-", required = true)]
+    #[arg(
+        short = 'f',
+        long = "filename",
+        value_name = "FILE|DIR|-",
+        required = true
+    )]
     files: Vec<String>,
     /// Read the directories given with -f recursively.
     #[arg(short = 'R', long)]

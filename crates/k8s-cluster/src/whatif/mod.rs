@@ -352,7 +352,9 @@ pub(crate) fn what_if_run(
         });
     }
     if !workload.is_empty() {
-        steps.push(apply_step(workload.iter().map(|(o, _)| o.clone()).collect()));
+        steps.push(apply_step(
+            workload.iter().map(|(o, _)| o.clone()).collect(),
+        ));
     }
     let driven = drive(p.cluster, &p.scenario, &steps, &opts, None);
     let prefix = format!("t={at} step FAILED: ");
@@ -363,7 +365,10 @@ pub(crate) fn what_if_run(
         return Err(bad_at(
             &file,
             0,
-            format!("adding the workload at t={at} failed: {}", &f[prefix.len()..]),
+            format!(
+                "adding the workload at t={at} failed: {}",
+                &f[prefix.len()..]
+            ),
         ));
     }
     Ok(driven.cluster)
@@ -473,7 +478,11 @@ fn workload_pods(
     let mut pods: Vec<Pod> = Vec::new();
     let mut bound_per_root: BTreeMap<String, i32> = BTreeMap::new();
     let pending_at_t0: BTreeSet<&(String, String)> = if roots.is_empty() {
-        base.pods.iter().filter(|(_, p)| is_pending(p)).map(|(k, _)| k).collect()
+        base.pods
+            .iter()
+            .filter(|(_, p)| is_pending(p))
+            .map(|(k, _)| k)
+            .collect()
     } else {
         BTreeSet::new()
     };
@@ -544,12 +553,10 @@ fn disruptions(api: &dyn ApiClient, base: &Base) -> (Vec<Disrupted>, Vec<Disrupt
     let by_uid: BTreeMap<&str, String> = pods
         .iter()
         .filter_map(|p| {
-            p.metadata.uid.as_deref().map(|u| {
-                (
-                    u,
-                    format!("{}/{}", p.metadata.namespace(), p.metadata.name),
-                )
-            })
+            p.metadata
+                .uid
+                .as_deref()
+                .map(|u| (u, format!("{}/{}", p.metadata.namespace(), p.metadata.name)))
         })
         .collect();
     let mut preempted = Vec::new();
@@ -563,11 +570,16 @@ fn disruptions(api: &dyn ApiClient, base: &Base) -> (Vec<Disrupted>, Vec<Disrupt
             .unwrap_or(0)
     };
     events.sort_by(|a, b| {
-        (tick_of(a), &a.involved_object.namespace, &a.involved_object.name).cmp(&(
-            tick_of(b),
-            &b.involved_object.namespace,
-            &b.involved_object.name,
-        ))
+        (
+            tick_of(a),
+            &a.involved_object.namespace,
+            &a.involved_object.name,
+        )
+            .cmp(&(
+                tick_of(b),
+                &b.involved_object.namespace,
+                &b.involved_object.name,
+            ))
     });
     for e in events.iter().filter(|e| tick_of(e) >= base.t0) {
         let target = match e.reason.as_str() {
@@ -630,7 +642,11 @@ pub(crate) fn outcome(
 /// The PodGroup among the workload objects, `namespace/name`, if any.
 fn gang_key(workload: &[(Object, Source)]) -> Option<String> {
     workload.iter().find_map(|(o, _)| match o {
-        Object::PodGroup(pg) => Some(format!("{}/{}", ns_or_default(&pg.metadata), pg.metadata.name)),
+        Object::PodGroup(pg) => Some(format!(
+            "{}/{}",
+            ns_or_default(&pg.metadata),
+            pg.metadata.name
+        )),
         _ => None,
     })
 }
@@ -647,10 +663,7 @@ fn why(cluster: &Cluster, out: &Outcome, gang: Option<&str>) -> Why {
             let m = pod_row(p)
                 .message
                 .unwrap_or_else(|| "no scheduling attempt yet".into());
-            first = Some((
-                format!("{}/{}", p.metadata.namespace(), p.metadata.name),
-                m,
-            ));
+            first = Some((format!("{}/{}", p.metadata.namespace(), p.metadata.name), m));
         }
     }
     for (what, missing) in out.short.values() {
@@ -669,7 +682,12 @@ fn why(cluster: &Cluster, out: &Outcome, gang: Option<&str>) -> Why {
         ..Why::default()
     };
     if gang.is_some() {
-        if let Some(e) = cluster.explanations().iter().rev().find(|e| e.gang.is_some()) {
+        if let Some(e) = cluster
+            .explanations()
+            .iter()
+            .rev()
+            .find(|e| e.gang.is_some())
+        {
             if let Some(fit) = &e.gang {
                 w.gang = serde_json::to_value(fit).ok();
                 let mut text = String::new();
@@ -695,9 +713,7 @@ pub fn what_if(req: &Request) -> Result<Answer, ManifestError> {
                 .iter()
                 .find(|x| x.metadata.name == *n)
                 .cloned()
-                .ok_or_else(|| {
-                    bad_at("--like", 0, format!("node {n:?} is not in the cluster"))
-                })?,
+                .ok_or_else(|| bad_at("--like", 0, format!("node {n:?} is not in the cluster")))?,
         ),
         None => None,
     };
@@ -718,7 +734,11 @@ pub fn what_if(req: &Request) -> Result<Answer, ManifestError> {
     }
     let added: Vec<Node> = like
         .as_ref()
-        .map(|l| (1..=req.add_nodes).map(|i| search::clone_node(l, i)).collect())
+        .map(|l| {
+            (1..=req.add_nodes)
+                .map(|i| search::clone_node(l, i))
+                .collect()
+        })
         .unwrap_or_default();
     let gang = gang_key(&workload);
     let cluster = what_if_run(req, &base, &added, &workload, gang.clone())?;
@@ -746,7 +766,12 @@ pub fn what_if(req: &Request) -> Result<Answer, ManifestError> {
         answer.why = Some(why(&cluster, &out, gang.as_deref()));
         if req.max_nodes > 0 {
             answer.nodes_needed = Some(search::nodes_needed(
-                req, &base, &workload, &out, like.as_ref(), &added,
+                req,
+                &base,
+                &workload,
+                &out,
+                like.as_ref(),
+                &added,
             )?);
         }
     }

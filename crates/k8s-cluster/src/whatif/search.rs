@@ -122,7 +122,10 @@ pub fn could_hold(node: &Node, pod: &Pod) -> bool {
         .affinity
         .as_ref()
         .and_then(|a| a.node_affinity.as_ref())
-        .and_then(|na| na.required_during_scheduling_ignored_during_execution.as_ref());
+        .and_then(|na| {
+            na.required_during_scheduling_ignored_during_execution
+                .as_ref()
+        });
     if required.is_some_and(|r| !r.matches(&node.metadata.name, labels)) {
         return false;
     }
