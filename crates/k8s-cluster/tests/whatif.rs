@@ -254,14 +254,18 @@ fn bad_input_is_named() {
     assert!(e.message.starts_with("nothing to add"), "{}", e.message);
     assert!(Scale::parse("pod/x=1", "default").is_err());
     assert!(Scale::parse("deployment/x=-1", "default").is_err());
-    // A workload object the apiserver refuses: its file and the apiserver's message.
+    // A workload object the apiserver refuses (the second document: `web` exists): its file, its
+    // line and the apiserver's message.
     let mut r = request("");
     r.add = k8s_cluster::manifest::parse_stream(
         "bad.yaml",
-        "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  containers: [{name: a, image: b}]\n",
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: new}\nspec:\n  containers: [{name: a, image: b}]\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  containers: [{name: a, image: b}]\n",
     )
     .expect("parses");
     let e = whatif::what_if(&r).expect_err("web exists");
-    assert_eq!(e.source_loc.file, "bad.yaml");
+    assert_eq!(
+        (e.source_loc.file.as_str(), e.source_loc.line),
+        ("bad.yaml", 7)
+    );
     assert!(e.message.contains("already exists"), "{}", e.message);
 }

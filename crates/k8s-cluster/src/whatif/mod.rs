@@ -331,10 +331,14 @@ pub(crate) fn what_if_run(
         },
         apply: objects,
     };
+    // Where each of our steps came from, for an error: (file, line).
+    let base_steps = steps.iter().filter(|s| s.step.at == at).count();
+    let mut sources: Vec<(String, usize)> = Vec::new();
     if !nodes.is_empty() {
         steps.push(apply_step(
             nodes.iter().cloned().map(Object::Node).collect(),
         ));
+        sources.push(("--add-nodes".into(), 0));
     }
     for s in &req.scale {
         steps.push(ReadyStep {
@@ -350,25 +354,30 @@ pub(crate) fn what_if_run(
             },
             apply: Vec::new(),
         });
+        sources.push(("--scale".into(), 0));
     }
-    if !workload.is_empty() {
-        steps.push(apply_step(
-            workload.iter().map(|(o, _)| o.clone()).collect(),
-        ));
+    // One step per object, so that a refusal names the object's file and line.
+    for (o, source) in workload {
+        steps.push(apply_step(vec![o.clone()]));
+        sources.push((source.file.clone(), source.line));
     }
     let driven = drive(p.cluster, &p.scenario, &steps, &opts, None);
-    let prefix = format!("t={at} step FAILED: ");
-    if let Some(f) = driven.step_rows.iter().find(|r| r.starts_with(&prefix)) {
-        let file = workload
-            .first()
-            .map_or_else(|| "--add".to_string(), |(_, s)| s.file.clone());
+    let mine = format!("t={at} step");
+    let failed = driven
+        .step_rows
+        .iter()
+        .filter(|r| r.starts_with(&mine))
+        .skip(base_steps)
+        .zip(&sources)
+        .find_map(|(r, src)| {
+            r.strip_prefix(&format!("{mine} FAILED: "))
+                .map(|m| (m, src))
+        });
+    if let Some((message, (file, line))) = failed {
         return Err(bad_at(
-            &file,
-            0,
-            format!(
-                "adding the workload at t={at} failed: {}",
-                &f[prefix.len()..]
-            ),
+            file,
+            *line,
+            format!("adding the workload at t={at} failed: {message}"),
         ));
     }
     Ok(driven.cluster)

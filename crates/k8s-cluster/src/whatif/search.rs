@@ -15,6 +15,7 @@
 //!   that did not fit and the smallest that did. The answer is the smallest count found to fit,
 //!   assuming more nodes never hurt (every probe is listed, so a non-monotonic case shows).
 
+use k8s_kubelet::admission::matches_node_affinity;
 use k8s_types::core::{Node, Pod};
 use k8s_types::object::Object;
 use k8s_types::resources::{pod_requests, Resources};
@@ -105,28 +106,7 @@ fn shape_key(n: &Node) -> String {
 
 /// Whether `pod` could run on `node` if the node were empty (see the module docs).
 pub fn could_hold(node: &Node, pod: &Pod) -> bool {
-    let labels = &node.metadata.labels;
-    if node.spec.unschedulable {
-        return false;
-    }
-    if !pod
-        .spec
-        .node_selector
-        .iter()
-        .all(|(k, v)| labels.get(k) == Some(v))
-    {
-        return false;
-    }
-    let required = pod
-        .spec
-        .affinity
-        .as_ref()
-        .and_then(|a| a.node_affinity.as_ref())
-        .and_then(|na| {
-            na.required_during_scheduling_ignored_during_execution
-                .as_ref()
-        });
-    if required.is_some_and(|r| !r.matches(&node.metadata.name, labels)) {
+    if node.spec.unschedulable || !matches_node_affinity(pod, node) {
         return false;
     }
     let untolerated = node.spec.taints.iter().any(|t| {
