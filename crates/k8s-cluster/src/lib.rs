@@ -13,11 +13,15 @@
 //! - [`printers`]: `kubectl get`'s tables (upstream's server-side printers); [`describe`]:
 //!   `kubectl describe pod`;
 //!   `output_services`: the Services and EndpointSlices tables (only when there are any).
+//! - [`capacity`]: the capacity view per node pool (GPUs total / allocated / free / fragmented,
+//!   CPU, memory, pending pods per reason); [`whatif`]: `k8s-mini whatif`, a workload added to a
+//!   cluster and the answer (fits, where, when, what is preempted, how many nodes more).
 //! - [`Session`]: a scenario's cluster driven tick by tick from outside (`serve`).
 //!
 //! This crate, `k8s-mini` (the command line) and `xtask` are the only ones that name concrete
 //! sibling crates.
 
+pub mod capacity;
 pub(crate) mod cluster;
 pub mod describe;
 pub(crate) mod drain;
@@ -33,6 +37,7 @@ pub(crate) mod session;
 pub(crate) mod state;
 pub(crate) mod steps;
 pub mod trace;
+pub mod whatif;
 pub(crate) mod yaml_position;
 
 pub use cluster::{Cluster, ClusterConfig};

@@ -247,11 +247,11 @@ fn expectation_when(e: &Expectation) -> String {
 }
 
 /// What the tick loop leaves: the cluster, and what the output prints of the run.
-struct Driven {
-    cluster: Cluster,
+pub(crate) struct Driven {
+    pub(crate) cluster: Cluster,
     last_active: Option<Tick>,
     event_rows: Vec<Vec<String>>,
-    step_rows: Vec<String>,
+    pub(crate) step_rows: Vec<String>,
     results: Vec<(String, CheckResult)>,
     range_failed: BTreeSet<usize>,
     step_failures: usize,
@@ -261,7 +261,7 @@ struct Driven {
 /// The tick loop: steps, ticks, event rows (text output only), expectations checked at their
 /// ticks. `stop_at`: stop when the clock reads it (`k8s-mini get --at-tick`), wherever the run would
 /// have ended otherwise; then expectations are not checked.
-fn drive(
+pub(crate) fn drive(
     mut cluster: Cluster,
     scenario: &Scenario,
     steps: &[ReadyStep],
@@ -512,8 +512,16 @@ fn render(
             stdout.push_str(&output::table(&output::EVENT_HEADER, &event_rows));
             stdout.push_str("\n## pods\n");
             stdout.push_str(&output::pods_table(cluster.api_ref(), end));
-            stdout.push_str("\n## nodes: allocated resources\n");
-            stdout.push_str(&output::nodes_table(cluster.api_ref()));
+            let n_nodes = cluster.api_ref().list_shared(&Kind::Node, None, None).len();
+            if n_nodes > crate::capacity::BIG_CLUSTER_NODES {
+                // A row per node and resource buries a big cluster: the pools instead.
+                stdout.push_str("\n## capacity\n");
+                let view = crate::capacity::capacity_view(cluster.api_ref(), &[]);
+                stdout.push_str(&crate::capacity::render(&view));
+            } else {
+                stdout.push_str("\n## nodes: allocated resources\n");
+                stdout.push_str(&output::nodes_table(cluster.api_ref()));
+            }
             if let Some(t) = crate::output_services::services_table(cluster.api_ref(), end) {
                 stdout.push_str("\n## services\n");
                 stdout.push_str(&t);

@@ -50,11 +50,19 @@ enum Command {
     /// (docs/serve.md).
     #[command(after_help = EXIT_CODES)]
     Serve(crate::serve_command::ServeArgs),
+    /// Add a workload to a cluster and answer: does it fit, where and when each pod binds, what
+    /// is preempted, why not, how many more nodes would make it fit (docs/whatif.md).
+    #[command(after_help = crate::whatif::WHATIF_EXIT_CODES)]
+    Whatif(crate::whatif::WhatifArgs),
+    /// Per node pool: nodes, GPUs total / allocated / free / fragmented, CPU, memory; pending
+    /// pods per reason (docs/whatif.md).
+    #[command(after_help = EXIT_CODES)]
+    Capacity(crate::whatif::CapacityArgs),
 }
 
 /// `-f` and how the run goes: shared by `get`, `describe` and `events`.
 #[derive(clap::Args)]
-struct RunInput {
+pub(crate) struct RunInput {
     /// A manifest file, a directory of them (.json, .yaml, .yml), or `-` for standard input;
     /// repeatable. A bundled scenario's name works too.
     #[arg(
@@ -63,25 +71,25 @@ struct RunInput {
         value_name = "FILE|DIR|-",
         required = true
     )]
-    files: Vec<String>,
+    pub(crate) files: Vec<String>,
     /// Read the directories given with -f recursively.
     #[arg(short = 'R', long)]
-    recursive: bool,
+    pub(crate) recursive: bool,
     /// Stop the run when the virtual clock reads N (ticks 0 to N-1 ran) and show that state.
     #[arg(long, value_name = "N")]
-    at_tick: Option<u64>,
+    pub(crate) at_tick: Option<u64>,
     /// Run exactly this many ticks (overrides the Scenario's spec.ticks).
     #[arg(long)]
-    ticks: Option<u64>,
+    pub(crate) ticks: Option<u64>,
     /// A KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1).
     #[arg(long, value_name = "FILE")]
-    scheduler_config: Option<PathBuf>,
+    pub(crate) scheduler_config: Option<PathBuf>,
     /// The namespace to look in.
     #[arg(short = 'n', long, default_value = "default")]
-    namespace: String,
+    pub(crate) namespace: String,
     /// Every namespace (adds a NAMESPACE column).
     #[arg(short = 'A', long)]
-    all_namespaces: bool,
+    pub(crate) all_namespaces: bool,
 }
 
 #[derive(clap::Args)]
@@ -184,6 +192,8 @@ where
         Command::Describe(args) => describe(args),
         Command::Events(args) => events(args),
         Command::Serve(args) => crate::serve_command::run(args),
+        Command::Whatif(args) => crate::whatif::run_whatif(args),
+        Command::Capacity(args) => crate::whatif::run_capacity(args),
     }
 }
 
@@ -209,7 +219,7 @@ pub(crate) fn resolve(name: &str) -> PathBuf {
     scenarios_dir().join(format!("{name}.yaml"))
 }
 
-fn bad_input(e: &ManifestError) -> ExitCode {
+pub(crate) fn bad_input(e: &ManifestError) -> ExitCode {
     eprintln!("error: {e}");
     ExitCode::from(2)
 }
@@ -250,7 +260,7 @@ fn list() -> ExitCode {
 
 /// The files `-f` (and a scenario's positional name) name: bundled names resolved, directories
 /// expanded. `Err` is the exit code after the error was printed.
-fn input_files(names: &[String], recursive: bool) -> Result<Vec<String>, ExitCode> {
+pub(crate) fn input_files(names: &[String], recursive: bool) -> Result<Vec<String>, ExitCode> {
     let mut resolved = Vec::new();
     for n in names {
         let p = resolve(n);
@@ -318,7 +328,7 @@ fn scenario(args: ScenarioArgs) -> ExitCode {
 }
 
 /// Runs `-f`'s inputs to the end or to `--at-tick`; warnings and failed steps go to standard error.
-fn run_state(input: &RunInput) -> Result<RunState, ExitCode> {
+pub(crate) fn run_state(input: &RunInput) -> Result<RunState, ExitCode> {
     let files = input_files(&input.files, input.recursive)?;
     let read = inputs::read(&files).map_err(|e| bad_input(&e))?;
     let opts = RunOptions {

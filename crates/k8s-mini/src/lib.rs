@@ -1,6 +1,7 @@
 //! `k8s-mini`, the command line: run Kubernetes manifests through the simulated control plane
 //! (`scenario`), look at what a run left as kubectl would (`get`, `describe`, `events`), and replay
-//! a GPU cluster trace (`replay`). `cargo xtask ...` is an alias that forwards here.
+//! a GPU cluster trace (`replay`), ask what a workload would do to a cluster (`whatif`) and what
+//! its node pools hold (`capacity`). `cargo xtask ...` is an alias that forwards here.
 //!
 //! kubectl's conventions: `-f FILE|DIR|-` (repeatable; `-R` descends into directories; `-` is
 //! standard input), `-o json|yaml|wide|name`, `-n NAMESPACE` / `-A`; data on standard output,
@@ -27,6 +28,7 @@ mod serve_command;
 mod timeline;
 mod timeline_plot;
 mod view;
+mod whatif;
 
 pub use cli::run;
 

@@ -309,6 +309,34 @@ impl Simulator {
     }
 }
 
+/// One node's GPUs with its pods, as the FGD paper measures them (for views of a live cluster,
+/// e.g. k8s-cluster's capacity view).
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeGpuUse {
+    /// GPUs on the node (`nvidia.com/gpu`, else `alibabacloud.com/gpu-milli / 1000`).
+    pub gpus: usize,
+    /// Free milli-GPU, all GPUs together.
+    pub milli_left: i64,
+    /// The node's fragmentation for the target workload `typical`, in milli-GPU
+    /// (`plugins/gpu/frag.rs` `node_frag`: the simulator's `NodeGpuShareFragAmountScore`).
+    pub frag_milli: f64,
+}
+
+/// [`NodeGpuUse`] of `node` holding `pods` (bound there and not terminal; their device annotations
+/// place them on GPU indices as the scheduler's cache does).
+pub fn node_gpu_use(node: Arc<Node>, pods: &[Arc<Pod>], typical: &[TypicalPod]) -> NodeGpuUse {
+    let mut info = NodeInfo::new(node);
+    for p in pods {
+        info.add_pod(PodInfo::new(Arc::clone(p)));
+    }
+    let v = NodeView::of(&info);
+    NodeGpuUse {
+        gpus: info.gpus().count(),
+        milli_left: v.total_gpu_left(),
+        frag_milli: node_frag(v.cpu_left, v.gpu_left, v.model, typical),
+    }
+}
+
 /// The FGD paper's target workload of `pods`: their most frequent shapes covering
 /// `popularity_threshold` percent of them, with frequencies (the simulator's `GetTypicalPods`,
 /// `plugins/gpu/frag.rs` [`crate::plugins::gpu::frag::typical_pods`], one shape per step).

@@ -44,8 +44,9 @@ fn is_waiting(pod: &Pod, explanations: &[Explanation]) -> bool {
             .is_some_and(|ev| matches!(ev.outcome, Outcome::Waiting { .. }))
 }
 
-/// The feasibility lines of one assessment.
-fn fit_lines(o: &mut String, fit: &GangFit, who: &Explanation) {
+/// The feasibility lines of one assessment (`who`: the member attempt that made it), as the
+/// PodGroup section prints them; `k8s-mini whatif` prints the same lines.
+pub fn fit_lines(o: &mut String, fit: &GangFit, who: &Explanation) {
     let _ = writeln!(
         o,
         "  feasibility at t={} (attempt {} of {}, priority {}): {} placed, {} to place for minMember {}",
