@@ -319,3 +319,90 @@ pub fn min_resources(job: &PyTorchJob, min_member: i32) -> ResourceList {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_types::object::Object;
+
+    /// A job of Master 1 + Worker `workers`, each pod requesting 8 CPUs and limiting 2 GPUs.
+    fn job(workers: i32) -> PyTorchJob {
+        let u: k8s_types::object::Unstructured = serde_json::from_value(json!({
+            "apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
+            "metadata": {"name": "mnist", "namespace": "default", "uid": "u1"},
+            "spec": {"pytorchReplicaSpecs": {
+                "master": {"template": {"spec": {"containers": [{"name": "pytorch", "image": "i",
+                    "resources": {"requests": {"cpu": "8"}, "limits": {"nvidia.com/gpu": "2"}}}]}}},
+                "Worker": {"replicas": workers, "template": {"spec": {"containers": [{"name": "pytorch",
+                    "image": "i", "resources": {"requests": {"cpu": "8"}, "limits": {"nvidia.com/gpu": "2"}}}]}}}
+            }}
+        }))
+        .unwrap();
+        let mut j = PyTorchJob::from_object(&Object::Other(u, true))
+            .unwrap()
+            .unwrap();
+        j.set_defaults();
+        j
+    }
+
+    fn pairs(v: &[(&str, &str)]) -> Vec<(String, String)> {
+        v.iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect()
+    }
+
+    /// envvar.go `setPodEnv` + master.go, worked out by hand for 1 master + 3 workers: world size
+    /// 4 x nproc 1 (`auto`), worker 2's rank 2 + 1 = 3, the master's address its pod name.
+    #[test]
+    fn env_is_training_operators() {
+        let j = job(3);
+        // `master` was camel-cased by the defaults; the port was added to the pytorch container.
+        assert_eq!(master_port(&j), Ok(23456));
+        assert_eq!(
+            pod_env(&j, WORKER, 2).unwrap(),
+            pairs(&[
+                ("PYTHONUNBUFFERED", "1"),
+                ("MASTER_PORT", "23456"),
+                ("PET_MASTER_PORT", "23456"),
+                ("MASTER_ADDR", "mnist-master-0"),
+                ("PET_MASTER_ADDR", "mnist-master-0"),
+                ("WORLD_SIZE", "4"),
+                ("RANK", "3"),
+                ("PET_NODE_RANK", "3"),
+                ("PET_NPROC_PER_NODE", "auto"),
+                ("PET_NNODES", "4"),
+            ])
+        );
+        let master = pod_env(&j, MASTER, 0).unwrap();
+        assert!(master.contains(&("RANK".into(), "0".into())));
+    }
+
+    #[test]
+    fn pods_services_and_the_pod_group_are_named_and_labelled_as_upstream() {
+        let j = job(2);
+        let spec = &j.spec.pytorch_replica_specs[WORKER];
+        let p = new_pod(&j, WORKER, 1, spec, Some("default-scheduler")).unwrap();
+        assert_eq!(p.metadata.name, "mnist-worker-1");
+        assert_eq!(p.metadata.labels[REPLICA_TYPE_LABEL], "worker");
+        assert_eq!(p.metadata.labels[REPLICA_INDEX_LABEL], "1");
+        assert_eq!(p.metadata.labels[POD_GROUP_LABEL], "mnist");
+        assert!(!p.metadata.labels.contains_key(JOB_ROLE_LABEL));
+        assert_eq!(p.spec.restart_policy.as_deref(), Some("OnFailure"));
+        assert_eq!(p.metadata.owner_references[0].kind, "PyTorchJob");
+        let s = new_service(&j, MASTER, 0, &j.spec.pytorch_replica_specs[MASTER]);
+        assert_eq!(s.metadata.name, "mnist-master-0");
+        assert_eq!(s.spec.cluster_ip.as_deref(), Some("None"));
+        assert_eq!(s.spec.ports[0].name.as_deref(), Some("pytorchjob-port"));
+        assert_eq!(s.spec.ports[0].port, 23456);
+        assert_eq!(
+            replica_selector("mnist", MASTER),
+            "training.kubeflow.org/job-name=mnist,training.kubeflow.org/operator-name=pytorchjob-controller,training.kubeflow.org/replica-type=master"
+        );
+        // minMember 1 + 2 = 3; minResources 3 x 8 CPUs, and the GPUs from the limits (no request).
+        let pg = pod_group_spec(&j);
+        assert_eq!(pg.min_member, 3);
+        let r = pg.min_resources.unwrap();
+        assert_eq!(r["cpu"].to_string(), "24");
+        assert_eq!(r["nvidia.com/gpu"].to_string(), "6");
+    }
+}
