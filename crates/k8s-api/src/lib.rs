@@ -16,6 +16,7 @@
 //! from the store revision, never from randomness or wall time.
 
 pub mod admission;
+pub mod apiextensions;
 pub mod defaults;
 pub mod errors;
 pub mod names;

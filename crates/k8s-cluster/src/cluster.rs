@@ -13,6 +13,7 @@ use k8s_sched::Scheduler;
 use k8s_store::MemStore;
 use k8s_types::apiserver::ApiClient;
 use k8s_types::apiserver::ApiExt;
+use k8s_types::controller::Controller;
 use k8s_types::core::{node_labels, resource_names, Namespace, Node};
 use k8s_types::deviceplugin::DevicePlugin;
 use k8s_types::meta::ObjectMeta;
@@ -72,7 +73,14 @@ pub struct Cluster {
     external_owners: std::collections::BTreeSet<String>,
     /// The pod the scheduler explains, for a restarted scheduler.
     explain: Option<k8s_sched::explain::PodKey>,
+    /// The user's controllers ([`Cluster::register_controller`]), to start them again with a new
+    /// controller-manager.
+    operators: Vec<ControllerFactory>,
 }
+
+/// Builds a fresh instance of a user's controller (an operator), for every start of the
+/// controller-manager.
+pub type ControllerFactory = Box<dyn Fn() -> Box<dyn Controller>>;
 
 impl Cluster {
     /// A cluster with the initial namespaces and no nodes, at tick 0.
@@ -93,7 +101,7 @@ impl Cluster {
                 ..Default::default()
             }))?;
         }
-        Ok(Cluster {
+        let mut cluster = Cluster {
             api,
             controllers: ControllerManager::new(),
             scheduler,
@@ -109,7 +117,34 @@ impl Cluster {
             scheduler_config,
             external_owners: Default::default(),
             explain: None,
-        })
+            operators: Vec::new(),
+        };
+        // The bundled operator, registered as a user registers their own.
+        cluster.register_controller(Box::new(|| {
+            Box::new(k8s_controllers::operators::pytorchjob::PyTorchJobController::new())
+        }));
+        Ok(cluster)
+    }
+
+    /// Registers a controller of the user's (an operator, written on the `Controller` contract
+    /// of `k8s-types`, e.g. `k8s_controllers::operators::pytorchjob`): it runs after the built-in
+    /// controllers in every tick, and again after a controller-manager restart. Register before
+    /// the first tick.
+    pub fn register_controller(&mut self, make: ControllerFactory) {
+        self.controllers.register(make());
+        self.operators.push(make);
+    }
+
+    /// A new controller-manager with the built-in controllers and the registered ones.
+    fn new_controller_manager(
+        &self,
+        external_owners: &std::collections::BTreeSet<String>,
+    ) -> ControllerManager {
+        let mut m = ControllerManager::with_external_owners(external_owners.clone());
+        for make in &self.operators {
+            m.register(make());
+        }
+        m
     }
 
     /// The current tick (the one the next [`Cluster::tick`] runs).
@@ -278,7 +313,7 @@ impl Cluster {
     /// probes) is dropped; the new one lists every kind from the apiserver at its first turn and
     /// watches from there, as upstream's informers do at startup.
     pub fn restart_controller_manager(&mut self) {
-        self.controllers = ControllerManager::with_external_owners(self.external_owners.clone());
+        self.controllers = self.new_controller_manager(&self.external_owners);
     }
 
     /// Crashes and restarts kube-scheduler (the `restartScheduler` step): its queue, cache and
@@ -322,7 +357,7 @@ impl Cluster {
     /// (a dump of pods without their ReplicaSets). Call before the first tick: it starts a fresh
     /// controller-manager.
     pub fn set_external_owners(&mut self, uids: std::collections::BTreeSet<String>) {
-        self.controllers = ControllerManager::with_external_owners(uids.clone());
+        self.controllers = self.new_controller_manager(&uids);
         self.external_owners = uids;
     }
 

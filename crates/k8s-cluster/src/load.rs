@@ -8,6 +8,7 @@ use std::path::Path;
 
 use k8s_sched::config::KubeSchedulerConfiguration;
 use k8s_sched::explain::PodKey;
+use k8s_types::apiextensions::{crd_kind, CustomResourceDefinition};
 use k8s_types::apiserver::{ApiClient, ApiExt};
 use k8s_types::core::Namespace;
 use k8s_types::meta::ObjectMeta;
@@ -18,6 +19,7 @@ use crate::manifest::{self, Document, ManifestError, Manifests, Source};
 use crate::run::RunOptions;
 use crate::scenario::Scenario;
 use crate::steps::{decode_steps, ReadyStep};
+use crate::yaml_position::Positions;
 
 /// A loaded input, ready to run: the cluster with the initial objects applied, the Scenario and its
 /// decoded steps, and what the output needs from loading.
@@ -39,10 +41,10 @@ pub(crate) fn prepare(
     // The lines of the configuration's fields, for errors found when the scheduler is built.
     let mut scheduler_config_positions = None;
     let mut scenario: Option<(Scenario, Source)> = None;
-    let mut objects: Vec<(Object, Source)> = Vec::new();
+    let mut objects: Vec<(Object, Source, Option<Positions>)> = Vec::new();
     for loaded in manifests.docs {
         match loaded.doc {
-            Document::Object(o) => objects.push((*o, loaded.source)),
+            Document::Object(o) => objects.push((*o, loaded.source, loaded.positions)),
             Document::SchedulerConfig(c) => {
                 if scheduler_config.is_some() {
                     return Err(bad(
@@ -133,12 +135,11 @@ pub(crate) fn prepare(
     let mut other_kinds = BTreeSet::new();
     let mut warnings = manifests.warnings;
     if let Some(t) = &scenario.spec.trace {
-        objects.extend(crate::trace::scenario_objects(
-            t,
-            path,
-            &scenario_source,
-            &mut warnings,
-        )?);
+        objects.extend(
+            crate::trace::scenario_objects(t, path, &scenario_source, &mut warnings)?
+                .into_iter()
+                .map(|(o, s)| (o, s, None)),
+        );
     }
     apply_initial(&mut cluster, objects, &mut other_kinds, &mut warnings)?;
     let steps = decode_steps(&scenario, &scenario_source)?;
@@ -159,12 +160,14 @@ pub(crate) fn bad(source: &Source, message: &str) -> ManifestError {
     }
 }
 
-/// Creation order of the initial objects: namespaces, priority classes and runtime classes, nodes,
-/// workload controllers, then the rest, each group in file order (as `kubectl apply` of ordered
+/// Creation order of the initial objects: namespaces and CustomResourceDefinitions, priority
+/// classes and runtime classes, nodes, workload controllers, then the rest (custom resources
+/// included), each group in file order (as `kubectl apply` of ordered
 /// files would need).
 fn rank(o: &Object) -> u8 {
     match o {
         Object::Namespace(_) => 0,
+        Object::Other(u, _) if CustomResourceDefinition::from_unstructured(u).is_some() => 0,
         Object::PriorityClass(_) | Object::RuntimeClass(_) => 1,
         Object::Node(_) => 2,
         Object::Deployment(_) => 3,
@@ -178,10 +181,10 @@ fn rank(o: &Object) -> u8 {
 /// scheduler serves: as upstream, nothing schedules it, and it stays Pending without an event.
 fn unserved_scheduler_warnings(
     cluster: &Cluster,
-    objects: &[(Object, Source)],
+    objects: &[(Object, Source, Option<Positions>)],
     warnings: &mut Vec<String>,
 ) {
-    for (obj, source) in objects {
+    for (obj, source, _) in objects {
         let (what, verb, who, spec) = match obj {
             Object::Pod(p) => ("pod", "asks", "it stays", &p.spec),
             Object::Deployment(d) => (
@@ -232,18 +235,19 @@ fn unserved_scheduler_warnings(
 
 fn apply_initial(
     cluster: &mut Cluster,
-    mut objects: Vec<(Object, Source)>,
+    mut objects: Vec<(Object, Source, Option<Positions>)>,
     other_kinds: &mut BTreeSet<(String, String, bool)>,
     warnings: &mut Vec<String>,
 ) -> Result<(), ManifestError> {
-    objects.sort_by_key(|(o, _)| rank(o));
+    objects.sort_by_key(|(o, _, _)| rank(o));
     unserved_scheduler_warnings(cluster, &objects, warnings);
     cluster.begin_tick();
     // A dump's ownerReferences name the old uids; the apiserver assigns new ones, so map old -> new.
     let mut uid_map: BTreeMap<String, String> = BTreeMap::new();
     // Owner references whose owner was not loaded before the dependent: (uid, "Kind ns/name").
     let mut unresolved: BTreeMap<String, String> = BTreeMap::new();
-    for (mut obj, source) in objects {
+    for (mut obj, source, positions) in objects {
+        check_custom_resource(cluster.api_ref(), &mut obj).map_err(|m| bad(&source, &m))?;
         let meta = obj.meta_mut();
         let old_uid = meta.uid.take();
         meta.resource_version = None;
@@ -285,7 +289,9 @@ fn apply_initial(
             created.map_err(|s| bad(&source, &s.message))?;
         }
         let (name, namespace) = (obj.meta().name.clone(), ns);
-        cluster.apply(obj).map_err(|s| status_error(&source, &s))?;
+        cluster
+            .apply(obj)
+            .map_err(|s| status_error(&source, positions.as_ref(), &s))?;
         if let (Some(old), Ok(new)) = (old_uid, cluster.api_ref().get(&kind, &namespace, &name)) {
             if let Some(new_uid) = new.meta().uid.clone() {
                 uid_map.insert(old, new_uid);
@@ -311,14 +317,53 @@ fn ns_missing(api: &dyn ApiClient, ns: &str) -> bool {
     api.get_typed::<Namespace>("", ns).is_err()
 }
 
-fn status_error(source: &Source, s: &k8s_types::status::Status) -> ManifestError {
+/// An apiserver refusal as a [`ManifestError`]: one field error names its field (at its line,
+/// when the document's positions were kept), several are the apiserver's whole message.
+fn status_error(
+    source: &Source,
+    positions: Option<&Positions>,
+    s: &k8s_types::status::Status,
+) -> ManifestError {
     if s.causes.len() == 1 {
         let c = &s.causes[0];
+        let line = positions.map_or(source.line, |p| p.line_of(&c.field));
         return ManifestError {
-            source_loc: source.clone(),
+            source_loc: Source {
+                file: source.file.clone(),
+                line,
+            },
             path: c.field.clone(),
             message: c.message.clone(),
         };
     }
     bad(source, &s.message)
+}
+
+/// A custom resource needs a CRD serving its group, version and kind (kubectl: `no matches for
+/// kind "PyTorchJob" in version "kubeflow.org/v1"` / `ensure CRDs are installed first`); the CRD
+/// also says whether it lives in a namespace. CRDs are created before everything else, so the
+/// CRD may come anywhere in the input, as with `kubectl apply -f` of a directory run until it
+/// succeeds. Other objects pass unchanged.
+pub(crate) fn check_custom_resource(api: &dyn ApiClient, obj: &mut Object) -> Result<(), String> {
+    if !manifest::is_custom_resource(obj) {
+        return Ok(());
+    }
+    let Object::Other(u, namespaced) = obj else {
+        return Ok(());
+    };
+    let crd = api
+        .list_shared(&crd_kind(), None, None)
+        .iter()
+        .filter_map(|o| CustomResourceDefinition::from_object(o)?.ok())
+        .find(|c| c.served(&u.api_version, &u.kind).is_some());
+    match crd {
+        Some(c) => {
+            *namespaced = c.namespaced();
+            Ok(())
+        }
+        None => Err(format!(
+            "no matches for kind {:?} in version {:?}: ensure CRDs are installed first",
+            u.kind, u.api_version
+        )),
+    }
 }

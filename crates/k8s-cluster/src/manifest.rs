@@ -12,6 +12,7 @@ use serde::de::DeserializeOwned;
 
 use k8s_sched::config::KubeSchedulerConfiguration;
 use k8s_sched::ConfigError;
+use k8s_types::apiextensions;
 use k8s_types::meta::TypeMeta;
 use k8s_types::object::{Kind, Object, Unstructured, UNSIMULATED_BUILTIN_KINDS};
 
@@ -82,8 +83,9 @@ pub struct Loaded {
     pub doc: Document,
     /// Its source.
     pub source: Source,
-    /// The lines of the document's fields, kept for a [`Document::SchedulerConfig`] only (whose
-    /// errors are found after decoding, see [`scheduler_config_error`]); `None` otherwise.
+    /// The lines of the document's fields, kept for a [`Document::SchedulerConfig`] and a custom
+    /// resource only (whose errors are found after decoding: see [`scheduler_config_error`], and
+    /// the apiserver's schema validation); `None` otherwise.
     pub positions: Option<Positions>,
 }
 
@@ -271,8 +273,9 @@ fn push(
             if let Some(w) = warning {
                 out.warnings.push(format!("{source}: {w}"));
             }
-            let positions = match doc {
+            let positions = match &doc {
                 Document::SchedulerConfig(_) => positions(),
+                Document::Object(o) if is_custom_resource(o) => positions(),
                 _ => None,
             };
             out.docs.push(Loaded {
@@ -460,8 +463,8 @@ enum Target {
     Typed(Kind),
     SchedulerConfig,
     Scenario,
-    /// Kept unstructured, with whether it is namespaced and an optional warning.
-    Unstructured(bool, String),
+    /// Kept unstructured, with whether it is namespaced and a warning, if any.
+    Unstructured(bool, Option<String>),
 }
 
 fn classify(tm: &TypeMeta) -> Result<Target, PartialError> {
@@ -490,6 +493,10 @@ fn classify(tm: &TypeMeta) -> Result<Target, PartialError> {
             return Ok(Target::SchedulerConfig)
         }
         (SCENARIO_API_VERSION, "Scenario") => return Ok(Target::Scenario),
+        // Served by the apiserver's apiextensions part (k8s-api `apiextensions`).
+        (apiextensions::API_VERSION, apiextensions::KIND) => {
+            return Ok(Target::Unstructured(false, None))
+        }
         _ => {}
     }
     let group = tm.api_version.rsplit_once('/').map_or("", |(g, _)| g);
@@ -516,7 +523,7 @@ fn classify(tm: &TypeMeta) -> Result<Target, PartialError> {
                 tm.api_version, tm.kind
             )
         };
-        return Ok(Target::Unstructured(*namespaced, warning));
+        return Ok(Target::Unstructured(*namespaced, Some(warning)));
     }
     if builtin_group && !group.ends_with("x-k8s.io") {
         return Err(err(
@@ -527,13 +534,22 @@ fn classify(tm: &TypeMeta) -> Result<Target, PartialError> {
             ),
         ));
     }
-    Ok(Target::Unstructured(
-        true,
-        format!(
-            "custom resource {} {} is kept in the store but not simulated by k8s-mini",
-            tm.api_version, tm.kind
-        ),
-    ))
+    // A custom resource: its CRD (in the same input) gives its scope and schema; loading refuses
+    // it without one (`load::check_custom_resource`).
+    Ok(Target::Unstructured(true, None))
+}
+
+/// Whether `obj` is a custom resource (an untyped object of a non-built-in API group).
+pub fn is_custom_resource(obj: &Object) -> bool {
+    matches!(obj, Object::Other(u, _) if !is_builtin_api_version(&u.api_version))
+}
+
+/// Whether `api_version` names a built-in API group (core, `apps`, `*.k8s.io`, ...), as opposed
+/// to a custom resource's group (`kubeflow.org`, `*.x-k8s.io`).
+pub fn is_builtin_api_version(api_version: &str) -> bool {
+    let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
+    (group.is_empty() || !group.contains('.') || group.ends_with(".k8s.io"))
+        && !group.ends_with("x-k8s.io")
 }
 
 /// The text or value a document is decoded from.
@@ -589,7 +605,7 @@ fn decode_input(tm: &TypeMeta, input: &Input<'_>) -> Result<Decoded, PartialErro
         ))),
     };
     let warning = match target {
-        Target::Unstructured(_, w) => Some(w),
+        Target::Unstructured(_, w) => w,
         _ => None,
     };
     Ok(Decoded { doc, warning })

@@ -465,6 +465,9 @@ pub struct Expectation {
     /// A Namespace's phase and conditions, or its absence.
     #[serde(default)]
     pub namespace: Option<crate::expect::quota::NamespaceExpectation>,
+    /// A custom resource's conditions and fields.
+    #[serde(default)]
+    pub custom_resource: Option<crate::expect::custom_resource::CustomResourceExpectation>,
 }
 
 /// `podsPerNode`.
@@ -816,6 +819,7 @@ impl Expectation {
             self.events.is_some(),
             self.resource_quota.is_some(),
             self.namespace.is_some(),
+            self.custom_resource.is_some(),
         ]
         .iter()
         .filter(|b| **b)

@@ -132,7 +132,9 @@ pub(crate) fn run_step(
                 obj.kind().name().to_ascii_lowercase(),
                 obj.meta().name
             ));
-            cluster.apply(obj.clone()).map_err(|s| s.message)?;
+            let mut obj = obj.clone();
+            crate::load::check_custom_resource(cluster.api_ref(), &mut obj)?;
+            cluster.apply(obj).map_err(|s| s.message)?;
         }
         return Ok(format!("apply {}", names.join(", ")));
     }

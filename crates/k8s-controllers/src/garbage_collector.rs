@@ -9,8 +9,11 @@
 //! *solid* (an object of that kind and name exists, in the dependent's namespace or cluster-wide
 //! for cluster-scoped kinds, with the same uid) or *dangling* (missing, or a different uid). With no
 //! solid owner and at least one dangling one the object is deleted (default grace period); with
-//! both, the dangling references are removed. Owner kinds k8s-mini cannot resolve (unknown
-//! custom resources) count as solid: upstream cannot map them either and never deletes for them.
+//! both, the dangling references are removed. A custom resource owner resolves through the CRD
+//! serving its kind; owner kinds nothing resolves count as solid: upstream cannot map them either
+//! and never deletes for them. The collector's informers are the typed kinds, so the deletion of a
+//! custom resource queues nothing: its dependents go when they are next synced (a change of
+//! theirs, or the 12 h resync), where upstream's graph builder watches custom resources too.
 //!
 //! The informers reflect the apiserver at the start of the collector's turn, so a cascade advances
 //! one level per tick: deleting a Deployment removes its ReplicaSets in that tick's turn and their
@@ -102,19 +105,23 @@ impl GarbageCollector {
         let kind = match Kind::typed(&r.api_version, &r.kind) {
             Some(k) => k,
             None => {
-                let Some((_, namespaced)) = UNSIMULATED_BUILTIN_KINDS
+                let builtin = UNSIMULATED_BUILTIN_KINDS
                     .iter()
                     .find(|(name, _)| *name == r.kind)
-                else {
+                    .map(|(_, namespaced)| *namespaced);
+                // A custom kind resolves through the CRD serving it (upstream's RESTMapper
+                // learns CRDs from discovery).
+                let namespaced = builtin.or_else(|| custom_kind_scope(api, r));
+                let Some(namespaced) = namespaced else {
                     // Unknown kind: cannot be resolved, never deleted for.
                     return OwnerState::Solid;
                 };
                 let kind = Kind::Other {
                     api_version: r.api_version.clone(),
                     kind: r.kind.clone(),
-                    namespaced: *namespaced,
+                    namespaced,
                 };
-                let ns = if *namespaced { dependent_ns } else { "" };
+                let ns = if namespaced { dependent_ns } else { "" };
                 return match api.get_shared(&kind, ns, &r.name) {
                     Ok(o) if o.meta().uid.as_deref() == Some(r.uid.as_str()) => OwnerState::Solid,
                     Ok(_) => OwnerState::Dangling,
@@ -264,6 +271,17 @@ impl Controller for GarbageCollector {
         self.attempt_to_delete(api, informers, &kind, key)?;
         Ok(Action::AwaitChange)
     }
+}
+
+/// Whether the owner's kind is a namespaced custom resource (`Some(true)`), a cluster-scoped one
+/// (`Some(false)`), or served by no CRD (`None`).
+fn custom_kind_scope(api: &dyn ApiClient, r: &OwnerReference) -> Option<bool> {
+    use k8s_types::apiextensions::{crd_kind, CustomResourceDefinition};
+    api.list_shared(&crd_kind(), None, None)
+        .iter()
+        .filter_map(|o| CustomResourceDefinition::from_object(o)?.ok())
+        .find(|c| c.served(&r.api_version, &r.kind).is_some())
+        .map(|c| c.namespaced())
 }
 
 #[cfg(test)]

@@ -54,6 +54,7 @@ pub mod job;
 pub mod manager;
 pub mod namespace;
 pub mod node_lifecycle;
+pub mod operators;
 pub mod pod_gc;
 pub mod pod_template_hash;
 pub mod replica_set;

@@ -141,6 +141,22 @@ impl ControllerManager {
         }
     }
 
+    /// Registers a controller of the user's (an operator, [`crate::operators`]) after the ones
+    /// already running: its informers are started and it takes its turn last in each tick, as a
+    /// controller added to kube-controller-manager's list (or run beside it by its own manager).
+    /// Register before the first tick: its first turn hands it every cached object as an add.
+    pub fn register(&mut self, controller: Box<dyn Controller>) {
+        for kind in controller.informers() {
+            self.informers.start(kind);
+        }
+        self.controllers.push(Running {
+            controller,
+            queue: WorkQueue::new(),
+            cursor: 0,
+            last_resync: None,
+        });
+    }
+
     /// Sets the resync period (ticks; 0 turns resyncs off).
     pub fn set_resync_period(&mut self, ticks: Tick) {
         self.resync_period = ticks;

@@ -17,6 +17,7 @@
 //! siblings only through interface crates (this one, and `k8s-sched-framework` for the scheduler).
 
 pub mod admission;
+pub mod apiextensions;
 pub mod apiserver;
 pub mod apps;
 pub mod batch;

@@ -274,7 +274,6 @@ pub const UNSIMULATED_BUILTIN_KINDS: &[(&str, bool)] = &[
     ("ClusterRole", false),
     ("ClusterRoleBinding", false),
     ("HorizontalPodAutoscaler", true),
-    ("CustomResourceDefinition", false),
     ("PodTemplate", true),
     ("ReplicationController", true),
     ("CSIDriver", false),

@@ -1,5 +1,6 @@
 //! `create` (upstream `k8s.io/apiserver/pkg/registry/generic/registry/store.go` `Create` and
-//! `rest.BeforeCreate`): type meta and namespace, defaulting, mutating admission, the kind's
+//! `rest.BeforeCreate`): type meta, a custom resource's decoding (scope, pruning and defaulting
+//! by its CRD, [`crate::apiextensions`]), namespace, defaulting, mutating admission, the kind's
 //! `PrepareForCreate`, system fields (uid, creationTimestamp), name generation, validation,
 //! validating admission, the ResourceQuota charge (see [`crate::admission::resource_quota`]),
 //! then the store.
@@ -12,7 +13,7 @@ use std::sync::Arc;
 
 use crate::names::{generate_name, uid_for_revision, GENERATE_NAME_ATTEMPTS};
 use crate::server::ApiServer;
-use crate::{admission, defaults, errors, registry, validation};
+use crate::{admission, apiextensions, defaults, errors, registry, validation};
 
 impl ApiServer {
     /// Picks a name for an object that only has `generateName`: deterministic suffixes derived from
@@ -56,6 +57,7 @@ impl ApiServer {
     /// The create verb.
     pub(crate) fn create_object(&mut self, mut obj: Object) -> Result<Arc<Object>, Status> {
         obj.set_type_meta();
+        let cr_schema = apiextensions::decode_custom_resource(self.store.as_ref(), &mut obj)?;
         registry::normalize_namespace(&mut obj);
         defaults::apply(&mut obj);
         self.admission
@@ -63,6 +65,16 @@ impl ApiServer {
         registry::normalize_namespace(&mut obj);
         let uid = uid_for_revision(self.store.revision() + 1);
         registry::prepare_for_create(&mut obj, self.now, uid);
+        if let Object::Other(u, _) = &mut obj {
+            if cr_schema.is_some() {
+                u.metadata.generation = Some(1);
+            } else if k8s_types::apiextensions::CustomResourceDefinition::from_unstructured(u)
+                .is_some()
+            {
+                u.metadata.generation = Some(1);
+                apiextensions::crd::initial_status(u, self.now);
+            }
+        }
         if obj.meta().name.is_empty() {
             if let Some(prefix) = obj.meta().generate_name.clone().filter(|g| !g.is_empty()) {
                 let name = self.generated_name(&obj, &prefix);
@@ -71,7 +83,18 @@ impl ApiServer {
         }
         let kind = obj.kind();
         let name = obj.meta().name.clone();
-        let errs = validation::validate_create(&obj);
+        let errs = match (&obj, &cr_schema) {
+            (Object::Other(u, namespaced), Some(schema)) => {
+                apiextensions::validate_custom_resource(u, *namespaced, schema)
+            }
+            (Object::Other(u, _), None)
+                if k8s_types::apiextensions::CustomResourceDefinition::from_unstructured(u)
+                    .is_some() =>
+            {
+                apiextensions::crd::validate_crd(u)
+            }
+            _ => validation::validate_create(&obj),
+        };
         if !errs.is_empty() {
             return Err(Status::invalid(&kind, &name, errs));
         }

@@ -12,7 +12,7 @@ use k8s_types::status::Status;
 use k8s_types::Object;
 
 use crate::server::ApiServer;
-use crate::{defaults, errors, registry, validation};
+use crate::{apiextensions, defaults, errors, registry, validation};
 
 impl ApiServer {
     /// Reads the stored object `obj` addresses and checks the resourceVersion precondition.
@@ -58,13 +58,29 @@ impl ApiServer {
     /// The update verb.
     pub(crate) fn update_object(&mut self, mut obj: Object) -> Result<Arc<Object>, Status> {
         obj.set_type_meta();
+        let cr_schema = apiextensions::decode_custom_resource(self.store.as_ref(), &mut obj)?;
         registry::normalize_namespace(&mut obj);
         let old = self.stored_for_update(&obj)?;
         defaults::apply(&mut obj);
         self.admission
             .admit(Operation::Update, &mut obj, Some(&old), self.store.as_ref())?;
         registry::prepare_for_update(&mut obj, &old);
-        let errs = validation::validate_update(&obj, &old);
+        let mut errs = validation::validate_update(&obj, &old);
+        if let (Object::Other(u, namespaced), Object::Other(o, _)) = (&mut obj, &*old) {
+            if let Some(schema) = &cr_schema {
+                u.metadata.generation = apiextensions::next_generation(u, o);
+                errs.extend(apiextensions::validate_custom_resource(
+                    u,
+                    *namespaced,
+                    schema,
+                ));
+            } else if k8s_types::apiextensions::CustomResourceDefinition::from_unstructured(u)
+                .is_some()
+            {
+                errs.extend(apiextensions::crd::validate_crd(u));
+            }
+        }
+        let errs = validation::dedup(errs);
         if !errs.is_empty() {
             return Err(Status::invalid(&obj.kind(), &obj.meta().name, errs));
         }
@@ -86,12 +102,21 @@ impl ApiServer {
     /// The update_status verb (the `/status` subresource).
     pub(crate) fn update_object_status(&mut self, mut obj: Object) -> Result<Arc<Object>, Status> {
         obj.set_type_meta();
+        let cr_schema = apiextensions::decode_custom_resource(self.store.as_ref(), &mut obj)?;
         registry::normalize_namespace(&mut obj);
         let old = self.stored_for_update(&obj)?;
         self.admission
             .admit(Operation::Update, &mut obj, Some(&old), self.store.as_ref())?;
         let new = registry::with_status_from(obj, &old);
-        let errs = validation::validate_status_update(&new, &old);
+        let mut errs = validation::validate_status_update(&new, &old);
+        if let (Object::Other(u, namespaced), Some(schema)) = (&new, &cr_schema) {
+            errs.extend(apiextensions::validate_custom_resource(
+                u,
+                *namespaced,
+                schema,
+            ));
+        }
+        let errs = validation::dedup(errs);
         if !errs.is_empty() {
             return Err(Status::invalid(&new.kind(), &new.meta().name, errs));
         }

@@ -297,6 +297,10 @@ pub fn check(api: &dyn ApiClient, e: &Expectation) -> Vec<CheckResult> {
             quota::check_namespace(api, n),
         );
     }
+    if let Some(c) = &e.custom_resource {
+        let what = format!("{} {}/{}", c.kind, ns(&c.namespace), c.name);
+        push(what, custom_resource::check_custom_resource(api, c));
+    }
     if let Some(s) = &e.service {
         let what = format!("service {}/{}", ns(&s.namespace), s.name);
         push(what, service::check_service(api, s));
@@ -723,6 +727,7 @@ fn check_job(j: &crate::scenario::JobExpectation, job: &Job) -> Option<String> {
 }
 
 mod cron_job;
+pub mod custom_resource;
 mod node;
 pub(crate) mod quota;
 pub mod service;
