@@ -70,6 +70,8 @@ pub struct Cluster {
     scheduler_config: KubeSchedulerConfiguration,
     /// Owners outside the input, to start the controller-manager again.
     external_owners: std::collections::BTreeSet<String>,
+    /// Nodes outside the input (pods of a dump bound to nodes it lacks), likewise.
+    external_nodes: std::collections::BTreeSet<String>,
     /// The pod the scheduler explains, for a restarted scheduler.
     explain: Option<k8s_sched::explain::PodKey>,
 }
@@ -108,6 +110,7 @@ impl Cluster {
             heartbeats: 0,
             scheduler_config,
             external_owners: Default::default(),
+            external_nodes: Default::default(),
             explain: None,
         })
     }
@@ -154,6 +157,35 @@ impl Cluster {
                 self.api.update(Object::Namespace(existing)).map(|_| ())
             }
             other => self.api.create(other).map(|_| ()),
+        }
+    }
+
+    /// Restores one object as existing state ([`ApiServer::restore`]: status, uid and admitted fields
+    /// kept, no admission), for the objects of a dump that carry a uid, resourceVersion or status.
+    /// A Node is restored and then gets its kubelet, which registers against the existing Node as
+    /// upstream's kubelet does on restart (labels merged, status written by its setters).
+    ///
+    /// # Errors
+    /// As [`Cluster::apply`].
+    pub fn restore(&mut self, obj: Object) -> Result<(), Status> {
+        match obj {
+            Object::Node(node) => {
+                let name = node.metadata.name.clone();
+                if self.kubelets.contains_key(&name) {
+                    return Err(Status::already_exists(&k8s_types::Kind::Node, &name));
+                }
+                let mut errors = k8s_api::validation::node::validate_node(&node);
+                errors.extend(gpu_count_errors(&node));
+                if !errors.is_empty() {
+                    return Err(Status::invalid(&k8s_types::Kind::Node, &name, errors));
+                }
+                self.api.restore(Object::Node(node.clone()))?;
+                self.add_node(node)
+            }
+            Object::Namespace(ns) if INITIAL_NAMESPACES.contains(&ns.metadata.name.as_str()) => {
+                self.apply(Object::Namespace(ns))
+            }
+            other => self.api.restore(other).map(|_| ()),
         }
     }
 
@@ -278,7 +310,10 @@ impl Cluster {
     /// probes) is dropped; the new one lists every kind from the apiserver at its first turn and
     /// watches from there, as upstream's informers do at startup.
     pub fn restart_controller_manager(&mut self) {
-        self.controllers = ControllerManager::with_external_owners(self.external_owners.clone());
+        self.controllers = ControllerManager::with_external(
+            self.external_owners.clone(),
+            self.external_nodes.clone(),
+        );
     }
 
     /// Crashes and restarts kube-scheduler (the `restartScheduler` step): its queue, cache and
@@ -322,8 +357,31 @@ impl Cluster {
     /// (a dump of pods without their ReplicaSets). Call before the first tick: it starts a fresh
     /// controller-manager.
     pub fn set_external_owners(&mut self, uids: std::collections::BTreeSet<String>) {
-        self.controllers = ControllerManager::with_external_owners(uids.clone());
-        self.external_owners = uids;
+        self.set_external(uids, self.external_nodes.clone());
+    }
+
+    /// What lives outside the input: owners by uid (see [`Cluster::set_external_owners`]) and nodes
+    /// by name (a dump's pods bound to nodes it lacks: the pod garbage collector keeps them, no
+    /// kubelet runs them, the scheduler leaves them alone as bound pods). Call before the first tick:
+    /// it starts a fresh controller-manager.
+    pub fn set_external(
+        &mut self,
+        owners: std::collections::BTreeSet<String>,
+        nodes: std::collections::BTreeSet<String>,
+    ) {
+        self.controllers = ControllerManager::with_external(owners.clone(), nodes.clone());
+        self.external_owners = owners;
+        self.external_nodes = nodes;
+    }
+
+    /// Owners and nodes outside the input ([`Cluster::set_external`]), for a snapshot.
+    pub fn external(
+        &self,
+    ) -> (
+        &std::collections::BTreeSet<String>,
+        &std::collections::BTreeSet<String>,
+    ) {
+        (&self.external_owners, &self.external_nodes)
     }
 
     /// The earliest tick at which some pod changes on its own on some node (a container starts,
@@ -363,6 +421,12 @@ impl Cluster {
             }
         }
         Some(out)
+    }
+
+    /// Advances the store's revision by `n` without a write (a restored input's highest
+    /// resourceVersion, as an etcd restore keeps its revision).
+    pub fn skip_revisions(&mut self, n: i64) {
+        self.api.store_mut().skip_revisions(n);
     }
 
     /// Sets the apiserver clock to the current tick (so that steps applied before [`Cluster::tick`]
