@@ -115,6 +115,55 @@ impl Cluster {
         })
     }
 
+    /// A cluster over a restored store (a snapshot taken when the clock read `tick`, see
+    /// `crate::snapshot`): nothing is created; each stored Node gets its kubelet, registered
+    /// already and with its clocks rebuilt from the store ([`Kubelet::resume`]); the scheduler and
+    /// the controller-manager start empty and list everything at their first turn, as after a
+    /// restart. `owners` and `nodes` live outside the input ([`Cluster::set_external`]).
+    ///
+    /// # Errors
+    /// `ClusterError::SchedulerConfig` when the scheduler configuration is invalid.
+    pub fn resume(
+        config: ClusterConfig,
+        store: MemStore,
+        tick: Tick,
+        owners: std::collections::BTreeSet<String>,
+        nodes: std::collections::BTreeSet<String>,
+    ) -> Result<Cluster, ClusterError> {
+        let scheduler_config = config.scheduler.clone();
+        let scheduler = Scheduler::new(config.scheduler).map_err(ClusterError::SchedulerConfig)?;
+        let mut api = ApiServer::new(Box::new(store));
+        api.set_tick(tick);
+        let stored: Vec<Node> = api.list_typed(None, None);
+        let mut kubelets = BTreeMap::new();
+        for node in stored {
+            let name = node.metadata.name.clone();
+            let plugins = device_plugins(&node);
+            let mut kubelet = Kubelet::new(node, plugins, config.kubelet.clone());
+            kubelet.resume(&api, tick);
+            kubelets.insert(name, kubelet);
+        }
+        let revision = api.revision();
+        Ok(Cluster {
+            api,
+            controllers: ControllerManager::with_external(owners.clone(), nodes.clone()),
+            scheduler,
+            n_nodes_added: u32::try_from(kubelets.len()).unwrap_or(u32::MAX),
+            kubelets,
+            kubelet_config: config.kubelet,
+            tick,
+            previous_tick_start: revision,
+            kubelets_seen: None,
+            stopped: Default::default(),
+            restarted: Default::default(),
+            heartbeats: 0,
+            scheduler_config,
+            external_owners: owners,
+            external_nodes: nodes,
+            explain: None,
+        })
+    }
+
     /// The current tick (the one the next [`Cluster::tick`] runs).
     pub fn now(&self) -> Tick {
         self.tick
@@ -209,25 +258,7 @@ impl Cluster {
             // What kube-controller-manager's node IPAM does with --cluster-cidr=10.244.0.0/16.
             node.spec.pod_cidr = Some(format!("10.244.{}.0/24", self.n_nodes_added));
         }
-        let n_gpus = gpu_count(&node);
-        let mut plugins: Vec<Box<dyn DevicePlugin>> = Vec::new();
-        if n_gpus > 0 {
-            let product = node
-                .metadata
-                .labels
-                .get(node_labels::NVIDIA_GPU_PRODUCT)
-                .cloned()
-                .unwrap_or_else(|| "NVIDIA-GPU".to_string());
-            plugins.push(Box::new(NvidiaDevicePlugin::with_product(n_gpus, &product)));
-        }
-        // Fractional GPUs: `alibabacloud.com/gpu-milli` in the manifest (1000 per GPU) becomes the
-        // GPU-share device plugin over the same GPUs (docs/trace-replay.md).
-        let shared = shared_gpu_count(&node);
-        if shared > 0 {
-            plugins.push(Box::new(k8s_deviceplugin::GpuShareDevicePlugin::new(
-                shared,
-            )));
-        }
+        let plugins = device_plugins(&node);
         let mut kubelet = Kubelet::new(node, plugins, self.kubelet_config.clone());
         kubelet.register(&mut self.api)?;
         self.kubelets.insert(name, kubelet);
@@ -533,4 +564,31 @@ pub fn gpu_count(node: &Node) -> usize {
         })
         .unwrap_or(0);
     usize::try_from(n).unwrap_or(0)
+}
+
+/// The device plugins of a node's machine: GPUs (`status.capacity["nvidia.com/gpu"]`, else
+/// allocatable, else the `nvidia.com/gpu.count` label) as an NVIDIA device plugin, and
+/// `alibabacloud.com/gpu-milli` (1000 per GPU) as the GPU-share device plugin over the same GPUs
+/// (docs/trace-replay.md).
+fn device_plugins(node: &Node) -> Vec<Box<dyn DevicePlugin>> {
+    let n_gpus = gpu_count(node);
+    let mut plugins: Vec<Box<dyn DevicePlugin>> = Vec::new();
+    if n_gpus > 0 {
+        let product = node
+            .metadata
+            .labels
+            .get(node_labels::NVIDIA_GPU_PRODUCT)
+            .cloned()
+            .unwrap_or_else(|| "NVIDIA-GPU".to_string());
+        plugins.push(Box::new(NvidiaDevicePlugin::with_product(n_gpus, &product)));
+    }
+    // Fractional GPUs: `alibabacloud.com/gpu-milli` in the manifest (1000 per GPU) becomes the
+    // GPU-share device plugin over the same GPUs (docs/trace-replay.md).
+    let shared = shared_gpu_count(node);
+    if shared > 0 {
+        plugins.push(Box::new(k8s_deviceplugin::GpuShareDevicePlugin::new(
+            shared,
+        )));
+    }
+    plugins
 }

@@ -14,6 +14,8 @@
 //!   `kubectl describe pod`;
 //!   `output_services`: the Services and EndpointSlices tables (only when there are any).
 //! - [`Session`]: a scenario's cluster driven tick by tick from outside (`serve`).
+//! - [`snapshot`]: the whole store and the clock written to a file (`--snapshot-out`) and a run
+//!   resumed from one (`--snapshot-in`).
 //!
 //! This crate, `k8s-mini` (the command line) and `xtask` are the only ones that name concrete
 //! sibling crates.
@@ -30,6 +32,7 @@ pub mod printers;
 pub(crate) mod run;
 pub(crate) mod scenario;
 pub(crate) mod session;
+pub mod snapshot;
 pub(crate) mod state;
 pub(crate) mod steps;
 pub mod trace;

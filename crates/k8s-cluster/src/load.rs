@@ -27,6 +27,8 @@ pub(crate) struct Prepared {
     pub(crate) steps: Vec<ReadyStep>,
     pub(crate) other_kinds: BTreeSet<(String, String, bool)>,
     pub(crate) warnings: Vec<String>,
+    /// The run loop's state when the snapshot the run resumes from was taken.
+    pub(crate) resumed: Option<crate::snapshot::LoopState>,
 }
 
 pub(crate) fn prepare(
@@ -112,6 +114,21 @@ pub(crate) fn prepare(
         });
     }
     let config_source = scheduler_config_source.unwrap_or_else(|| scenario_source.clone());
+    let snapshot_in = opts.snapshot_in.clone().or_else(|| {
+        let rel = scenario.spec.snapshot_in.as_deref()?;
+        Some(path.parent().unwrap_or(Path::new(".")).join(rel))
+    });
+    if let Some(file) = snapshot_in {
+        return resume(
+            file,
+            objects,
+            manifests.warnings,
+            scenario,
+            &scenario_source,
+            config,
+            opts,
+        );
+    }
     let mut cluster = Cluster::new(config).map_err(|e| match e {
         ClusterError::SchedulerConfig(e) => manifest::scheduler_config_error(
             &config_source,
@@ -148,6 +165,52 @@ pub(crate) fn prepare(
         steps,
         other_kinds,
         warnings,
+        resumed: None,
+    })
+}
+
+/// [`prepare`] for a run resumed from a snapshot: the cluster is the snapshot's, at its tick; the
+/// input's objects are not applied (they were, at tick 0 of the run the snapshot comes from).
+fn resume(
+    file: std::path::PathBuf,
+    objects: Vec<(Object, Source)>,
+    mut warnings: Vec<String>,
+    scenario: Scenario,
+    scenario_source: &Source,
+    config: ClusterConfig,
+    opts: &RunOptions,
+) -> Result<Prepared, ManifestError> {
+    let read = crate::snapshot::read(&file)?;
+    let tick = read.header.tick;
+    let state = crate::snapshot::LoopState {
+        quiet: read.header.quiet_ticks,
+        last_active: read.header.last_change,
+    };
+    let other_kinds = read.other_kinds.clone();
+    let mut cluster = crate::snapshot::resume(&file, read, config)?;
+    if let Some(target) = &opts.explain {
+        let source = Source {
+            file: "--explain".to_string(),
+            line: 0,
+        };
+        let key = PodKey::parse(target).map_err(|e| bad(&source, &e.to_string()))?;
+        cluster.set_explain(Some(key));
+    }
+    if !objects.is_empty() {
+        warnings.push(format!(
+            "{} object(s) of the input are not applied: the run resumes from the snapshot {} at tick {tick}",
+            objects.len(),
+            file.display()
+        ));
+    }
+    let steps = decode_steps(&scenario, scenario_source)?;
+    Ok(Prepared {
+        cluster,
+        scenario,
+        steps,
+        other_kinds,
+        warnings,
+        resumed: Some(state),
     })
 }
 

@@ -39,6 +39,40 @@ impl MemStore {
         MemStore::default()
     }
 
+    /// A store holding exactly `objects` at `revision`, as `etcdctl snapshot restore` brings a
+    /// snapshot back: each object keeps its `resourceVersion` as its mod revision, the revision
+    /// counter continues from `revision`, and the history before it is gone (a watch from an older
+    /// revision fails with `Compacted`, so every watcher lists again, as after an etcd restore).
+    ///
+    /// # Errors
+    /// A message naming the object whose resourceVersion is missing, not a number, not positive or
+    /// above `revision`, or whose key repeats.
+    pub fn restored(objects: Vec<Object>, revision: i64) -> Result<MemStore, String> {
+        let mut store = MemStore::default();
+        for obj in objects {
+            let key = obj.key();
+            let rv = obj.meta().resource_version.as_deref().unwrap_or("");
+            let rev = match rv.parse::<i64>() {
+                Ok(r) if r > 0 && r <= revision => r,
+                _ => {
+                    return Err(format!(
+                        "{key}: resourceVersion {rv:?} is not a revision in 1..={revision}"
+                    ))
+                }
+            };
+            let stored = Stored {
+                object: Arc::new(obj),
+                mod_revision: rev,
+            };
+            if store.objects.insert(key.clone(), stored).is_some() {
+                return Err(format!("{key}: listed twice"));
+            }
+        }
+        store.revision = revision;
+        store.history.compact(revision);
+        Ok(store)
+    }
+
     /// Number of objects stored.
     pub fn len(&self) -> usize {
         self.objects.len()

@@ -1,0 +1,143 @@
+//! `--snapshot-out` / `--snapshot-in`: a run resumed from a snapshot taken at tick T gives, from
+//! tick T on, exactly the output of the uninterrupted run (compared byte for byte on a bundled
+//! scenario), and taking a snapshot changes nothing in the run that takes it.
+
+use std::path::{Path, PathBuf};
+
+use k8s_cluster::{run_file, OutputFormat, RunOptions};
+
+fn scenario(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scenarios")
+        .join(format!("{name}.yaml"))
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("k8s-mini-snapshot-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir.join(name)
+}
+
+fn run(name: &str, opts: &RunOptions) -> k8s_cluster::RunOutcome {
+    run_file(&scenario(name), opts).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// The lines of a text output that belong to ticks `t >= from`: the header's run summary, step rows
+/// and event rows of those ticks (with their spacing collapsed: the table's column widths depend on
+/// the earlier rows too), and every table after the event table; expectation rows checked before
+/// `from` are left out.
+fn from_tick(out: &str, from: u64) -> Vec<String> {
+    let mut keep = Vec::new();
+    let mut section = "";
+    for line in out.lines() {
+        if line.starts_with("## ") {
+            section = if line == "## events" {
+                "events"
+            } else if line == "## expectations" {
+                "expectations"
+            } else {
+                "tables"
+            };
+            keep.push(line.to_string());
+            continue;
+        }
+        let tick_of = |s: &str| s.parse::<u64>().ok();
+        let keep_it = match section {
+            "" => {
+                line.starts_with("# ran")
+                    || line
+                        .strip_prefix("t=")
+                        .and_then(|r| r.split(' ').next())
+                        .and_then(tick_of)
+                        .is_some_and(|t| t >= from)
+            }
+            "events" => line
+                .split_whitespace()
+                .next()
+                .and_then(tick_of)
+                .is_none_or(|t| t >= from),
+            "expectations" => {
+                let when = line.split_whitespace().nth(1).unwrap_or("");
+                match when.strip_prefix("t=") {
+                    Some(w) => w
+                        .split("..")
+                        .next()
+                        .and_then(tick_of)
+                        .is_some_and(|t| t >= from),
+                    None => !line.starts_with("result:"),
+                }
+            }
+            _ => true,
+        };
+        if keep_it && section == "events" {
+            // The event table's column widths depend on the rows before `from` too.
+            keep.push(line.split_whitespace().collect::<Vec<_>>().join(" "));
+        } else if keep_it {
+            keep.push(line.to_string());
+        }
+    }
+    keep
+}
+
+fn check_resume(name: &str, at: u64) {
+    let snap = tmp(&format!("{name}-{at}.yaml"));
+    let plain = run(name, &RunOptions::default());
+    let taking = run(
+        name,
+        &RunOptions {
+            snapshot_out: Some(snap.clone()),
+            snapshot_out_at_tick: Some(at),
+            ..Default::default()
+        },
+    );
+    assert_eq!(
+        plain.stdout, taking.stdout,
+        "taking a snapshot changed the run"
+    );
+    assert_eq!(taking.failures, 0, "{}", taking.stdout);
+    let resumed = run(
+        name,
+        &RunOptions {
+            snapshot_in: Some(snap.clone()),
+            ..Default::default()
+        },
+    );
+    let (a, b) = (from_tick(&plain.stdout, at), from_tick(&resumed.stdout, at));
+    if a != b {
+        let diff: Vec<String> = a
+            .iter()
+            .zip(&b)
+            .filter(|(x, y)| x != y)
+            .take(10)
+            .map(|(x, y)| format!("-{x}\n+{y}"))
+            .collect();
+        panic!(
+            "{name} resumed at {at} differs ({} vs {} lines):\n{}",
+            a.len(),
+            b.len(),
+            diff.join("\n")
+        );
+    }
+    assert_eq!(resumed.failures, 0, "{}", resumed.stdout);
+    // The final state as data, byte for byte: every object, uid and resourceVersion.
+    let json = |snapshot_in: Option<PathBuf>| {
+        run(
+            name,
+            &RunOptions {
+                output: OutputFormat::Json,
+                snapshot_in,
+                ..Default::default()
+            },
+        )
+        .stdout
+    };
+    assert_eq!(json(None), json(Some(snap)), "{name}: final List differs");
+}
+
+/// rolling-update (52 ticks) snapshotted at tick 19, when the rollout is done and the old pods are
+/// still Terminating: the resumed run deletes the same pod at t=20 (its name is picked from the
+/// store), its replacement gets the same generated name, and the old pods go at the same ticks.
+#[test]
+fn rolling_update_resumed_at_19_matches_the_uninterrupted_run() {
+    check_resume("rolling-update", 19);
+}
