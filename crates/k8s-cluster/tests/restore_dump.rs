@@ -255,3 +255,44 @@ fn our_own_yaml_output_reloads() {
             .get(k8s_types::core::ALLOCATED_DEVICES_ANNOTATION)
     );
 }
+
+/// The bundled example dump (`examples/whatif/cluster-dump.yaml`, k8s-mini's own `-o yaml` of
+/// `examples/whatif/cluster-source.yaml`) restores without a warning: after 30 ticks every pod is
+/// where, and in the phase, the dump says, with the same devices, and no pod was added.
+#[test]
+fn the_example_dump_restores_as_it_was() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/whatif/cluster-dump.yaml");
+    let m = manifest::load_file(&path).expect("loads");
+    let dumped: Vec<Pod> = m
+        .docs
+        .iter()
+        .filter_map(|d| match &d.doc {
+            manifest::Document::Object(o) => match &**o {
+                k8s_types::Object::Pod(p) => Some(p.clone()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    assert_eq!(dumped.len(), 16);
+    let opts = RunOptions {
+        ticks: Some(30),
+        ..Default::default()
+    };
+    let s = run_to_state(m, &path, &opts, None).unwrap_or_else(|e| panic!("{e}"));
+    assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+    let now: Vec<Pod> = s.cluster.api_ref().list_typed(None, None);
+    assert_eq!(now.len(), dumped.len());
+    let devices = |p: &Pod| {
+        p.metadata
+            .annotations
+            .get(k8s_types::core::ALLOCATED_DEVICES_ANNOTATION)
+            .cloned()
+    };
+    for (a, b) in dumped.iter().zip(&now) {
+        assert_eq!(a.metadata.name, b.metadata.name);
+        assert_eq!(a.spec.node_name, b.spec.node_name, "{}", a.metadata.name);
+        assert_eq!(a.phase(), b.phase(), "{}", a.metadata.name);
+        assert_eq!(devices(a), devices(b), "{}", a.metadata.name);
+    }
+}
