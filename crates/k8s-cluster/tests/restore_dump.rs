@@ -261,7 +261,8 @@ fn our_own_yaml_output_reloads() {
 /// where, and in the phase, the dump says, with the same devices, and no pod was added.
 #[test]
 fn the_example_dump_restores_as_it_was() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/whatif/cluster-dump.yaml");
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/whatif/cluster-dump.yaml");
     let m = manifest::load_file(&path).expect("loads");
     let dumped: Vec<Pod> = m
         .docs
