@@ -141,3 +141,57 @@ fn check_resume(name: &str, at: u64) {
 fn rolling_update_resumed_at_19_matches_the_uninterrupted_run() {
     check_resume("rolling-update", 19);
 }
+
+/// gpu-device-plugin snapshotted at tick 5, its GPU pods running since tick 1: every pod keeps its device IDs
+/// (the kubelets adopt them from the `k8s-mini.io/allocated-devices` annotation) and the rest of the
+/// run is the same.
+#[test]
+fn gpu_device_plugin_resumed_at_5_keeps_its_devices() {
+    check_resume("gpu-device-plugin", 5);
+}
+
+/// A snapshot asked for at a tick the run never reaches is a failed step, not a silent no-op; a
+/// file that is not a snapshot is bad input naming the file and line.
+#[test]
+fn snapshot_errors_are_reported() {
+    let snap = tmp("never.yaml");
+    let out = run(
+        "rolling-update",
+        &RunOptions {
+            snapshot_out: Some(snap.clone()),
+            snapshot_out_at_tick: Some(500),
+            ..Default::default()
+        },
+    );
+    assert_eq!(out.exit_code(), 1);
+    assert!(
+        out.stdout
+            .contains("t=52 snapshot FAILED: the run ended at tick 52 before tick 500"),
+        "{}",
+        out.stdout
+    );
+    assert!(!snap.exists());
+    let not_a_snapshot = tmp("plain.yaml");
+    std::fs::write(
+        &not_a_snapshot,
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n",
+    )
+    .expect("write");
+    let e = run_file(
+        &scenario("rolling-update"),
+        &RunOptions {
+            snapshot_in: Some(not_a_snapshot.clone()),
+            ..Default::default()
+        },
+    )
+    .map(|_| ())
+    .unwrap_err()
+    .to_string();
+    assert_eq!(
+        e,
+        format!(
+            "{}:1: not a snapshot: no Snapshot document followed by `---`",
+            not_a_snapshot.display()
+        )
+    );
+}

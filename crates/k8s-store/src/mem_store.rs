@@ -278,4 +278,33 @@ mod tests {
         assert_eq!(s.compacted_revision(), 1);
         assert_eq!(s.watch("/k/", 1).unwrap().len(), 0);
     }
+
+    /// A restored store serves each object at its own revision, continues from the snapshot's
+    /// revision, and answers a watch from before it with Compacted (watchers list again).
+    #[test]
+    fn restored_keeps_revisions_and_refuses_bad_ones() {
+        let mut a = pod("a");
+        a.meta_mut().resource_version = Some("7".into());
+        let mut b = pod("b");
+        b.meta_mut().resource_version = Some("12".into());
+        let mut store = MemStore::restored(vec![a.clone(), b], 20).expect("restored");
+        assert_eq!(store.revision(), 20);
+        let key = a.key();
+        let conflict = store.update(&key, a.clone(), Some(6)).unwrap_err();
+        assert!(
+            matches!(conflict, StoreError::Conflict { actual: 7, .. }),
+            "{conflict:?}"
+        );
+        store
+            .update(&key, a.clone(), Some(7))
+            .expect("update at its revision");
+        assert_eq!(store.revision(), 21);
+        assert!(store.watch("", 0).is_err());
+        assert_eq!(store.watch("", 20).expect("after the restore").len(), 1);
+        let mut c = pod("c");
+        c.meta_mut().resource_version = Some("21".into());
+        assert!(MemStore::restored(vec![c.clone()], 20).is_err());
+        c.meta_mut().resource_version = None;
+        assert!(MemStore::restored(vec![c], 20).is_err());
+    }
 }
