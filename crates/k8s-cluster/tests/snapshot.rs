@@ -195,3 +195,36 @@ fn snapshot_errors_are_reported() {
         )
     );
 }
+
+/// The Scenario's `spec.snapshotIn` (relative to the scenario file) resumes as `--snapshot-in` does.
+#[test]
+fn spec_snapshot_in_is_relative_to_the_scenario_file() {
+    let snap = tmp("spec-19.yaml");
+    run(
+        "rolling-update",
+        &RunOptions {
+            snapshot_out: Some(snap.clone()),
+            snapshot_out_at_tick: Some(19),
+            ..Default::default()
+        },
+    );
+    let text = std::fs::read_to_string(scenario("rolling-update")).expect("scenario");
+    let with_field = text.replacen(
+        "  ticks: 52\n",
+        "  ticks: 52\n  snapshotIn: spec-19.yaml\n",
+        1,
+    );
+    assert_ne!(with_field, text);
+    let file = tmp("rolling-update-resumed.yaml");
+    std::fs::write(&file, with_field).expect("write");
+    let by_field = run_file(&file, &RunOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    let by_flag = run(
+        "rolling-update",
+        &RunOptions {
+            snapshot_in: Some(snap),
+            ..Default::default()
+        },
+    );
+    assert_eq!(by_field.stdout, by_flag.stdout);
+    assert_eq!(by_field.failures, 0, "{}", by_field.stdout);
+}
