@@ -71,6 +71,8 @@ pub struct Cluster {
     scheduler_config: KubeSchedulerConfiguration,
     /// Owners outside the input, to start the controller-manager again.
     external_owners: std::collections::BTreeSet<String>,
+    /// Nodes outside the input (pods of a dump bound to nodes it lacks), likewise.
+    external_nodes: std::collections::BTreeSet<String>,
     /// The pod the scheduler explains, for a restarted scheduler.
     explain: Option<k8s_sched::explain::PodKey>,
     /// The user's controllers ([`Cluster::register_controller`]), to start them again with a new
@@ -116,35 +118,66 @@ impl Cluster {
             heartbeats: 0,
             scheduler_config,
             external_owners: Default::default(),
+            external_nodes: Default::default(),
             explain: None,
             operators: Vec::new(),
         };
         // The bundled operator, registered as a user registers their own.
-        cluster.register_controller(Box::new(|| {
-            Box::new(k8s_controllers::operators::pytorchjob::PyTorchJobController::new())
-        }));
+        cluster.register_operator_bundled();
         Ok(cluster)
     }
 
-    /// Registers a controller of the user's (an operator, written on the `Controller` contract
-    /// of `k8s-types`, e.g. `k8s_controllers::operators::pytorchjob`): it runs after the built-in
-    /// controllers in every tick, and again after a controller-manager restart. Register before
-    /// the first tick.
-    pub fn register_controller(&mut self, make: ControllerFactory) {
-        self.controllers.register(make());
-        self.operators.push(make);
-    }
-
-    /// A new controller-manager with the built-in controllers and the registered ones.
-    fn new_controller_manager(
-        &self,
-        external_owners: &std::collections::BTreeSet<String>,
-    ) -> ControllerManager {
-        let mut m = ControllerManager::with_external_owners(external_owners.clone());
-        for make in &self.operators {
-            m.register(make());
+    /// A cluster over a restored store (a snapshot taken when the clock read `tick`, see
+    /// `crate::snapshot`): nothing is created; each stored Node gets its kubelet, registered
+    /// already and with its clocks rebuilt from the store ([`Kubelet::resume`]); the scheduler and
+    /// the controller-manager start empty and list everything at their first turn, as after a
+    /// restart. `owners` and `nodes` live outside the input ([`Cluster::set_external`]).
+    ///
+    /// # Errors
+    /// `ClusterError::SchedulerConfig` when the scheduler configuration is invalid.
+    pub fn resume(
+        config: ClusterConfig,
+        store: MemStore,
+        tick: Tick,
+        owners: std::collections::BTreeSet<String>,
+        nodes: std::collections::BTreeSet<String>,
+    ) -> Result<Cluster, ClusterError> {
+        let scheduler_config = config.scheduler.clone();
+        let scheduler = Scheduler::new(config.scheduler).map_err(ClusterError::SchedulerConfig)?;
+        let mut api = ApiServer::new(Box::new(store));
+        api.set_tick(tick);
+        let stored: Vec<Node> = api.list_typed(None, None);
+        let mut kubelets = BTreeMap::new();
+        for node in stored {
+            let name = node.metadata.name.clone();
+            let plugins = device_plugins(&node);
+            let mut kubelet = Kubelet::new(node, plugins, config.kubelet.clone());
+            kubelet.resume(&api, tick);
+            kubelets.insert(name, kubelet);
         }
-        m
+        let revision = api.revision();
+        let mut cluster = Cluster {
+            api,
+            controllers: ControllerManager::with_external(owners.clone(), nodes.clone()),
+            scheduler,
+            n_nodes_added: u32::try_from(kubelets.len()).unwrap_or(u32::MAX),
+            kubelets,
+            kubelet_config: config.kubelet,
+            tick,
+            previous_tick_start: revision,
+            kubelets_seen: None,
+            stopped: Default::default(),
+            restarted: Default::default(),
+            heartbeats: 0,
+            scheduler_config,
+            external_owners: owners,
+            external_nodes: nodes,
+            explain: None,
+            operators: Vec::new(),
+        };
+        // The bundled operator, registered as a user registers their own.
+        cluster.register_operator_bundled();
+        Ok(cluster)
     }
 
     /// The current tick (the one the next [`Cluster::tick`] runs).
@@ -192,6 +225,35 @@ impl Cluster {
         }
     }
 
+    /// Restores one object as existing state ([`ApiServer::restore`]: status, uid and admitted fields
+    /// kept, no admission), for the objects of a dump that carry a uid, resourceVersion or status.
+    /// A Node is restored and then gets its kubelet, which registers against the existing Node as
+    /// upstream's kubelet does on restart (labels merged, status written by its setters).
+    ///
+    /// # Errors
+    /// As [`Cluster::apply`].
+    pub fn restore(&mut self, obj: Object) -> Result<(), Status> {
+        match obj {
+            Object::Node(node) => {
+                let name = node.metadata.name.clone();
+                if self.kubelets.contains_key(&name) {
+                    return Err(Status::already_exists(&k8s_types::Kind::Node, &name));
+                }
+                let mut errors = k8s_api::validation::node::validate_node(&node);
+                errors.extend(gpu_count_errors(&node));
+                if !errors.is_empty() {
+                    return Err(Status::invalid(&k8s_types::Kind::Node, &name, errors));
+                }
+                self.api.restore(Object::Node(node.clone()))?;
+                self.add_node(node)
+            }
+            Object::Namespace(ns) if INITIAL_NAMESPACES.contains(&ns.metadata.name.as_str()) => {
+                self.apply(Object::Namespace(ns))
+            }
+            other => self.api.restore(other).map(|_| ()),
+        }
+    }
+
     /// Adds a node (see [`Cluster::apply`]).
     ///
     /// # Errors
@@ -212,25 +274,7 @@ impl Cluster {
             // What kube-controller-manager's node IPAM does with --cluster-cidr=10.244.0.0/16.
             node.spec.pod_cidr = Some(format!("10.244.{}.0/24", self.n_nodes_added));
         }
-        let n_gpus = gpu_count(&node);
-        let mut plugins: Vec<Box<dyn DevicePlugin>> = Vec::new();
-        if n_gpus > 0 {
-            let product = node
-                .metadata
-                .labels
-                .get(node_labels::NVIDIA_GPU_PRODUCT)
-                .cloned()
-                .unwrap_or_else(|| "NVIDIA-GPU".to_string());
-            plugins.push(Box::new(NvidiaDevicePlugin::with_product(n_gpus, &product)));
-        }
-        // Fractional GPUs: `alibabacloud.com/gpu-milli` in the manifest (1000 per GPU) becomes the
-        // GPU-share device plugin over the same GPUs (docs/trace-replay.md).
-        let shared = shared_gpu_count(&node);
-        if shared > 0 {
-            plugins.push(Box::new(k8s_deviceplugin::GpuShareDevicePlugin::new(
-                shared,
-            )));
-        }
+        let plugins = device_plugins(&node);
         let mut kubelet = Kubelet::new(node, plugins, self.kubelet_config.clone());
         kubelet.register(&mut self.api)?;
         self.kubelets.insert(name, kubelet);
@@ -313,7 +357,39 @@ impl Cluster {
     /// probes) is dropped; the new one lists every kind from the apiserver at its first turn and
     /// watches from there, as upstream's informers do at startup.
     pub fn restart_controller_manager(&mut self) {
-        self.controllers = self.new_controller_manager(&self.external_owners);
+        self.controllers = self.new_controller_manager(
+            self.external_owners.clone(),
+            self.external_nodes.clone(),
+        );
+    }
+
+    /// Registers a controller of the user's (an operator, written on the `Controller` contract
+    /// of `k8s-types`, e.g. `k8s_controllers::operators::pytorchjob`): it runs after the built-in
+    /// controllers in every tick, and again after a controller-manager restart. Register before
+    /// the first tick.
+    pub fn register_controller(&mut self, make: ControllerFactory) {
+        self.controllers.register(make());
+        self.operators.push(make);
+    }
+
+    /// The bundled PyTorchJob operator, registered as a user registers their own.
+    fn register_operator_bundled(&mut self) {
+        self.register_controller(Box::new(|| {
+            Box::new(k8s_controllers::operators::pytorchjob::PyTorchJobController::new())
+        }));
+    }
+
+    /// A new controller-manager with the built-in controllers and the registered ones.
+    fn new_controller_manager(
+        &self,
+        owners: std::collections::BTreeSet<String>,
+        nodes: std::collections::BTreeSet<String>,
+    ) -> ControllerManager {
+        let mut m = ControllerManager::with_external(owners, nodes);
+        for make in &self.operators {
+            m.register(make());
+        }
+        m
     }
 
     /// Crashes and restarts kube-scheduler (the `restartScheduler` step): its queue, cache and
@@ -357,8 +433,31 @@ impl Cluster {
     /// (a dump of pods without their ReplicaSets). Call before the first tick: it starts a fresh
     /// controller-manager.
     pub fn set_external_owners(&mut self, uids: std::collections::BTreeSet<String>) {
-        self.controllers = self.new_controller_manager(&uids);
-        self.external_owners = uids;
+        self.set_external(uids, self.external_nodes.clone());
+    }
+
+    /// What lives outside the input: owners by uid (see [`Cluster::set_external_owners`]) and nodes
+    /// by name (a dump's pods bound to nodes it lacks: the pod garbage collector keeps them, no
+    /// kubelet runs them, the scheduler leaves them alone as bound pods). Call before the first tick:
+    /// it starts a fresh controller-manager.
+    pub fn set_external(
+        &mut self,
+        owners: std::collections::BTreeSet<String>,
+        nodes: std::collections::BTreeSet<String>,
+    ) {
+        self.controllers = self.new_controller_manager(owners.clone(), nodes.clone());
+        self.external_owners = owners;
+        self.external_nodes = nodes;
+    }
+
+    /// Owners and nodes outside the input ([`Cluster::set_external`]), for a snapshot.
+    pub fn external(
+        &self,
+    ) -> (
+        &std::collections::BTreeSet<String>,
+        &std::collections::BTreeSet<String>,
+    ) {
+        (&self.external_owners, &self.external_nodes)
     }
 
     /// The earliest tick at which some pod changes on its own on some node (a container starts,
@@ -398,6 +497,12 @@ impl Cluster {
             }
         }
         Some(out)
+    }
+
+    /// Advances the store's revision by `n` without a write (a restored input's highest
+    /// resourceVersion, as an etcd restore keeps its revision).
+    pub fn skip_revisions(&mut self, n: i64) {
+        self.api.store_mut().skip_revisions(n);
     }
 
     /// Sets the apiserver clock to the current tick (so that steps applied before [`Cluster::tick`]
@@ -504,4 +609,31 @@ pub fn gpu_count(node: &Node) -> usize {
         })
         .unwrap_or(0);
     usize::try_from(n).unwrap_or(0)
+}
+
+/// The device plugins of a node's machine: GPUs (`status.capacity["nvidia.com/gpu"]`, else
+/// allocatable, else the `nvidia.com/gpu.count` label) as an NVIDIA device plugin, and
+/// `alibabacloud.com/gpu-milli` (1000 per GPU) as the GPU-share device plugin over the same GPUs
+/// (docs/trace-replay.md).
+fn device_plugins(node: &Node) -> Vec<Box<dyn DevicePlugin>> {
+    let n_gpus = gpu_count(node);
+    let mut plugins: Vec<Box<dyn DevicePlugin>> = Vec::new();
+    if n_gpus > 0 {
+        let product = node
+            .metadata
+            .labels
+            .get(node_labels::NVIDIA_GPU_PRODUCT)
+            .cloned()
+            .unwrap_or_else(|| "NVIDIA-GPU".to_string());
+        plugins.push(Box::new(NvidiaDevicePlugin::with_product(n_gpus, &product)));
+    }
+    // Fractional GPUs: `alibabacloud.com/gpu-milli` in the manifest (1000 per GPU) becomes the
+    // GPU-share device plugin over the same GPUs (docs/trace-replay.md).
+    let shared = shared_gpu_count(node);
+    if shared > 0 {
+        plugins.push(Box::new(k8s_deviceplugin::GpuShareDevicePlugin::new(
+            shared,
+        )));
+    }
+    plugins
 }

@@ -17,6 +17,8 @@
 //!   CPU, memory, pending pods per reason); [`whatif`]: `k8s-mini whatif`, a workload added to a
 //!   cluster and the answer (fits, where, when, what is preempted, how many nodes more).
 //! - [`Session`]: a scenario's cluster driven tick by tick from outside (`serve`).
+//! - [`snapshot`]: the whole store and the clock written to a file (`--snapshot-out`) and a run
+//!   resumed from one (`--snapshot-in`).
 //!
 //! This crate, `k8s-mini` (the command line) and `xtask` are the only ones that name concrete
 //! sibling crates.
@@ -34,6 +36,7 @@ pub mod printers;
 pub(crate) mod run;
 pub(crate) mod scenario;
 pub(crate) mod session;
+pub mod snapshot;
 pub(crate) mod state;
 pub(crate) mod steps;
 pub mod trace;

@@ -29,6 +29,8 @@ pub(crate) struct Prepared {
     pub(crate) steps: Vec<ReadyStep>,
     pub(crate) other_kinds: BTreeSet<(String, String, bool)>,
     pub(crate) warnings: Vec<String>,
+    /// The run loop's state when the snapshot the run resumes from was taken.
+    pub(crate) resumed: Option<crate::snapshot::LoopState>,
 }
 
 pub(crate) fn prepare(
@@ -114,6 +116,21 @@ pub(crate) fn prepare(
         });
     }
     let config_source = scheduler_config_source.unwrap_or_else(|| scenario_source.clone());
+    let snapshot_in = opts.snapshot_in.clone().or_else(|| {
+        let rel = scenario.spec.snapshot_in.as_deref()?;
+        Some(path.parent().unwrap_or(Path::new(".")).join(rel))
+    });
+    if let Some(file) = snapshot_in {
+        return resume(
+            file,
+            objects,
+            manifests.warnings,
+            scenario,
+            &scenario_source,
+            config,
+            opts,
+        );
+    }
     let mut cluster = Cluster::new(config).map_err(|e| match e {
         ClusterError::SchedulerConfig(e) => manifest::scheduler_config_error(
             &config_source,
@@ -149,6 +166,52 @@ pub(crate) fn prepare(
         steps,
         other_kinds,
         warnings,
+        resumed: None,
+    })
+}
+
+/// [`prepare`] for a run resumed from a snapshot: the cluster is the snapshot's, at its tick; the
+/// input's objects are not applied (they were, at tick 0 of the run the snapshot comes from).
+fn resume(
+    file: std::path::PathBuf,
+    objects: Vec<(Object, Source, Option<Positions>)>,
+    mut warnings: Vec<String>,
+    scenario: Scenario,
+    scenario_source: &Source,
+    config: ClusterConfig,
+    opts: &RunOptions,
+) -> Result<Prepared, ManifestError> {
+    let read = crate::snapshot::read(&file)?;
+    let tick = read.header.tick;
+    let state = crate::snapshot::LoopState {
+        quiet: read.header.quiet_ticks,
+        last_active: read.header.last_change,
+    };
+    let other_kinds = read.other_kinds.clone();
+    let mut cluster = crate::snapshot::resume(&file, read, config)?;
+    if let Some(target) = &opts.explain {
+        let source = Source {
+            file: "--explain".to_string(),
+            line: 0,
+        };
+        let key = PodKey::parse(target).map_err(|e| bad(&source, &e.to_string()))?;
+        cluster.set_explain(Some(key));
+    }
+    if !objects.is_empty() {
+        warnings.push(format!(
+            "{} object(s) of the input are not applied: the run resumes from the snapshot {} at tick {tick}",
+            objects.len(),
+            file.display()
+        ));
+    }
+    let steps = decode_steps(&scenario, scenario_source)?;
+    Ok(Prepared {
+        cluster,
+        scenario,
+        steps,
+        other_kinds,
+        warnings,
+        resumed: Some(state),
     })
 }
 
@@ -233,6 +296,65 @@ fn unserved_scheduler_warnings(
     }
 }
 
+/// Whether a loaded object is existing cluster state (it carries a `uid`, a `resourceVersion`, or,
+/// for a Pod, a `status.phase`: what `kubectl get -o yaml` prints for every object of a running
+/// cluster) rather than a new object to create.
+pub(crate) fn is_existing(obj: &Object) -> bool {
+    let meta = obj.meta();
+    let set = |v: &Option<String>| v.as_deref().is_some_and(|s| !s.is_empty());
+    set(&meta.uid)
+        || set(&meta.resource_version)
+        || matches!(obj, Object::Pod(p) if set(&p.status.phase))
+}
+
+/// What loading found out about the existing state it restored.
+#[derive(Default)]
+struct Restored {
+    /// Restored pods naming a PriorityClass the input lacks: (class, "ns/name", priority).
+    missing_classes: Vec<(String, String, Option<i32>)>,
+    /// Restored Running pods asking for a device-plugin resource without the devices annotation.
+    devices_unknown: Vec<String>,
+}
+
+/// Reason of the Event k8s-mini records at load on a pending pod whose `schedulerName` no profile
+/// serves. Upstream has no such event: kube-scheduler only takes the pods of its profiles
+/// (`pkg/scheduler/eventhandlers.go` `responsibleForPod`) and the others wait without a word.
+pub const UNSERVED_SCHEDULER_REASON: &str = "SchedulerNameNotServed";
+/// Component of that Event (k8s-mini's, not a Kubernetes component).
+pub const LOAD_EVENT_SOURCE: &str = "k8s-mini";
+
+/// One Warning Event per loaded pending pod whose `schedulerName` no profile serves (see
+/// [`UNSERVED_SCHEDULER_REASON`]), so that `kubectl describe` and the event table show why it waits.
+fn unserved_scheduler_events(cluster: &mut Cluster) {
+    let pods: Vec<k8s_types::core::Pod> = cluster.api_ref().list_typed(None, None);
+    let mut recorder = k8s_types::events::EventRecorder::new(k8s_types::core::event::EventSource {
+        component: LOAD_EVENT_SOURCE.to_string(),
+        host: String::new(),
+    });
+    for p in pods {
+        if p.node_name().is_some_and(|n| !n.is_empty()) || p.is_terminal() {
+            continue;
+        }
+        let name = p
+            .spec
+            .scheduler_name
+            .as_deref()
+            .filter(|n| !n.is_empty())
+            .unwrap_or(k8s_types::core::DEFAULT_SCHEDULER_NAME)
+            .to_string();
+        if cluster.scheduler().has_profile(&name) {
+            continue;
+        }
+        recorder.record(
+            cluster.api(),
+            &Object::Pod(p),
+            k8s_types::core::event::event_types::WARNING,
+            UNSERVED_SCHEDULER_REASON,
+            format!("no scheduler profile serves schedulerName {name:?}: the pod stays Pending (kube-scheduler ignores it without an event; this event is k8s-mini's)"),
+        );
+    }
+}
+
 fn apply_initial(
     cluster: &mut Cluster,
     mut objects: Vec<(Object, Source, Option<Positions>)>,
@@ -242,14 +364,44 @@ fn apply_initial(
     objects.sort_by_key(|(o, _, _)| rank(o));
     unserved_scheduler_warnings(cluster, &objects, warnings);
     cluster.begin_tick();
-    // A dump's ownerReferences name the old uids; the apiserver assigns new ones, so map old -> new.
+    // As an etcd restore keeps its revision: every write from now on is newer than any
+    // resourceVersion of the input, so no Event name or uid the apiserver derives from a revision
+    // can repeat one the input holds (our own output reloaded).
+    let max_resource_version = objects
+        .iter()
+        .filter_map(|(o, _, _)| o.meta().resource_version.as_deref()?.parse::<i64>().ok())
+        .max()
+        .unwrap_or(0);
+    let revision = cluster.api_ref().revision();
+    if max_resource_version > revision {
+        cluster.skip_revisions(max_resource_version - revision);
+    }
+    // A dump's ownerReferences name the old uids. Existing state keeps its uid (an etcd restore);
+    // a new object gets one from the apiserver, so map old -> new for those.
     let mut uid_map: BTreeMap<String, String> = BTreeMap::new();
     // Owner references whose owner was not loaded before the dependent: (uid, "Kind ns/name").
     let mut unresolved: BTreeMap<String, String> = BTreeMap::new();
+    let mut restored = Restored::default();
+    let mut restored_pods: Vec<(String, String)> = Vec::new();
+    // Existing custom resources whose CRD the dump lacks: kept, not validated (one warning).
+    let mut without_crd: Vec<String> = Vec::new();
     for (mut obj, source, positions) in objects {
-        check_custom_resource(cluster.api_ref(), &mut obj).map_err(|m| bad(&source, &m))?;
+        let existing = is_existing(&obj);
+        if let Err(m) = check_custom_resource(cluster.api_ref(), &mut obj) {
+            // A new custom resource without its CRD is refused as kubectl refuses it; one a dump
+            // holds as existing state is kept, like any kind k8s-mini does not simulate.
+            if !existing {
+                return Err(bad(&source, &m));
+            }
+            let o = &obj;
+            without_crd.push(format!("{} {}", o.kind().name(), o.meta().name));
+        }
         let meta = obj.meta_mut();
-        let old_uid = meta.uid.take();
+        let old_uid = if existing {
+            meta.uid.clone()
+        } else {
+            meta.uid.take()
+        };
         meta.resource_version = None;
         let owner_ns = Some(meta.namespace())
             .filter(|n| !n.is_empty())
@@ -289,9 +441,19 @@ fn apply_initial(
             created.map_err(|s| bad(&source, &s.message))?;
         }
         let (name, namespace) = (obj.meta().name.clone(), ns);
-        cluster
-            .apply(obj)
-            .map_err(|s| status_error(&source, positions.as_ref(), &s))?;
+        if existing {
+            if let Object::Pod(p) = &obj {
+                restored_pods.push((namespace.clone(), name.clone()));
+                note_restored_pod(cluster, p, &mut restored);
+            }
+            cluster
+                .restore(obj)
+                .map_err(|s| status_error(&source, positions.as_ref(), &s))?;
+        } else {
+            cluster
+                .apply(obj)
+                .map_err(|s| status_error(&source, positions.as_ref(), &s))?;
+        }
         if let (Some(old), Ok(new)) = (old_uid, cluster.api_ref().get(&kind, &namespace, &name)) {
             if let Some(new_uid) = new.meta().uid.clone() {
                 uid_map.insert(old, new_uid);
@@ -299,8 +461,17 @@ fn apply_initial(
         }
     }
     // Owners named by the input but not in it live outside it (a dump of pods without their
-    // ReplicaSets): their dependents are kept, not garbage-collected at tick 0.
+    // ReplicaSets): their dependents are kept, not garbage-collected at tick 0. Existing state keeps
+    // its uids, so an owner listed after its dependents is found here too.
+    if !without_crd.is_empty() {
+        warnings.push(format!(
+            "{} custom resource(s) of the input's existing state have no CustomResourceDefinition in the input; kept, not validated: {}",
+            without_crd.len(),
+            without_crd.join(", ")
+        ));
+    }
     unresolved.retain(|uid, _| !uid_map.contains_key(uid));
+    let mut owners = BTreeSet::new();
     if !unresolved.is_empty() {
         let names: Vec<&str> = unresolved.values().map(String::as_str).collect();
         warnings.push(format!(
@@ -308,9 +479,126 @@ fn apply_initial(
             names.len(),
             names.join(", ")
         ));
-        cluster.set_external_owners(unresolved.into_keys().collect());
+        owners = unresolved.into_keys().collect();
+    }
+    let nodes = restored_warnings(cluster, &restored, &restored_pods, warnings);
+    unserved_scheduler_events(cluster);
+    if !owners.is_empty() || !nodes.is_empty() {
+        cluster.set_external(owners, nodes);
     }
     Ok(())
+}
+
+/// Records what a restored pod needs said about it: its priority class (looked up now: classes are
+/// loaded before pods) and its devices. The node is checked once everything is loaded.
+fn note_restored_pod(cluster: &Cluster, p: &k8s_types::core::Pod, restored: &mut Restored) {
+    if let Some(class) = p.spec.priority_class_name.as_deref() {
+        let system = class.starts_with("system-");
+        if !system
+            && cluster
+                .api_ref()
+                .get_typed::<k8s_types::scheduling::PriorityClass>("", class)
+                .is_err()
+        {
+            restored.missing_classes.push((
+                class.to_string(),
+                format!("{}/{}", p.metadata.namespace(), p.metadata.name),
+                p.spec.priority,
+            ));
+        }
+    }
+    let running = p.phase() == k8s_types::core::phases::RUNNING;
+    let wants_devices = p
+        .spec
+        .containers
+        .iter()
+        .chain(&p.spec.init_containers)
+        .flat_map(|c| c.resources.limits.keys().chain(c.resources.requests.keys()))
+        .any(|r| k8s_kubelet::admission::is_extended_resource_name(r));
+    if running
+        && wants_devices
+        && !p
+            .metadata
+            .annotations
+            .contains_key(k8s_types::core::ALLOCATED_DEVICES_ANNOTATION)
+    {
+        restored
+            .devices_unknown
+            .push(format!("{}/{}", p.metadata.namespace(), p.metadata.name));
+    }
+}
+
+/// The warnings about restored pods (one per kind of problem, each naming every pod) and the nodes
+/// the restored pods are bound to that the input lacks (they live outside it).
+fn restored_warnings(
+    cluster: &Cluster,
+    restored: &Restored,
+    restored_pods: &[(String, String)],
+    warnings: &mut Vec<String>,
+) -> BTreeSet<String> {
+    let mut absent: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (ns, name) in restored_pods {
+        let Ok(p) = cluster
+            .api_ref()
+            .get_typed::<k8s_types::core::Pod>(ns, name)
+        else {
+            continue;
+        };
+        if let Some(node) = p.node_name().filter(|n| !n.is_empty()) {
+            if cluster
+                .api_ref()
+                .get_typed::<k8s_types::core::Node>("", node)
+                .is_err()
+            {
+                absent
+                    .entry(node.to_string())
+                    .or_default()
+                    .push(format!("{ns}/{name}"));
+            }
+        }
+    }
+    if !absent.is_empty() {
+        let list: Vec<String> = absent
+            .iter()
+            .map(|(node, pods)| format!("{node} ({})", pods.join(", ")))
+            .collect();
+        let n: usize = absent.values().map(Vec::len).sum();
+        warnings.push(format!(
+            "{n} pod(s) are bound to node(s) not in the input; they are kept, bound, on no simulated node (not scheduled elsewhere, not collected): {}",
+            list.join("; ")
+        ));
+    }
+    if !restored.missing_classes.is_empty() {
+        let list: Vec<String> = restored
+            .missing_classes
+            .iter()
+            .map(|(class, pod, prio)| match prio {
+                Some(v) => format!("{pod} ({class}, priority {v})"),
+                None => format!("{pod} ({class}, no priority written: 0)"),
+            })
+            .collect();
+        warnings.push(format!(
+            "{} pod(s) name a PriorityClass not in the input; they keep the priority written in them: {}",
+            list.len(),
+            list.join(", ")
+        ));
+    }
+    let off_node: BTreeSet<&String> = absent.values().flatten().collect();
+    let devices_unknown: Vec<&str> = restored
+        .devices_unknown
+        .iter()
+        .filter(|p| !off_node.contains(p))
+        .map(String::as_str)
+        .collect();
+    if !devices_unknown.is_empty() {
+        warnings.push(format!(
+            "{} running pod(s) ask for device-plugin resources but do not record their device IDs (annotation {}); their kubelet allocates free devices to them at its first sync: {}",
+            devices_unknown.len(),
+            k8s_types::core::ALLOCATED_DEVICES_ANNOTATION,
+            devices_unknown.join(", ")
+        ));
+    }
+    absent.into_keys().collect()
 }
 
 fn ns_missing(api: &dyn ApiClient, ns: &str) -> bool {

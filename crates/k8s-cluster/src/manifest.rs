@@ -178,6 +178,7 @@ fn first_content_line(doc: &str) -> Option<usize> {
 /// The first bad document, as a [`ManifestError`].
 pub fn parse_stream(name: &str, text: &str) -> Result<Manifests, ManifestError> {
     let mut out = Manifests::default();
+    let mut unsimulated: Vec<(Source, String)> = Vec::new();
     for (start, doc) in split_documents(text) {
         let at = |line: usize| Source {
             file: name.to_string(),
@@ -231,20 +232,62 @@ pub fn parse_stream(name: &str, text: &str) -> Result<Manifests, ManifestError> 
                 let positions = || {
                     Positions::parse(&doc, start).and_then(|p| p.subtree(&format!("items[{i}]")))
                 };
-                push(&mut out, decoded, at(head), positions)?;
+                push(&mut out, &mut unsimulated, decoded, at(head), positions)?;
             }
             continue;
         }
         let decoded = decode_text(&type_meta, &doc, start);
-        push(&mut out, decoded, at(head), || {
+        push(&mut out, &mut unsimulated, decoded, at(head), || {
             Positions::parse(&doc, start)
         })?;
     }
+    out.warnings.extend(unsimulated_warning(&unsimulated));
     Ok(out)
+}
+
+/// The warning about the objects of a stream kept in the store but not simulated: the document's
+/// own when there is one, else one warning at the first of them naming every kind in file order
+/// (with a count when a kind has several objects), so that a dump with hundreds of ConfigMaps
+/// says it once.
+fn unsimulated_warning(items: &[(Source, String)]) -> Option<String> {
+    let (first, only) = items.first()?;
+    if items.len() == 1 {
+        return Some(format!("{first}: {only}"));
+    }
+    let mut kinds: Vec<(String, usize)> = Vec::new();
+    for (_, w) in items {
+        let label = match w.split_once(" is kept in the store") {
+            Some((kind, rest)) if rest.starts_with(';') => {
+                format!("{kind} (the scheduler reads its selector)")
+            }
+            Some((kind, _)) => kind.to_string(),
+            None => w.clone(),
+        };
+        match kinds.iter_mut().find(|(k, _)| *k == label) {
+            Some((_, n)) => *n += 1,
+            None => kinds.push((label, 1)),
+        }
+    }
+    let list: Vec<String> = kinds
+        .iter()
+        .map(|(k, n)| {
+            if *n > 1 {
+                format!("{k} (x{n})")
+            } else {
+                k.clone()
+            }
+        })
+        .collect();
+    Some(format!(
+        "{first}: {} objects are kept in the store but not simulated by k8s-mini: {}",
+        items.len(),
+        list.join(", ")
+    ))
 }
 
 fn push(
     out: &mut Manifests,
+    unsimulated: &mut Vec<(Source, String)>,
     decoded: Result<Decoded, PartialError>,
     source: Source,
     positions: impl FnOnce() -> Option<Positions>,
@@ -271,7 +314,7 @@ fn push(
                 }
             }
             if let Some(w) = warning {
-                out.warnings.push(format!("{source}: {w}"));
+                unsimulated.push((source.clone(), w));
             }
             let positions = match &doc {
                 Document::SchedulerConfig(_) => positions(),
@@ -743,14 +786,17 @@ mod tests {
         let text = "apiVersion: storage.k8s.io/v1\nkind: VolumeAttachment\nmetadata: {name: csi-1}\n---\napiVersion: flowcontrol.apiserver.k8s.io/v1\nkind: FlowSchema\nmetadata: {name: exempt}\n---\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: p}\n---\napiVersion: certificates.k8s.io/v1\nkind: CertificateSigningRequest\nmetadata: {name: csr-1}\n";
         let m = parse_stream("d.yaml", text).unwrap();
         assert_eq!(m.docs.len(), 4);
+        // One warning for the stream, at the first such document, naming every kind.
         assert_eq!(
             m.warnings,
             vec![
-                "d.yaml:1: storage.k8s.io/v1 VolumeAttachment is kept in the store but not simulated by k8s-mini",
-                "d.yaml:5: flowcontrol.apiserver.k8s.io/v1 FlowSchema is kept in the store but not simulated by k8s-mini",
-                "d.yaml:9: admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy is kept in the store but not simulated by k8s-mini",
-                "d.yaml:13: certificates.k8s.io/v1 CertificateSigningRequest is kept in the store but not simulated by k8s-mini",
+                "d.yaml:1: 4 objects are kept in the store but not simulated by k8s-mini: storage.k8s.io/v1 VolumeAttachment, flowcontrol.apiserver.k8s.io/v1 FlowSchema, admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy, certificates.k8s.io/v1 CertificateSigningRequest",
             ]
+        );
+        let m2 = parse_stream("d.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ReplicationController\nmetadata: {name: r}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n").unwrap();
+        assert_eq!(
+            m2.warnings,
+            vec!["d.yaml:1: 3 objects are kept in the store but not simulated by k8s-mini: v1 ConfigMap (x2), v1 ReplicationController (the scheduler reads its selector)"]
         );
         let Document::Object(obj) = &m.docs[0].doc else {
             panic!("not an object")

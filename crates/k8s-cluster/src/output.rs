@@ -203,18 +203,39 @@ pub fn nodes_table(api: &dyn ApiClient) -> String {
 pub struct ListView<'a> {
     api: &'a dyn ApiClient,
     other_kinds: &'a BTreeSet<(String, String, bool)>,
+    /// Node Leases too (a snapshot holds the whole store).
+    leases: bool,
 }
 
 impl<'a> ListView<'a> {
     /// The List of everything `api` holds (typed kinds and `other_kinds`).
     pub fn new(api: &'a dyn ApiClient, other_kinds: &'a BTreeSet<(String, String, bool)>) -> Self {
-        ListView { api, other_kinds }
+        ListView {
+            api,
+            other_kinds,
+            leases: false,
+        }
+    }
+
+    /// The List of every object `api` holds, node Leases included (a snapshot).
+    pub fn whole(
+        api: &'a dyn ApiClient,
+        other_kinds: &'a BTreeSet<(String, String, bool)>,
+    ) -> Self {
+        ListView {
+            api,
+            other_kinds,
+            leases: true,
+        }
     }
 
     fn kinds(&self) -> impl Iterator<Item = Kind> + '_ {
         // Node Leases are left out, as `kubectl get all` leaves them out: a heartbeat per node
         // would bury what the scenario describes (docs/fidelity.md).
-        let typed = Kind::TYPED.into_iter().filter(|k| *k != Kind::Lease);
+        let leases = self.leases;
+        let typed = Kind::TYPED
+            .into_iter()
+            .filter(move |k| leases || *k != Kind::Lease);
         typed.chain(
             self.other_kinds
                 .iter()

@@ -48,6 +48,14 @@ pub struct RunOptions {
     /// Simulate every tick, without skipping the ticks in which nothing can happen (the output is
     /// the same; for tests that check exactly that).
     pub every_tick: bool,
+    /// `--snapshot-out FILE`: write the whole store and the clock to this file at the end of the
+    /// run, or when the clock reads [`RunOptions::snapshot_out_at_tick`] (`crate::snapshot`).
+    pub snapshot_out: Option<std::path::PathBuf>,
+    /// `--snapshot-out-at-tick N`: take the snapshot when the clock reads N (after ticks 0..N-1).
+    pub snapshot_out_at_tick: Option<Tick>,
+    /// `--snapshot-in FILE`: resume from this snapshot instead of applying the input's objects
+    /// (overrides the Scenario's `spec.snapshotIn`).
+    pub snapshot_in: Option<std::path::PathBuf>,
 }
 
 /// The result of a run.
@@ -117,8 +125,12 @@ pub fn run_manifests_to(
     let prepared = prepare(manifests, path, opts)?;
     let driven = drive(
         prepared.cluster,
-        &prepared.scenario,
-        &prepared.steps,
+        Plan {
+            scenario: &prepared.scenario,
+            steps: &prepared.steps,
+            other_kinds: &prepared.other_kinds,
+            resumed: prepared.resumed,
+        },
         opts,
         None,
     );
@@ -166,8 +178,12 @@ pub fn run_to_state(
     let prepared = prepare(manifests, path, opts)?;
     let driven = drive(
         prepared.cluster,
-        &prepared.scenario,
-        &prepared.steps,
+        Plan {
+            scenario: &prepared.scenario,
+            steps: &prepared.steps,
+            other_kinds: &prepared.other_kinds,
+            resumed: prepared.resumed,
+        },
         opts,
         Some(at_tick.unwrap_or(Tick::MAX)),
     );
@@ -258,16 +274,41 @@ pub(crate) struct Driven {
     drains: Vec<crate::drain::Drain>,
 }
 
+/// What the tick loop runs: the Scenario, its steps, the untyped kinds of the input (for a
+/// snapshot) and, for a run resumed from a snapshot, the loop's state then.
+pub(crate) struct Plan<'a> {
+    pub(crate) scenario: &'a Scenario,
+    pub(crate) steps: &'a [ReadyStep],
+    pub(crate) other_kinds: &'a BTreeSet<(String, String, bool)>,
+    pub(crate) resumed: Option<crate::snapshot::LoopState>,
+}
+
+/// Writes `--snapshot-out` now; a failure is a failed step row.
+fn take_snapshot(
+    cluster: &Cluster,
+    plan: &Plan<'_>,
+    opts: &RunOptions,
+    state: crate::snapshot::LoopState,
+    step_rows: &mut Vec<String>,
+) -> usize {
+    let Some(path) = &opts.snapshot_out else {
+        return 0;
+    };
+    match crate::snapshot::write(path, cluster, plan.other_kinds, state) {
+        Ok(()) => 0,
+        Err(e) => {
+            step_rows.push(format!("t={} snapshot FAILED: {e}", cluster.now()));
+            1
+        }
+    }
+}
+
 /// The tick loop: steps, ticks, event rows (text output only), expectations checked at their
 /// ticks. `stop_at`: stop when the clock reads it (`k8s-mini get --at-tick`), wherever the run would
 /// have ended otherwise; then expectations are not checked.
-pub(crate) fn drive(
-    mut cluster: Cluster,
-    scenario: &Scenario,
-    steps: &[ReadyStep],
-    opts: &RunOptions,
-    stop_at: Option<Tick>,
-) -> Driven {
+#[allow(clippy::too_many_lines)]
+pub(crate) fn drive(mut cluster: Cluster, plan: Plan<'_>, opts: &RunOptions, stop_at: Option<Tick>) -> Driven {
+    let (scenario, steps) = (plan.scenario, plan.steps);
     let fixed = opts.ticks.or(scenario.spec.ticks);
     let last_step = steps.iter().map(|s| s.step.at).max();
     let last_expect = scenario
@@ -285,10 +326,12 @@ pub(crate) fn drive(
     let mut step_failures = 0usize;
     let mut drains = Vec::new();
     let mut last_rev = 0i64;
-    let mut quiet = 0u64;
-    let mut last_active: Option<Tick> = None;
+    let resumed = plan.resumed.unwrap_or_default();
+    let mut quiet = resumed.quiet;
+    let mut last_active: Option<Tick> = resumed.last_active;
     // Whether the previous tick wrote nothing (then every component has seen every write).
-    let mut previous_quiet = false;
+    let mut previous_quiet = quiet > 0;
+    let mut snapshot_due = opts.snapshot_out.is_some();
     // The event table is printed in text mode only; json/yaml output carries the Events as objects.
     let text = opts.output == OutputFormat::Text && stop_at.is_none();
     // Events written while loading the initial objects (e.g. kubelet registration).
@@ -302,6 +345,11 @@ pub(crate) fn drive(
     }
     loop {
         let t = cluster.now();
+        if snapshot_due && opts.snapshot_out_at_tick == Some(t) {
+            snapshot_due = false;
+            let state = crate::snapshot::LoopState { quiet, last_active };
+            step_failures += take_snapshot(&cluster, &plan, opts, state, &mut step_rows);
+        }
         if stop_at.is_some_and(|s| t >= s) {
             break;
         }
@@ -319,7 +367,10 @@ pub(crate) fn drive(
             _ => {}
         }
         if previous_quiet && !opts.every_tick && drains.is_empty() {
-            let to = idle_until(&cluster, scenario, steps, fixed, quiet, quiet_needed);
+            let mut to = idle_until(&cluster, scenario, steps, fixed, quiet, quiet_needed);
+            if let Some(at) = opts.snapshot_out_at_tick.filter(|&a| snapshot_due && a > t) {
+                to = to.min(at);
+            }
             let reached = cluster.skip_idle(to);
             if reached > t {
                 quiet += reached - t;
@@ -376,6 +427,22 @@ pub(crate) fn drive(
                         ));
                     }
                 }
+            }
+        }
+    }
+    if snapshot_due {
+        match opts.snapshot_out_at_tick {
+            None => {
+                let state = crate::snapshot::LoopState { quiet, last_active };
+                step_failures += take_snapshot(&cluster, &plan, opts, state, &mut step_rows);
+            }
+            Some(at) => {
+                step_failures += 1;
+                step_rows.push(format!(
+                    "t={} snapshot FAILED: the run ended at tick {} before tick {at}",
+                    cluster.now(),
+                    cluster.now()
+                ));
             }
         }
     }

@@ -49,6 +49,11 @@ pub struct ScenarioSpec {
     /// pod selector; a pod's `sim.k8s-mini.io/behavior` annotation wins over these.
     #[serde(default)]
     pub behaviors: Vec<BehaviorRuleSpec>,
+    /// Start from this snapshot (a file `--snapshot-out` wrote; relative to the scenario file)
+    /// instead of applying the input's objects: the run resumes at the snapshot's tick
+    /// (`--snapshot-in` overrides it; see `crate::snapshot`).
+    #[serde(default)]
+    pub snapshot_in: Option<String>,
     /// Timed steps, applied at the start of their tick (before the controllers run).
     #[serde(default)]
     pub steps: Vec<Step>,

@@ -98,10 +98,20 @@ impl ControllerManager {
     /// The default set ([`ControllerManager::new`]) with a garbage collector for which the owners
     /// with these uids live outside the input ([`GarbageCollector::with_external_owners`]).
     pub fn with_external_owners(uids: std::collections::BTreeSet<String>) -> Self {
+        Self::with_external(uids, std::collections::BTreeSet::new())
+    }
+
+    /// The default set with what lives outside the input: owners by uid (the garbage collector keeps
+    /// their dependents) and nodes by name (the pod garbage collector keeps pods bound to them,
+    /// [`PodGarbageCollector::with_external_nodes`]).
+    pub fn with_external(
+        uids: std::collections::BTreeSet<String>,
+        nodes: std::collections::BTreeSet<String>,
+    ) -> Self {
         Self::with_controllers(vec![
             Box::new(NodeLifecycleController::new()),
             Box::new(TaintEvictionController::new()),
-            Box::new(PodGarbageCollector::new()),
+            Box::new(PodGarbageCollector::with_external_nodes(nodes)),
             Box::new(ResourceQuotaController::new()),
             Box::new(DeploymentController::new()),
             Box::new(ReplicaSetController::new()),

@@ -7,6 +7,10 @@
 //! have, is queued; a node's delete queues its pods (from the informer's node index); a pod of a
 //! missing node is synced again when the quarantine runs out.
 //!
+//! Nodes *outside the input* ([`PodGarbageCollector::with_external_nodes`]: the nodes a loaded dump's
+//! pods are bound to without the dump holding them) are treated as existing: their pods are kept,
+//! neither failed nor deleted. Upstream's collector sees the whole cluster, where those nodes exist.
+//!
 //! Not modelled: `gcTerminated` (upstream deletes the oldest terminated pods above
 //! `--terminated-pod-gc-threshold`, 12500 by default).
 
@@ -37,6 +41,8 @@ pub const DISRUPTION_TARGET: &str = "DisruptionTarget";
 pub struct PodGarbageCollector {
     /// Node name -> first tick it was seen missing while pods were bound to it.
     missing_since: BTreeMap<String, Tick>,
+    /// Nodes that live outside the input: never missing.
+    external_nodes: std::collections::BTreeSet<String>,
 }
 
 impl Default for PodGarbageCollector {
@@ -48,8 +54,24 @@ impl Default for PodGarbageCollector {
 impl PodGarbageCollector {
     /// A collector with no quarantined nodes.
     pub fn new() -> Self {
+        Self::with_external_nodes(std::collections::BTreeSet::new())
+    }
+
+    /// A collector for which the nodes named here exist outside the input (see the module
+    /// documentation): pods bound to them are never collected as orphans.
+    pub fn with_external_nodes(nodes: std::collections::BTreeSet<String>) -> Self {
         PodGarbageCollector {
             missing_since: BTreeMap::new(),
+            external_nodes: nodes,
+        }
+    }
+
+    /// True when PodGC acts on `pod`: unbound and being deleted, or bound to a node that neither
+    /// `informers` has nor lives outside the input.
+    fn collectable(&self, pod: &Pod, informers: &SharedInformerFactory) -> bool {
+        match pod.node_name() {
+            Some(node) if self.external_nodes.contains(node) => false,
+            _ => collectable(pod, informers),
         }
     }
 }
@@ -90,7 +112,7 @@ impl Controller for PodGarbageCollector {
             }
             Kind::Pod => {
                 if let Some(p) = change.new.as_deref().and_then(Pod::from_object_ref) {
-                    if collectable(p, informers) {
+                    if self.collectable(p, informers) {
                         queue.add(change.key.clone());
                     }
                 }
@@ -109,7 +131,7 @@ impl Controller for PodGarbageCollector {
         let Some(pod) = informers.of(&Kind::Pod).get_typed::<Pod>(key) else {
             return Ok(Action::AwaitChange);
         };
-        if !collectable(pod, informers) {
+        if !self.collectable(pod, informers) {
             return Ok(Action::AwaitChange);
         }
         let ns = pod.metadata.namespace().to_string();

@@ -409,6 +409,42 @@ impl Kubelet {
         );
     }
 
+    /// The kubelet of a cluster restored from a snapshot taken when the clock read `now`: its Node is
+    /// in the store already, so it is registered without writing; its clocks are rebuilt from what
+    /// it last wrote, as if it had kept running: the Lease renewal from the Lease's `renewTime`, the
+    /// periodic status report from the Ready condition's `lastHeartbeatTime`, each moved past the
+    /// periods that fell due before `now` ([`Kubelet::fast_forward`]: a driver that skipped idle
+    /// ticks did not write them), and the pod CIDR from the stored Node. Its pods are adopted at
+    /// the next [`Kubelet::sync`] (see the module documentation). Not rebuilt: container restart
+    /// back-off and the pod runtime's clocks (a container's remaining run time restarts from `now`).
+    pub fn resume(&mut self, api: &dyn ApiClient, now: Tick) {
+        self.registered = true;
+        let stored: Option<Node> = api.get_typed("", &self.name).ok();
+        if let Some(node) = &stored {
+            let cidr = node.spec.pod_cidr.clone();
+            if cidr.is_some() {
+                self.set_pod_cidr(cidr.as_deref());
+            }
+            self.last_status_report = node
+                .status
+                .conditions
+                .iter()
+                .find(|c| c.type_ == "Ready")
+                .and_then(|c| c.last_heartbeat_time.as_deref())
+                .and_then(timestamp_tick);
+            self.last_unschedulable = Some(node.spec.unschedulable);
+        }
+        let lease: Option<k8s_types::coordination::Lease> = api
+            .get_typed(k8s_types::coordination::NODE_LEASE_NAMESPACE, &self.name)
+            .ok();
+        let renewed = lease
+            .and_then(|l| l.spec.renew_time)
+            .and_then(|t| k8s_types::coordination::micro_time_tick(&t));
+        self.lease.resume(renewed);
+        self.fast_forward(now);
+        self.lease.fast_forward(now);
+    }
+
     /// One tick of the kubelet (see the module documentation for the order of work).
     pub fn sync(&mut self, api: &mut dyn ApiClient) {
         self.devices_changed = false;
@@ -451,6 +487,11 @@ impl Kubelet {
         let mut additions: Vec<&Shared<Pod>> = Vec::new();
         for (key, pod) in &pods {
             if pod.is_terminating() {
+                if self.runtime.get(key).is_none()
+                    && pod.phase() == k8s_types::core::phases::RUNNING
+                {
+                    self.adopt_terminating(api, pod, &node_view, now);
+                }
                 self.terminate(api, key, pod, now);
             } else if self.runtime.get(key).is_some() {
                 self.advance(api, key, pod, now);
@@ -726,6 +767,38 @@ impl Kubelet {
             if !e.is_not_found() {
                 tracing::debug!(pod = %key, error = %e, "pod delete failed");
             }
+        }
+    }
+
+    /// A Running pod first seen while it is being deleted (a snapshot taken during its grace
+    /// period): adopted like any running pod, then put back in the termination that began at
+    /// `deletionTimestamp - deletionGracePeriodSeconds`, without the `Killing` events it already
+    /// had, so that it stops when the uninterrupted run would stop it.
+    fn adopt_terminating(
+        &mut self,
+        api: &mut dyn ApiClient,
+        pod: &Shared<Pod>,
+        node: &Node,
+        now: Tick,
+    ) {
+        let key = pod_key(pod);
+        self.add_pod(api, pod, node, now);
+        let deadline = pod
+            .metadata
+            .deletion_timestamp
+            .as_deref()
+            .and_then(timestamp_tick)
+            .unwrap_or(now);
+        let grace = pod
+            .metadata
+            .deletion_grace_period_seconds
+            .and_then(|g| u64::try_from(g).ok())
+            .unwrap_or(0);
+        let began = deadline.saturating_sub(grace).min(now);
+        if let Some(rec) = self.runtime.get_mut(&key) {
+            rec.pod = pod.clone();
+            let mut already_recorded = Vec::new();
+            rec.begin_termination(began, deadline, &mut already_recorded);
         }
     }
 

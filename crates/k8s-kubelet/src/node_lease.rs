@@ -59,6 +59,11 @@ impl NodeLease {
     }
 
     /// Forgets the last renewal: the next [`NodeLease::renew_if_due`] renews (a restarted kubelet).
+    /// Sets the last renewal to what the stored Lease says (a kubelet resumed from a snapshot).
+    pub fn resume(&mut self, last_renew: Option<Tick>) {
+        self.last_renew = last_renew;
+    }
+
     pub fn reset(&mut self) {
         self.last_renew = None;
     }

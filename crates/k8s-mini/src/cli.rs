@@ -123,6 +123,17 @@ struct ScenarioArgs {
     /// is the same, byte for byte; slower).
     #[arg(long)]
     every_tick: bool,
+    /// Write the whole store (every object with its resourceVersion) and the virtual clock to
+    /// FILE at the end of the run, or at --snapshot-out-at-tick.
+    #[arg(long, value_name = "FILE")]
+    snapshot_out: Option<PathBuf>,
+    /// Take the --snapshot-out snapshot when the clock reads N (after ticks 0..N-1).
+    #[arg(long, value_name = "N", requires = "snapshot_out")]
+    snapshot_out_at_tick: Option<u64>,
+    /// Resume from a snapshot written by --snapshot-out instead of applying the input's objects:
+    /// the Scenario's steps and expectations run from the snapshot's tick on.
+    #[arg(long, value_name = "FILE")]
+    snapshot_in: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -306,6 +317,9 @@ fn scenario(args: ScenarioArgs) -> ExitCode {
             Output::Yaml => OutputFormat::Yaml,
         },
         every_tick: args.every_tick,
+        snapshot_out: args.snapshot_out,
+        snapshot_out_at_tick: args.snapshot_out_at_tick,
+        snapshot_in: args.snapshot_in,
     };
     // Standard output is written as the run produces it (the json/yaml List is streamed).
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());

@@ -5,6 +5,7 @@
 pub mod create;
 pub mod delete;
 pub mod read;
+pub mod restore;
 pub mod update;
 
 use k8s_types::status::Status;

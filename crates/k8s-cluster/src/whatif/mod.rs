@@ -46,7 +46,7 @@ use crate::capacity::{is_pending, PendingReason};
 use crate::cluster::Cluster;
 use crate::load::prepare;
 use crate::manifest::{Document, ManifestError, Manifests, Source};
-use crate::run::{drive, OutputFormat, RunOptions};
+use crate::run::{drive, OutputFormat, Plan, RunOptions};
 use crate::scenario::{ScaleStep, Step};
 use crate::steps::ReadyStep;
 
@@ -285,13 +285,26 @@ fn run_opts(req: &Request, ticks: Option<u64>, explain: Option<String>) -> RunOp
         output: OutputFormat::Json,
         explain,
         every_tick: false,
+        snapshot_out: None,
+        snapshot_out_at_tick: None,
+        snapshot_in: None,
     }
 }
 
 fn settle(req: &Request) -> Result<Base, ManifestError> {
     let opts = run_opts(req, None, None);
     let p = prepare(req.cluster.clone(), &req.cluster_path, &opts)?;
-    let driven = drive(p.cluster, &p.scenario, &p.steps, &opts, None);
+    let driven = drive(
+        p.cluster,
+        Plan {
+            scenario: &p.scenario,
+            steps: &p.steps,
+            other_kinds: &p.other_kinds,
+            resumed: p.resumed,
+        },
+        &opts,
+        None,
+    );
     let api = driven.cluster.api_ref();
     let pods = api
         .list_typed::<Pod>(None, None)
@@ -361,7 +374,17 @@ pub(crate) fn what_if_run(
         steps.push(apply_step(vec![o.clone()]));
         sources.push((source.file.clone(), source.line));
     }
-    let driven = drive(p.cluster, &p.scenario, &steps, &opts, None);
+    let driven = drive(
+        p.cluster,
+        Plan {
+            scenario: &p.scenario,
+            steps: &steps,
+            other_kinds: &p.other_kinds,
+            resumed: p.resumed,
+        },
+        &opts,
+        None,
+    );
     let mine = format!("t={at} step");
     let failed = driven
         .step_rows
