@@ -76,7 +76,7 @@ impl Scheduler {
         let mut profiles = Vec::new();
         let mut by_name = BTreeMap::new();
         for (i, p) in config.profiles.iter().enumerate() {
-            let fwk = Framework::new(i, p, &reg)?;
+            let fwk = Framework::new(i, p, &reg, config.gang_scheduling_enabled())?;
             by_name.insert(fwk.scheduler_name().to_string(), i);
             profiles.push(fwk);
         }
@@ -259,7 +259,12 @@ impl Scheduler {
                 continue;
             };
             let q = ctx.queue.observe(p, now, revision);
-            if !profiles[pi].run_pre_enqueue(p).is_success() {
+            let admitted = {
+                let fwk = &profiles[pi];
+                let handle = ctx.handle(fwk);
+                fwk.run_pre_enqueue(p, &handle).is_success()
+            };
+            if !admitted {
                 continue;
             }
             queued.push((pi, q));

@@ -73,6 +73,11 @@ pub fn prepare_for_create(obj: &mut Object, now: Tick, uid: String) {
         Object::PersistentVolumeClaim(c) => persistent_volume_claim::prepare_for_create(c),
         Object::Namespace(ns) => namespace::prepare_for_create(ns),
         Object::PodGroup(pg) => pod_group::prepare_for_create(pg),
+        Object::SchedulingPodGroup(pg) => {
+            pg.status = Default::default();
+            pg.metadata.generation = Some(1);
+        }
+        Object::Workload(w) => w.metadata.generation = Some(1),
         Object::PodDisruptionBudget(p) => pod_disruption_budget::prepare_for_create(p),
         Object::Service(s) => service::prepare_for_create(s),
         Object::ResourceQuota(q) => resource_quota::prepare_for_create(q),
@@ -106,6 +111,17 @@ pub fn prepare_for_update(new: &mut Object, old: &Object) {
         (Object::Namespace(n), Object::Namespace(o)) => namespace::prepare_for_update(n, o),
         (Object::Node(n), Object::Node(o)) => node::prepare_for_update(n, o),
         (Object::PodGroup(n), Object::PodGroup(o)) => pod_group::prepare_for_update(n, o),
+        (Object::SchedulingPodGroup(n), Object::SchedulingPodGroup(o)) => {
+            n.status.clone_from(&o.status);
+            if n.spec != o.spec {
+                n.metadata.generation = Some(o.metadata.generation.unwrap_or(0).saturating_add(1));
+            }
+        }
+        (Object::Workload(n), Object::Workload(o)) => {
+            if n.spec != o.spec {
+                n.metadata.generation = Some(o.metadata.generation.unwrap_or(0).saturating_add(1));
+            }
+        }
         (Object::PodDisruptionBudget(n), Object::PodDisruptionBudget(o)) => {
             pod_disruption_budget::prepare_for_update(n, o);
         }
@@ -165,6 +181,11 @@ pub fn with_status_from(new: Object, old: &Object) -> Object {
         (Object::Service(n), Object::Service(o)) => n.spec.clone_from(&o.spec),
         (Object::ResourceQuota(n), Object::ResourceQuota(o)) => n.spec.clone_from(&o.spec),
         (Object::PodGroup(n), Object::PodGroup(o)) => {
+            let status = std::mem::take(&mut n.status);
+            *n = o.clone();
+            n.status = status;
+        }
+        (Object::SchedulingPodGroup(n), Object::SchedulingPodGroup(o)) => {
             let status = std::mem::take(&mut n.status);
             *n = o.clone();
             n.status = status;
