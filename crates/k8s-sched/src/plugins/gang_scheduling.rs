@@ -210,3 +210,126 @@ mod queueing_hints {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugins::fixtures::{FakeHandle, NodeBuilder, PodBuilder};
+    use k8s_types::core::PodSchedulingGroup;
+    use k8s_types::object::Object;
+    use k8s_types::scheduling::v1alpha2::{
+        BasicSchedulingPolicy, GangSchedulingPolicy, PodGroupSchedulingPolicy,
+    };
+
+    fn member(name: &str, group: &str, node: Option<&str>) -> Pod {
+        let mut b = PodBuilder::new(name).namespace("default");
+        if let Some(n) = node {
+            b = b.node(n);
+        }
+        let mut p = b.obj();
+        p.metadata.uid = Some(format!("uid-{name}"));
+        p.spec.scheduling_group = Some(PodSchedulingGroup {
+            pod_group_name: Some(group.into()),
+        });
+        p
+    }
+
+    fn group(name: &str, gang: Option<i32>) -> Object {
+        let mut pg = PodGroup::default();
+        pg.metadata.name = name.into();
+        pg.metadata.namespace = Some("default".into());
+        pg.spec.scheduling_policy = match gang {
+            Some(n) => PodGroupSchedulingPolicy {
+                gang: Some(GangSchedulingPolicy { min_count: n }),
+                basic: None,
+            },
+            None => PodGroupSchedulingPolicy {
+                basic: Some(BasicSchedulingPolicy {}),
+                gang: None,
+            },
+        };
+        Object::SchedulingPodGroup(pg)
+    }
+
+    fn handle(pods: &[Pod], objects: Vec<Object>) -> FakeHandle {
+        let nodes = [NodeBuilder::new("node-1").obj()];
+        let mut h = FakeHandle::new(&nodes, pods, objects);
+        h.all_pods = pods.iter().cloned().map(Arc::new).collect();
+        h
+    }
+
+    /// Upstream `TestGangSchedulingFlow`'s PreEnqueue cases: no PodGroup, quorum not met
+    /// (2 pods of minCount 3), quorum met, a basic group and a pod outside any group.
+    #[test]
+    fn pre_enqueue_is_a_barrier_until_the_pod_group_and_min_count_pods_exist() {
+        let p1 = member("p1", "pg1", None);
+        let p2 = member("p2", "pg1", None);
+        let p3 = member("p3", "pg1", None);
+        let h = handle(&[p1.clone(), p2.clone()], Vec::new());
+        let s = GangScheduling.pre_enqueue_with(&p1, &h);
+        assert_eq!(
+            s.code(),
+            k8s_sched_framework::Code::UnschedulableAndUnresolvable
+        );
+        assert_eq!(
+            s.message(),
+            "waiting for pods's pod group \"pg1\" to appear in scheduling queue"
+        );
+
+        let h = handle(&[p1.clone(), p2.clone()], vec![group("pg1", Some(3))]);
+        let s = GangScheduling.pre_enqueue_with(&p1, &h);
+        assert_eq!(
+            s.code(),
+            k8s_sched_framework::Code::UnschedulableAndUnresolvable
+        );
+        assert_eq!(s.message(), MSG_WAITING_FOR_MIN_COUNT);
+
+        let h = handle(&[p1.clone(), p2, p3], vec![group("pg1", Some(3))]);
+        assert!(GangScheduling.pre_enqueue_with(&p1, &h).is_success());
+
+        let basic = member("b", "pg3", None);
+        let h = handle(std::slice::from_ref(&basic), vec![group("pg3", None)]);
+        assert!(GangScheduling.pre_enqueue_with(&basic, &h).is_success());
+        let plain = PodBuilder::new("plain").namespace("default").obj();
+        assert!(GangScheduling.pre_enqueue_with(&plain, &h).is_success());
+    }
+
+    /// minCount 3: with one sibling placed, this pod makes 2 scheduled (itself counted, as
+    /// upstream's ScheduledPodsCount counts the assumed pod): it waits 300 ticks (5 minutes).
+    /// With two siblings placed it is the third: allowed.
+    #[test]
+    fn permit_waits_five_minutes_until_min_count_members_are_scheduled() {
+        let pod = member("p1", "pg1", None);
+        let placed = member("p2", "pg1", Some("node-1"));
+        let pending = member("p3", "pg1", None);
+        let mut h = handle(
+            &[pod.clone(), placed.clone(), pending],
+            vec![group("pg1", Some(3))],
+        );
+        let mut state = CycleState::default();
+        assert_eq!(
+            GangScheduling.permit(&mut state, &pod, "node-1", &mut h),
+            PermitDecision::Wait(300)
+        );
+        let third = member("p3", "pg1", Some("node-1"));
+        let mut h = handle(&[pod.clone(), placed, third], vec![group("pg1", Some(3))]);
+        assert_eq!(
+            GangScheduling.permit(&mut state, &pod, "node-1", &mut h),
+            PermitDecision::Allow
+        );
+        // A basic group, and a gang whose PodGroup is gone (upstream returns an error status).
+        let mut h = handle(std::slice::from_ref(&pod), vec![group("pg1", None)]);
+        assert_eq!(
+            GangScheduling.permit(&mut state, &pod, "node-1", &mut h),
+            PermitDecision::Allow
+        );
+        let mut h = handle(std::slice::from_ref(&pod), Vec::new());
+        match GangScheduling.permit(&mut state, &pod, "node-1", &mut h) {
+            PermitDecision::Reject(s) => assert_eq!(
+                s.message(),
+                "failed to get podGroup default/pg1: podgroups.scheduling.k8s.io \"pg1\" not found"
+            ),
+            other => panic!("{other:?}"),
+        }
+    }
+}
