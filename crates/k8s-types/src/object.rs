@@ -101,6 +101,10 @@ impl Kind {
         Kind::Event,
     ];
 
+    /// The typed kinds of alpha API versions (`scheduling.k8s.io/v1alpha2`), not in
+    /// [`Kind::TYPED`].
+    pub const ALPHA: [Kind; 2] = [Kind::Workload, Kind::SchedulingPodGroup];
+
     /// Every typed kind, in the order output lists them: [`Kind::TYPED`] with the alpha kinds
     /// (`scheduling.k8s.io/v1alpha2` Workload and PodGroup) after the coscheduling PodGroup.
     /// `TYPED` is what `serve` answers for; the alpha kinds are not served over HTTP yet.
