@@ -32,6 +32,11 @@ pub struct ClusterConfig {
     pub scheduler: KubeSchedulerConfiguration,
     /// Every kubelet's configuration.
     pub kubelet: KubeletConfig,
+    /// Feature gates of every component (gate name -> enabled), as kind's cluster `featureGates`
+    /// passes `--feature-gates` to each: read by the scheduler (`GenericWorkload`,
+    /// `GangScheduling`; its configuration's own `featureGates` win) and the controller-manager
+    /// (`EnableWorkloadWithJob`).
+    pub feature_gates: std::collections::BTreeMap<String, bool>,
 }
 
 /// Why a cluster could not be built.
@@ -68,6 +73,8 @@ pub struct Cluster {
     heartbeats: i64,
     /// The scheduler's configuration, to start it again (`restartScheduler`).
     scheduler_config: KubeSchedulerConfiguration,
+    /// The cluster's feature gates, to start the controller-manager again.
+    feature_gates: std::collections::BTreeMap<String, bool>,
     /// Owners outside the input, to start the controller-manager again.
     external_owners: std::collections::BTreeSet<String>,
     /// The pod the scheduler explains, for a restarted scheduler.
@@ -80,8 +87,15 @@ impl Cluster {
     /// # Errors
     /// `ClusterError::SchedulerConfig` when the scheduler configuration is invalid.
     pub fn new(config: ClusterConfig) -> Result<Cluster, ClusterError> {
-        let scheduler_config = config.scheduler.clone();
-        let scheduler = Scheduler::new(config.scheduler).map_err(ClusterError::SchedulerConfig)?;
+        let mut scheduler_config = config.scheduler;
+        for (gate, on) in &config.feature_gates {
+            scheduler_config
+                .feature_gates
+                .entry(gate.clone())
+                .or_insert(*on);
+        }
+        let scheduler =
+            Scheduler::new(scheduler_config.clone()).map_err(ClusterError::SchedulerConfig)?;
         let mut api = ApiServer::new(Box::new(MemStore::default()));
         api.set_tick(0);
         for ns in INITIAL_NAMESPACES {
@@ -95,7 +109,10 @@ impl Cluster {
         }
         Ok(Cluster {
             api,
-            controllers: ControllerManager::new(),
+            controllers: ControllerManager::with_feature_gates(
+                Default::default(),
+                &config.feature_gates,
+            ),
             scheduler,
             kubelets: BTreeMap::new(),
             kubelet_config: config.kubelet,
@@ -109,6 +126,7 @@ impl Cluster {
             scheduler_config,
             external_owners: Default::default(),
             explain: None,
+            feature_gates: config.feature_gates,
         })
     }
 
@@ -278,7 +296,10 @@ impl Cluster {
     /// probes) is dropped; the new one lists every kind from the apiserver at its first turn and
     /// watches from there, as upstream's informers do at startup.
     pub fn restart_controller_manager(&mut self) {
-        self.controllers = ControllerManager::with_external_owners(self.external_owners.clone());
+        self.controllers = ControllerManager::with_feature_gates(
+            self.external_owners.clone(),
+            &self.feature_gates,
+        );
     }
 
     /// Crashes and restarts kube-scheduler (the `restartScheduler` step): its queue, cache and
@@ -322,7 +343,7 @@ impl Cluster {
     /// (a dump of pods without their ReplicaSets). Call before the first tick: it starts a fresh
     /// controller-manager.
     pub fn set_external_owners(&mut self, uids: std::collections::BTreeSet<String>) {
-        self.controllers = ControllerManager::with_external_owners(uids.clone());
+        self.controllers = ControllerManager::with_feature_gates(uids.clone(), &self.feature_gates);
         self.external_owners = uids;
     }
 

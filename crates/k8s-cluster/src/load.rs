@@ -103,6 +103,7 @@ pub(crate) fn prepare(
                 .collect(),
             ..Default::default()
         },
+        feature_gates: scenario.spec.feature_gates.clone(),
     };
     if let Err((path, message)) = scenario.validate() {
         return Err(ManifestError {
