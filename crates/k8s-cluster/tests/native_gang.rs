@@ -103,6 +103,24 @@ fn the_job_controller_creates_a_workload_and_pod_group_for_a_gang_candidate() {
         assert_eq!(p.scheduling_group_name(), Some(pg.metadata.name.as_str()));
         assert_eq!(p.node_name(), Some("node-1"), "{}", p.metadata.name);
     }
+    // The scheduler's PodGroupScheduled condition, True since tick 0.
+    let pg = c
+        .api()
+        .list_typed::<PodGroup>(Some("default"), None)
+        .remove(0);
+    let cond = &pg.status.conditions[0];
+    assert_eq!(
+        (
+            cond.type_.as_str(),
+            cond.status.as_str(),
+            cond.reason.as_str()
+        ),
+        ("PodGroupScheduled", "True", "Scheduled")
+    );
+    assert_eq!(
+        cond.last_transition_time.as_deref(),
+        Some("1970-01-01T00:00:00Z")
+    );
 }
 
 /// Without the gate, or for a Job that is no gang candidate (completions 4 != parallelism 2),
@@ -153,6 +171,25 @@ fn a_gang_that_cannot_fit_binds_nothing() {
         })
         .count();
     assert_eq!(timeouts, 2);
+    // PodGroupScheduled False (Unschedulable) since tick 0, with the first failing member's
+    // FailedScheduling message: train-0's timeout.
+    let pg = c
+        .api()
+        .list_typed::<PodGroup>(Some("default"), None)
+        .remove(0);
+    let cond = &pg.status.conditions[0];
+    assert_eq!(
+        (cond.status.as_str(), cond.reason.as_str(), cond.message.as_str()),
+        (
+            "False",
+            "Unschedulable",
+            "0/1 nodes are available: 1 rejected due to timeout after waiting 5m0s at plugin GangScheduling."
+        )
+    );
+    assert_eq!(
+        cond.last_transition_time.as_deref(),
+        Some("1970-01-01T00:00:00Z")
+    );
 }
 
 /// The apiserver refuses a PodGroup with minCount 0 and a pod whose schedulingGroup changes,

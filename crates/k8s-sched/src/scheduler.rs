@@ -49,6 +49,9 @@ pub struct Scheduler {
     informer: Informer,
     detached: DetachedClient,
     explain: Option<Explainer>,
+    /// The gates `GenericWorkload` and `GangScheduling` are on: native PodGroups get their
+    /// `PodGroupScheduled` condition.
+    gang_scheduling: bool,
 }
 
 impl Scheduler {
@@ -101,6 +104,7 @@ impl Scheduler {
             informer: Informer::default(),
             detached: DetachedClient::default(),
             explain: None,
+            gang_scheduling: config.gang_scheduling_enabled(),
         })
     }
 
@@ -237,6 +241,7 @@ impl Scheduler {
             nominator,
             next_start_node_index,
             explain,
+            gang_scheduling,
             ..
         } = self;
         let mut ctx = Ctx {
@@ -287,6 +292,9 @@ impl Scheduler {
             process_waiting(&mut ctx, profiles);
         }
         update_pod_groups(&mut *ctx.api);
+        if *gang_scheduling {
+            crate::podgroup_scheduled::update_pod_group_conditions(&mut *ctx.api);
+        }
     }
 
     /// Offers the tick's cluster events to the queue, in order (upstream
