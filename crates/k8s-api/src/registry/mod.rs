@@ -20,6 +20,7 @@ pub mod replica_set;
 pub mod resource_quota;
 pub mod service;
 pub mod stateful_set;
+pub mod workload;
 
 use k8s_types::meta::tick_timestamp;
 use k8s_types::{Object, Tick};
@@ -73,11 +74,8 @@ pub fn prepare_for_create(obj: &mut Object, now: Tick, uid: String) {
         Object::PersistentVolumeClaim(c) => persistent_volume_claim::prepare_for_create(c),
         Object::Namespace(ns) => namespace::prepare_for_create(ns),
         Object::PodGroup(pg) => pod_group::prepare_for_create(pg),
-        Object::SchedulingPodGroup(pg) => {
-            pg.status = Default::default();
-            pg.metadata.generation = Some(1);
-        }
-        Object::Workload(w) => w.metadata.generation = Some(1),
+        Object::SchedulingPodGroup(pg) => workload::prepare_pod_group_for_create(pg),
+        Object::Workload(w) => workload::prepare_workload_for_create(w),
         Object::PodDisruptionBudget(p) => pod_disruption_budget::prepare_for_create(p),
         Object::Service(s) => service::prepare_for_create(s),
         Object::ResourceQuota(q) => resource_quota::prepare_for_create(q),
@@ -112,16 +110,9 @@ pub fn prepare_for_update(new: &mut Object, old: &Object) {
         (Object::Node(n), Object::Node(o)) => node::prepare_for_update(n, o),
         (Object::PodGroup(n), Object::PodGroup(o)) => pod_group::prepare_for_update(n, o),
         (Object::SchedulingPodGroup(n), Object::SchedulingPodGroup(o)) => {
-            n.status.clone_from(&o.status);
-            if n.spec != o.spec {
-                n.metadata.generation = Some(o.metadata.generation.unwrap_or(0).saturating_add(1));
-            }
+            workload::prepare_pod_group_for_update(n, o);
         }
-        (Object::Workload(n), Object::Workload(o)) => {
-            if n.spec != o.spec {
-                n.metadata.generation = Some(o.metadata.generation.unwrap_or(0).saturating_add(1));
-            }
-        }
+        (Object::Workload(n), Object::Workload(o)) => workload::prepare_workload_for_update(n, o),
         (Object::PodDisruptionBudget(n), Object::PodDisruptionBudget(o)) => {
             pod_disruption_budget::prepare_for_update(n, o);
         }
