@@ -300,8 +300,8 @@ mod tests {
                 "t".repeat(room / 2)
             )
         );
-        // A short workload name is kept whole; the template gets the rest.
-        let name = compute_pod_group_name("wl", &t);
+        // A short workload name is kept whole; a 250-character template gets the rest.
+        let name = compute_pod_group_name("wl", &"t".repeat(250));
         assert!(name.starts_with("wl-ttt"));
         assert_eq!(name.len(), 253);
         // The workload name: the job's name and a hash of its uid, stable, distinct per uid.
