@@ -33,6 +33,11 @@ pub struct ClusterConfig {
     pub scheduler: KubeSchedulerConfiguration,
     /// Every kubelet's configuration.
     pub kubelet: KubeletConfig,
+    /// Feature gates of every component (gate name -> enabled), as kind's cluster `featureGates`
+    /// passes `--feature-gates` to each: read by the scheduler (`GenericWorkload`,
+    /// `GangScheduling`; its configuration's own `featureGates` win) and the controller-manager
+    /// (`EnableWorkloadWithJob`).
+    pub feature_gates: std::collections::BTreeMap<String, bool>,
 }
 
 /// Why a cluster could not be built.
@@ -69,6 +74,8 @@ pub struct Cluster {
     heartbeats: i64,
     /// The scheduler's configuration, to start it again (`restartScheduler`).
     scheduler_config: KubeSchedulerConfiguration,
+    /// The cluster's feature gates, to start the controller-manager again.
+    feature_gates: std::collections::BTreeMap<String, bool>,
     /// Owners outside the input, to start the controller-manager again.
     external_owners: std::collections::BTreeSet<String>,
     /// Nodes outside the input (pods of a dump bound to nodes it lacks), likewise.
@@ -90,8 +97,15 @@ impl Cluster {
     /// # Errors
     /// `ClusterError::SchedulerConfig` when the scheduler configuration is invalid.
     pub fn new(config: ClusterConfig) -> Result<Cluster, ClusterError> {
-        let scheduler_config = config.scheduler.clone();
-        let scheduler = Scheduler::new(config.scheduler).map_err(ClusterError::SchedulerConfig)?;
+        let mut scheduler_config = config.scheduler;
+        for (gate, on) in &config.feature_gates {
+            scheduler_config
+                .feature_gates
+                .entry(gate.clone())
+                .or_insert(*on);
+        }
+        let scheduler =
+            Scheduler::new(scheduler_config.clone()).map_err(ClusterError::SchedulerConfig)?;
         let mut api = ApiServer::new(Box::new(MemStore::default()));
         api.set_tick(0);
         for ns in INITIAL_NAMESPACES {
@@ -105,7 +119,11 @@ impl Cluster {
         }
         let mut cluster = Cluster {
             api,
-            controllers: ControllerManager::new(),
+            controllers: ControllerManager::with_feature_gates(
+                Default::default(),
+                Default::default(),
+                &config.feature_gates,
+            ),
             scheduler,
             kubelets: BTreeMap::new(),
             kubelet_config: config.kubelet,
@@ -120,6 +138,7 @@ impl Cluster {
             external_owners: Default::default(),
             external_nodes: Default::default(),
             explain: None,
+            feature_gates: config.feature_gates,
             operators: Vec::new(),
         };
         // The bundled operator, registered as a user registers their own.
@@ -142,8 +161,15 @@ impl Cluster {
         owners: std::collections::BTreeSet<String>,
         nodes: std::collections::BTreeSet<String>,
     ) -> Result<Cluster, ClusterError> {
-        let scheduler_config = config.scheduler.clone();
-        let scheduler = Scheduler::new(config.scheduler).map_err(ClusterError::SchedulerConfig)?;
+        let mut scheduler_config = config.scheduler;
+        for (gate, on) in &config.feature_gates {
+            scheduler_config
+                .feature_gates
+                .entry(gate.clone())
+                .or_insert(*on);
+        }
+        let scheduler =
+            Scheduler::new(scheduler_config.clone()).map_err(ClusterError::SchedulerConfig)?;
         let mut api = ApiServer::new(Box::new(store));
         api.set_tick(tick);
         let stored: Vec<Node> = api.list_typed(None, None);
@@ -158,7 +184,11 @@ impl Cluster {
         let revision = api.revision();
         let mut cluster = Cluster {
             api,
-            controllers: ControllerManager::with_external(owners.clone(), nodes.clone()),
+            controllers: ControllerManager::with_feature_gates(
+                owners.clone(),
+                nodes.clone(),
+                &config.feature_gates,
+            ),
             scheduler,
             n_nodes_added: u32::try_from(kubelets.len()).unwrap_or(u32::MAX),
             kubelets,
@@ -173,6 +203,7 @@ impl Cluster {
             external_owners: owners,
             external_nodes: nodes,
             explain: None,
+            feature_gates: config.feature_gates,
             operators: Vec::new(),
         };
         // The bundled operator, registered as a user registers their own.
@@ -385,7 +416,7 @@ impl Cluster {
         owners: std::collections::BTreeSet<String>,
         nodes: std::collections::BTreeSet<String>,
     ) -> ControllerManager {
-        let mut m = ControllerManager::with_external(owners, nodes);
+        let mut m = ControllerManager::with_feature_gates(owners, nodes, &self.feature_gates);
         for make in &self.operators {
             m.register(make());
         }

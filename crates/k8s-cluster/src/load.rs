@@ -107,6 +107,7 @@ pub(crate) fn prepare(
                 .collect(),
             ..Default::default()
         },
+        feature_gates: scenario.spec.feature_gates.clone(),
     };
     if let Err((path, message)) = scenario.validate() {
         return Err(ManifestError {
@@ -224,8 +225,9 @@ pub(crate) fn bad(source: &Source, message: &str) -> ManifestError {
 }
 
 /// Creation order of the initial objects: namespaces and CustomResourceDefinitions, priority
-/// classes and runtime classes, nodes, workload controllers, then the rest (custom resources
-/// included), each group in file order (as `kubectl apply` of ordered
+/// classes and runtime classes, nodes, workload controllers, PodGroups and Workloads (before their
+/// pods, the order KEP-4671 asks), then the rest (custom resources included), each group in file
+/// order (as `kubectl apply` of ordered
 /// files would need).
 fn rank(o: &Object) -> u8 {
     match o {
@@ -235,7 +237,10 @@ fn rank(o: &Object) -> u8 {
         Object::Node(_) => 2,
         Object::Deployment(_) => 3,
         Object::ReplicaSet(_) | Object::DaemonSet(_) | Object::StatefulSet(_) => 4,
-        Object::PodGroup(_) | Object::CronJob(_) => 5,
+        Object::PodGroup(_)
+        | Object::Workload(_)
+        | Object::SchedulingPodGroup(_)
+        | Object::CronJob(_) => 5,
         _ => 6,
     }
 }

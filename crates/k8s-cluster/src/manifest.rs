@@ -669,6 +669,8 @@ fn decode_typed(kind: &Kind, input: &Input<'_>) -> Result<Object, PartialError> 
         Kind::PriorityClass => Object::PriorityClass(decode(input)?),
         Kind::Event => Object::Event(decode(input)?),
         Kind::PodGroup => Object::PodGroup(decode(input)?),
+        Kind::Workload => Object::Workload(decode(input)?),
+        Kind::SchedulingPodGroup => Object::SchedulingPodGroup(decode(input)?),
         Kind::PodDisruptionBudget => Object::PodDisruptionBudget(decode(input)?),
         Kind::Lease => Object::Lease(decode(input)?),
         Kind::Service => Object::Service(decode(input)?),

@@ -196,7 +196,7 @@ pub fn nodes_table(api: &dyn ApiClient) -> String {
     )
 }
 
-/// Every object but node Leases as a `v1` `List` (kinds in [`Kind::TYPED`] order, then other kinds by key; objects
+/// Every object but node Leases as a `v1` `List` (kinds in [`Kind::ALL`] order, then other kinds by key; objects
 /// in key order within a kind), as `kubectl get -o json` prints a list. Serializing it writes one
 /// object at a time (each converted to JSON on its own, keys sorted as `kubectl` prints them), so a
 /// `List` of the whole cluster is streamed to the writer, never built in memory.
@@ -233,7 +233,7 @@ impl<'a> ListView<'a> {
         // Node Leases are left out, as `kubectl get all` leaves them out: a heartbeat per node
         // would bury what the scenario describes (docs/fidelity.md).
         let leases = self.leases;
-        let typed = Kind::TYPED
+        let typed = Kind::ALL
             .into_iter()
             .filter(move |k| leases || *k != Kind::Lease);
         typed.chain(

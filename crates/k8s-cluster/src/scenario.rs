@@ -60,6 +60,9 @@ pub struct ScenarioSpec {
     /// Expectations, checked at the end of their tick (or at the end of the run).
     #[serde(default)]
     pub expect: Vec<Expectation>,
+    /// Feature gates of every component (kind's cluster `featureGates`): gate name -> enabled.
+    #[serde(default)]
+    pub feature_gates: std::collections::BTreeMap<String, bool>,
 }
 
 /// `spec.trace`: a node CSV and a pod CSV (paths relative to the scenario file), optionally only the

@@ -485,5 +485,5 @@ pub(crate) fn advance_drains(
 }
 
 fn kind_by_name(name: &str) -> Option<Kind> {
-    Kind::TYPED.into_iter().find(|k| k.name() == name)
+    Kind::ALL.into_iter().find(|k| k.name() == name)
 }

@@ -57,17 +57,23 @@ enum OwnerState {
     Dangling,
 }
 
-/// The queue key of a dependent: `<index in Kind::TYPED>:<namespace/name>`, so keys sort by kind
-/// (in [`Kind::TYPED`] order) then by object key.
+/// Every kind the collector knows, [`Kind::TYPED`] then [`Kind::ALPHA`] (so the queue keys of
+/// the stable kinds keep their indexes).
+fn gc_kinds() -> impl Iterator<Item = &'static Kind> {
+    Kind::TYPED.iter().chain(Kind::ALPHA.iter())
+}
+
+/// The queue key of a dependent: `<index in gc_kinds()>:<namespace/name>`, so keys sort by kind
+/// index then by object key.
 fn queue_key(kind: &Kind, key: &str) -> Option<String> {
-    let i = Kind::TYPED.iter().position(|k| k == kind)?;
+    let i = gc_kinds().position(|k| k == kind)?;
     // Two digits: as strings, "10:..." would sort before "2:...".
     Some(format!("{i:02}:{key}"))
 }
 
 fn parse_queue_key(qk: &str) -> Option<(Kind, &str)> {
     let (i, key) = qk.split_once(':')?;
-    let kind = Kind::TYPED.get(i.parse::<usize>().ok()?)?.clone();
+    let kind = gc_kinds().nth(i.parse::<usize>().ok()?)?.clone();
     Some((kind, key))
 }
 
@@ -209,11 +215,7 @@ impl Controller for GarbageCollector {
     /// Every typed kind but Event: events are written by recorders, never with owners, and are
     /// the most numerous objects, so the collector does not cache them.
     fn informers(&self) -> Vec<Kind> {
-        Kind::TYPED
-            .iter()
-            .filter(|k| **k != Kind::Event)
-            .cloned()
-            .collect()
+        gc_kinds().filter(|k| **k != Kind::Event).cloned().collect()
     }
 
     fn on_change(

@@ -108,6 +108,26 @@ impl ControllerManager {
         uids: std::collections::BTreeSet<String>,
         nodes: std::collections::BTreeSet<String>,
     ) -> Self {
+        Self::with_feature_gates(uids, nodes, &std::collections::BTreeMap::new())
+    }
+
+    /// [`ControllerManager::with_external`] with kube-controller-manager's `--feature-gates` (gate
+    /// name -> enabled). Read: `EnableWorkloadWithJob` (alpha, off by default in v1.36), the Job
+    /// controller's Workload/PodGroup creation.
+    pub fn with_feature_gates(
+        uids: std::collections::BTreeSet<String>,
+        nodes: std::collections::BTreeSet<String>,
+        gates: &std::collections::BTreeMap<String, bool>,
+    ) -> Self {
+        let job = if gates
+            .get(crate::job::ENABLE_WORKLOAD_WITH_JOB)
+            .copied()
+            .unwrap_or(false)
+        {
+            JobController::with_workload_integration()
+        } else {
+            JobController::new()
+        };
         Self::with_controllers(vec![
             Box::new(NodeLifecycleController::new()),
             Box::new(TaintEvictionController::new()),
@@ -119,7 +139,7 @@ impl ControllerManager {
             Box::new(StatefulSetController::new()),
             Box::new(PersistentVolumeBinderController::new()),
             Box::new(CronJobController::new()),
-            Box::new(JobController::new()),
+            Box::new(job),
             Box::new(TtlAfterFinishedController::new()),
             Box::new(DisruptionController::new()),
             Box::new(EndpointSliceController::new()),

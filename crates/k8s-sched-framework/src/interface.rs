@@ -122,6 +122,14 @@ pub struct QueuedPodInfo {
 pub trait PreEnqueuePlugin: Plugin {
     /// Success lets the pod be attempted; anything else keeps it out of scheduling, without events.
     fn pre_enqueue(&self, pod: &Pod) -> Status;
+
+    /// PreEnqueue with the scheduler's view, for a plugin that reads listers (upstream plugins
+    /// keep their handle from construction; GangScheduling reads PodGroups and the group's pods).
+    /// The scheduler calls this one; the default is [`PreEnqueuePlugin::pre_enqueue`].
+    fn pre_enqueue_with(&self, pod: &Pod, handle: &dyn Handle) -> Status {
+        let _ = handle;
+        self.pre_enqueue(pod)
+    }
 }
 
 /// QueueSort: orders pending pods (upstream `QueueSortPlugin`). Exactly one per profile.
@@ -498,6 +506,19 @@ pub trait Handle {
         self.pods()
             .iter()
             .filter(|p| p.metadata.namespace() == namespace && p.pod_group() == Some(pod_group))
+            .cloned()
+            .collect()
+    }
+
+    /// The known pods (any phase) whose `spec.schedulingGroup.podGroupName` is `name` in
+    /// `namespace`, in name order (upstream's `PodGroupManager` state of a native PodGroup).
+    /// Default: filters [`Handle::pods`].
+    fn scheduling_group_pods(&self, namespace: &str, name: &str) -> Vec<Arc<Pod>> {
+        self.pods()
+            .iter()
+            .filter(|p| {
+                p.metadata.namespace() == namespace && p.scheduling_group_name() == Some(name)
+            })
             .cloned()
             .collect()
     }

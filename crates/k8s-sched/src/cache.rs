@@ -60,6 +60,9 @@ pub struct Cache {
     pod_list: OnceLock<Vec<Arc<Pod>>>,
     /// `namespace/podgroup` -> keys of the pods labelled with that coscheduling PodGroup.
     group_members: BTreeMap<String, BTreeSet<String>>,
+    /// `namespace/podgroup` -> keys of the pods whose `spec.schedulingGroup` names that native
+    /// (`scheduling.k8s.io/v1alpha2`) PodGroup.
+    scheduling_group_members: BTreeMap<String, BTreeSet<String>>,
     /// Pods placed on a node (bound or assumed), by key.
     placed: FixedHashMap<String, Placement>,
     /// Pods placed on a node the cache does not have (upstream keeps such NodeInfos without a
@@ -153,6 +156,19 @@ impl Cache {
     pub fn pod_group_pods(&self, namespace: &str, pod_group: &str) -> Vec<Arc<Pod>> {
         self.group_members
             .get(&format!("{namespace}/{pod_group}"))
+            .map(|keys| {
+                keys.iter()
+                    .filter_map(|k| self.pods.get(k).cloned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The known pods whose `spec.schedulingGroup.podGroupName` is `name` in `namespace`, in
+    /// name order.
+    pub fn scheduling_group_pods(&self, namespace: &str, name: &str) -> Vec<Arc<Pod>> {
+        self.scheduling_group_members
+            .get(&format!("{namespace}/{name}"))
             .map(|keys| {
                 keys.iter()
                     .filter_map(|k| self.pods.get(k).cloned())
@@ -450,24 +466,22 @@ impl Cache {
             p.pod_group()
                 .map(|g| format!("{}/{}", p.metadata.namespace(), g))
         };
-        let (before, after) = (old.and_then(group), new.and_then(group));
-        if before == after {
-            return;
-        }
-        if let Some(g) = before {
-            if let Some(m) = self.group_members.get_mut(&g) {
-                m.remove(key);
-                if m.is_empty() {
-                    self.group_members.remove(&g);
-                }
-            }
-        }
-        if let Some(g) = after {
-            self.group_members
-                .entry(g)
-                .or_default()
-                .insert(key.to_string());
-        }
+        reindex(
+            &mut self.group_members,
+            key,
+            old.and_then(group),
+            new.and_then(group),
+        );
+        let scheduling_group = |p: &Pod| {
+            p.scheduling_group_name()
+                .map(|g| format!("{}/{}", p.metadata.namespace(), g))
+        };
+        reindex(
+            &mut self.scheduling_group_members,
+            key,
+            old.and_then(scheduling_group),
+            new.and_then(scheduling_group),
+        );
     }
 
     /// Adds or replaces a pod as the informer delivers it (upstream `AddPod`/`UpdatePod`): a
@@ -624,6 +638,30 @@ impl Cache {
             }
             _ => false,
         }
+    }
+}
+
+/// Moves `key` from group `before` to group `after` in a membership index (a group left empty is
+/// dropped).
+fn reindex(
+    index: &mut BTreeMap<String, BTreeSet<String>>,
+    key: &str,
+    before: Option<String>,
+    after: Option<String>,
+) {
+    if before == after {
+        return;
+    }
+    if let Some(g) = before {
+        if let Some(m) = index.get_mut(&g) {
+            m.remove(key);
+            if m.is_empty() {
+                index.remove(&g);
+            }
+        }
+    }
+    if let Some(g) = after {
+        index.entry(g).or_default().insert(key.to_string());
     }
 }
 

@@ -107,6 +107,7 @@ pub(crate) mod informer;
 pub(crate) mod nominator;
 pub mod perf_workloads;
 pub mod plugins;
+pub(crate) mod podgroup_scheduled;
 pub(crate) mod podgroup_status;
 pub(crate) mod pods_to_activate;
 pub(crate) mod queue;

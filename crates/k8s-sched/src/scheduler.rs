@@ -49,6 +49,9 @@ pub struct Scheduler {
     informer: Informer,
     detached: DetachedClient,
     explain: Option<Explainer>,
+    /// The gates `GenericWorkload` and `GangScheduling` are on: native PodGroups get their
+    /// `PodGroupScheduled` condition.
+    gang_scheduling: bool,
 }
 
 impl Scheduler {
@@ -76,7 +79,7 @@ impl Scheduler {
         let mut profiles = Vec::new();
         let mut by_name = BTreeMap::new();
         for (i, p) in config.profiles.iter().enumerate() {
-            let fwk = Framework::new(i, p, &reg)?;
+            let fwk = Framework::new(i, p, &reg, config.gang_scheduling_enabled())?;
             by_name.insert(fwk.scheduler_name().to_string(), i);
             profiles.push(fwk);
         }
@@ -101,6 +104,7 @@ impl Scheduler {
             informer: Informer::default(),
             detached: DetachedClient::default(),
             explain: None,
+            gang_scheduling: config.gang_scheduling_enabled(),
         })
     }
 
@@ -251,6 +255,7 @@ impl Scheduler {
             nominator,
             next_start_node_index,
             explain,
+            gang_scheduling,
             ..
         } = self;
         let mut ctx = Ctx {
@@ -273,7 +278,12 @@ impl Scheduler {
                 continue;
             };
             let q = ctx.queue.observe(p, now, revision);
-            if !profiles[pi].run_pre_enqueue(p).is_success() {
+            let admitted = {
+                let fwk = &profiles[pi];
+                let handle = ctx.handle(fwk);
+                fwk.run_pre_enqueue(p, &handle).is_success()
+            };
+            if !admitted {
                 continue;
             }
             queued.push((pi, q));
@@ -296,6 +306,9 @@ impl Scheduler {
             process_waiting(&mut ctx, profiles);
         }
         update_pod_groups(&mut *ctx.api);
+        if *gang_scheduling {
+            crate::podgroup_scheduled::update_pod_group_conditions(&mut *ctx.api);
+        }
     }
 
     /// Offers the tick's cluster events to the queue, in order (upstream

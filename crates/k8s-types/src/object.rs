@@ -14,6 +14,7 @@ use crate::discovery::EndpointSlice;
 use crate::meta::ObjectMeta;
 use crate::node::RuntimeClass;
 use crate::policy::PodDisruptionBudget;
+use crate::scheduling::v1alpha2::{PodGroup as SchedulingPodGroup, Workload};
 use crate::scheduling::{PodGroup, PriorityClass};
 
 /// The kinds k8s-mini stores. `Other` is any other kind, kept unstructured (e.g. a ConfigMap in a
@@ -46,6 +47,10 @@ pub enum Kind {
     Event,
     /// `scheduling.x-k8s.io/v1alpha1` PodGroup.
     PodGroup,
+    /// `scheduling.k8s.io/v1alpha2` Workload.
+    Workload,
+    /// `scheduling.k8s.io/v1alpha2` PodGroup (native gang scheduling).
+    SchedulingPodGroup,
     /// `policy/v1` PodDisruptionBudget.
     PodDisruptionBudget,
     /// `coordination.k8s.io/v1` Lease.
@@ -96,6 +101,38 @@ impl Kind {
         Kind::Event,
     ];
 
+    /// The typed kinds of alpha API versions (`scheduling.k8s.io/v1alpha2`), not in
+    /// [`Kind::TYPED`].
+    pub const ALPHA: [Kind; 2] = [Kind::Workload, Kind::SchedulingPodGroup];
+
+    /// Every typed kind, in the order output lists them: [`Kind::TYPED`] with the alpha kinds
+    /// (`scheduling.k8s.io/v1alpha2` Workload and PodGroup) after the coscheduling PodGroup.
+    /// `TYPED` is what `serve` answers for; the alpha kinds are not served over HTTP yet.
+    pub const ALL: [Kind; 22] = [
+        Kind::Namespace,
+        Kind::PriorityClass,
+        Kind::RuntimeClass,
+        Kind::Node,
+        Kind::ResourceQuota,
+        Kind::LimitRange,
+        Kind::Deployment,
+        Kind::ReplicaSet,
+        Kind::DaemonSet,
+        Kind::StatefulSet,
+        Kind::PersistentVolumeClaim,
+        Kind::CronJob,
+        Kind::Job,
+        Kind::PodGroup,
+        Kind::Workload,
+        Kind::SchedulingPodGroup,
+        Kind::PodDisruptionBudget,
+        Kind::Lease,
+        Kind::Service,
+        Kind::EndpointSlice,
+        Kind::Pod,
+        Kind::Event,
+    ];
+
     /// The kind name, e.g. `Pod`.
     pub fn name(&self) -> &str {
         match self {
@@ -111,7 +148,8 @@ impl Kind {
             Kind::PersistentVolumeClaim => "PersistentVolumeClaim",
             Kind::PriorityClass => "PriorityClass",
             Kind::Event => "Event",
-            Kind::PodGroup => "PodGroup",
+            Kind::PodGroup | Kind::SchedulingPodGroup => "PodGroup",
+            Kind::Workload => "Workload",
             Kind::PodDisruptionBudget => "PodDisruptionBudget",
             Kind::Lease => "Lease",
             Kind::Service => "Service",
@@ -138,6 +176,7 @@ impl Kind {
             Kind::Job | Kind::CronJob => "batch/v1",
             Kind::PriorityClass => "scheduling.k8s.io/v1",
             Kind::PodGroup => "scheduling.x-k8s.io/v1alpha1",
+            Kind::Workload | Kind::SchedulingPodGroup => "scheduling.k8s.io/v1alpha2",
             Kind::PodDisruptionBudget => "policy/v1",
             Kind::Lease => "coordination.k8s.io/v1",
             Kind::EndpointSlice => "discovery.k8s.io/v1",
@@ -162,7 +201,8 @@ impl Kind {
             Kind::PersistentVolumeClaim => "persistentvolumeclaims".into(),
             Kind::PriorityClass => "priorityclasses".into(),
             Kind::Event => "events".into(),
-            Kind::PodGroup => "podgroups".into(),
+            Kind::PodGroup | Kind::SchedulingPodGroup => "podgroups".into(),
+            Kind::Workload => "workloads".into(),
             Kind::PodDisruptionBudget => "poddisruptionbudgets".into(),
             Kind::Lease => "leases".into(),
             Kind::Service => "services".into(),
@@ -224,6 +264,8 @@ impl Kind {
             ("v1", "PersistentVolumeClaim") => Kind::PersistentVolumeClaim,
             ("scheduling.k8s.io/v1", "PriorityClass") => Kind::PriorityClass,
             ("scheduling.x-k8s.io/v1alpha1", "PodGroup") => Kind::PodGroup,
+            ("scheduling.k8s.io/v1alpha2", "Workload") => Kind::Workload,
+            ("scheduling.k8s.io/v1alpha2", "PodGroup") => Kind::SchedulingPodGroup,
             ("policy/v1", "PodDisruptionBudget") => Kind::PodDisruptionBudget,
             ("coordination.k8s.io/v1", "Lease") => Kind::Lease,
             ("v1", "Service") => Kind::Service,
@@ -239,6 +281,9 @@ impl Kind {
     /// The store key prefix for this kind, etcd-registry style: `/registry/pods/`.
     pub fn key_prefix(&self) -> String {
         match self {
+            Kind::Workload | Kind::SchedulingPodGroup => {
+                format!("/registry/{}/{}/", self.group(), self.plural())
+            }
             Kind::Other { .. } if !self.group().is_empty() => {
                 format!("/registry/{}/{}/", self.group(), self.plural())
             }
@@ -349,6 +394,10 @@ pub enum Object {
     Event(Event),
     /// A PodGroup.
     PodGroup(PodGroup),
+    /// A `scheduling.k8s.io/v1alpha2` Workload.
+    Workload(Workload),
+    /// A `scheduling.k8s.io/v1alpha2` PodGroup.
+    SchedulingPodGroup(SchedulingPodGroup),
     /// A PodDisruptionBudget.
     PodDisruptionBudget(PodDisruptionBudget),
     /// A Lease.
@@ -383,6 +432,8 @@ macro_rules! each_variant {
             Object::PriorityClass($o) => $e,
             Object::Event($o) => $e,
             Object::PodGroup($o) => $e,
+            Object::Workload($o) => $e,
+            Object::SchedulingPodGroup($o) => $e,
             Object::PodDisruptionBudget($o) => $e,
             Object::Lease($o) => $e,
             Object::Service($o) => $e,
@@ -422,6 +473,8 @@ impl Object {
             Object::PriorityClass(_) => Kind::PriorityClass,
             Object::Event(_) => Kind::Event,
             Object::PodGroup(_) => Kind::PodGroup,
+            Object::Workload(_) => Kind::Workload,
+            Object::SchedulingPodGroup(_) => Kind::SchedulingPodGroup,
             Object::PodDisruptionBudget(_) => Kind::PodDisruptionBudget,
             Object::Lease(_) => Kind::Lease,
             Object::Service(_) => Kind::Service,
@@ -492,20 +545,23 @@ pub trait Resource: Sized + Clone {
 
 macro_rules! impl_resource {
     ($t:ident) => {
+        impl_resource!($t, $t);
+    };
+    ($t:ident, $v:ident) => {
         impl Resource for $t {
-            const KIND: Kind = Kind::$t;
+            const KIND: Kind = Kind::$v;
             fn into_object(self) -> Object {
-                Object::$t(self)
+                Object::$v(self)
             }
             fn from_object(obj: Object) -> Option<Self> {
                 match obj {
-                    Object::$t(o) => Some(o),
+                    Object::$v(o) => Some(o),
                     _ => None,
                 }
             }
             fn from_object_ref(obj: &Object) -> Option<&Self> {
                 match obj {
-                    Object::$t(o) => Some(o),
+                    Object::$v(o) => Some(o),
                     _ => None,
                 }
             }
@@ -529,6 +585,8 @@ impl_resource!(PersistentVolumeClaim);
 impl_resource!(PriorityClass);
 impl_resource!(Event);
 impl_resource!(PodGroup);
+impl_resource!(Workload);
+impl_resource!(SchedulingPodGroup);
 impl_resource!(PodDisruptionBudget);
 impl_resource!(Lease);
 impl_resource!(Service);
@@ -573,6 +631,23 @@ mod tests {
             namespaced: true,
         };
         assert_eq!(policy.plural(), "networkpolicies");
+        // The two PodGroup kinds (coscheduling's and native gang scheduling's) never share a key.
+        assert_eq!(
+            Kind::PodGroup.key("default", "g"),
+            "/registry/podgroups/default/g"
+        );
+        assert_eq!(
+            Kind::SchedulingPodGroup.key("default", "g"),
+            "/registry/scheduling.k8s.io/podgroups/default/g"
+        );
+        assert_eq!(
+            Kind::typed("scheduling.k8s.io/v1alpha2", "Workload"),
+            Some(Kind::Workload)
+        );
+        assert_eq!(
+            Kind::SchedulingPodGroup.qualified_resource(),
+            "podgroups.scheduling.k8s.io"
+        );
     }
 
     #[test]

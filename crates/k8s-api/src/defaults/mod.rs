@@ -41,6 +41,8 @@ pub fn apply(obj: &mut Object) {
         // unhealthyPodEvictionPolicy means IfHealthyBudget where it is read).
         Object::Event(_)
         | Object::PodGroup(_)
+        | Object::Workload(_)
+        | Object::SchedulingPodGroup(_)
         | Object::PodDisruptionBudget(_)
         | Object::Lease(_)
         | Object::EndpointSlice(_)

@@ -20,6 +20,7 @@ pub mod replica_set;
 pub mod resource_quota;
 pub mod service;
 pub mod stateful_set;
+pub mod workload;
 
 use k8s_types::meta::tick_timestamp;
 use k8s_types::{Object, Tick};
@@ -73,6 +74,8 @@ pub fn prepare_for_create(obj: &mut Object, now: Tick, uid: String) {
         Object::PersistentVolumeClaim(c) => persistent_volume_claim::prepare_for_create(c),
         Object::Namespace(ns) => namespace::prepare_for_create(ns),
         Object::PodGroup(pg) => pod_group::prepare_for_create(pg),
+        Object::SchedulingPodGroup(pg) => workload::prepare_pod_group_for_create(pg),
+        Object::Workload(w) => workload::prepare_workload_for_create(w),
         Object::PodDisruptionBudget(p) => pod_disruption_budget::prepare_for_create(p),
         Object::Service(s) => service::prepare_for_create(s),
         Object::ResourceQuota(q) => resource_quota::prepare_for_create(q),
@@ -106,6 +109,10 @@ pub fn prepare_for_update(new: &mut Object, old: &Object) {
         (Object::Namespace(n), Object::Namespace(o)) => namespace::prepare_for_update(n, o),
         (Object::Node(n), Object::Node(o)) => node::prepare_for_update(n, o),
         (Object::PodGroup(n), Object::PodGroup(o)) => pod_group::prepare_for_update(n, o),
+        (Object::SchedulingPodGroup(n), Object::SchedulingPodGroup(o)) => {
+            workload::prepare_pod_group_for_update(n, o);
+        }
+        (Object::Workload(n), Object::Workload(o)) => workload::prepare_workload_for_update(n, o),
         (Object::PodDisruptionBudget(n), Object::PodDisruptionBudget(o)) => {
             pod_disruption_budget::prepare_for_update(n, o);
         }
@@ -165,6 +172,11 @@ pub fn with_status_from(new: Object, old: &Object) -> Object {
         (Object::Service(n), Object::Service(o)) => n.spec.clone_from(&o.spec),
         (Object::ResourceQuota(n), Object::ResourceQuota(o)) => n.spec.clone_from(&o.spec),
         (Object::PodGroup(n), Object::PodGroup(o)) => {
+            let status = std::mem::take(&mut n.status);
+            *n = o.clone();
+            n.status = status;
+        }
+        (Object::SchedulingPodGroup(n), Object::SchedulingPodGroup(o)) => {
             let status = std::mem::take(&mut n.status);
             *n = o.clone();
             n.status = status;

@@ -44,6 +44,7 @@ pub mod runtime_class;
 pub mod service;
 pub mod stateful_set;
 pub mod template;
+pub mod workload;
 
 use k8s_types::status::FieldError;
 use k8s_types::Object;
@@ -127,6 +128,8 @@ pub fn validate_create(obj: &Object) -> ErrorList {
         Object::Node(n) => node::validate_node(n),
         Object::PriorityClass(pc) => priority_class::validate_priority_class(pc),
         Object::PodGroup(pg) => pod_group::validate_pod_group(pg),
+        Object::Workload(w) => workload::validate_workload(w),
+        Object::SchedulingPodGroup(pg) => workload::validate_pod_group(pg),
         Object::PodDisruptionBudget(p) => pod_disruption_budget::validate_pod_disruption_budget(p),
         Object::Lease(l) => lease::validate_lease(l),
         Object::Service(s) => service::validate_service(s),
@@ -165,6 +168,10 @@ pub fn validate_update(new: &Object, old: &Object) -> ErrorList {
             priority_class::validate_priority_class_update(n, o)
         }
         (Object::PodGroup(n), Object::PodGroup(o)) => pod_group::validate_pod_group_update(n, o),
+        (Object::Workload(n), Object::Workload(o)) => workload::validate_workload_update(n, o),
+        (Object::SchedulingPodGroup(n), Object::SchedulingPodGroup(o)) => {
+            workload::validate_pod_group_update(n, o)
+        }
         (Object::PodDisruptionBudget(n), Object::PodDisruptionBudget(o)) => {
             pod_disruption_budget::validate_pod_disruption_budget_update(n, o)
         }

@@ -50,6 +50,12 @@ fn not_supported_raw(path: &str, raw_value: String, supported: &[&str]) -> Field
 /// Upstream `ValidatePodSpec`, at `path` (`spec` or `spec.template.spec`).
 pub fn validate_pod_spec(spec: &PodSpec, path: &str) -> ErrorList {
     let mut errs = Vec::new();
+    if let Some(g) = &spec.scheduling_group {
+        errs.extend(super::workload::validate_scheduling_group(
+            g,
+            &child(path, "schedulingGroup"),
+        ));
+    }
     if spec.termination_grace_period_seconds.is_none() {
         errs.push(FieldError::required(
             child(path, "terminationGracePeriodSeconds"),

@@ -308,6 +308,7 @@ pub fn replay_timeline(
             }],
             ..Default::default()
         },
+        feature_gates: Default::default(),
     })
     .map_err(|e| TimelineError::Cluster(e.to_string()))?;
     for n in &nodes {

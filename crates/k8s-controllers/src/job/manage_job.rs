@@ -97,6 +97,11 @@ impl JobController {
                 self.expectations.expect_creations(key, diff, now);
                 active += diff as i32;
                 let mut template = job.spec.template.clone();
+                if let Some(pg) = &ctx.pod_group {
+                    template.spec.scheduling_group = Some(k8s_types::core::PodSchedulingGroup {
+                        pod_group_name: Some(pg.clone()),
+                    });
+                }
                 if job.is_indexed() {
                     for c in template
                         .spec

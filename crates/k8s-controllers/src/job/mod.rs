@@ -42,6 +42,7 @@ mod sync_job;
 #[cfg(test)]
 mod tests;
 mod tracking;
+mod workload;
 
 pub use backoff_utils::*;
 pub use indexed_job_utils::*;
@@ -49,6 +50,10 @@ pub use pod_failure_policy::*;
 pub use success_policy::*;
 use sync_job::*;
 use tracking::*;
+pub use workload::{
+    compute_pod_group_name, compute_workload_name, is_gang_scheduling_candidate,
+    ENABLE_WORKLOAD_WITH_JOB, WORKLOAD_CREATED_REASON,
+};
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -97,6 +102,8 @@ pub struct JobController {
     /// Upstream `podBackoffStore`, by Job key.
     backoff: BTreeMap<String, BackoffRecord>,
     events: EventRecorder,
+    /// The feature gate `EnableWorkloadWithJob` (see `workload.rs`).
+    workload_with_job: bool,
 }
 
 impl Default for JobController {
@@ -112,6 +119,16 @@ impl JobController {
             expectations: ControllerExpectations::new(),
             backoff: BTreeMap::new(),
             events: EventRecorder::for_component(JOB_CONTROLLER_NAME),
+            workload_with_job: false,
+        }
+    }
+
+    /// The controller with the feature gate `EnableWorkloadWithJob` (alpha in v1.36) on: gang
+    /// candidate Jobs get a Workload and a PodGroup, and their pods join it.
+    pub fn with_workload_integration() -> Self {
+        JobController {
+            workload_with_job: true,
+            ..Self::new()
         }
     }
 
@@ -161,7 +178,16 @@ impl Controller for JobController {
     }
 
     fn informers(&self) -> Vec<Kind> {
-        vec![Kind::Job, Kind::Pod]
+        if self.workload_with_job {
+            vec![
+                Kind::Job,
+                Kind::Pod,
+                Kind::Workload,
+                Kind::SchedulingPodGroup,
+            ]
+        } else {
+            vec![Kind::Job, Kind::Pod]
+        }
     }
 
     fn on_change(

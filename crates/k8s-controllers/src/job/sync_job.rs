@@ -20,6 +20,8 @@ pub(super) struct Ctx<'a> {
     pub(super) delayed: BTreeMap<usize, &'a Pod>,
     pub(super) finished: Option<JobCondition>,
     pub(super) backoff: BackoffRecord,
+    /// The native PodGroup new pods join (`EnableWorkloadWithJob`, see `workload.rs`).
+    pub(super) pod_group: Option<String>,
 }
 
 impl JobController {
@@ -272,6 +274,7 @@ impl JobController {
             succeeded_indexes,
             finished,
             backoff,
+            pod_group: None,
         };
         let mut active = ctx.active_pods.len() as i32;
         let mut suspend_changed = false;
@@ -300,6 +303,12 @@ impl JobController {
         } else {
             let mut manage_called = false;
             if satisfied && job.metadata.deletion_timestamp.is_none() {
+                match self.ensure_workload_and_pod_group(api, informers, shared, &ctx.pods) {
+                    Ok(pg) => ctx.pod_group = pg,
+                    Err(e) => {
+                        first_err.get_or_insert(e);
+                    }
+                }
                 match self.manage_job(api, &job, &key, &mut ctx, now) {
                     Ok((a, act)) => {
                         active = a;

@@ -4,7 +4,7 @@
 //! `estimateGracefulTerminationForPods`, `finalizeNamespace`).
 //!
 //! For every namespaced kind the apiserver serves (k8s-mini: its typed kinds, in
-//! [`Kind::TYPED`] order; upstream walks discovery's resources in map order), the objects of the
+//! [`Kind::ALL`] order; upstream walks discovery's resources in map order), the objects of the
 //! namespace are deleted one by one (upstream first tries `deletecollection`, which deletes each
 //! pod gracefully just the same) and listed again. For pods, the estimate is the longest
 //! `terminationGracePeriodSeconds` of the non-terminal pods, or 0 once that long has passed since
@@ -82,7 +82,7 @@ pub fn delete_all_content(api: &mut dyn ApiClient, ns: &Namespace, deleted_at: T
     let mut out = Outcome::default();
     let mut remaining: Vec<(String, usize)> = Vec::new();
     let mut finalizers: BTreeMap<String, usize> = BTreeMap::new();
-    for kind in Kind::TYPED.iter().filter(|k| k.namespaced()) {
+    for kind in Kind::ALL.iter().filter(|k| k.namespaced()) {
         let before = api.list_shared(kind, Some(name), None);
         let estimate = if *kind == Kind::Pod {
             let pods: Vec<&Pod> = before

@@ -5,16 +5,19 @@
 //! The default MultiPoint list is upstream's (v1.31+, without the DRA plugin, which is added only
 //! with the DynamicResourceAllocation feature) followed by `Coscheduling`, which is not part of
 //! upstream's default profile: k8s-mini enables it so PodGroups work out of the box. For pods
-//! without the `scheduling.x-k8s.io/pod-group` label it is a no-op.
+//! without the `scheduling.x-k8s.io/pod-group` label it is a no-op. With the feature gates
+//! `GenericWorkload` and `GangScheduling` on (both alpha and off by default in v1.36), upstream
+//! appends `GangScheduling` to the MultiPoint list; so does k8s-mini.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Plugin, PluginSet, Plugins};
 use crate::plugins::names;
 
-/// The default MultiPoint plugins with their score weights, in upstream order.
-pub fn default_plugins() -> Plugins {
-    let enabled = vec![
+/// The default MultiPoint plugins with their score weights, in upstream order; `gang_scheduling`
+/// appends GangScheduling.
+pub fn default_plugins(gang_scheduling: bool) -> Plugins {
+    let mut enabled = vec![
         Plugin::named(names::SCHEDULING_GATES),
         Plugin::named(names::PRIORITY_SORT),
         Plugin::named(names::NODE_UNSCHEDULABLE),
@@ -35,6 +38,9 @@ pub fn default_plugins() -> Plugins {
         Plugin::named(names::DEFAULT_BINDER),
         Plugin::named(names::COSCHEDULING),
     ];
+    if gang_scheduling {
+        enabled.push(Plugin::named(names::GANG_SCHEDULING));
+    }
     Plugins {
         multi_point: PluginSet {
             enabled,

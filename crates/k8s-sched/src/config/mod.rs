@@ -67,6 +67,21 @@ pub struct KubeSchedulerConfiguration {
     /// Scheduling profiles; one per schedulerName. Empty = one default profile.
     #[serde(default)]
     pub profiles: Vec<KubeSchedulerProfile>,
+    /// k8s-mini's stand-in for kube-scheduler's `--feature-gates` flag (not a field of upstream's
+    /// configuration file): gate name -> enabled. Read: `GenericWorkload` and `GangScheduling`
+    /// (both alpha and off by default in v1.36); with both on, GangScheduling is a default
+    /// plugin. Other names are ignored.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub feature_gates: std::collections::BTreeMap<String, bool>,
+}
+
+impl KubeSchedulerConfiguration {
+    /// Both `GenericWorkload` and `GangScheduling` are enabled (upstream: `GangScheduling` depends
+    /// on `GenericWorkload`; neither is on by default in v1.36).
+    pub fn gang_scheduling_enabled(&self) -> bool {
+        let on = |g: &str| self.feature_gates.get(g).copied().unwrap_or(false);
+        on("GenericWorkload") && on("GangScheduling")
+    }
 }
 
 /// Upstream `KubeSchedulerProfile`.
@@ -218,6 +233,7 @@ impl Default for KubeSchedulerConfiguration {
                 scheduler_name: Some(DEFAULT_SCHEDULER_NAME.to_string()),
                 ..Default::default()
             }],
+            feature_gates: std::collections::BTreeMap::new(),
         }
     }
 }

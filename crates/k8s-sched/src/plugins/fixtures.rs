@@ -382,6 +382,8 @@ pub struct FakeHandle {
     /// What `runtime::node_arrays::node_generations` finds through the handle (`None` by
     /// default): the generations per node, their block maxima and the layout.
     pub generations: Option<crate::runtime::node_arrays::TestGenerations>,
+    /// What [`Handle::pods`] lists (empty unless a test sets it).
+    pub all_pods: Vec<Arc<Pod>>,
 }
 
 impl FakeHandle {
@@ -391,6 +393,7 @@ impl FakeHandle {
             nodes: snapshot(nodes, pods),
             api: FakeApi { objects },
             generations: None,
+            all_pods: Vec::new(),
         }
     }
 
@@ -420,7 +423,7 @@ impl Handle for FakeHandle {
         self.nodes.iter().find(|n| n.name() == name)
     }
     fn pods(&self) -> &[Arc<Pod>] {
-        &[]
+        &self.all_pods
     }
     fn client(&self) -> &dyn ApiClient {
         &self.api

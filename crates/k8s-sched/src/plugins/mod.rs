@@ -8,6 +8,7 @@ pub mod coscheduling;
 pub mod coscheduling_fit;
 pub mod default_binder;
 pub mod default_preemption;
+pub mod gang_scheduling;
 pub mod gpu;
 pub(crate) mod helper;
 pub mod image_locality;
@@ -102,6 +103,10 @@ pub fn in_tree_registry() -> Registry {
         (
             names::COSCHEDULING,
             Box::new(coscheduling::Coscheduling::factory),
+        ),
+        (
+            names::GANG_SCHEDULING,
+            Box::new(gang_scheduling::GangScheduling::factory),
         ),
     ];
     let mut r = Registry::new();

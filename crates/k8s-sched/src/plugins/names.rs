@@ -1,5 +1,5 @@
 //! Plugin names, as upstream registers them (upstream
-//! `pkg/scheduler/framework/plugins/names/names.go`), plus `Coscheduling`
+//! `pkg/scheduler/framework/plugins/names/names.go`; `GangScheduling` since v1.35), plus `Coscheduling`
 //! (kubernetes-sigs/scheduler-plugins `pkg/coscheduling`).
 
 /// Queue sort by priority, then queue timestamp.
@@ -42,3 +42,6 @@ pub const VOLUME_RESTRICTIONS: &str = "VolumeRestrictions";
 pub const VOLUME_ZONE: &str = "VolumeZone";
 /// Gang scheduling with PodGroups (scheduler-plugins).
 pub const COSCHEDULING: &str = "Coscheduling";
+/// Native gang scheduling with `scheduling.k8s.io/v1alpha2` PodGroups (feature gates
+/// `GenericWorkload` and `GangScheduling`).
+pub const GANG_SCHEDULING: &str = "GangScheduling";

@@ -68,6 +68,10 @@ impl Handle for CycleHandle<'_> {
         self.cache.pod_group_pods(namespace, pod_group)
     }
 
+    fn scheduling_group_pods(&self, namespace: &str, name: &str) -> Vec<Arc<Pod>> {
+        self.cache.scheduling_group_pods(namespace, name)
+    }
+
     fn assigned_node(&self, pod: &Pod) -> Option<&str> {
         self.cache.placement(&pod.key())
     }

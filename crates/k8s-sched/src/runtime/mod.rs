@@ -122,11 +122,13 @@ impl Framework {
     /// # Errors
     /// Unknown plugin names (with their field path), plugin args errors, and upstream framework
     /// errors (a plugin enabled at an extension point it does not implement, duplicates, not
-    /// exactly one QueueSort plugin, no Bind plugin).
+    /// exactly one QueueSort plugin, no Bind plugin). `gang_scheduling`: the feature gates
+    /// `GenericWorkload` and `GangScheduling` are on, so GangScheduling is a default plugin.
     pub fn new(
         index: usize,
         profile: &KubeSchedulerProfile,
         registry: &Registry,
+        gang_scheduling: bool,
     ) -> Result<Framework, ConfigError> {
         let path = format!("profiles[{index}]");
         let scheduler_name = profile.scheduler_name.clone().unwrap_or_default();
@@ -159,7 +161,7 @@ impl Framework {
                 ));
             }
         }
-        let plugins = merge_plugins(default_plugins(), profile.plugins.as_ref());
+        let plugins = merge_plugins(default_plugins(gang_scheduling), profile.plugins.as_ref());
 
         // Args by plugin name, with their paths.
         let mut args: BTreeMap<&str, (String, Option<&serde_json::Value>)> = BTreeMap::new();
@@ -377,10 +379,10 @@ impl Framework {
     }
 
     /// Runs PreEnqueue plugins; the first non-success status blocks the pod.
-    pub fn run_pre_enqueue(&self, pod: &Pod) -> Status {
+    pub fn run_pre_enqueue(&self, pod: &Pod, handle: &dyn Handle) -> Status {
         for p in &self.pre_enqueue {
             if let Some(pe) = p.as_pre_enqueue() {
-                let s = pe.pre_enqueue(pod);
+                let s = pe.pre_enqueue_with(pod, handle);
                 if !s.is_success() {
                     return s.with_plugin(p.name());
                 }

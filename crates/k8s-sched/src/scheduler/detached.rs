@@ -206,7 +206,18 @@ impl Scheduler {
         let early = if let Some(node) = pod.node_name() {
             Some(format!("pod is already assigned to node {node:?}"))
         } else if let Some(&pi) = self.by_name.get(pod.scheduler_name()) {
-            let s = self.profiles[pi].run_pre_enqueue(&pod);
+            let s = {
+                let fwk = &self.profiles[pi];
+                let handle = crate::runtime::handle::CycleHandle {
+                    fwk,
+                    api: &mut self.detached,
+                    cache: &self.cache,
+                    waiting: &mut self.waiting,
+                    nominator: &self.nominator,
+                    now,
+                };
+                fwk.run_pre_enqueue(&pod, &handle)
+            };
             if s.is_success() {
                 self.run_detached(pi, Arc::clone(&pod), &mut log);
                 None

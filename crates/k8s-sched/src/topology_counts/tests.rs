@@ -345,6 +345,7 @@ fn handle(cache: &Cache, step: usize) -> FakeHandle {
             let g = cache.node_arrays().generations();
             (g.per_node.to_vec(), g.block_max.to_vec(), g.layout)
         }),
+        all_pods: Vec::new(),
     }
 }
 

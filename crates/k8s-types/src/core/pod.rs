@@ -97,6 +97,19 @@ pub struct PodSpec {
     /// Scheduling gates: the pod is not scheduled while any remains.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scheduling_gates: Vec<PodSchedulingGate>,
+    /// The native PodGroup (`scheduling.k8s.io/v1alpha2`) the pod belongs to; immutable (upstream
+    /// `PodSpec.SchedulingGroup`, v1.36, feature gate `GenericWorkload`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduling_group: Option<PodSchedulingGroup>,
+}
+
+/// Upstream `corev1.PodSchedulingGroup` (v1.36): the runtime scheduling group a pod belongs to.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodSchedulingGroup {
+    /// The name of the `scheduling.k8s.io/v1alpha2` PodGroup in the pod's namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod_group_name: Option<String>,
 }
 
 /// Upstream `corev1.Volume`.
@@ -525,6 +538,14 @@ impl Pod {
             .scheduler_name
             .as_deref()
             .unwrap_or(DEFAULT_SCHEDULER_NAME)
+    }
+
+    /// The native PodGroup this pod belongs to (`spec.schedulingGroup.podGroupName`).
+    pub fn scheduling_group_name(&self) -> Option<&str> {
+        self.spec
+            .scheduling_group
+            .as_ref()
+            .and_then(|g| g.pod_group_name.as_deref())
     }
 
     /// The coscheduling PodGroup this pod belongs to (label `scheduling.x-k8s.io/pod-group`).
