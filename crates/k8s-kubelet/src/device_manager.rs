@@ -250,6 +250,17 @@ impl DeviceManager {
         found
     }
 
+    /// Whether a device is healthy, in the first plugin (resource-name order) that lists it;
+    /// `None` when none does.
+    pub fn is_healthy(&self, device_id: &str) -> Option<bool> {
+        self.plugins.values().find_map(|p| {
+            p.list_and_watch()
+                .into_iter()
+                .find(|d| d.id == device_id)
+                .map(|d| d.health == HEALTHY)
+        })
+    }
+
     /// The plugins' feature-discovery node labels, merged in resource-name order.
     pub fn feature_labels(&self) -> BTreeMap<String, String> {
         let mut out = BTreeMap::new();

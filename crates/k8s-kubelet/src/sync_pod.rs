@@ -161,12 +161,15 @@ fn merge_conditions(
     out
 }
 
+/// A terminated state; a `ContainerStatusUnknown` one has no times (upstream sets none).
 fn detail_terminated(t: &Termination) -> ContainerStateDetail {
+    let timed = t.reason != crate::runtime::REASON_CONTAINER_STATUS_UNKNOWN;
     ContainerStateDetail {
         reason: Some(t.reason.to_string()),
+        message: t.message.map(str::to_string),
         exit_code: Some(t.exit_code),
-        started_at: Some(tick_timestamp(t.started)),
-        finished_at: Some(tick_timestamp(t.finished)),
+        started_at: timed.then(|| tick_timestamp(t.started)),
+        finished_at: timed.then(|| tick_timestamp(t.finished)),
         ..Default::default()
     }
 }
