@@ -312,10 +312,10 @@ spec:
         ),
     )
     .unwrap();
-    let err = run_file(&path, &RunOptions::default())
-        .err()
-        .expect("bad input")
-        .to_string();
+    let err = match run_file(&path, &RunOptions::default()) {
+        Ok(_) => panic!("healthy with xid must be bad input"),
+        Err(e) => e.to_string(),
+    };
     assert!(
         err.contains("spec.steps[0].deviceHealth: healthy and xid exclude each other"),
         "{err}"
