@@ -370,3 +370,74 @@ fn restarts_leave_the_run_as_it_was_without_them() {
         .contains("t=40 step: restart kube-apiserver, kube-controller-manager and kube-scheduler"));
     assert_eq!(strip(&with.stdout), strip(&plain.stdout));
 }
+
+/// After a power loss the new sandbox runs the init containers again, a container that finished
+/// under `restartPolicy: OnFailure` (exit 0) stays finished, the one that was running starts again
+/// with its restart count + 1 (its second declared run). Times by hand: sandbox ready at t=1,
+/// `setup` runs 1..3, `done` and `srv` start at 3, `done` exits 0 at 8; power off at 10, on at 20:
+/// new sandbox ready at 21, `setup` runs 21..23, `srv` starts at 23. The pod stays Running while
+/// `setup` runs again (a regular container had started, upstream `HasAnyRegularContainerStarted`).
+#[test]
+fn after_a_boot_init_containers_run_again_and_finished_containers_stay_finished() {
+    let mut c = cluster(&["n1"]);
+    let p: Pod = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "worker", "namespace": "default", "annotations": {
+            "sim.k8s-mini.io/behavior":
+                "containers: {setup: {runs: [{seconds: 2}]}, done: {runs: [{seconds: 5}]}, srv: {runs: [{}, {}]}}"
+        }},
+        "spec": {"nodeName": "n1", "restartPolicy": "OnFailure",
+                 "initContainers": [{"name": "setup", "image": "i"}],
+                 "containers": [{"name": "done", "image": "i"}, {"name": "srv", "image": "i"}]}
+    }))
+    .expect("pod");
+    c.apply(Object::Pod(p)).expect("pod");
+    run_to(&mut c, 9);
+    let p: Pod = c.api().get_typed("default", "worker").expect("pod");
+    let done = &p.status.container_statuses[0];
+    assert_eq!(done.name, "done");
+    assert_eq!(
+        done.state
+            .terminated
+            .as_ref()
+            .and_then(|t| t.finished_at.clone()),
+        Some("1970-01-01T00:00:08Z".into())
+    );
+    c.power_off("n1").expect("off");
+    run_to(&mut c, 19);
+    c.power_on("n1").expect("on");
+    run_to(&mut c, 22);
+    let p: Pod = c.api().get_typed("default", "worker").expect("pod");
+    assert_eq!(p.status.phase.as_deref(), Some("Running"));
+    let setup = &p.status.init_container_statuses[0];
+    assert!(setup.state.running.is_some(), "{setup:?}");
+    let [done, srv] = &p.status.container_statuses[..] else {
+        panic!("two statuses")
+    };
+    assert_eq!(
+        done.state
+            .terminated
+            .as_ref()
+            .and_then(|t| t.reason.clone()),
+        Some("Completed".into())
+    );
+    assert_eq!(done.restart_count, 0);
+    assert_eq!(srv.restart_count, 1);
+    assert_eq!(
+        srv.last_state
+            .terminated
+            .as_ref()
+            .and_then(|t| t.reason.clone()),
+        Some("ContainerStatusUnknown".into())
+    );
+    run_to(&mut c, 23);
+    let p: Pod = c.api().get_typed("default", "worker").expect("pod");
+    let srv = &p.status.container_statuses[1];
+    assert_eq!(
+        srv.state
+            .running
+            .as_ref()
+            .and_then(|r| r.started_at.clone()),
+        Some("1970-01-01T00:00:23Z".into())
+    );
+    assert_eq!(srv.restart_count, 1);
+}

@@ -325,7 +325,15 @@ pub fn get_phase(
     if failed_init > 0 && policy == "Never" {
         return phases::FAILED;
     }
-    if pending_init > 0 || (pending_sidecars > 0 && !app_started) || waiting_n > 0 {
+    // Upstream `HasAnyRegularContainerStarted`: init containers that run again in a new sandbox
+    // (after a power loss) do not send a pod whose app containers ran back to Pending.
+    let regular_started = app
+        .iter()
+        .any(|st| st.state.running.is_some() || st.state.terminated.is_some());
+    if (pending_init > 0 && !regular_started)
+        || (pending_sidecars > 0 && !app_started)
+        || waiting_n > 0
+    {
         return phases::PENDING;
     }
     if running > 0 {
