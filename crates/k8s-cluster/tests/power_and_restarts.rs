@@ -441,3 +441,36 @@ fn after_a_boot_init_containers_run_again_and_finished_containers_stay_finished(
     );
     assert_eq!(srv.restart_count, 1);
 }
+
+fn allocatable_gpus(c: &mut Cluster, node: &str) -> Option<String> {
+    let n: Node = c.api().get_typed("", node).expect("node");
+    n.status
+        .allocatable
+        .get("nvidia.com/gpu")
+        .map(ToString::to_string)
+}
+
+/// A GPU made Unhealthy drops out of allocatable at the kubelet's next sync (2 -> 1); after a
+/// power cycle the restarted device plugin lists it Healthy again (2).
+#[test]
+fn a_power_cycle_restarts_the_device_plugin_with_every_gpu_healthy() {
+    let mut c = Cluster::new(ClusterConfig::default()).expect("cluster");
+    let gpu: Node = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "g1"},
+        "status": {"capacity": {"cpu": "8", "memory": "16Gi", "pods": "110", "nvidia.com/gpu": "2"}}
+    }))
+    .expect("node");
+    c.add_node(gpu).expect("node");
+    run_to(&mut c, 2);
+    assert_eq!(allocatable_gpus(&mut c, "g1").as_deref(), Some("2"));
+    c.set_device_health("g1", "1", false).expect("device");
+    run_to(&mut c, 3);
+    assert_eq!(allocatable_gpus(&mut c, "g1").as_deref(), Some("1"));
+    assert_eq!(c.device_healthy("g1", "1"), Ok(Some(false)));
+    c.power_off("g1").expect("off");
+    run_to(&mut c, 9);
+    c.power_on("g1").expect("on");
+    assert_eq!(c.device_healthy("g1", "1"), Ok(Some(true)));
+    run_to(&mut c, 10);
+    assert_eq!(allocatable_gpus(&mut c, "g1").as_deref(), Some("2"));
+}

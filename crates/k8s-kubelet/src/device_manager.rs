@@ -250,6 +250,19 @@ impl DeviceManager {
         found
     }
 
+    /// Every plugin starts again (after the machine booted): each lists all its devices Healthy,
+    /// as a freshly started device plugin does until its health check sees a new error.
+    pub fn restart_plugins(&mut self) {
+        for (name, p) in &mut self.plugins {
+            for d in p.list_and_watch() {
+                if d.health != HEALTHY {
+                    p.set_health(&d.id, true);
+                }
+            }
+            self.lists.insert(name.clone(), DeviceList::of(p.as_ref()));
+        }
+    }
+
     /// Whether a device is healthy, in the first plugin (resource-name order) that lists it;
     /// `None` when none does.
     pub fn is_healthy(&self, device_id: &str) -> Option<bool> {

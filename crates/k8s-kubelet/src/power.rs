@@ -178,12 +178,16 @@ impl Kubelet {
     }
 
     /// The machine boots again (the `powerOn` step): the kubelet starts (`Starting`), records
-    /// `Rebooted` with the new boot ID, renews its Lease and posts its status at the next tick,
+    /// `Rebooted` with the new boot ID, the device plugins start again with every device Healthy
+    /// (upstream's plugin marks a device Unhealthy only on an XID it sees while it runs), the
+    /// kubelet renews its Lease and posts its status at the next tick,
     /// and its next sync admits the node's pods again with their containers lost (see the module
     /// documentation).
     pub fn power_on(&mut self, api: &mut dyn ApiClient) {
         self.boots += 1;
         self.rebooted = true;
+        // The device plugins start again too: every device is listed Healthy until a new error.
+        self.devices.restart_plugins();
         self.devices_changed = true;
         self.restart(api);
         let id = boot_id(&self.name, self.boots);
