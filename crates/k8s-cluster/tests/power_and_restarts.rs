@@ -474,3 +474,34 @@ fn a_power_cycle_restarts_the_device_plugin_with_every_gpu_healthy() {
     run_to(&mut c, 10);
     assert_eq!(allocatable_gpus(&mut c, "g1").as_deref(), Some("2"));
 }
+
+/// The restarted scheduler attempts the unschedulable pod at its first pass (t=20), ten ticks
+/// before the node that fits it joins: its queue, with the pod's back-off and unschedulable
+/// state, died with the old process.
+#[test]
+fn a_restarted_scheduler_retries_an_unschedulable_pod_at_once() {
+    let path = std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/restart-recovery.yaml"
+    ));
+    let opts = RunOptions {
+        ticks: Some(40),
+        explain: Some("default/big".into()),
+        ..Default::default()
+    };
+    let out = run_file(path, &opts).expect("runs");
+    let attempts: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("attempt "))
+        .collect();
+    assert_eq!(attempts.len(), 2, "{}", out.stdout);
+    assert!(
+        attempts[0].starts_with("attempt 1 at t=20,"),
+        "{attempts:?}"
+    );
+    assert!(
+        attempts[1].starts_with("attempt 2 at t=30,"),
+        "{attempts:?}"
+    );
+}
