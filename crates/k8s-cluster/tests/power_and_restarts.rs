@@ -169,9 +169,35 @@ fn pods_evicted_while_the_node_is_off_are_removed_when_it_boots() {
     assert!(p.metadata.deletion_timestamp.is_some());
     run_to(&mut c, 399);
     assert!(c.api().get_typed::<Pod>("default", "web").is_ok());
+    let before = c.api().revision();
     c.power_on("n2").expect("power on");
     run_to(&mut c, 400);
     assert!(c.api().get_typed::<Pod>("default", "web").is_err());
+    // Before deleting it the kubelet wrote its terminal status (upstream `TerminatePod`): Failed,
+    // the lost container terminated ContainerStatusUnknown, no restart counted (it was deleted).
+    let last_status = c
+        .api()
+        .watch(&k8s_types::Kind::Pod, before)
+        .expect("watch")
+        .into_iter()
+        .filter_map(|e| match &*e.object {
+            Object::Pod(p) if p.metadata.name == "web" => Some(p.status.clone()),
+            _ => None,
+        })
+        .find(|s| s.phase.as_deref() == Some("Failed"))
+        .expect("a Failed status before the deletion");
+    let cs = &last_status.container_statuses[0];
+    assert_eq!(cs.restart_count, 0);
+    let term = cs.state.terminated.as_ref().expect("terminated");
+    assert_eq!(term.reason.as_deref(), Some("ContainerStatusUnknown"));
+    assert_eq!(term.exit_code, Some(137));
+    assert_eq!(
+        cs.last_state
+            .terminated
+            .as_ref()
+            .and_then(|t| t.message.as_deref()),
+        Some(LOST_WHILE_RUNNING)
+    );
 }
 
 #[test]

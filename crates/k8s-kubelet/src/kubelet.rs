@@ -730,6 +730,9 @@ impl Kubelet {
             if !self.step_pod(api, key, now) {
                 return;
             }
+        } else if self.rebooted && crate::power::lost_running_containers(pod) {
+            // Deleted while the machine was off: the terminal status first (see `crate::power`).
+            self.fail_after_reboot(api, key, pod, now);
         }
         self.forget(key);
         let opts = DeleteOptions {

@@ -26,7 +26,10 @@
 //!   terminated into `terminated` / `ContainerStatusUnknown` / 137 / `The container could not be
 //!   located when the pod was terminated`.
 //!
-//! Pods deleted while the node was off (taint eviction) are finished at once: nothing runs.
+//! Pods deleted while the node was off (taint eviction) are finished at once, nothing runs: their
+//! terminal status is written first as the status manager's `TerminatePod` does (phase Failed,
+//! every container not terminated turned `ContainerStatusUnknown`, the restart count not raised
+//! since the pod was deleted), then the kubelet deletes them.
 
 use k8s_types::apiserver::ApiClient;
 use k8s_types::core::event::event_types;
@@ -124,6 +127,15 @@ fn old_status<'a>(pod: &'a Pod, role: Role, name: &str) -> Option<&'a ContainerS
     list.iter().find(|s| s.name == name)
 }
 
+/// Whether the pod's last status has a running container (init, sidecar or app).
+pub fn lost_running_containers(pod: &Pod) -> bool {
+    pod.status
+        .container_statuses
+        .iter()
+        .chain(&pod.status.init_container_statuses)
+        .any(|s| s.state.running.is_some())
+}
+
 /// Whether a pod lost a running app container and may not restart it (`restartPolicy: Never`):
 /// it fails instead of starting again.
 pub fn fails_after_reboot(pod: &Pod) -> bool {
@@ -140,6 +152,8 @@ pub fn fails_after_reboot(pod: &Pod) -> bool {
 pub(crate) fn carry_over(rec: &mut RuntimePod) {
     let pod = rec.pod.clone();
     let policy = pod.spec.restart_policy.as_deref().unwrap_or("Always");
+    // Upstream counts the lost container as a restart only when the pod was not deleted.
+    let restarted = i32::from(pod.metadata.deletion_timestamp.is_none());
     for c in &mut rec.containers {
         let Some(old) = old_status(&pod, c.role, &c.spec.name) else {
             continue;
@@ -147,7 +161,7 @@ pub(crate) fn carry_over(rec: &mut RuntimePod) {
         c.restart_count = old.restart_count;
         c.last_termination = old.last_state.terminated.as_deref().map(recorded);
         if old.state.running.is_some() {
-            c.restart_count = old.restart_count.saturating_add(1);
+            c.restart_count = old.restart_count.saturating_add(restarted);
             c.last_termination = Some(unknown(MESSAGE_LOST_WHILE_RUNNING));
         } else if let Some(term) = old.state.terminated.as_deref().map(recorded) {
             let done = c.role == Role::App
@@ -202,7 +216,8 @@ impl Kubelet {
     }
 
     /// A `restartPolicy: Never` pod that lost a running app container (see
-    /// [`fails_after_reboot`]): its status is written Failed, with every container not
+    /// [`fails_after_reboot`]), or a pod deleted while the machine was off: its status is written
+    /// Failed, with every container not
     /// terminated turned `ContainerStatusUnknown` (upstream `TerminatePod`); it holds nothing.
     pub(crate) fn fail_after_reboot(
         &mut self,
