@@ -80,6 +80,14 @@ impl ApiServer {
     pub fn admission(&self) -> &AdmissionChain {
         &self.admission
     }
+
+    /// kube-apiserver restarts over the same etcd: what it keeps in memory, the watch cache (here
+    /// the `spec.nodeName` pod index), is dropped and rebuilt by a list at the next read, as the
+    /// Cacher lists and watches etcd at startup (`k8s.io/apiserver/pkg/storage/cacher`). The store,
+    /// the clock and the admission chain (configuration, no state) stay.
+    pub fn restart(&mut self) {
+        self.node_index = NodeNameIndex::default();
+    }
 }
 
 impl ApiClient for ApiServer {

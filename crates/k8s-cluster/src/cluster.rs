@@ -70,6 +70,8 @@ pub struct Cluster {
     stopped: std::collections::BTreeSet<String>,
     /// Kubelets started again since the previous tick: their next sync is a full one.
     restarted: std::collections::BTreeSet<String>,
+    /// Nodes whose machine is powered off (the `powerOff` step); each is in `stopped` too.
+    powered_off: std::collections::BTreeSet<String>,
     /// Lease renewals written in the last tick (heartbeats alone do not make a tick busy).
     heartbeats: i64,
     /// The scheduler's configuration, to start it again (`restartScheduler`).
@@ -133,6 +135,7 @@ impl Cluster {
             kubelets_seen: None,
             stopped: Default::default(),
             restarted: Default::default(),
+            powered_off: Default::default(),
             heartbeats: 0,
             scheduler_config,
             external_owners: Default::default(),
@@ -359,6 +362,9 @@ impl Cluster {
         if !self.kubelets.contains_key(node) {
             return Err(format!("node {node:?} has no kubelet"));
         }
+        if self.powered_off.contains(node) {
+            return Err(format!("node {node:?} is powered off"));
+        }
         if !self.stopped.insert(node.to_string()) {
             return Err(format!("the kubelet of node {node:?} is already stopped"));
         }
@@ -371,6 +377,9 @@ impl Cluster {
         let Some(kubelet) = self.kubelets.get_mut(node) else {
             return Err(format!("node {node:?} has no kubelet"));
         };
+        if self.powered_off.contains(node) {
+            return Err(format!("node {node:?} is powered off"));
+        }
         if !self.stopped.remove(node) {
             return Err(format!("the kubelet of node {node:?} is not stopped"));
         }
@@ -381,6 +390,54 @@ impl Cluster {
         }
         self.restarted.insert(node.to_string());
         Ok(())
+    }
+
+    /// Cuts a node's power (the `powerOff` step, see [`Kubelet::power_off`]): its containers and
+    /// its kubelet die; from the next tick on nothing comes from the node, as with a stopped
+    /// kubelet. A kubelet already stopped stays down with the machine. `Err` with a message when
+    /// the node has no kubelet or is already off.
+    pub fn power_off(&mut self, node: &str) -> Result<(), String> {
+        let Some(kubelet) = self.kubelets.get_mut(node) else {
+            return Err(format!("node {node:?} has no kubelet"));
+        };
+        if !self.powered_off.insert(node.to_string()) {
+            return Err(format!("node {node:?} is already powered off"));
+        }
+        self.stopped.insert(node.to_string());
+        self.restarted.remove(node);
+        kubelet.power_off();
+        Ok(())
+    }
+
+    /// Boots a powered-off node (the `powerOn` step, see [`Kubelet::power_on`]): the kubelet
+    /// starts, and its sync in this tick admits the node's pods again with their containers lost.
+    /// `Err` with a message when the node has no kubelet or is not powered off.
+    pub fn power_on(&mut self, node: &str) -> Result<(), String> {
+        let Some(kubelet) = self.kubelets.get_mut(node) else {
+            return Err(format!("node {node:?} has no kubelet"));
+        };
+        if !self.powered_off.remove(node) {
+            return Err(format!("node {node:?} is not powered off"));
+        }
+        self.stopped.remove(node);
+        kubelet.power_on(&mut self.api);
+        self.restarted.insert(node.to_string());
+        Ok(())
+    }
+
+    /// Restarts the whole control plane (the `restartControlPlane` step): kube-apiserver (its
+    /// watch cache is rebuilt from etcd by a list; every watcher's watch is cut, so each kubelet
+    /// lists its pods again at its next sync), kube-controller-manager and kube-scheduler (see
+    /// [`Cluster::restart_controller_manager`], [`Cluster::restart_scheduler`]). etcd and the
+    /// kubelets keep running.
+    ///
+    /// # Errors
+    /// As [`Cluster::restart_scheduler`].
+    pub fn restart_control_plane(&mut self) -> Result<(), String> {
+        self.api.restart();
+        self.kubelets_seen = None;
+        self.restart_controller_manager();
+        self.restart_scheduler()
     }
 
     /// Crashes and restarts kube-controller-manager (the `restartControllerManager` step): every
@@ -552,6 +609,17 @@ impl Cluster {
     /// The recorded attempts of the explained pod, oldest first.
     pub fn explanations(&self) -> &[k8s_sched::explain::Explanation] {
         self.scheduler.explanations()
+    }
+
+    /// Whether a device of a node's device plugins is healthy (`Ok(None)`: no such device).
+    ///
+    /// # Errors
+    /// A message when the node has no kubelet.
+    pub fn device_healthy(&self, node: &str, device: &str) -> Result<Option<bool>, String> {
+        self.kubelets
+            .get(node)
+            .map(|k| k.device_healthy(device))
+            .ok_or_else(|| format!("nodes \"{node}\" not found"))
     }
 
     /// Marks a device of a node's device plugin healthy or unhealthy.

@@ -221,6 +221,15 @@ pub struct Step {
     /// Crash and restart kube-controller-manager (it rebuilds from the apiserver by list + watch).
     #[serde(default)]
     pub restart_controller_manager: Option<EmptyStep>,
+    /// Restart kube-apiserver (its watch cache), kube-controller-manager and kube-scheduler.
+    #[serde(default)]
+    pub restart_control_plane: Option<EmptyStep>,
+    /// Cut a node's power: its containers and kubelet die, nothing comes from the node.
+    #[serde(default)]
+    pub power_off: Option<NodeStep>,
+    /// Boot a powered-off node: the kubelet starts and runs the node's pods again.
+    #[serde(default)]
+    pub power_on: Option<NodeStep>,
 }
 
 /// `evict`: a `policy/v1` Eviction of one pod (the `pods/eviction` subresource).
@@ -401,8 +410,13 @@ pub struct DeviceHealthStep {
     pub node: String,
     /// Device ID (e.g. `0`).
     pub device: String,
-    /// New health.
-    pub healthy: bool,
+    /// New health (without `xid`).
+    #[serde(default)]
+    pub healthy: Option<bool>,
+    /// An XID error NVML reports on the GPU: the device plugin marks it unhealthy unless it is
+    /// one of the application XIDs it ignores (13, 31, 43, 45, 68, 109).
+    #[serde(default)]
+    pub xid: Option<u64>,
 }
 
 /// One expectation: optional `at` (end of that tick; default: end of the run), or `from`/`to` (held at

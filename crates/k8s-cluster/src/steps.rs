@@ -46,6 +46,9 @@ pub(crate) fn decode_steps(
             step.heal.is_some(),
             step.restart_scheduler.is_some(),
             step.restart_controller_manager.is_some(),
+            step.restart_control_plane.is_some(),
+            step.power_off.is_some(),
+            step.power_on.is_some(),
         ]
         .iter()
         .filter(|b| **b)
@@ -68,6 +71,22 @@ pub(crate) fn decode_steps(
                     message: format!(
                         "setImage needs exactly one of deployment, daemonset and statefulset, found {targets}"
                     ),
+                });
+            }
+        }
+        if let Some(h) = &step.device_health {
+            let message = match (h.healthy, h.xid) {
+                (None, None) => Some("a deviceHealth step needs healthy or xid"),
+                (Some(_), Some(_)) => {
+                    Some("healthy and xid exclude each other (an XID decides the health)")
+                }
+                _ => None,
+            };
+            if let Some(message) = message {
+                return Err(ManifestError {
+                    source_loc: source.clone(),
+                    path: format!("spec.steps[{i}].deviceHealth"),
+                    message: message.into(),
                 });
             }
         }
@@ -284,13 +303,19 @@ pub(crate) fn run_step(
         ));
     }
     if let Some(h) = &step.device_health {
-        cluster.set_device_health(&h.node, &h.device, h.healthy)?;
-        return Ok(format!(
-            "device {} on {} is now {}",
-            h.device,
-            h.node,
-            if h.healthy { "Healthy" } else { "Unhealthy" }
-        ));
+        return device_health(cluster, h);
+    }
+    if let Some(n) = &step.power_off {
+        cluster.power_off(&n.node)?;
+        return Ok(format!("power off node {}", n.node));
+    }
+    if let Some(n) = &step.power_on {
+        cluster.power_on(&n.node)?;
+        return Ok(format!("power on node {}", n.node));
+    }
+    if step.restart_control_plane.is_some() {
+        cluster.restart_control_plane()?;
+        return Ok("restart kube-apiserver, kube-controller-manager and kube-scheduler".into());
     }
     if let Some(p) = &step.patch {
         return patch(cluster, p);
@@ -328,6 +353,34 @@ pub(crate) fn run_step(
         return create_job_from_cron_job(cluster, &c.name, &c.cron_job, &ns(&c.namespace));
     }
     Err("empty step".into())
+}
+
+/// `deviceHealth`: with `healthy`, the device plugin reports the device so; with `xid`, NVML
+/// reports that XID error on the GPU and the NVIDIA device plugin decides
+/// (`k8s_deviceplugin::health`): the step prints the plugin's log line. Pods holding the device
+/// keep running (upstream kills nothing); the node's allocatable follows at the kubelet's sync.
+fn device_health(
+    cluster: &mut Cluster,
+    h: &crate::scenario::DeviceHealthStep,
+) -> Result<String, String> {
+    let Some(xid) = h.xid else {
+        let healthy = h.healthy.unwrap_or(false);
+        cluster.set_device_health(&h.node, &h.device, healthy)?;
+        let now = if healthy { "Healthy" } else { "Unhealthy" };
+        return Ok(format!("device {} on {} is now {now}", h.device, h.node));
+    };
+    if cluster.device_healthy(&h.node, &h.device)?.is_none() {
+        return Err(format!("node {:?} has no device {:?}", h.node, h.device));
+    }
+    if k8s_deviceplugin::health::xid_verdict(xid) == k8s_deviceplugin::health::XidVerdict::Unhealthy
+    {
+        cluster.set_device_health(&h.node, &h.device, false)?;
+    }
+    Ok(format!(
+        "nvidia-device-plugin on {}: {}",
+        h.node,
+        k8s_deviceplugin::health::xid_log(xid, &h.device)
+    ))
 }
 
 /// kubectl's name of an object: `<kind>.<group>/<name>`, or `<kind>/<name>` for the core group

@@ -11,6 +11,8 @@
 //! - `Allocate` says how to expose the chosen GPUs to the container: `NVIDIA_VISIBLE_DEVICES` and
 //!   the device nodes ([`allocate`]).
 //!
+//! [`health`] decides which XID errors make a GPU unhealthy (the plugin's default skip list).
+//!
 //! [`gpushare::GpuShareDevicePlugin`] serves fractional GPUs (`alibabacloud.com/gpu-milli`, 1000
 //! devices per GPU) on the same GPUs; the scheduler's GpuShare plugin keeps the two consistent.
 //!
@@ -20,6 +22,7 @@
 
 pub mod allocate;
 pub mod gpushare;
+pub mod health;
 pub mod nvidia;
 pub mod preferred_allocation;
 

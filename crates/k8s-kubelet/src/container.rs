@@ -17,6 +17,11 @@ pub const REASON_COMPLETED: &str = "Completed";
 pub const REASON_ERROR: &str = "Error";
 /// Terminated reason of a container killed for memory (upstream runtime `OOMKilled`).
 pub const REASON_OOM_KILLED: &str = "OOMKilled";
+/// Terminated reason of a container the runtime no longer has (upstream
+/// `kubecontainer.ContainerReasonStatusUnknown`, `pkg/kubelet/kubelet_pods.go`
+/// `convertToAPIContainerStatuses` and the status manager's `TerminatePod`): its termination has
+/// no exit time, only this reason, a message and exit code 137.
+pub const REASON_CONTAINER_STATUS_UNKNOWN: &str = "ContainerStatusUnknown";
 /// Waiting reason during back-off (upstream `kubecontainer.ErrCrashLoopBackOff`).
 pub const REASON_CRASH_LOOP_BACK_OFF: &str = "CrashLoopBackOff";
 /// Waiting reason after a failed pull (upstream `images.ErrImagePull`).
@@ -42,8 +47,10 @@ pub enum Role {
 pub struct Termination {
     /// Exit code.
     pub exit_code: i32,
-    /// `Completed`, `Error` or `OOMKilled`.
+    /// `Completed`, `Error`, `OOMKilled` or `ContainerStatusUnknown`.
     pub reason: &'static str,
+    /// The runtime's message (only `ContainerStatusUnknown` terminations have one).
+    pub message: Option<&'static str>,
     /// Start of the attempt.
     pub started: Tick,
     /// Exit.
@@ -60,6 +67,7 @@ impl Termination {
             } else {
                 REASON_ERROR
             },
+            message: None,
             started,
             finished,
         }

@@ -250,6 +250,30 @@ impl DeviceManager {
         found
     }
 
+    /// Every plugin starts again (after the machine booted): each lists all its devices Healthy,
+    /// as a freshly started device plugin does until its health check sees a new error.
+    pub fn restart_plugins(&mut self) {
+        for (name, p) in &mut self.plugins {
+            for d in p.list_and_watch() {
+                if d.health != HEALTHY {
+                    p.set_health(&d.id, true);
+                }
+            }
+            self.lists.insert(name.clone(), DeviceList::of(p.as_ref()));
+        }
+    }
+
+    /// Whether a device is healthy, in the first plugin (resource-name order) that lists it;
+    /// `None` when none does.
+    pub fn is_healthy(&self, device_id: &str) -> Option<bool> {
+        self.plugins.values().find_map(|p| {
+            p.list_and_watch()
+                .into_iter()
+                .find(|d| d.id == device_id)
+                .map(|d| d.health == HEALTHY)
+        })
+    }
+
     /// The plugins' feature-discovery node labels, merged in resource-name order.
     pub fn feature_labels(&self) -> BTreeMap<String, String> {
         let mut out = BTreeMap::new();

@@ -83,30 +83,35 @@ impl Default for KubeletConfig {
 /// One node's kubelet.
 #[derive(Debug)]
 pub struct Kubelet {
-    name: String,
-    manifest: Node,
-    config: KubeletConfig,
-    devices: DeviceManager,
-    ipam: Option<PodIpAllocator>,
-    runtime: Runtime,
-    addresses: Vec<NodeAddress>,
-    registered: bool,
+    pub(crate) name: String,
+    pub(crate) manifest: Node,
+    pub(crate) config: KubeletConfig,
+    pub(crate) devices: DeviceManager,
+    pub(crate) ipam: Option<PodIpAllocator>,
+    pub(crate) runtime: Runtime,
+    pub(crate) addresses: Vec<NodeAddress>,
+    pub(crate) registered: bool,
     /// The node lease heartbeat.
-    lease: NodeLease,
-    last_status_report: Option<Tick>,
+    pub(crate) lease: NodeLease,
+    pub(crate) last_status_report: Option<Tick>,
     /// `spec.unschedulable` as last seen (upstream kubelet's `lastNodeUnschedulable`).
-    last_unschedulable: Option<bool>,
+    pub(crate) last_unschedulable: Option<bool>,
     /// A device changed health since the last full sync.
-    devices_changed: bool,
+    pub(crate) devices_changed: bool,
     /// The kubelet's event recorder, source `kubelet` on this node (upstream: the kubelet's own
     /// broadcaster and recorder).
-    events: EventRecorder,
+    pub(crate) events: EventRecorder,
     /// Images on the node: the manifest's `status.images` names, plus what the kubelet pulled.
-    images: BTreeSet<String>,
+    pub(crate) images: BTreeSet<String>,
     /// Images the kubelet pulled, with their sizes (reported in `status.images`).
-    pulled: BTreeMap<String, u64>,
+    pub(crate) pulled: BTreeMap<String, u64>,
     /// Container restart and image pull back-off (upstream `kl.backOff` and the image manager's).
-    backoff: Backoff,
+    pub(crate) backoff: Backoff,
+    /// The machine booted again since the last full sync ([`Kubelet::power_on`]): the pods found
+    /// at that sync lost their containers (see [`crate::power`]).
+    pub(crate) rebooted: bool,
+    /// Boots of the machine after the first (the boot ID changes with each).
+    pub(crate) boots: u64,
 }
 
 fn pod_key(pod: &Pod) -> String {
@@ -173,6 +178,8 @@ impl Kubelet {
             images,
             pulled: BTreeMap::new(),
             backoff: Backoff::default(),
+            rebooted: false,
+            boots: 0,
         };
         let cidr = kubelet
             .manifest
@@ -234,6 +241,11 @@ impl Kubelet {
         found
     }
 
+    /// Whether a device of one of the node's device plugins is healthy (`None`: no such device).
+    pub fn device_healthy(&self, device_id: &str) -> Option<bool> {
+        self.devices.is_healthy(device_id)
+    }
+
     /// Device IDs per resource the device manager gave a pod (empty when none).
     pub fn pod_devices(&self, namespace: &str, name: &str) -> BTreeMap<String, Vec<String>> {
         self.devices
@@ -261,7 +273,12 @@ impl Kubelet {
             .and_then(|p| p.pod_ip.as_deref())
     }
 
-    fn record_node_event(&mut self, api: &mut dyn ApiClient, reason: &str, message: String) {
+    pub(crate) fn record_node_event(
+        &mut self,
+        api: &mut dyn ApiClient,
+        reason: &str,
+        message: String,
+    ) {
         self.events.record(
             api,
             &node_status::node_ref(&self.name),
@@ -512,6 +529,7 @@ impl Kubelet {
         for pod in additions {
             self.add_pod(api, pod, &node_view, now);
         }
+        self.rebooted = false;
     }
 
     /// The earliest tick at which one of this kubelet's pods changes on its own (a container
@@ -641,7 +659,7 @@ impl Kubelet {
     }
 
     /// Releases everything a known pod holds and forgets it.
-    fn forget(&mut self, key: &str) {
+    pub(crate) fn forget(&mut self, key: &str) {
         if let Some(rec) = self.runtime.remove(key) {
             if let (Some(ip), Some(ipam)) = (rec.pod_ip.as_deref(), self.ipam.as_mut()) {
                 ipam.release(ip);
@@ -753,6 +771,9 @@ impl Kubelet {
             if !self.step_pod(api, key, now) {
                 return;
             }
+        } else if self.rebooted && crate::power::lost_running_containers(pod) {
+            // Deleted while the machine was off: the terminal status first (see `crate::power`).
+            self.fail_after_reboot(api, key, pod, now);
         }
         self.forget(key);
         let opts = DeleteOptions {
@@ -891,8 +912,13 @@ impl Kubelet {
             self.runtime.insert(key, rec);
             return;
         }
-        let adopting = pod.phase() == k8s_types::core::phases::RUNNING;
-        let prefer = if adopting {
+        if self.rebooted && crate::power::fails_after_reboot(pod) {
+            self.fail_after_reboot(api, &key, shared, now);
+            return;
+        }
+        // After a power loss nothing runs any more: the pod starts again (see `crate::power`).
+        let adopting = !self.rebooted && pod.phase() == k8s_types::core::phases::RUNNING;
+        let prefer = if adopting || self.rebooted {
             parse_devices_annotation(pod)
         } else {
             BTreeMap::new()
@@ -938,6 +964,9 @@ impl Kubelet {
         );
         if adopting {
             rec.adopt(now);
+        }
+        if self.rebooted {
+            crate::power::carry_over(&mut rec);
         }
         self.runtime.insert(key.clone(), rec);
 

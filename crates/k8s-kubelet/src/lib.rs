@@ -14,7 +14,8 @@
 //! - [`container`]: one container's state, restarts and last termination;
 //! - [`behavior`]: what a container does (declared), [`prober`]: probes on the virtual clock,
 //!   [`backoff`]: the restart and image-pull back-off;
-//! - [`pod_ip`]: pod IPs from the node's podCIDR (the CNI `host-local` IPAM's job).
+//! - [`pod_ip`]: pod IPs from the node's podCIDR (the CNI `host-local` IPAM's job);
+//! - [`power`]: the machine losing power and booting again (containers lost, `Rebooted`).
 //!
 //! The kubelet talks to device plugins only through [`k8s_types::deviceplugin::DevicePlugin`] and
 //! to the cluster only through [`k8s_types::apiserver::ApiClient`].
@@ -28,6 +29,7 @@ pub mod kubelet;
 pub mod node_lease;
 pub mod node_status;
 pub mod pod_ip;
+pub mod power;
 pub mod prober;
 pub mod runtime;
 pub mod sync_pod;

@@ -34,8 +34,9 @@ use crate::prober::{self, End, ProbeType};
 
 pub use crate::container::{
     ContainerRecord, ContainerState, PodEvent, Role, Termination, EXIT_CODE_SIGKILL,
-    REASON_COMPLETED, REASON_CRASH_LOOP_BACK_OFF, REASON_ERROR, REASON_ERR_IMAGE_NEVER_PULL,
-    REASON_ERR_IMAGE_PULL, REASON_IMAGE_PULL_BACK_OFF, REASON_OOM_KILLED,
+    REASON_COMPLETED, REASON_CONTAINER_STATUS_UNKNOWN, REASON_CRASH_LOOP_BACK_OFF, REASON_ERROR,
+    REASON_ERR_IMAGE_NEVER_PULL, REASON_ERR_IMAGE_PULL, REASON_IMAGE_PULL_BACK_OFF,
+    REASON_OOM_KILLED,
 };
 
 /// Where a pod is in its life on this node.
@@ -184,6 +185,7 @@ impl RuntimePod {
                     term: Termination {
                         exit_code: 0,
                         reason: REASON_COMPLETED,
+                        message: None,
                         started: now,
                         finished: now,
                     },
@@ -327,6 +329,14 @@ impl RuntimePod {
         let c = &self.containers[i];
         let attempt = u32::try_from(c.restart_count).unwrap_or(u32::MAX);
         let plan = prober::plan(&c.spec, &c.behavior, attempt, t, &pod_ip);
+        // A container lost with its runtime (`crate::power`) leaves no last state once a new one
+        // runs: upstream's lastState comes from the runtime's previous container.
+        let lost =
+            c.last_termination.as_ref().map(|l| l.reason) == Some(REASON_CONTAINER_STATUS_UNKNOWN);
+        if lost {
+            self.containers[i].last_termination = None;
+        }
+        let c = &self.containers[i];
         out.push(ev(
             event_types::NORMAL,
             crate::sync_pod::EVENT_STARTED,
@@ -563,6 +573,7 @@ impl RuntimePod {
                         let term = Termination {
                             exit_code: EXIT_CODE_SIGKILL,
                             reason: REASON_OOM_KILLED,
+                            message: None,
                             started: plan.started,
                             finished: at,
                         };
@@ -818,6 +829,7 @@ impl RuntimePod {
                             term: Termination {
                                 exit_code: EXIT_CODE_SIGKILL,
                                 reason: REASON_ERROR,
+                                message: None,
                                 started: plan.started,
                                 finished: deadline,
                             },

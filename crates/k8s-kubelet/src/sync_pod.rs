@@ -161,12 +161,15 @@ fn merge_conditions(
     out
 }
 
+/// A terminated state; a `ContainerStatusUnknown` one has no times (upstream sets none).
 fn detail_terminated(t: &Termination) -> ContainerStateDetail {
+    let timed = t.reason != crate::runtime::REASON_CONTAINER_STATUS_UNKNOWN;
     ContainerStateDetail {
         reason: Some(t.reason.to_string()),
+        message: t.message.map(str::to_string),
         exit_code: Some(t.exit_code),
-        started_at: Some(tick_timestamp(t.started)),
-        finished_at: Some(tick_timestamp(t.finished)),
+        started_at: timed.then(|| tick_timestamp(t.started)),
+        finished_at: timed.then(|| tick_timestamp(t.finished)),
         ..Default::default()
     }
 }
@@ -322,7 +325,15 @@ pub fn get_phase(
     if failed_init > 0 && policy == "Never" {
         return phases::FAILED;
     }
-    if pending_init > 0 || (pending_sidecars > 0 && !app_started) || waiting_n > 0 {
+    // Upstream `HasAnyRegularContainerStarted`: init containers that run again in a new sandbox
+    // (after a power loss) do not send a pod whose app containers ran back to Pending.
+    let regular_started = app
+        .iter()
+        .any(|st| st.state.running.is_some() || st.state.terminated.is_some());
+    if (pending_init > 0 && !regular_started)
+        || (pending_sidecars > 0 && !app_started)
+        || waiting_n > 0
+    {
         return phases::PENDING;
     }
     if running > 0 {
