@@ -200,6 +200,7 @@ impl Cluster {
             previous_tick_start: revision,
             kubelets_seen: None,
             stopped: Default::default(),
+            powered_off: Default::default(),
             restarted: Default::default(),
             heartbeats: 0,
             scheduler_config,
