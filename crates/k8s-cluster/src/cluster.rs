@@ -446,10 +446,8 @@ impl Cluster {
     /// probes) is dropped; the new one lists every kind from the apiserver at its first turn and
     /// watches from there, as upstream's informers do at startup.
     pub fn restart_controller_manager(&mut self) {
-        self.controllers = self.new_controller_manager(
-            self.external_owners.clone(),
-            self.external_nodes.clone(),
-        );
+        self.controllers =
+            self.new_controller_manager(self.external_owners.clone(), self.external_nodes.clone());
     }
 
     /// Registers a controller of the user's (an operator, written on the `Controller` contract

@@ -307,7 +307,12 @@ fn take_snapshot(
 /// ticks. `stop_at`: stop when the clock reads it (`k8s-mini get --at-tick`), wherever the run would
 /// have ended otherwise; then expectations are not checked.
 #[allow(clippy::too_many_lines)]
-pub(crate) fn drive(mut cluster: Cluster, plan: Plan<'_>, opts: &RunOptions, stop_at: Option<Tick>) -> Driven {
+pub(crate) fn drive(
+    mut cluster: Cluster,
+    plan: Plan<'_>,
+    opts: &RunOptions,
+    stop_at: Option<Tick>,
+) -> Driven {
     let (scenario, steps) = (plan.scenario, plan.steps);
     let fixed = opts.ticks.or(scenario.spec.ticks);
     let last_step = steps.iter().map(|s| s.step.at).max();
