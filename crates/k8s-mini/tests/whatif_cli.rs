@@ -122,3 +122,33 @@ fn capacity_prints_the_pools_as_text_and_json() {
     assert_eq!(v["pools"][1]["gpuMilliFragmented"], 2000.0);
     assert_eq!(v["total"]["gpuMilliAllocated"], 1000);
 }
+
+/// The README's example (`examples/whatif/`): the dump of the mixed GPU cluster plus a 4 x 6-GPU
+/// gang. By hand: each H100 node has 8 GPUs, one taken by an inference pod (priority 100000) and,
+/// on two nodes, 4 by a `trainer` StatefulSet pod (priority 1000); a worker needs 6, so each worker
+/// takes a node of its own and the two trainer pods are preempted (priority 1000 < 10000). The
+/// members bind together after the victims' 30 s grace period: settled at t=12, bound at t=43.
+#[test]
+fn the_readme_example_preempts_the_two_trainer_pods() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/whatif");
+    let (c, g) = (
+        root.join("cluster-dump.yaml").display().to_string(),
+        root.join("training-gang.yaml").display().to_string(),
+    );
+    let o = k8s_mini(&["whatif", "-f", &c, "--add", &g]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("fits: yes (4 of 4 workload pods bound, 0 pending)"),
+        "{text}"
+    );
+    assert!(text.contains("## preempted: 2"), "{text}");
+    for victim in ["ml/trainer-0", "ml/trainer-1"] {
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with(victim) && l.contains("StatefulSet/trainer  1000")),
+            "{victim}: {text}"
+        );
+    }
+    assert_eq!(text.matches("  t=43  gpu-node-h100x8-").count(), 4, "{text}");
+}
