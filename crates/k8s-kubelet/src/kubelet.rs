@@ -504,7 +504,11 @@ impl Kubelet {
         let mut additions: Vec<&Shared<Pod>> = Vec::new();
         for (key, pod) in &pods {
             if pod.is_terminating() {
-                if self.runtime.get(key).is_none()
+                // A Running pod being deleted that this kubelet does not know: adopted from a
+                // snapshot, unless the machine just booted (its containers are lost, see
+                // `crate::power`: the terminal status is written instead).
+                if !self.rebooted
+                    && self.runtime.get(key).is_none()
                     && pod.phase() == k8s_types::core::phases::RUNNING
                 {
                     self.adopt_terminating(api, pod, &node_view, now);
