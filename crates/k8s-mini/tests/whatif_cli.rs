@@ -150,5 +150,10 @@ fn the_readme_example_preempts_the_two_trainer_pods() {
             "{victim}: {text}"
         );
     }
-    assert_eq!(text.matches("  t=43  gpu-node-h100x8-").count(), 4, "{text}");
+    let bound_at_43 = text
+        .lines()
+        .filter(|l| l.starts_with("ml/llm-pretrain-"))
+        .filter(|l| l.split_whitespace().nth(2) == Some("t=43"))
+        .count();
+    assert_eq!(bound_at_43, 4, "{text}");
 }
