@@ -10,7 +10,7 @@ use k8s_types::object::{Kind, Object};
 use k8s_types::store::WatchEventType;
 use k8s_types::Tick;
 
-use crate::cluster::Cluster;
+use crate::cluster::{Cluster, OutsideWatchers};
 use crate::expect::{check, CheckResult};
 use crate::load::{bad, prepare};
 use crate::manifest::{self, ManifestError, Manifests, Source};
@@ -300,7 +300,15 @@ fn drive(
             &mut event_rows,
         );
     }
+    // Compaction within a tick keeps what the event collector has yet to read; without it only
+    // the components' own positions count.
+    if !text {
+        cluster.set_outside_watchers(OutsideWatchers::Nobody);
+    }
     loop {
+        if text {
+            cluster.set_outside_watchers(OutsideWatchers::From(last_rev));
+        }
         let t = cluster.now();
         if stop_at.is_some_and(|s| t >= s) {
             break;
