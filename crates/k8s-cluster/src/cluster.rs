@@ -50,9 +50,9 @@ pub enum ClusterError {
 /// revision answers `410 Gone`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) enum OutsideWatchers {
-    /// Readers that watch between ticks from where they last read (a [`crate::Session`] served
-    /// over HTTP, a timeline replay, a bench): the history written since the end of the previous
-    /// tick is kept through this one.
+    /// Readers that watch between ticks (a [`crate::Session`] served over HTTP, a timeline
+    /// replay, a bench): as before in-tick compaction, the history written since the start of the
+    /// previous tick is kept through this one.
     #[default]
     BetweenTicks,
     /// One reader whose next watch is from this revision (the scenario runner's event collector).
@@ -73,8 +73,10 @@ pub struct Cluster {
     n_nodes_added: u32,
     /// Who else watches the history (bounds compaction).
     outside: OutsideWatchers,
-    /// Store revision when the previous [`Cluster::tick`] ended.
-    previous_tick_end: i64,
+    /// Store revision when the current (or last) [`Cluster::tick`] started.
+    tick_start: i64,
+    /// Store revision when the tick before it started ([`OutsideWatchers::BetweenTicks`]).
+    previous_tick_start: i64,
     /// The kubelet pass's watch position (`None` before the first pass): the writes up to it are
     /// in `touched`, the writes after it are the ones a kubelet may not have seen yet.
     kubelets_seen: Option<i64>,
@@ -125,7 +127,8 @@ impl Cluster {
             tick: 0,
             n_nodes_added: 0,
             outside: OutsideWatchers::default(),
-            previous_tick_end: 0,
+            tick_start: 0,
+            previous_tick_start: 0,
             kubelets_seen: None,
             touched: Some(Default::default()),
             stopped: Default::default(),
@@ -242,6 +245,8 @@ impl Cluster {
     /// about one phase of writes instead of two ticks of them.
     pub fn tick(&mut self) {
         self.api.set_tick(self.tick);
+        self.previous_tick_start = self.tick_start;
+        self.tick_start = self.api.revision();
         self.compact_history();
         // Node lease heartbeats first, so that a driver skipping idle ticks ([`Cluster::skip_idle`])
         // never leaves a running kubelet's Lease stale when the node lifecycle controller looks.
@@ -271,7 +276,6 @@ impl Cluster {
             kubelet.sync_if_needed(&mut self.api, hit);
         }
         self.tick += 1;
-        self.previous_tick_end = self.api.revision();
     }
 
     /// Compacts the store's history to the oldest revision a watcher still needs (see
@@ -280,7 +284,7 @@ impl Cluster {
         self.read_touched();
         let now = self.api.revision();
         let outside = match self.outside {
-            OutsideWatchers::BetweenTicks => Some(self.previous_tick_end),
+            OutsideWatchers::BetweenTicks => Some(self.previous_tick_start),
             OutsideWatchers::From(r) => Some(r),
             OutsideWatchers::Nobody => None,
         };
