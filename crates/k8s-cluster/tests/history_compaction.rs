@@ -8,7 +8,6 @@ use std::collections::BTreeSet;
 
 use k8s_cluster::manifest::{parse_stream, Document};
 use k8s_cluster::{Cluster, ClusterConfig};
-use k8s_types::apiserver::ApiClient;
 use k8s_types::Kind;
 
 /// Two nodes and a Deployment of 6 replicas: creates, binds, status writes and Events over the
