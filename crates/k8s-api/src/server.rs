@@ -66,6 +66,14 @@ impl ApiServer {
         self.store.as_mut()
     }
 
+    /// etcd's compaction: forgets the history at or before `revision` (watches from before it answer
+    /// `410 Gone`). The apiserver's own watcher, the `spec.nodeName` index, first reads up to the
+    /// current revision, as kube-apiserver's watch cache is always ahead of a compaction.
+    pub fn compact(&mut self, revision: i64) {
+        self.node_index.catch_up(self.store.as_ref());
+        self.store.compact(revision);
+    }
+
     /// Appends a mutating admission plugin after the registered ones.
     pub fn add_mutating(&mut self, p: Box<dyn MutatingAdmission>) {
         self.admission.add_mutating(p);

@@ -60,8 +60,9 @@ pub struct NodeNameIndex {
 }
 
 impl NodeNameIndex {
-    /// Brings the index to the store's current revision.
-    fn catch_up(&self, store: &dyn ObjectStore) {
+    /// Brings the index to the store's current revision (before a compaction, so that the index
+    /// never has to relist).
+    pub(crate) fn catch_up(&self, store: &dyn ObjectStore) {
         let mut idx = self.index.borrow_mut();
         let current = store.revision();
         if idx.revision == Some(current) {

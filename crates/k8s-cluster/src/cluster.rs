@@ -51,6 +51,23 @@ pub enum ClusterError {
     Bootstrap(#[from] Status),
 }
 
+/// Who reads the apiserver's watch history from outside the cluster's own components, which
+/// bounds how far [`Cluster::tick`] compacts it (etcd compaction; a watch from a compacted
+/// revision answers `410 Gone`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum OutsideWatchers {
+    /// Readers that watch between ticks (a [`crate::Session`] served over HTTP, a timeline
+    /// replay, a bench): as before in-tick compaction, the history written since the start of the
+    /// previous tick is kept through this one.
+    #[default]
+    BetweenTicks,
+    /// One reader whose next watch is from this revision (the scenario runner's event collector).
+    From(i64),
+    /// None: only the components' own watch positions bound compaction (a run whose output is
+    /// the final state, `--output json|yaml`).
+    Nobody,
+}
+
 /// The simulated cluster.
 pub struct Cluster {
     api: ApiServer,
@@ -60,11 +77,19 @@ pub struct Cluster {
     kubelet_config: KubeletConfig,
     tick: Tick,
     n_nodes_added: u32,
-    /// Store revision when the previous tick started (the compaction point of this tick).
+    /// Who else watches the history (bounds compaction).
+    outside: OutsideWatchers,
+    /// Store revision when the current (or last) [`Cluster::tick`] started.
+    tick_start: i64,
+    /// Store revision when the tick before it started ([`OutsideWatchers::BetweenTicks`]).
     previous_tick_start: i64,
-    /// Store revision when the kubelets of the previous tick started syncing (`None` before the
-    /// first tick): the writes after it are the ones a kubelet may not have seen yet.
+    /// The kubelet pass's watch position (`None` before the first pass): the writes up to it are
+    /// in `touched`, the writes after it are the ones a kubelet may not have seen yet.
     kubelets_seen: Option<i64>,
+    /// Nodes that a write since the previous kubelet pass concerns, read up to `kubelets_seen`
+    /// (read before each compaction, so the pass never needs compacted history); `None`: every
+    /// node (a watch answered `410 Gone`).
+    touched: Option<std::collections::BTreeSet<String>>,
     /// Nodes whose kubelet is stopped (the `stopKubelet` step): no heartbeat, no status, no pod
     /// sync; their containers keep running.
     stopped: std::collections::BTreeSet<String>,
@@ -131,8 +156,11 @@ impl Cluster {
             kubelet_config: config.kubelet,
             tick: 0,
             n_nodes_added: 0,
+            outside: OutsideWatchers::default(),
+            tick_start: 0,
             previous_tick_start: 0,
             kubelets_seen: None,
+            touched: Some(Default::default()),
             stopped: Default::default(),
             restarted: Default::default(),
             powered_off: Default::default(),
@@ -316,17 +344,24 @@ impl Cluster {
         Ok(())
     }
 
+    /// Who reads the watch history from outside the components (see [`OutsideWatchers`]; the
+    /// default keeps everything written since the end of the previous tick).
+    pub(crate) fn set_outside_watchers(&mut self, outside: OutsideWatchers) {
+        self.outside = outside;
+    }
+
     /// Runs one tick: controllers, then the scheduler, then every kubelet in node-name order.
+    ///
+    /// The store's history is compacted (etcd-style) within the tick, after each component's
+    /// turn, to the oldest revision some watcher still needs: the controllers' informers, the
+    /// scheduler's informer, the kubelet pass's and the apiserver's node index (both read up to
+    /// now first) and the [`OutsideWatchers`]. So no component ever relists, and the history holds
+    /// about one phase of writes instead of two ticks of them.
     pub fn tick(&mut self) {
         self.api.set_tick(self.tick);
-        // etcd-style compaction, one tick behind: every watcher (the scheduler's informer, the
-        // runner's event collector) has read at least up to the start of the previous tick, so the
-        // history before it is never asked for again and need not be kept.
-        let start = self.api.revision();
-        if self.previous_tick_start > 0 {
-            self.api.store_mut().compact(self.previous_tick_start);
-        }
-        self.previous_tick_start = start;
+        self.previous_tick_start = self.tick_start;
+        self.tick_start = self.api.revision();
+        self.compact_history();
         // Node lease heartbeats first, so that a driver skipping idle ticks ([`Cluster::skip_idle`])
         // never leaves a running kubelet's Lease stale when the node lifecycle controller looks.
         self.heartbeats = 0;
@@ -336,8 +371,15 @@ impl Cluster {
             }
         }
         self.controllers.reconcile(&mut self.api);
+        self.compact_history();
         self.scheduler.schedule(&mut self.api);
-        let touched = self.touched_nodes();
+        self.compact_history();
+        self.read_touched();
+        let touched = if self.kubelets_seen.is_some() {
+            self.touched.replace(Default::default())
+        } else {
+            None
+        };
         self.kubelets_seen = Some(self.api.revision());
         for (name, kubelet) in &mut self.kubelets {
             if self.stopped.contains(name) {
@@ -348,6 +390,27 @@ impl Cluster {
             kubelet.sync_if_needed(&mut self.api, hit);
         }
         self.tick += 1;
+    }
+
+    /// Compacts the store's history to the oldest revision a watcher still needs (see
+    /// [`Cluster::tick`]).
+    fn compact_history(&mut self) {
+        self.read_touched();
+        let now = self.api.revision();
+        let outside = match self.outside {
+            OutsideWatchers::BetweenTicks => Some(self.previous_tick_start),
+            OutsideWatchers::From(r) => Some(r),
+            OutsideWatchers::Nobody => None,
+        };
+        let oldest = [
+            self.controllers.informers().watch_position(),
+            self.scheduler.watch_position(),
+            outside,
+        ]
+        .into_iter()
+        .flatten()
+        .fold(now, i64::min);
+        self.api.compact(oldest);
     }
 
     /// Lease renewals written by the last [`Cluster::tick`] (a scenario run does not count a tick
@@ -564,26 +627,37 @@ impl Cluster {
         &self.scheduler
     }
 
-    /// Names of the nodes that a write since the previous kubelet pass concerns (the Node itself or
-    /// a pod bound to it, before or after the write); `None` (every node) when unknown: the first
-    /// tick, or a compacted watch.
-    fn touched_nodes(&self) -> Option<std::collections::BTreeSet<String>> {
-        let since = self.kubelets_seen?;
-        if since == self.api.revision() {
-            return Some(Default::default());
+    /// Reads the Node and Pod changes since `kubelets_seen` into `touched`: the nodes a write
+    /// concerns (the Node itself or a pod bound to it, before or after the write).
+    fn read_touched(&mut self) {
+        let Some(since) = self.kubelets_seen else {
+            return;
+        };
+        let now = self.api.revision();
+        if since == now {
+            return;
         }
-        let mut out = std::collections::BTreeSet::new();
-        for ev in self.api.watch(&k8s_types::Kind::Node, since).ok()? {
+        self.kubelets_seen = Some(now);
+        let Some(out) = self.touched.as_mut() else {
+            return;
+        };
+        let (Ok(nodes), Ok(pods)) = (
+            self.api.watch(&k8s_types::Kind::Node, since),
+            self.api.watch(&k8s_types::Kind::Pod, since),
+        ) else {
+            self.touched = None;
+            return;
+        };
+        for ev in nodes {
             out.insert(ev.object.meta().name.clone());
         }
-        for ev in self.api.watch(&k8s_types::Kind::Pod, since).ok()? {
+        for ev in pods {
             if let Object::Pod(p) = &*ev.object {
                 if let Some(n) = p.node_name() {
                     out.insert(n.to_string());
                 }
             }
         }
-        Some(out)
     }
 
     /// Advances the store's revision by `n` without a write (a restored input's highest
@@ -734,4 +808,68 @@ fn device_plugins(node: &Node) -> Vec<Box<dyn DevicePlugin>> {
         )));
     }
     plugins
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::manifest::{parse_stream, Document};
+    use k8s_types::store::StoreError;
+
+    /// The compaction point of the store (0 when nothing is compacted).
+    fn compacted(c: &Cluster) -> i64 {
+        match c.api.store().watch("", 0) {
+            Err(StoreError::Compacted { oldest, .. }) => oldest,
+            _ => 0,
+        }
+    }
+
+    /// With no outside reader (a `--output json` run), the history is compacted within the tick,
+    /// past the end of the previous tick, and never past a component's watch position (so no
+    /// component relists: the scheduler and the controllers keep watching).
+    #[test]
+    fn compaction_within_the_tick_follows_the_components() {
+        let text = "---\napiVersion: v1\nkind: Node\nmetadata: {name: node-0}\nstatus:\n  \
+                    capacity: {cpu: \"4\", memory: 32Gi, pods: \"110\"}\n---\napiVersion: \
+                    apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 4\n  \
+                    selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: \
+                    {app: web}}\n    spec:\n      containers:\n      - {name: c, image: a}\n";
+        let mut c = Cluster::new(ClusterConfig::default()).expect("cluster");
+        c.set_outside_watchers(OutsideWatchers::Nobody);
+        c.begin_tick();
+        for d in parse_stream("test", text).expect("parse").docs {
+            if let Document::Object(o) = d.doc {
+                c.apply(*o).expect("apply");
+            }
+        }
+        let mut past_previous_end = Vec::new();
+        for _ in 0..6 {
+            let previous_end = c.api.revision();
+            c.begin_tick();
+            c.tick();
+            let point = compacted(&c);
+            let sched = c
+                .scheduler
+                .watch_position()
+                .expect("the scheduler has listed");
+            let ctrl = c
+                .controllers
+                .informers()
+                .watch_position()
+                .expect("the informers have listed");
+            assert!(point <= sched && point <= ctrl, "{point} {sched} {ctrl}");
+            assert!(point >= previous_end, "{point} {previous_end}");
+            past_previous_end.push(point > previous_end);
+        }
+        // After the scheduler's turn every component has read past the end of the previous tick,
+        // so a tick whose controllers wrote something compacts beyond it: tick 0 (the ReplicaSet
+        // and its 4 pods), tick 1 (the Deployment's status). Compacting one tick behind, as
+        // before, no tick would.
+        assert!(
+            past_previous_end[0] && past_previous_end[1],
+            "{past_previous_end:?}"
+        );
+        // Once the pods run, nothing is written before the scheduler's turn: nothing to drop.
+        assert!(!past_previous_end[5], "{past_previous_end:?}");
+    }
 }

@@ -10,7 +10,7 @@ use k8s_types::object::{Kind, Object};
 use k8s_types::store::WatchEventType;
 use k8s_types::Tick;
 
-use crate::cluster::Cluster;
+use crate::cluster::{Cluster, OutsideWatchers};
 use crate::expect::{check, CheckResult};
 use crate::load::{bad, prepare};
 use crate::manifest::{self, ManifestError, Manifests, Source};
@@ -348,7 +348,15 @@ pub(crate) fn drive(
             &mut event_rows,
         );
     }
+    // Compaction within a tick keeps what the event collector has yet to read; without it only
+    // the components' own positions count.
+    if !text {
+        cluster.set_outside_watchers(OutsideWatchers::Nobody);
+    }
     loop {
+        if text {
+            cluster.set_outside_watchers(OutsideWatchers::From(last_rev));
+        }
         let t = cluster.now();
         if snapshot_due && opts.snapshot_out_at_tick == Some(t) {
             snapshot_due = false;

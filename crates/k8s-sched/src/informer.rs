@@ -254,6 +254,12 @@ pub(crate) enum Synced {
 }
 
 impl Informer {
+    /// The store revision the cache reflects (`None` before the first list): the next sync
+    /// watches the history after it.
+    pub(crate) fn position(&self) -> Option<i64> {
+        self.synced
+    }
+
     /// Brings `cache` up to the apiserver's current revision and appends the cluster events of
     /// the watched changes to `events` (nothing after a relist: the caller treats it as a
     /// wildcard event).

@@ -206,6 +206,13 @@ impl Scheduler {
         next
     }
 
+    /// The store revision the scheduler's informers reflect (`None` before the first list): its
+    /// next pass watches the history after it, so a cluster compacts no further than this (a
+    /// watch answered `410 Gone` makes the scheduler relist and move every unschedulable pod).
+    pub fn watch_position(&self) -> Option<i64> {
+        self.informer.position()
+    }
+
     /// One tick: list, snapshot, resolve waiting pods, attempt every eligible pending pod once,
     /// bind or report, then refresh PodGroup statuses.
     pub fn schedule(&mut self, api: &mut dyn ApiClient) {

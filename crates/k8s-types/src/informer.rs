@@ -325,6 +325,13 @@ impl SharedInformerFactory {
         SharedInformerFactory::default()
     }
 
+    /// The oldest store revision a started informer reflects, `None` when none has listed yet:
+    /// their next watches need the history after it and nothing before (an informer that has
+    /// not listed lists, it does not watch). A cluster compacts no further than this.
+    pub fn watch_position(&self) -> Option<i64> {
+        self.informers.values().filter_map(|i| i.revision).min()
+    }
+
     /// Starts an informer for `kind` (no-op when it exists); it lists at the next sync.
     pub fn start(&mut self, kind: Kind) {
         self.informers

@@ -22,7 +22,7 @@
 //! 300 whole seconds too.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
+use std::hash::{DefaultHasher, Hasher};
 
 use crate::core::event::Event;
 use crate::meta::ObjectMeta;
@@ -43,17 +43,18 @@ pub const AGGREGATE_MESSAGE_PREFIX: &str = "(combined from similar events): ";
 
 /// A least-recently-used map (upstream `groupcache/lru.Cache`): `get` and `add` make an entry the
 /// most recent; adding past capacity evicts the least recent. Recency is a counter, so eviction
-/// order depends only on the order of calls.
+/// order depends only on the order of calls. The correlator's caches are keyed by
+/// [`KeyDigest`]s (16 bytes) instead of the key strings (about 200 bytes each).
 #[derive(Clone, Debug)]
-pub(crate) struct Lru<V> {
+pub(crate) struct Lru<K, V> {
     capacity: usize,
-    /// Key -> (last use, value). The key string is shared with `by_use` (one allocation).
-    entries: BTreeMap<Arc<str>, (u64, V)>,
-    by_use: BTreeMap<u64, Arc<str>>,
+    /// Key -> (last use, value).
+    entries: BTreeMap<K, (u64, V)>,
+    by_use: BTreeMap<u64, K>,
     clock: u64,
 }
 
-impl<V> Lru<V> {
+impl<K: Ord + Clone, V> Lru<K, V> {
     pub(crate) fn new(capacity: usize) -> Self {
         Lru {
             capacity,
@@ -63,11 +64,11 @@ impl<V> Lru<V> {
         }
     }
 
-    fn touch(&mut self, key: &str) -> u64 {
+    fn touch(&mut self, key: &K) -> u64 {
         self.clock += 1;
         let now = self.clock;
         if let Some((k, (used, _))) = self.entries.get_key_value(key) {
-            let (k, used) = (Arc::clone(k), *used);
+            let (k, used) = (k.clone(), *used);
             self.by_use.remove(&used);
             self.by_use.insert(now, k);
             if let Some((used, _)) = self.entries.get_mut(key) {
@@ -78,7 +79,7 @@ impl<V> Lru<V> {
     }
 
     /// The entry, made most recent.
-    pub(crate) fn get(&mut self, key: &str) -> Option<&V> {
+    pub(crate) fn get(&mut self, key: &K) -> Option<&V> {
         if !self.entries.contains_key(key) {
             return None;
         }
@@ -87,15 +88,14 @@ impl<V> Lru<V> {
     }
 
     /// Sets the entry and makes it most recent; evicts the least recent entry past capacity.
-    pub(crate) fn add(&mut self, key: String, value: V) {
-        if let Some((_, v)) = self.entries.get_mut(key.as_str()) {
+    pub(crate) fn add(&mut self, key: K, value: V) {
+        if let Some((_, v)) = self.entries.get_mut(&key) {
             *v = value;
             self.touch(&key);
             return;
         }
         self.clock += 1;
-        let key: Arc<str> = Arc::from(key);
-        self.by_use.insert(self.clock, Arc::clone(&key));
+        self.by_use.insert(self.clock, key.clone());
         self.entries.insert(key, (self.clock, value));
         if self.entries.len() > self.capacity {
             if let Some((_, oldest)) = self.by_use.pop_first() {
@@ -111,9 +111,9 @@ impl<V> Lru<V> {
     }
 }
 
-/// Upstream `getEventKey`: source, involved object (with `fieldPath`), type, reason and message,
-/// joined without a separator as upstream does.
-pub fn event_key(e: &Event) -> String {
+/// The parts of upstream `getEventKey`: source, involved object (with `fieldPath`), type, reason
+/// and message, joined without a separator as upstream does.
+fn event_key_parts(e: &Event) -> [&str; 11] {
     let io = &e.involved_object;
     [
         e.source.component.as_str(),
@@ -128,11 +128,10 @@ pub fn event_key(e: &Event) -> String {
         &e.reason,
         &e.message,
     ]
-    .concat()
 }
 
-/// Upstream `getSpamKey`: source, involved object (without `fieldPath`) and type.
-pub fn spam_key(e: &Event) -> String {
+/// The parts of upstream `getSpamKey`: source, involved object (without `fieldPath`) and type.
+fn spam_key_parts(e: &Event) -> [&str; 8] {
     let io = &e.involved_object;
     [
         e.source.component.as_str(),
@@ -144,16 +143,14 @@ pub fn spam_key(e: &Event) -> String {
         &io.api_version,
         &e.type_,
     ]
-    .concat()
 }
 
-/// Upstream `EventAggregatorByReasonFunc`: the aggregate key (source, involved object without
-/// `fieldPath`, type, reason, reportingController, reportingInstance) and the local key (the
-/// message). k8s-mini's Event has no `reportingInstance`; upstream's recorder sets it to
-/// `source.host`, which is what is used here.
-pub fn aggregate_keys(e: &Event) -> (String, String) {
+/// The parts of upstream `EventAggregatorByReasonFunc`'s aggregate key: source, involved object
+/// without `fieldPath`, type, reason, reportingController, reportingInstance. k8s-mini's Event has
+/// no `reportingInstance`; upstream's recorder sets it to `source.host`, which is what is used.
+fn aggregate_key_parts(e: &Event) -> [&str; 11] {
     let io = &e.involved_object;
-    let key = [
+    [
         e.source.component.as_str(),
         &e.source.host,
         &io.kind,
@@ -166,8 +163,46 @@ pub fn aggregate_keys(e: &Event) -> (String, String) {
         e.reporting_component.as_deref().unwrap_or(""),
         &e.source.host,
     ]
-    .concat();
-    (key, e.message.clone())
+}
+
+/// Upstream `getEventKey` (see [`event_key_parts`]).
+pub fn event_key(e: &Event) -> String {
+    event_key_parts(e).concat()
+}
+
+/// Upstream `getSpamKey` (see [`spam_key_parts`]).
+pub fn spam_key(e: &Event) -> String {
+    spam_key_parts(e).concat()
+}
+
+/// Upstream `EventAggregatorByReasonFunc`: the aggregate key (see [`aggregate_key_parts`]) and
+/// the local key (the message).
+pub fn aggregate_keys(e: &Event) -> (String, String) {
+    (aggregate_key_parts(e).concat(), e.message.clone())
+}
+
+/// What the correlator's caches are keyed by: a 128-bit digest of the key string (upstream keys
+/// its LRU caches by the string itself). Two SipHash-1-3 digests of the concatenated parts, the
+/// second with a leading byte, so keys equal as strings (also when split differently between the
+/// parts, as upstream's separator-less join) have equal digests, and distinct keys collide with a
+/// probability of about 2^-128 per pair (docs/fidelity.md). The digest never reaches the output:
+/// only equality and the caches' order by recency matter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) struct KeyDigest(u64, u64);
+
+impl KeyDigest {
+    /// The digest of `parts` joined without a separator (the SipHash stream does not depend on
+    /// how the bytes are split between writes).
+    pub(crate) fn of(parts: &[&str]) -> KeyDigest {
+        let mut a = DefaultHasher::new();
+        let mut b = DefaultHasher::new();
+        b.write_u8(0x5a);
+        for p in parts {
+            a.write(p.as_bytes());
+            b.write(p.as_bytes());
+        }
+        KeyDigest(a.finish(), b.finish())
+    }
 }
 
 /// Upstream `aggregateRecord`: the distinct messages of a group and when it was last seen.
@@ -181,15 +216,15 @@ struct AggregateRecord {
 /// `EventAggregatorByReasonMessageFunc`.
 #[derive(Clone, Debug)]
 struct EventAggregator {
-    cache: Lru<AggregateRecord>,
+    cache: Lru<KeyDigest, AggregateRecord>,
 }
 
 impl EventAggregator {
     /// Upstream `EventAggregate`: the event to write (the incoming one, or the aggregate) and its
     /// cache key for the logger (the full event key, or the aggregate key).
-    fn aggregate(&mut self, event: Event, now: Tick) -> (Event, String) {
-        let event_key = event_key(&event);
-        let (aggregate_key, local_key) = aggregate_keys(&event);
+    fn aggregate(&mut self, event: Event, now: Tick) -> (Event, KeyDigest) {
+        let event_key = KeyDigest::of(&event_key_parts(&event));
+        let aggregate_key = KeyDigest::of(&aggregate_key_parts(&event));
         let mut record = self.cache.get(&aggregate_key).cloned().unwrap_or_default();
         // Too old (or never seen: upstream's zero time): start over.
         if record
@@ -198,7 +233,9 @@ impl EventAggregator {
         {
             record = AggregateRecord::default();
         }
-        record.local_keys.insert(local_key);
+        if !record.local_keys.contains(&event.message) {
+            record.local_keys.insert(event.message.clone());
+        }
         record.last = Some(now);
         if record.local_keys.len() < DEFAULT_AGGREGATE_MAX_EVENTS {
             self.cache.add(aggregate_key, record);
@@ -206,7 +243,7 @@ impl EventAggregator {
         }
         // Upstream `PopAny` keeps the set below the maximum; k8s-mini pops the smallest key.
         record.local_keys.pop_first();
-        self.cache.add(aggregate_key.clone(), record);
+        self.cache.add(aggregate_key, record);
         // Upstream copies only these fields (no reportingController/Instance); the name is
         // `<involved name>.<suffix>` as for any new event.
         let aggregate = Event {
@@ -252,13 +289,13 @@ impl EventLog {
 /// Upstream `eventLogger`.
 #[derive(Clone, Debug)]
 struct EventLogger {
-    cache: Lru<EventLog>,
+    cache: Lru<KeyDigest, EventLog>,
 }
 
 impl EventLogger {
     /// Upstream `eventObserve`: a key seen before takes the earlier Event's name and
     /// `firstTimestamp` and counts one more; the observation is remembered either way.
-    fn observe(&mut self, mut event: Event, key: String) -> Event {
+    fn observe(&mut self, mut event: Event, key: KeyDigest) -> Event {
         if let Some(last) = self.cache.get(&key).filter(|l| l.count > 0) {
             event.metadata.name.clone_from(&last.name);
             event.first_timestamp.clone_from(&last.first_timestamp);
@@ -270,7 +307,8 @@ impl EventLogger {
 
     /// Upstream `updateState`: remembers the Event as the apiserver returned it, under its own key.
     fn update_state(&mut self, event: &Event) {
-        self.cache.add(event_key(event), EventLog::of(event));
+        self.cache
+            .add(KeyDigest::of(&event_key_parts(event)), EventLog::of(event));
     }
 }
 
@@ -287,14 +325,14 @@ struct TokenBucket {
 /// bucket that starts full).
 #[derive(Clone, Debug)]
 struct SpamFilter {
-    cache: Lru<TokenBucket>,
+    cache: Lru<KeyDigest, TokenBucket>,
 }
 
 impl SpamFilter {
     /// Upstream `Filter`: true when the event must be dropped (no token left).
     fn filter(&mut self, event: &Event, now: Tick) -> bool {
         let capacity = DEFAULT_SPAM_BURST * SPAM_REFILL_SECONDS;
-        let key = spam_key(event);
+        let key = KeyDigest::of(&spam_key_parts(event));
         let mut bucket = self.cache.get(&key).copied().unwrap_or(TokenBucket {
             units: capacity,
             last: now,

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::correlator::{Lru, AGGREGATE_MESSAGE_PREFIX};
+use super::correlator::{event_key, spam_key, KeyDigest, Lru, AGGREGATE_MESSAGE_PREFIX};
 use super::*;
 use crate::core::event::event_types::{NORMAL, WARNING};
 use crate::core::{Binding, Pod};
@@ -296,15 +296,39 @@ fn a_repeat_of_a_deleted_event_is_created_again_under_its_name() {
 #[test]
 fn lru_evicts_the_least_recently_used_entry() {
     let mut lru = Lru::new(2);
-    lru.add("a".into(), 1);
-    lru.add("b".into(), 2);
-    assert_eq!(lru.get("a"), Some(&1));
-    lru.add("c".into(), 3);
-    assert_eq!(lru.get("b"), None);
-    assert_eq!(lru.get("a"), Some(&1));
-    lru.add("a".into(), 4);
-    lru.add("d".into(), 5);
-    assert_eq!(lru.get("c"), None);
-    assert_eq!(lru.get("a"), Some(&4));
+    lru.add("a", 1);
+    lru.add("b", 2);
+    assert_eq!(lru.get(&"a"), Some(&1));
+    lru.add("c", 3);
+    assert_eq!(lru.get(&"b"), None);
+    assert_eq!(lru.get(&"a"), Some(&1));
+    lru.add("a", 4);
+    lru.add("d", 5);
+    assert_eq!(lru.get(&"c"), None);
+    assert_eq!(lru.get(&"a"), Some(&4));
     assert_eq!(lru.len(), 2);
+}
+
+/// The caches' digests follow upstream's string keys: parts joined without a separator, so a
+/// key split differently between its parts is the same key (upstream `getEventKey` concatenates),
+/// and the digest of the parts is the digest of the key string.
+#[test]
+fn key_digests_are_digests_of_the_joined_key() {
+    assert_eq!(KeyDigest::of(&["ab", "c"]), KeyDigest::of(&["a", "bc"]));
+    assert_eq!(KeyDigest::of(&["ab", "c"]), KeyDigest::of(&["abc"]));
+    assert_ne!(KeyDigest::of(&["abc"]), KeyDigest::of(&["abd"]));
+    assert_ne!(KeyDigest::of(&[""]), KeyDigest::of(&["a"]));
+    let mut e = Event::default();
+    e.source.component = "kubelet".into();
+    e.involved_object.name = "p".into();
+    e.reason = "Pulled".into();
+    e.message = "m".into();
+    assert_eq!(
+        KeyDigest::of(&[event_key(&e).as_str()]),
+        KeyDigest::of(&["kubelet", "p", "Pulled", "m"])
+    );
+    assert_eq!(
+        KeyDigest::of(&[spam_key(&e).as_str()]),
+        KeyDigest::of(&["kubeletp"])
+    );
 }
