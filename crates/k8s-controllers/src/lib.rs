@@ -50,6 +50,7 @@ pub mod disruption;
 pub mod endpointslice;
 pub mod expectations;
 pub mod garbage_collector;
+pub mod history;
 pub mod job;
 pub mod manager;
 pub mod namespace;
