@@ -235,3 +235,64 @@ pub fn revisions_to_truncate<'a>(
     let excess = history.len().saturating_sub(limit);
     history.into_iter().take(excess).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rev(name: &str, revision: i64) -> ControllerRevision {
+        let mut r = ControllerRevision::default();
+        r.metadata.name = name.into();
+        r.revision = revision;
+        r
+    }
+
+    #[test]
+    fn names_cut_the_prefix_to_223_bytes() {
+        assert_eq!(controller_revision_name("web", "abc"), "web-abc");
+        let long = "a".repeat(300);
+        let n = controller_revision_name(&long, "abc");
+        // 223 + "-" + 3 = 227 bytes.
+        assert_eq!(n.len(), 227);
+        assert!(n.ends_with("a-abc"));
+    }
+
+    #[test]
+    fn next_revision_follows_the_highest() {
+        assert_eq!(next_revision(&[]), 1);
+        let mut v = vec![rev("b", 4), rev("a", 2)];
+        sort_controller_revisions(&mut v);
+        assert_eq!(v[0].metadata.name, "a");
+        assert_eq!(next_revision(&v), 5);
+    }
+
+    #[test]
+    fn truncation_skips_live_revisions_and_takes_the_oldest() {
+        // Five revisions, r3 live; limit 2: history r1 r2 r4 r5 (4), 2 too many: r1 and r2.
+        let v: Vec<ControllerRevision> = (1..=5).map(|i| rev(&format!("r{i}"), i)).collect();
+        let gone: Vec<&str> = revisions_to_truncate(&v, |r| r.metadata.name == "r3", 2)
+            .iter()
+            .map(|r| r.metadata.name.as_str())
+            .collect();
+        assert_eq!(gone, vec!["r1", "r2"]);
+        assert!(revisions_to_truncate(&v, |_| false, -1).is_empty());
+        assert!(revisions_to_truncate(&v, |_| false, 5).is_empty());
+    }
+
+    #[test]
+    fn the_data_is_a_replace_patch_of_the_template() {
+        let mut t = PodTemplateSpec::default();
+        t.metadata.labels.insert("app".into(), "web".into());
+        let d = template_patch(&t);
+        assert_eq!(d["spec"]["template"]["$patch"], "replace");
+        assert_eq!(d["spec"]["template"]["metadata"]["labels"]["app"], "web");
+        let mut owner = ObjectMeta::default();
+        owner.name = "web".into();
+        owner.namespace = Some("default".into());
+        let cr = new_controller_revision(&owner, &Kind::StatefulSet, &t, 1, 0);
+        assert_eq!(cr.template(), Some(t.clone()));
+        let hash = compute_hash(&t, Some(0));
+        assert_eq!(cr.metadata.name, format!("web-{hash}"));
+        assert_eq!(cr.metadata.labels[CONTROLLER_REVISION_HASH_LABEL], hash);
+    }
+}

@@ -96,7 +96,7 @@ mod tests {
             .collect();
         assert_eq!(
             msgs,
-            vec![r#"data: Invalid value: "{\"spec\":{}}": field is immutable"#.to_string()]
+            vec![r#"data: Invalid value: {"spec":{}}: field is immutable"#.to_string()]
         );
     }
 }
