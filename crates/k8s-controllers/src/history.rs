@@ -46,7 +46,7 @@ pub fn template_patch(template: &PodTemplateSpec) -> serde_json::Value {
 }
 
 /// Upstream `NewControllerRevision` for a workload's template: labelled with the template's
-/// labels and `controller.kubernetes.io/hash`, controlled by `owner`, named
+/// labels and `controller.kubernetes.io/hash`, annotated as `owner`, controlled by it, named
 /// `<owner>-<hash>` (see the module docs for the hash).
 pub fn new_controller_revision(
     owner: &ObjectMeta,
@@ -59,6 +59,9 @@ pub fn new_controller_revision(
     let mut cr = ControllerRevision::default();
     cr.metadata.name = controller_revision_name(&owner.name, &hash);
     cr.metadata.namespace = owner.namespace.clone();
+    // Upstream `newRevision` (StatefulSet) and `snapshot` (DaemonSet) copy the owner's
+    // annotations.
+    cr.metadata.annotations = owner.annotations.clone();
     cr.metadata.labels = template.metadata.labels.clone();
     cr.metadata
         .labels
