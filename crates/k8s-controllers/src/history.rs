@@ -226,11 +226,11 @@ pub fn delete_controller_revision(
 /// The revisions to delete so that at most `limit` non-live ones remain (upstream
 /// `truncateHistory` of both controllers): the non-live revisions of `sorted`, oldest first,
 /// beyond the limit. A negative limit keeps everything.
-pub fn revisions_to_truncate<'a>(
-    sorted: &'a [ControllerRevision],
+pub fn revisions_to_truncate(
+    sorted: &[ControllerRevision],
     is_live: impl Fn(&ControllerRevision) -> bool,
     limit: i32,
-) -> Vec<&'a ControllerRevision> {
+) -> Vec<&ControllerRevision> {
     let history: Vec<&ControllerRevision> = sorted.iter().filter(|r| !is_live(r)).collect();
     let Ok(limit) = usize::try_from(limit) else {
         return Vec::new();
@@ -289,9 +289,11 @@ mod tests {
         let d = template_patch(&t);
         assert_eq!(d["spec"]["template"]["$patch"], "replace");
         assert_eq!(d["spec"]["template"]["metadata"]["labels"]["app"], "web");
-        let mut owner = ObjectMeta::default();
-        owner.name = "web".into();
-        owner.namespace = Some("default".into());
+        let owner = ObjectMeta {
+            name: "web".into(),
+            namespace: Some("default".into()),
+            ..Default::default()
+        };
         let cr = new_controller_revision(&owner, &Kind::StatefulSet, &t, 1, 0);
         assert_eq!(cr.template(), Some(t.clone()));
         let hash = compute_hash(&t, Some(0));

@@ -530,6 +530,7 @@ impl StatefulSetController {
     }
 
     /// Upstream `updateStatefulSet`'s three passes: replicas, condemned pods, rolling update.
+    #[allow(clippy::too_many_arguments)]
     fn update_pods(
         &mut self,
         api: &mut dyn ApiClient,
