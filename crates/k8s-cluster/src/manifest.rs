@@ -666,6 +666,7 @@ fn decode_typed(kind: &Kind, input: &Input<'_>) -> Result<Object, PartialError> 
         Kind::CronJob => Object::CronJob(decode(input)?),
         Kind::StatefulSet => Object::StatefulSet(decode(input)?),
         Kind::PersistentVolumeClaim => Object::PersistentVolumeClaim(decode(input)?),
+        Kind::ControllerRevision => Object::ControllerRevision(decode(input)?),
         Kind::PriorityClass => Object::PriorityClass(decode(input)?),
         Kind::Event => Object::Event(decode(input)?),
         Kind::PodGroup => Object::PodGroup(decode(input)?),

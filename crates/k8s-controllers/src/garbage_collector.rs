@@ -57,10 +57,13 @@ enum OwnerState {
     Dangling,
 }
 
-/// Every kind the collector knows, [`Kind::TYPED`] then [`Kind::ALPHA`] (so the queue keys of
-/// the stable kinds keep their indexes).
+/// Every kind the collector knows, [`Kind::TYPED`] then [`Kind::ALPHA`] then
+/// [`Kind::UNSERVED`] (so the queue keys of the stable kinds keep their indexes).
 fn gc_kinds() -> impl Iterator<Item = &'static Kind> {
-    Kind::TYPED.iter().chain(Kind::ALPHA.iter())
+    Kind::TYPED
+        .iter()
+        .chain(Kind::ALPHA.iter())
+        .chain(Kind::UNSERVED.iter())
 }
 
 /// The queue key of a dependent: `<index in gc_kinds()>:<namespace/name>`, so keys sort by kind

@@ -17,6 +17,8 @@
 //!   pod management, scale-down from the highest ordinal, RollingUpdate with a partition and
 //!   OnDelete; [`PersistentVolumeBinderController`] (`pkg/controller/volume/persistentvolume`,
 //!   minimal) binds every claim at once.
+//! - [`history`] (`pkg/controller/history`): the ControllerRevisions of StatefulSets and
+//!   DaemonSets (names, numbers, creation with name collisions, renumbering, truncation).
 //! - [`JobController`] (`pkg/controller/job`): batch/v1 Jobs (NonIndexed and Indexed completions,
 //!   pod-failure back-off, backoffLimit, backoffLimitPerIndex, podFailurePolicy, successPolicy,
 //!   activeDeadlineSeconds, suspend),
@@ -50,6 +52,7 @@ pub mod disruption;
 pub mod endpointslice;
 pub mod expectations;
 pub mod garbage_collector;
+pub mod history;
 pub mod job;
 pub mod manager;
 pub mod namespace;

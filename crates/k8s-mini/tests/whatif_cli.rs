@@ -127,7 +127,9 @@ fn capacity_prints_the_pools_as_text_and_json() {
 /// gang. By hand: each H100 node has 8 GPUs, one taken by an inference pod (priority 100000) and,
 /// on two nodes, 4 by a `trainer` StatefulSet pod (priority 1000); a worker needs 6, so each worker
 /// takes a node of its own and the two trainer pods are preempted (priority 1000 < 10000). The
-/// members bind together after the victims' 30 s grace period: settled at t=12, bound at t=43.
+/// members bind together after the victims' 30 s grace period: settled at t=13 (the dump has no
+/// ControllerRevisions: the StatefulSet and DaemonSet controllers create them at tick 0, the last
+/// change, and the run stops after 12 quiet ticks), bound at t=13 + 1 + 30 = 44.
 #[test]
 fn the_readme_example_preempts_the_two_trainer_pods() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/whatif");
@@ -150,10 +152,17 @@ fn the_readme_example_preempts_the_two_trainer_pods() {
             "{victim}: {text}"
         );
     }
-    let bound_at_43 = text
-        .lines()
-        .filter(|l| l.starts_with("ml/llm-pretrain-"))
-        .filter(|l| l.split_whitespace().nth(2) == Some("t=43"))
-        .count();
-    assert_eq!(bound_at_43, 4, "{text}");
+    assert_eq!(
+        text.lines()
+            .filter(|l| {
+                let cols: Vec<&str> = l.split_whitespace().collect();
+                cols.get(2) == Some(&"t=44")
+                    && cols
+                        .get(3)
+                        .is_some_and(|n| n.starts_with("gpu-node-h100x8-"))
+            })
+            .count(),
+        4,
+        "{text}"
+    );
 }

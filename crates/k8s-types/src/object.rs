@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::apps::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
+use crate::apps::{ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use crate::batch::{CronJob, Job};
 use crate::coordination::Lease;
 use crate::core::{
@@ -41,6 +41,8 @@ pub enum Kind {
     StatefulSet,
     /// `v1` PersistentVolumeClaim.
     PersistentVolumeClaim,
+    /// `apps/v1` ControllerRevision.
+    ControllerRevision,
     /// `scheduling.k8s.io/v1` PriorityClass (cluster-scoped).
     PriorityClass,
     /// `v1` Event.
@@ -105,10 +107,15 @@ impl Kind {
     /// [`Kind::TYPED`].
     pub const ALPHA: [Kind; 2] = [Kind::Workload, Kind::SchedulingPodGroup];
 
+    /// The typed kinds written by controllers that `serve` does not answer for yet (not in
+    /// [`Kind::TYPED`]): `apps/v1` ControllerRevision.
+    pub const UNSERVED: [Kind; 1] = [Kind::ControllerRevision];
+
     /// Every typed kind, in the order output lists them: [`Kind::TYPED`] with the alpha kinds
-    /// (`scheduling.k8s.io/v1alpha2` Workload and PodGroup) after the coscheduling PodGroup.
-    /// `TYPED` is what `serve` answers for; the alpha kinds are not served over HTTP yet.
-    pub const ALL: [Kind; 22] = [
+    /// (`scheduling.k8s.io/v1alpha2` Workload and PodGroup) after the coscheduling PodGroup and
+    /// [`Kind::UNSERVED`] after PersistentVolumeClaim.
+    /// `TYPED` is what `serve` answers for; the alpha and unserved kinds are not served over HTTP yet.
+    pub const ALL: [Kind; 23] = [
         Kind::Namespace,
         Kind::PriorityClass,
         Kind::RuntimeClass,
@@ -120,6 +127,7 @@ impl Kind {
         Kind::DaemonSet,
         Kind::StatefulSet,
         Kind::PersistentVolumeClaim,
+        Kind::ControllerRevision,
         Kind::CronJob,
         Kind::Job,
         Kind::PodGroup,
@@ -146,6 +154,7 @@ impl Kind {
             Kind::CronJob => "CronJob",
             Kind::StatefulSet => "StatefulSet",
             Kind::PersistentVolumeClaim => "PersistentVolumeClaim",
+            Kind::ControllerRevision => "ControllerRevision",
             Kind::PriorityClass => "PriorityClass",
             Kind::Event => "Event",
             Kind::PodGroup | Kind::SchedulingPodGroup => "PodGroup",
@@ -172,7 +181,11 @@ impl Kind {
             | Kind::PersistentVolumeClaim
             | Kind::ResourceQuota
             | Kind::LimitRange => "v1",
-            Kind::ReplicaSet | Kind::Deployment | Kind::DaemonSet | Kind::StatefulSet => "apps/v1",
+            Kind::ReplicaSet
+            | Kind::Deployment
+            | Kind::DaemonSet
+            | Kind::StatefulSet
+            | Kind::ControllerRevision => "apps/v1",
             Kind::Job | Kind::CronJob => "batch/v1",
             Kind::PriorityClass => "scheduling.k8s.io/v1",
             Kind::PodGroup => "scheduling.x-k8s.io/v1alpha1",
@@ -199,6 +212,7 @@ impl Kind {
             Kind::CronJob => "cronjobs".into(),
             Kind::StatefulSet => "statefulsets".into(),
             Kind::PersistentVolumeClaim => "persistentvolumeclaims".into(),
+            Kind::ControllerRevision => "controllerrevisions".into(),
             Kind::PriorityClass => "priorityclasses".into(),
             Kind::Event => "events".into(),
             Kind::PodGroup | Kind::SchedulingPodGroup => "podgroups".into(),
@@ -262,6 +276,7 @@ impl Kind {
             ("batch/v1", "CronJob") => Kind::CronJob,
             ("apps/v1", "StatefulSet") => Kind::StatefulSet,
             ("v1", "PersistentVolumeClaim") => Kind::PersistentVolumeClaim,
+            ("apps/v1", "ControllerRevision") => Kind::ControllerRevision,
             ("scheduling.k8s.io/v1", "PriorityClass") => Kind::PriorityClass,
             ("scheduling.x-k8s.io/v1alpha1", "PodGroup") => Kind::PodGroup,
             ("scheduling.k8s.io/v1alpha2", "Workload") => Kind::Workload,
@@ -310,7 +325,6 @@ pub const UNSIMULATED_BUILTIN_KINDS: &[(&str, bool)] = &[
     ("ServiceAccount", true),
     ("PersistentVolume", false),
     ("StorageClass", false),
-    ("ControllerRevision", true),
     ("Ingress", true),
     ("IngressClass", false),
     ("NetworkPolicy", true),
@@ -388,6 +402,8 @@ pub enum Object {
     StatefulSet(StatefulSet),
     /// A PersistentVolumeClaim.
     PersistentVolumeClaim(PersistentVolumeClaim),
+    /// A ControllerRevision.
+    ControllerRevision(ControllerRevision),
     /// A PriorityClass.
     PriorityClass(PriorityClass),
     /// An Event.
@@ -429,6 +445,7 @@ macro_rules! each_variant {
             Object::CronJob($o) => $e,
             Object::StatefulSet($o) => $e,
             Object::PersistentVolumeClaim($o) => $e,
+            Object::ControllerRevision($o) => $e,
             Object::PriorityClass($o) => $e,
             Object::Event($o) => $e,
             Object::PodGroup($o) => $e,
@@ -470,6 +487,7 @@ impl Object {
             Object::CronJob(_) => Kind::CronJob,
             Object::StatefulSet(_) => Kind::StatefulSet,
             Object::PersistentVolumeClaim(_) => Kind::PersistentVolumeClaim,
+            Object::ControllerRevision(_) => Kind::ControllerRevision,
             Object::PriorityClass(_) => Kind::PriorityClass,
             Object::Event(_) => Kind::Event,
             Object::PodGroup(_) => Kind::PodGroup,
@@ -582,6 +600,7 @@ impl_resource!(DaemonSet);
 impl_resource!(CronJob);
 impl_resource!(StatefulSet);
 impl_resource!(PersistentVolumeClaim);
+impl_resource!(ControllerRevision);
 impl_resource!(PriorityClass);
 impl_resource!(Event);
 impl_resource!(PodGroup);

@@ -39,7 +39,9 @@ pub fn apply(obj: &mut Object) {
         Object::LimitRange(l) => limit_range::set_defaults_limit_range(l),
         // policy/v1 has no defaults for PodDisruptionBudget (an unset
         // unhealthyPodEvictionPolicy means IfHealthyBudget where it is read).
+        // apps/v1 has no defaults for ControllerRevision.
         Object::Event(_)
+        | Object::ControllerRevision(_)
         | Object::PodGroup(_)
         | Object::Workload(_)
         | Object::SchedulingPodGroup(_)

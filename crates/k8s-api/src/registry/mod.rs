@@ -79,7 +79,9 @@ pub fn prepare_for_create(obj: &mut Object, now: Tick, uid: String) {
         Object::PodDisruptionBudget(p) => pod_disruption_budget::prepare_for_create(p),
         Object::Service(s) => service::prepare_for_create(s),
         Object::ResourceQuota(q) => resource_quota::prepare_for_create(q),
+        // Upstream `controllerrevision` strategy: no PrepareForCreate/Update work.
         Object::Node(_)
+        | Object::ControllerRevision(_)
         | Object::LimitRange(_)
         | Object::RuntimeClass(_)
         | Object::PriorityClass(_)

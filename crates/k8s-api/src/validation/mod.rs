@@ -3,7 +3,8 @@
 //! into `422 Invalid` (`Pod "x" is invalid: [...]`).
 //!
 //! Upstream sources: `pkg/apis/core/validation/validation.go` (pods, nodes, namespaces, events),
-//! `pkg/apis/apps/validation/validation.go` (Deployment, ReplicaSet, DaemonSet, StatefulSet),
+//! `pkg/apis/apps/validation/validation.go` (Deployment, ReplicaSet, DaemonSet, StatefulSet,
+//! ControllerRevision),
 //! `pkg/apis/batch/validation/validation.go` (Job, CronJob),
 //! `pkg/apis/scheduling/validation/validation.go` (PriorityClass),
 //! `pkg/apis/policy/validation/validation.go` (PodDisruptionBudget),
@@ -17,6 +18,7 @@
 //! [`namespace`], [`node`], [`priority_class`], [`pod_group`], [`event`], [`other`].
 
 pub mod affinity;
+pub mod controller_revision;
 pub mod cron_job;
 pub mod daemon_set;
 pub mod deployment;
@@ -124,6 +126,7 @@ pub fn validate_create(obj: &Object) -> ErrorList {
         Object::CronJob(cj) => cron_job::validate_cron_job_create(cj),
         Object::StatefulSet(ss) => stateful_set::validate_stateful_set(ss),
         Object::PersistentVolumeClaim(c) => stateful_set::validate_persistent_volume_claim(c),
+        Object::ControllerRevision(c) => controller_revision::validate_controller_revision(c),
         Object::Namespace(ns) => namespace::validate_namespace(ns),
         Object::Node(n) => node::validate_node(n),
         Object::PriorityClass(pc) => priority_class::validate_priority_class(pc),
@@ -163,6 +166,9 @@ pub fn validate_update(new: &Object, old: &Object) -> ErrorList {
         }
         (Object::PersistentVolumeClaim(n), Object::PersistentVolumeClaim(o)) => {
             stateful_set::validate_persistent_volume_claim_update(n, o)
+        }
+        (Object::ControllerRevision(n), Object::ControllerRevision(o)) => {
+            controller_revision::validate_controller_revision_update(n, o)
         }
         (Object::PriorityClass(n), Object::PriorityClass(o)) => {
             priority_class::validate_priority_class_update(n, o)

@@ -23,12 +23,14 @@
 //! them); then the rolling update (RollingUpdate: [`update`]; OnDelete: nothing) and the status
 //! counts.
 //!
-//! Differences from upstream (docs/fidelity.md, DaemonSet): no ControllerRevision objects: the
-//! current revision's hash is `ComputeHash(template, collisionCount)` of the DaemonSet itself
-//! (or, for a DaemonSet that arrives with labelled pods, its newest pod's label:
-//! [`revision_hash`]), so old revisions are not kept, numbered or cleaned up
-//! (`revisionHistoryLimit` is defaulted and validated but has nothing to limit) and there is no
-//! `collisionCount` bump; the deprecated template-generation label is not read. Nodes are visited and
+//! Revisions are ControllerRevisions `<ds>-<hash>` ([`update::construct_history`], numbered,
+//! renumbered on a rollback, cleaned up beyond `revisionHistoryLimit`).
+//! Differences from upstream (docs/fidelity.md, DaemonSet): the current revision's hash is
+//! `ComputeHash(template, collisionCount)` of the DaemonSet itself (or, for a DaemonSet that
+//! arrives with labelled pods, its newest pod's label: [`revision_hash`]) and a revision is
+//! current when it carries that hash (upstream: when its data equals the template's patch,
+//! the same thing while the hash has no collision); there is no `collisionCount` bump (a name
+//! collision is an error) and a duplicate current revision's pods are not relabelled; the deprecated template-generation label is not read. Nodes are visited and
 //! rolling-update candidates taken in node-name order (upstream ranges over a Go map, in random
 //! order).
 
@@ -193,6 +195,36 @@ impl DaemonSetsController {
         }
     }
 
+    /// Upstream `addHistory` / `updateHistory` / `deleteHistory`: the DaemonSet controlling the
+    /// revision (before or after the change); an orphan's: every DaemonSet selecting it.
+    fn on_history_change(change: &Delta, informers: &SharedInformerFactory, queue: &mut WorkQueue) {
+        let mut keys = Vec::new();
+        for o in [change.old.as_deref(), change.new.as_deref()]
+            .into_iter()
+            .flatten()
+        {
+            let meta = o.meta();
+            match meta.controller_ref() {
+                Some(c) => keys.extend(informers.resolve_controller_ref(
+                    &Kind::DaemonSet,
+                    meta.namespace(),
+                    c,
+                )),
+                None => keys.extend(informers.selecting::<DaemonSet>(
+                    &Kind::DaemonSet,
+                    meta.namespace(),
+                    &meta.labels,
+                    |d| d.spec.selector.as_ref(),
+                )),
+            }
+        }
+        keys.sort();
+        keys.dedup();
+        for k in keys {
+            queue.add(k);
+        }
+    }
+
     /// Upstream `addNode` / `updateNode` (with `shouldIgnoreNodeUpdate`).
     fn on_node_change(change: &Delta, informers: &SharedInformerFactory, queue: &mut WorkQueue) {
         let Some(cur) = change.new.as_deref().and_then(Node::from_object_ref) else {
@@ -280,6 +312,7 @@ impl DaemonSetsController {
             key.clone(),
             (ds.metadata.generation.unwrap_or(0), hash.clone()),
         );
+        let (_current, old) = update::construct_history(api, informers, ds, &hash)?;
         let mut by_node: NodeToDaemonPods<'_> = BTreeMap::new();
         for pod in pods {
             if pod.is_terminal() && pod.is_terminating() {
@@ -292,7 +325,9 @@ impl DaemonSetsController {
         if !self.expectations.satisfied(&key, now) {
             return self.update_status(api, ds, &nodes, &by_node, &hash, false);
         }
-        let result = self.update_daemon_set(api, ds, &key, &nodes, &by_node, &hash);
+        let result = self
+            .update_daemon_set(api, ds, &key, &nodes, &by_node, &hash)
+            .and_then(|r| update::cleanup_history(api, ds, &old, &by_node).map(|()| r));
         let status = self.update_status(api, ds, &nodes, &by_node, &hash, true);
         let requeue = result?;
         let action = status?;
@@ -692,7 +727,12 @@ impl Controller for DaemonSetsController {
     }
 
     fn informers(&self) -> Vec<Kind> {
-        vec![Kind::DaemonSet, Kind::Node, Kind::Pod]
+        vec![
+            Kind::DaemonSet,
+            Kind::Node,
+            Kind::Pod,
+            Kind::ControllerRevision,
+        ]
     }
 
     fn on_change(
@@ -719,6 +759,7 @@ impl Controller for DaemonSetsController {
                 false,
             ),
             Kind::Node => Self::on_node_change(change, informers, queue),
+            Kind::ControllerRevision => Self::on_history_change(change, informers, queue),
             _ => {}
         }
     }

@@ -21,15 +21,17 @@
 //! updated pod to be Running and Ready; `OnDelete` re-creates deleted pods from the update
 //! revision and deletes nothing.
 //!
-//! Revisions: the update revision is named `<set>-<hash>`, hash =
-//! [`crate::pod_template_hash::compute_hash`] of the template with `status.collisionCount`
-//! (upstream hashes the ControllerRevision's data, a strategic patch of the template, with
-//! FNV-32a over a `spew` dump k8s-mini cannot reproduce byte for byte); the current revision is
-//! `status.currentRevision` until a rolling update completes (`completeRollingUpdate`).
-//! Differences from upstream (docs/fidelity.md, StatefulSet): no ControllerRevision objects are
-//! written: the controller remembers the template of each revision it has seen, so a pod below
-//! the partition deleted during an update comes back from the current revision's template; a
-//! revision it never saw (a dump's) falls back to the set's template. `maxUnavailable` is kept
+//! Revisions (upstream `getStatefulSetRevisions`, `truncateHistory`, [`crate::history`]): each
+//! sync lists (and adopts) the set's ControllerRevisions, sorted by number; the update revision
+//! is the one whose data equals the set's template: the newest one if so, an older one is
+//! renumbered to the next number (a rollback), else a new `<set>-<hash>` is created with the
+//! next number (name collisions bump `status.collisionCount`). The current revision is the one
+//! named by `status.currentRevision`, else the update revision, until a rolling update
+//! completes (`completeRollingUpdate`); a pod below the partition comes back from the current
+//! revision's template. After the status, non-live revisions (neither current, update nor any
+//! pod's) beyond `revisionHistoryLimit` are deleted oldest first.
+//! Differences from upstream (docs/fidelity.md, StatefulSet): the hash (see [`crate::history`]).
+//! `maxUnavailable` is kept
 //! but not acted on (the MaxUnavailableStatefulSet gate is alpha, off, in v1.32). Pods are
 //! created one after another in ordinal order under `Parallel` (upstream: concurrent batches).
 
@@ -39,7 +41,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use k8s_types::apiserver::{ApiClient, ApiExt, DeleteOptions};
-use k8s_types::apps::{PodTemplateSpec, StatefulSet, ROLLING_UPDATE_STATEFUL_SET_STRATEGY};
+use k8s_types::apps::{
+    ControllerRevision, PodTemplateSpec, StatefulSet, ROLLING_UPDATE_STATEFUL_SET_STRATEGY,
+};
 use k8s_types::controller::{Action, Controller, SyncError};
 use k8s_types::core::event::event_types;
 use k8s_types::core::{PersistentVolumeClaim, Pod};
@@ -51,6 +55,7 @@ use k8s_types::{Kind, Object, Resource, Tick};
 
 use crate::controller_ref_manager::claim_shared;
 use crate::controller_utils::pod_ready_tick;
+use crate::history;
 use crate::pod_template_hash::compute_hash;
 use utils::{
     allows_burst, claim_owner_refs, claims_for, identity_matches, in_ordinal_range, is_created,
@@ -124,9 +129,18 @@ pub fn compute_replica_status(
 /// kube-controller-manager's StatefulSet controller.
 #[derive(Clone, Debug)]
 pub struct StatefulSetController {
-    /// By set key: the template of each revision seen (by revision name).
-    revisions: BTreeMap<String, BTreeMap<String, PodTemplateSpec>>,
     events: EventRecorder,
+}
+
+/// The current and update revisions of one sync (upstream `getStatefulSetRevisions`).
+#[derive(Clone, Debug)]
+pub struct Revisions {
+    /// The current revision (`status.currentRevision`'s, else the update revision).
+    pub current: ControllerRevision,
+    /// The revision of the set's template.
+    pub update: ControllerRevision,
+    /// The collision count the update revision's name needed.
+    pub collision_count: i32,
 }
 
 impl Default for StatefulSetController {
@@ -145,10 +159,9 @@ struct Pass {
 }
 
 impl StatefulSetController {
-    /// A controller with no revisions seen.
+    /// A StatefulSet controller.
     pub fn new() -> Self {
         StatefulSetController {
-            revisions: BTreeMap::new(),
             events: EventRecorder::for_component(STATEFUL_SET_CONTROLLER_NAME),
         }
     }
@@ -347,6 +360,7 @@ impl StatefulSetController {
         ord: i32,
         pod: Option<&Pod>,
         (current, update): (&str, &str),
+        current_template: &PodTemplateSpec,
         pass: &mut Pass,
     ) -> Result<(), Status> {
         let monotonic = !allows_burst(set);
@@ -354,7 +368,7 @@ impl StatefulSetController {
         let min_ready = set.spec.min_ready_seconds.unwrap_or(0);
         let Some(pod) = pod else {
             let (revision, template) = if uses_current_revision(set, ord) {
-                (current, self.template_of(set, current))
+                (current, current_template.clone())
             } else {
                 (update, set.spec.template.clone())
             };
@@ -423,16 +437,6 @@ impl StatefulSetController {
         }
     }
 
-    /// The template of revision `name` if seen, else the set's.
-    fn template_of(&self, set: &StatefulSet, name: &str) -> PodTemplateSpec {
-        let key = format!("{}/{}", set.metadata.namespace(), set.metadata.name);
-        self.revisions
-            .get(&key)
-            .and_then(|m| m.get(name))
-            .cloned()
-            .unwrap_or_else(|| set.spec.template.clone())
-    }
-
     /// Upstream `updateClaimOwnerRefForSetAndPod` for a condemned pod (`whenScaled: Delete`):
     /// its claims get the pod as owner before it goes, so the garbage collector deletes them
     /// after it.
@@ -471,15 +475,24 @@ impl StatefulSetController {
         set: &StatefulSet,
     ) -> Result<Action, Status> {
         let now = api.now();
-        let key = format!("{}/{}", set.metadata.namespace(), set.metadata.name);
-        let update = revision_name(set);
-        let seen = self.revisions.entry(key.clone()).or_default();
-        seen.insert(update.clone(), set.spec.template.clone());
-        let current = if set.status.current_revision.is_empty() {
-            update.clone()
-        } else {
-            set.status.current_revision.clone()
+        let revisions = match set.spec.selector.as_ref() {
+            Some(sel) => {
+                history::list_and_adopt(api, informers, &set.metadata, &Kind::StatefulSet, sel)?
+            }
+            // Upstream: a nil selector selects nothing.
+            None => Vec::new(),
         };
+        let revs = get_stateful_set_revisions(api, set, &revisions)?;
+        let (current, update) = (
+            revs.current.metadata.name.clone(),
+            revs.update.metadata.name.clone(),
+        );
+        // Upstream `ApplyRevision`: the current revision's template (the set's if its data
+        // holds none).
+        let current_template = revs
+            .current
+            .template()
+            .unwrap_or_else(|| set.spec.template.clone());
         let claimed = Self::claim_pods(api, informers, set)?;
         let mut pods: Vec<&Pod> = claimed
             .iter()
@@ -495,11 +508,21 @@ impl StatefulSetController {
         let result = if set.metadata.deletion_timestamp.is_some() {
             Ok(())
         } else {
-            self.update_pods(api, informers, set, &pods, (&current, &update), &mut pass)
+            self.update_pods(
+                api,
+                informers,
+                set,
+                &pods,
+                (&current, &update),
+                &current_template,
+                &mut pass,
+            )
         };
-        let status = self.update_status(api, set, &pass.status, &current, &update);
+        let status = self.update_status(api, set, &pass.status, &revs);
+        let truncated = truncate_history(api, set, &pods, &revisions, &revs);
         result?;
         status?;
+        truncated?;
         Ok(match pass.requeue_at.filter(|t| *t > now) {
             Some(t) => Action::requeue(t - now),
             None => Action::AwaitChange,
@@ -507,6 +530,7 @@ impl StatefulSetController {
     }
 
     /// Upstream `updateStatefulSet`'s three passes: replicas, condemned pods, rolling update.
+    #[allow(clippy::too_many_arguments)]
     fn update_pods(
         &mut self,
         api: &mut dyn ApiClient,
@@ -514,6 +538,7 @@ impl StatefulSetController {
         set: &StatefulSet,
         pods: &[&Pod],
         revs: (&str, &str),
+        current_template: &PodTemplateSpec,
         pass: &mut Pass,
     ) -> Result<(), Status> {
         let monotonic = !allows_burst(set);
@@ -536,7 +561,9 @@ impl StatefulSetController {
         let mut first_err = None;
         for ord in start..start.saturating_add(replicas(set)) {
             let pod = by_ordinal.get(&ord).copied();
-            if let Err(e) = self.process_replica(api, informers, set, ord, pod, revs, pass) {
+            let r =
+                self.process_replica(api, informers, set, ord, pod, revs, current_template, pass);
+            if let Err(e) = r {
                 if monotonic {
                     return Err(e);
                 }
@@ -607,8 +634,7 @@ impl StatefulSetController {
         api: &mut dyn ApiClient,
         set: &StatefulSet,
         rs: &ReplicaStatus,
-        current: &str,
-        update: &str,
+        revs: &Revisions,
     ) -> Result<(), Status> {
         let mut s = set.status.clone();
         s.observed_generation = set.metadata.generation;
@@ -617,11 +643,9 @@ impl StatefulSetController {
         s.available_replicas = rs.available;
         s.current_replicas = rs.current;
         s.updated_replicas = rs.updated;
-        s.current_revision = current.to_string();
-        s.update_revision = update.to_string();
-        if s.collision_count.is_none() {
-            s.collision_count = Some(0);
-        }
+        s.current_revision.clone_from(&revs.current.metadata.name);
+        s.update_revision.clone_from(&revs.update.metadata.name);
+        s.collision_count = Some(revs.collision_count);
         let want = replicas(set);
         if strategy_type(set) == ROLLING_UPDATE_STATEFUL_SET_STRATEGY
             && s.updated_replicas == want
@@ -647,7 +671,12 @@ impl Controller for StatefulSetController {
     }
 
     fn informers(&self) -> Vec<Kind> {
-        vec![Kind::StatefulSet, Kind::Pod, Kind::PersistentVolumeClaim]
+        vec![
+            Kind::StatefulSet,
+            Kind::Pod,
+            Kind::PersistentVolumeClaim,
+            Kind::ControllerRevision,
+        ]
     }
 
     fn on_change(
@@ -657,12 +686,7 @@ impl Controller for StatefulSetController {
         queue: &mut WorkQueue,
     ) {
         match change.kind {
-            Kind::StatefulSet => {
-                if change.is_delete() {
-                    self.revisions.remove(&change.key);
-                }
-                queue.add(change.key.clone());
-            }
+            Kind::StatefulSet => queue.add(change.key.clone()),
             Kind::Pod => Self::on_pod_change(change, informers, queue),
             _ => {}
         }
@@ -679,9 +703,83 @@ impl Controller for StatefulSetController {
             .get_typed::<StatefulSet>(key)
             .cloned()
         else {
-            self.revisions.remove(key);
             return Ok(Action::AwaitChange);
         };
         Ok(self.sync_stateful_set(api, informers, &set)?)
     }
+}
+
+/// Upstream `getStatefulSetRevisions` over `sorted` (the set's revisions, oldest first): the
+/// update revision is the newest one equal to the set's template (left alone when it is the
+/// newest overall, else renumbered to the next number), or a new one; the current revision is
+/// the one named `status.currentRevision`, else the update revision.
+///
+/// # Errors
+/// The apiserver's, from creating or renumbering the update revision.
+pub fn get_stateful_set_revisions(
+    api: &mut dyn ApiClient,
+    set: &StatefulSet,
+    sorted: &[ControllerRevision],
+) -> Result<Revisions, Status> {
+    let mut collision_count = set.status.collision_count.unwrap_or(0);
+    let next = history::next_revision(sorted);
+    let wanted = history::new_controller_revision(
+        &set.metadata,
+        &Kind::StatefulSet,
+        &set.spec.template,
+        next,
+        collision_count,
+    );
+    let equal: Vec<&ControllerRevision> = sorted
+        .iter()
+        .filter(|r| history::equal_revision(r, &wanted))
+        .collect();
+    let update = match (equal.last(), sorted.last()) {
+        (Some(e), Some(last)) if history::equal_revision(last, e) => last.clone(),
+        (Some(e), _) => history::update_controller_revision(api, e, next)?,
+        (None, _) => history::create_controller_revision(
+            api,
+            &set.metadata,
+            &Kind::StatefulSet,
+            &set.spec.template,
+            next,
+            &mut collision_count,
+        )?,
+    };
+    let current = sorted
+        .iter()
+        .find(|r| r.metadata.name == set.status.current_revision)
+        .cloned()
+        .unwrap_or_else(|| update.clone());
+    Ok(Revisions {
+        current,
+        update,
+        collision_count,
+    })
+}
+
+/// Upstream `truncateHistory`: the current and update revisions and every pod's revision are
+/// live; the other revisions of `sorted` beyond `revisionHistoryLimit` (default 10) are
+/// deleted, lowest number first.
+///
+/// # Errors
+/// The first failed deletion.
+pub fn truncate_history(
+    api: &mut dyn ApiClient,
+    set: &StatefulSet,
+    pods: &[&Pod],
+    sorted: &[ControllerRevision],
+    revs: &Revisions,
+) -> Result<(), Status> {
+    let is_live = |r: &ControllerRevision| {
+        let n = r.metadata.name.as_str();
+        n == revs.current.metadata.name
+            || n == revs.update.metadata.name
+            || pods.iter().any(|p| pod_revision(p) == n)
+    };
+    let limit = set.spec.revision_history_limit.unwrap_or(10);
+    for r in history::revisions_to_truncate(sorted, is_live, limit) {
+        history::delete_controller_revision(api, r)?;
+    }
+    Ok(())
 }

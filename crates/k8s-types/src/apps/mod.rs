@@ -1,10 +1,12 @@
-//! The `apps/v1` API group: Deployment, ReplicaSet, DaemonSet and StatefulSet.
+//! The `apps/v1` API group: Deployment, ReplicaSet, DaemonSet, StatefulSet and ControllerRevision.
 
+pub mod controller_revision;
 pub mod daemon_set;
 pub mod deployment;
 pub mod replica_set;
 pub mod stateful_set;
 
+pub use controller_revision::*;
 pub use daemon_set::*;
 pub use deployment::*;
 pub use replica_set::*;
