@@ -150,5 +150,9 @@ fn the_readme_example_preempts_the_two_trainer_pods() {
             "{victim}: {text}"
         );
     }
-    assert_eq!(text.matches("  t=43  gpu-node-h100x8-").count(), 4, "{text}");
+    assert_eq!(
+        text.matches("  t=43  gpu-node-h100x8-").count(),
+        4,
+        "{text}"
+    );
 }

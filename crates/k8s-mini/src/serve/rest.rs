@@ -52,8 +52,8 @@ impl Target {
     fn details(&self) -> Details {
         Details {
             name: self.name.clone().unwrap_or_default(),
-            group: self.info.group.to_string(),
-            resource: self.info.plural.to_string(),
+            group: self.info.group.clone(),
+            resource: self.info.plural.clone(),
             kind: self.info.kind.name().to_string(),
         }
     }
@@ -240,7 +240,15 @@ pub(crate) fn list(s: &Session, t: &Target, req: &Request) -> Reply {
         };
         return Reply::json(
             200,
-            &table::table(kind, &items, s.now(), include, true, metadata),
+            &table::table(
+                kind,
+                &t.info.columns,
+                &items,
+                s.now(),
+                include,
+                true,
+                metadata,
+            ),
         );
     }
     let items: Vec<Value> = items.iter().map(|o| typed_json(o)).collect();
@@ -289,6 +297,7 @@ pub(crate) fn get(s: &Session, t: &Target, req: &Request) -> Reply {
                 200,
                 &table::table(
                     &t.info.kind,
+                    &t.info.columns,
                     &[&obj],
                     s.now(),
                     include,
@@ -466,7 +475,9 @@ pub(crate) fn patch(s: &mut Session, t: &Target, req: &Request) -> (Reply, Recor
             None,
         );
     }
-    if media == "application/strategic-merge-patch+json" && t.info.kind == Kind::PodGroup {
+    if media == "application/strategic-merge-patch+json"
+        && (t.info.kind == Kind::PodGroup || t.info.custom)
+    {
         // A custom resource has no Go struct to read merge keys from (upstream: 415).
         return (
             reply::unsupported_media_type(
