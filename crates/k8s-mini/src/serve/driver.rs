@@ -421,3 +421,7 @@ impl Driver {
 #[cfg(test)]
 #[path = "driver_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "driver_crd_tests.rs"]
+mod crd_tests;
