@@ -28,12 +28,33 @@ impl Env {
         Env::start(name, record, clock, None)
     }
 
-    /// A server on a bundled scenario (`scenarios/<file>`), paused at t=0.
+    /// A server on a bundled scenario (`scenarios/<file>`), paused at t=0, recording.
     fn on_scenario(name: &str, file: &str) -> Env {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../scenarios")
             .join(file);
-        Env::start(name, false, Clock::Paused, Some(path))
+        Env::start(name, true, Clock::Paused, Some(path))
+    }
+
+    /// The recorded session replays to the server's state, byte for byte.
+    fn assert_replays(&self) {
+        let state = self.ok(&["get", "--raw", "/k8s-mini/v1/state"]);
+        let recorded = self.dir.join("recorded.yaml");
+        let replay = k8s_cluster::run_file(
+            &recorded,
+            &k8s_cluster::RunOptions {
+                output: k8s_cluster::OutputFormat::Json,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(replay.failures, 0, "{}", replay.stderr);
+        assert!(
+            replay.stdout == state,
+            "the replay of {} differs:\n{}",
+            recorded.display(),
+            std::fs::read_to_string(&recorded).unwrap_or_default()
+        );
     }
 
     fn start(name: &str, record: bool, clock: Clock, file: Option<PathBuf>) -> Env {
@@ -463,8 +484,14 @@ fn kubectl_gets_crds_custom_resources_and_v1alpha2_workloads() {
     // A second apply of the same file changes nothing (client-side apply's merge patch).
     let out = env.ok(&["apply", "-f", "tiny.yaml"]);
     assert_eq!(out.trim(), "pytorchjob.kubeflow.org/tiny unchanged");
+    // A label (a merge patch of the custom resource), then the delete; both are recorded as
+    // steps naming the kind with its apiVersion, and the session replays.
+    let out = env.ok(&["label", "pytorchjob", "tiny", "team=a"]);
+    assert_eq!(out.trim(), "pytorchjob.kubeflow.org/tiny labeled");
     let out = env.ok(&["delete", "pytorchjob", "tiny"]);
     assert_eq!(out.trim(), "pytorchjob.kubeflow.org \"tiny\" deleted");
+    env.server().step(1);
+    env.assert_replays();
     drop(env);
 
     let env = Env::on_scenario("workloads", "native-gang.yaml");
@@ -482,4 +509,17 @@ fn kubectl_gets_crds_custom_resources_and_v1alpha2_workloads() {
         pg.contains("podgroup.scheduling.k8s.io/training-workers"),
         "{pg}"
     );
+    // The native PodGroup, not the coscheduling one of the same kind name.
+    let out = env.ok(&[
+        "label",
+        "podgroups.scheduling.k8s.io",
+        "training-workers",
+        "team=a",
+    ]);
+    assert_eq!(
+        out.trim(),
+        "podgroup.scheduling.k8s.io/training-workers labeled"
+    );
+    env.server().step(1);
+    env.assert_replays();
 }

@@ -173,6 +173,16 @@ fn kind_label(kind: &Kind) -> String {
     kind.name().to_string()
 }
 
+/// A recorded `patch` or `delete` step names its kind by name, plus `apiVersion` when the name
+/// alone resolves to another kind or none (the native PodGroup, CRDs, custom resources), so
+/// that the step replays on the same object.
+fn name_kind(step: &mut Value, t: &Target) {
+    let kind = &t.info.kind;
+    if Kind::ALL.iter().find(|k| k.name() == kind.name()) != Some(kind) {
+        step["apiVersion"] = json!(t.info.group_version());
+    }
+}
+
 fn patch_step(t: &Target, before: &Value, after: &Value) -> Recorded {
     let mut diff = create_merge_patch(before, after);
     if let Some(meta) = diff.get_mut("metadata").and_then(Value::as_object_mut) {
@@ -185,6 +195,7 @@ fn patch_step(t: &Target, before: &Value, after: &Value) -> Recorded {
         return None;
     }
     let mut p = json!({"kind": kind_label(&t.info.kind), "name": t.name, "merge": diff});
+    name_kind(&mut p, t);
     if t.info.kind.namespaced() {
         p["namespace"] = json!(t.ns());
     }
@@ -611,6 +622,7 @@ pub(crate) fn delete(s: &mut Session, t: &Target, req: &Request) -> (Reply, Reco
     ) {
         Ok(o) => {
             let mut d = json!({"kind": kind_label(&t.info.kind), "name": name});
+            name_kind(&mut d, t);
             if t.info.kind.namespaced() {
                 d["namespace"] = json!(t.ns());
             }
