@@ -107,7 +107,7 @@ impl Kind {
 
     /// Every typed kind, in the order output lists them: [`Kind::TYPED`] with the alpha kinds
     /// (`scheduling.k8s.io/v1alpha2` Workload and PodGroup) after the coscheduling PodGroup.
-    /// `TYPED` is what `serve` answers for; the alpha kinds are not served over HTTP yet.
+    /// `serve` answers for all of them (and for CRDs and their custom resources).
     pub const ALL: [Kind; 22] = [
         Kind::Namespace,
         Kind::PriorityClass,
