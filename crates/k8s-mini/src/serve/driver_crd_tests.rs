@@ -359,3 +359,38 @@ fn native_workloads_and_podgroups_are_served_at_v1alpha2() {
         "workloads.scheduling.k8s.io \"eval\" not found"
     );
 }
+
+#[test]
+fn a_watch_of_custom_resources_sees_the_operator_change_them() {
+    let mut d = driver("pytorchjob-operator.yaml");
+    let req = Request {
+        method: "GET".into(),
+        path: "/apis/kubeflow.org/v1/namespaces/default/pytorchjobs".into(),
+        query: vec![("watch".into(), "true".into())],
+        accept: TABLE.into(),
+        ..Request::default()
+    };
+    let Answer::Watch { mut rx, .. } = d.handle(&req) else {
+        panic!("not a watch")
+    };
+    let event = |line: Vec<u8>| -> Value { serde_json::from_slice(&line).unwrap() };
+    // The current state first: mnist, before any tick (no status yet), as a one-row Table.
+    let added = event(rx.try_recv().unwrap());
+    assert_eq!(added["type"], "ADDED");
+    assert_eq!(
+        added["object"]["rows"][0]["cells"],
+        json!(["mnist", null, "0s"])
+    );
+    assert!(rx.try_recv().is_err());
+    // The tick at t=0: the operator marks it Created (one MODIFIED per write it makes).
+    call(&mut d, "POST", "/k8s-mini/v1/step", "", "", "");
+    let mut states = Vec::new();
+    while let Ok(line) = rx.try_recv() {
+        let e = event(line);
+        assert_eq!(e["type"], "MODIFIED");
+        // Column definitions only in the first Table of the stream.
+        assert_eq!(e["object"]["columnDefinitions"], json!([]));
+        states.push(e["object"]["rows"][0]["cells"][1].clone());
+    }
+    assert_eq!(states.last(), Some(&json!("Created")), "{states:?}");
+}
