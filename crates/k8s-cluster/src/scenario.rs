@@ -257,6 +257,11 @@ pub struct EmptyStep {}
 pub struct PatchStep {
     /// Kind, e.g. `Deployment`, `CronJob`, `Pod`.
     pub kind: String,
+    /// apiVersion, for a kind its name alone does not name: `scheduling.k8s.io/v1alpha2` (the
+    /// native PodGroup), a CustomResourceDefinition's or a custom resource's (resolved against
+    /// the stored CRDs when the step runs). `k8s-mini serve --record` writes it for those.
+    #[serde(default)]
+    pub api_version: Option<String>,
     /// Namespace (default `default`; ignored for cluster-scoped kinds).
     #[serde(default)]
     pub namespace: Option<String>,
@@ -321,6 +326,9 @@ pub struct DrainStep {
 pub struct DeleteStep {
     /// Kind, e.g. `Pod`, `Deployment`, `Node`.
     pub kind: String,
+    /// apiVersion, as [`PatchStep::api_version`].
+    #[serde(default)]
+    pub api_version: Option<String>,
     /// Namespace (default `default`).
     #[serde(default)]
     pub namespace: Option<String>,

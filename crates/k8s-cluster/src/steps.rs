@@ -96,7 +96,7 @@ pub(crate) fn decode_steps(
                 path: format!("spec.steps[{i}].patch.{field}"),
                 message,
             };
-            if kind_by_name(&p.kind).is_none() {
+            if p.api_version.is_none() && kind_by_name(&p.kind).is_none() {
                 return Err(bad(
                     "kind",
                     format!("unknown kind {:?} (a patch needs a simulated kind)", p.kind),
@@ -158,7 +158,7 @@ pub(crate) fn run_step(
         return Ok(format!("apply {}", names.join(", ")));
     }
     if let Some(d) = &step.delete {
-        let kind = kind_by_name(&d.kind).ok_or_else(|| format!("unknown kind {:?}", d.kind))?;
+        let kind = step_kind(cluster, d.api_version.as_deref(), &d.kind)?;
         let namespace = if kind.namespaced() {
             ns(&d.namespace)
         } else {
@@ -419,7 +419,7 @@ pub(crate) fn merge_patch(target: &mut serde_json::Value, patch: &serde_json::Va
 /// status is kept by the kind's strategy). kubectl prints `<kind>.<group>/<name> patched`, or
 /// `patched (no change)` when the patch changes nothing.
 fn patch(cluster: &mut Cluster, p: &crate::scenario::PatchStep) -> Result<String, String> {
-    let kind = kind_by_name(&p.kind).ok_or_else(|| format!("unknown kind {:?}", p.kind))?;
+    let kind = step_kind(cluster, p.api_version.as_deref(), &p.kind)?;
     let namespace = if kind.namespaced() {
         p.namespace.clone().unwrap_or_else(|| "default".into())
     } else {
@@ -539,4 +539,29 @@ pub(crate) fn advance_drains(
 
 fn kind_by_name(name: &str) -> Option<Kind> {
     Kind::ALL.into_iter().find(|k| k.name() == name)
+}
+
+/// The kind a `patch` or `delete` step names: by its name alone, or with `apiVersion` a typed
+/// kind, CustomResourceDefinition, or a kind a stored CRD serves at that apiVersion.
+fn step_kind(cluster: &Cluster, api_version: Option<&str>, kind: &str) -> Result<Kind, String> {
+    use k8s_types::apiextensions::{self as ext, CustomResourceDefinition};
+    let Some(av) = api_version else {
+        return kind_by_name(kind).ok_or_else(|| format!("unknown kind {kind:?}"));
+    };
+    if let Some(k) = Kind::typed(av, kind) {
+        return Ok(k);
+    }
+    if av == ext::API_VERSION && kind == ext::KIND {
+        return Ok(ext::crd_kind());
+    }
+    cluster
+        .api_ref()
+        .list(&ext::crd_kind(), None, None)
+        .iter()
+        .filter_map(|o| CustomResourceDefinition::from_object(o)?.ok())
+        .find_map(|crd| {
+            let v = crd.served(av, kind)?;
+            Some(crd.resource_kind(&v.name))
+        })
+        .ok_or_else(|| format!("no kind {kind:?} is served at apiVersion {av:?}"))
 }

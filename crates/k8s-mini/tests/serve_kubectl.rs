@@ -25,6 +25,39 @@ impl Env {
     }
 
     fn with_clock(name: &str, record: bool, clock: Clock) -> Env {
+        Env::start(name, record, clock, None)
+    }
+
+    /// A server on a bundled scenario (`scenarios/<file>`), paused at t=0, recording.
+    fn on_scenario(name: &str, file: &str) -> Env {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../scenarios")
+            .join(file);
+        Env::start(name, true, Clock::Paused, Some(path))
+    }
+
+    /// The recorded session replays to the server's state, byte for byte.
+    fn assert_replays(&self) {
+        let state = self.ok(&["get", "--raw", "/k8s-mini/v1/state"]);
+        let recorded = self.dir.join("recorded.yaml");
+        let replay = k8s_cluster::run_file(
+            &recorded,
+            &k8s_cluster::RunOptions {
+                output: k8s_cluster::OutputFormat::Json,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(replay.failures, 0, "{}", replay.stderr);
+        assert!(
+            replay.stdout == state,
+            "the replay of {} differs:\n{}",
+            recorded.display(),
+            std::fs::read_to_string(&recorded).unwrap_or_default()
+        );
+    }
+
+    fn start(name: &str, record: bool, clock: Clock, file: Option<PathBuf>) -> Env {
         assert!(
             Path::new("/usr/bin/kubectl").exists() || which_kubectl(),
             "kubectl is required for these tests (CI has /usr/bin/kubectl v1.32)"
@@ -36,7 +69,7 @@ impl Env {
         std::fs::write(dir.join("nodes.yaml"), NODES).unwrap();
         std::fs::write(dir.join("web.yaml"), WEB).unwrap();
         let server = k8s_mini::serve::start(&ServeOptions {
-            file: dir.join("nodes.yaml"),
+            file: file.unwrap_or_else(|| dir.join("nodes.yaml")),
             port: 0,
             clock,
             kubeconfig_out: Some(dir.join("kubeconfig")),
@@ -412,4 +445,81 @@ fn the_clock_runs_at_speed_and_a_server_dry_run_is_refused() {
         String::from_utf8_lossy(&none.stderr),
         "No resources found in default namespace.\n"
     );
+}
+
+/// `kubectl get crd`, `get pytorchjobs -A` (the CRD's printer columns), `apply -f` of a custom
+/// resource, and `get workloads -A` / `get podgroups.scheduling.k8s.io -A` on the native gang.
+#[test]
+fn kubectl_gets_crds_custom_resources_and_v1alpha2_workloads() {
+    let env = Env::on_scenario("crd", "pytorchjob-operator.yaml");
+    let crds = env.ok(&["get", "crd"]);
+    let lines: Vec<&str> = crds.lines().collect();
+    assert_eq!(words(lines[0]), ["NAME", "CREATED", "AT"]);
+    assert_eq!(
+        words(lines[1]),
+        ["pytorchjobs.kubeflow.org", "1970-01-01T00:00:00Z"]
+    );
+    // Two ticks (t=0 and t=1) run: the operator has marked mnist Created; read at t=2.
+    env.server().step(2);
+    let jobs = env.ok(&["get", "pytorchjobs", "-A"]);
+    let lines: Vec<&str> = jobs.lines().collect();
+    assert_eq!(words(lines[0]), ["NAMESPACE", "NAME", "STATE", "AGE"]);
+    assert_eq!(words(lines[1]), ["default", "mnist", "Created", "2s"]);
+    assert_eq!(lines.len(), 2, "{jobs}");
+    std::fs::write(
+        env.dir.join("tiny.yaml"),
+        "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: tiny}\nspec:\n  pytorchReplicaSpecs:\n    Master:\n      replicas: 1\n      template:\n        spec:\n          containers: [{name: pytorch, image: pytorch:2}]\n",
+    )
+    .unwrap();
+    let out = env.ok(&["apply", "-f", "tiny.yaml"]);
+    assert_eq!(out.trim(), "pytorchjob.kubeflow.org/tiny created");
+    let names = env.ok(&["get", "pytorchjobs", "-o", "name"]);
+    assert_eq!(
+        names.lines().collect::<Vec<_>>(),
+        [
+            "pytorchjob.kubeflow.org/mnist",
+            "pytorchjob.kubeflow.org/tiny"
+        ]
+    );
+    // A second apply of the same file changes nothing (client-side apply's merge patch).
+    let out = env.ok(&["apply", "-f", "tiny.yaml"]);
+    assert_eq!(out.trim(), "pytorchjob.kubeflow.org/tiny unchanged");
+    // A label (a merge patch of the custom resource), then the delete; both are recorded as
+    // steps naming the kind with its apiVersion, and the session replays.
+    let out = env.ok(&["label", "pytorchjob", "tiny", "team=a"]);
+    assert_eq!(out.trim(), "pytorchjob.kubeflow.org/tiny labeled");
+    let out = env.ok(&["delete", "pytorchjob", "tiny"]);
+    assert_eq!(out.trim(), "pytorchjob.kubeflow.org \"tiny\" deleted");
+    env.server().step(1);
+    env.assert_replays();
+    drop(env);
+
+    let env = Env::on_scenario("workloads", "native-gang.yaml");
+    let w = env.ok(&["get", "workloads", "-A"]);
+    let lines: Vec<&str> = w.lines().collect();
+    assert_eq!(words(lines[0]), ["NAMESPACE", "NAME", "AGE"]);
+    assert_eq!(words(lines[1]), ["default", "training", "0s"]);
+    let pg = env.ok(&["get", "podgroups.scheduling.k8s.io", "-o", "name"]);
+    assert!(
+        pg.lines()
+            .all(|l| l.starts_with("podgroup.scheduling.k8s.io/")),
+        "{pg}"
+    );
+    assert!(
+        pg.contains("podgroup.scheduling.k8s.io/training-workers"),
+        "{pg}"
+    );
+    // The native PodGroup, not the coscheduling one of the same kind name.
+    let out = env.ok(&[
+        "label",
+        "podgroups.scheduling.k8s.io",
+        "training-workers",
+        "team=a",
+    ]);
+    assert_eq!(
+        out.trim(),
+        "podgroup.scheduling.k8s.io/training-workers labeled"
+    );
+    env.server().step(1);
+    env.assert_replays();
 }

@@ -114,7 +114,8 @@ impl Kind {
     /// Every typed kind, in the order output lists them: [`Kind::TYPED`] with the alpha kinds
     /// (`scheduling.k8s.io/v1alpha2` Workload and PodGroup) after the coscheduling PodGroup and
     /// [`Kind::UNSERVED`] after PersistentVolumeClaim.
-    /// `TYPED` is what `serve` answers for; the alpha and unserved kinds are not served over HTTP yet.
+    /// `serve` answers for the typed and alpha kinds (and for CRDs and their custom resources); the
+    /// unserved kinds (ControllerRevision) are not served over HTTP yet.
     pub const ALL: [Kind; 23] = [
         Kind::Namespace,
         Kind::PriorityClass,

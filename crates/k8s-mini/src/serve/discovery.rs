@@ -49,7 +49,7 @@ fn resource_entries(r: &ResourceInfo) -> Vec<Value> {
         main["categories"] = json!(r.categories);
     }
     out.push(main);
-    for s in r.subresources {
+    for s in &r.subresources {
         let mut e = json!({
             "name": format!("{}/{}", r.plural, s.name), "singularName": "",
             "namespaced": r.kind.namespaced(),
@@ -66,34 +66,35 @@ fn resource_entries(r: &ResourceInfo) -> Vec<Value> {
 }
 
 /// `GET /api/v1`, `GET /apis/<group>/<version>`: the `APIResourceList`.
-pub(crate) fn resource_list(group: &str, version: &str) -> Reply {
-    let rs: Vec<ResourceInfo> = resources::all()
-        .into_iter()
+pub(crate) fn resource_list(all: &[ResourceInfo], group: &str, version: &str) -> Reply {
+    let rs: Vec<&ResourceInfo> = all
+        .iter()
         .filter(|r| r.group == group && r.version == version)
         .collect();
     if rs.is_empty() {
         return reply::not_found_path();
     }
     let gv = rs[0].group_version();
-    let entries: Vec<Value> = rs.iter().flat_map(resource_entries).collect();
+    let entries: Vec<Value> = rs.iter().flat_map(|r| resource_entries(r)).collect();
     Reply::json(
         200,
         &json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": entries}),
     )
 }
 
-fn group_json(name: &str, version: &str) -> Value {
-    let gv = json!({"groupVersion": format!("{name}/{version}"), "version": version});
-    json!({"name": name, "versions": [gv.clone()], "preferredVersion": gv})
+fn group_json(name: &str, versions: &[String]) -> Value {
+    let gvs: Vec<Value> = versions
+        .iter()
+        .map(|v| json!({"groupVersion": format!("{name}/{v}"), "version": v}))
+        .collect();
+    let preferred = gvs.first().cloned().unwrap_or(Value::Null);
+    json!({"name": name, "versions": gvs, "preferredVersion": preferred})
 }
 
 /// `GET /api`: `APIVersions` (legacy) or the core group's aggregated discovery.
-pub(crate) fn api(accept: &str, server_address: &str) -> Reply {
+pub(crate) fn api(all: &[ResourceInfo], accept: &str, server_address: &str) -> Reply {
     if wants_aggregated(accept) {
-        let core: Vec<ResourceInfo> = resources::all()
-            .into_iter()
-            .filter(|r| r.group.is_empty())
-            .collect();
+        let core: Vec<ResourceInfo> = all.iter().filter(|r| r.group.is_empty()).cloned().collect();
         let item = json!({
             "metadata": {"creationTimestamp": null},
             "versions": [{"version": "v1", "resources": aggregated_resources(&core), "freshness": "Current"}],
@@ -110,25 +111,30 @@ pub(crate) fn api(accept: &str, server_address: &str) -> Reply {
 }
 
 /// `GET /apis`: `APIGroupList` (legacy) or every named group's aggregated discovery.
-pub(crate) fn apis(accept: &str) -> Reply {
+pub(crate) fn apis(all: &[ResourceInfo], accept: &str) -> Reply {
     if wants_aggregated(accept) {
-        let all = resources::all();
-        let items = resources::groups()
+        let items = resources::groups(all)
             .into_iter()
-            .map(|(g, v)| {
-                let rs: Vec<ResourceInfo> =
-                    all.iter().filter(|r| r.group == g).cloned().collect();
-                json!({
-                    "metadata": {"name": g, "creationTimestamp": null},
-                    "versions": [{"version": v, "resources": aggregated_resources(&rs), "freshness": "Current"}],
-                })
+            .map(|(g, vs)| {
+                let versions: Vec<Value> = vs
+                    .iter()
+                    .map(|v| {
+                        let rs: Vec<ResourceInfo> = all
+                            .iter()
+                            .filter(|r| r.group == g && r.version == *v)
+                            .cloned()
+                            .collect();
+                        json!({"version": v, "resources": aggregated_resources(&rs), "freshness": "Current"})
+                    })
+                    .collect();
+                json!({"metadata": {"name": g, "creationTimestamp": null}, "versions": versions})
             })
             .collect();
         return aggregated_list(items);
     }
-    let groups: Vec<Value> = resources::groups()
+    let groups: Vec<Value> = resources::groups(all)
         .into_iter()
-        .map(|(g, v)| group_json(g, v))
+        .map(|(g, vs)| group_json(&g, &vs))
         .collect();
     Reply::json(
         200,
@@ -137,10 +143,10 @@ pub(crate) fn apis(accept: &str) -> Reply {
 }
 
 /// `GET /apis/<group>`: the `APIGroup`.
-pub(crate) fn group(name: &str) -> Reply {
-    match resources::groups().into_iter().find(|(g, _)| *g == name) {
-        Some((g, v)) => {
-            let mut body = group_json(g, v);
+pub(crate) fn group(all: &[ResourceInfo], name: &str) -> Reply {
+    match resources::groups(all).into_iter().find(|(g, _)| *g == name) {
+        Some((g, vs)) => {
+            let mut body = group_json(&g, &vs);
             body["kind"] = json!("APIGroup");
             body["apiVersion"] = json!("v1");
             Reply::json(200, &body)
@@ -182,7 +188,7 @@ fn aggregated_resources(rs: &[ResourceInfo]) -> Vec<Value> {
                     .iter()
                     .map(|s| {
                         let (g, v, k) = if s.kind.is_empty() {
-                            (r.group, r.version, r.kind.name())
+                            (r.group.as_str(), r.version.as_str(), r.kind.name())
                         } else {
                             (s.group, s.version, s.kind)
                         };
@@ -209,7 +215,7 @@ mod tests {
         let accept = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json";
         assert!(wants_aggregated(accept));
         assert!(!wants_aggregated("application/json, */*"));
-        let r = apis(accept);
+        let r = apis(&resources::all(), accept);
         assert_eq!(r.content_type, AGGREGATED);
         let v = body(&r);
         assert_eq!(v["items"][0]["metadata"]["name"], "apps");
@@ -221,7 +227,8 @@ mod tests {
 
     #[test]
     fn pods_list_the_policy_v1_eviction_subresource() {
-        let v = body(&resource_list("", "v1"));
+        let all = resources::all();
+        let v = body(&resource_list(&all, "", "v1"));
         let eviction = v["resources"]
             .as_array()
             .unwrap()
@@ -231,6 +238,6 @@ mod tests {
         assert_eq!(eviction["group"], "policy");
         assert_eq!(eviction["version"], "v1");
         assert_eq!(eviction["kind"], "Eviction");
-        assert_eq!(resource_list("nope", "v1").code, 404);
+        assert_eq!(resource_list(&all, "nope", "v1").code, 404);
     }
 }

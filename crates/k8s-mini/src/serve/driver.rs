@@ -11,6 +11,7 @@ use k8s_types::Tick;
 use serde_json::json;
 use tokio::sync::mpsc::UnboundedReceiver;
 
+use crate::serve::custom;
 use crate::serve::discovery;
 use crate::serve::fields::FieldSelector;
 use crate::serve::openapi;
@@ -135,10 +136,21 @@ impl Driver {
         self.session.now()
     }
 
+    /// The resources served now: the built-in ones and those of the stored CRDs.
+    fn served(&self) -> Vec<ResourceInfo> {
+        custom::served(self.session.api_ref())
+    }
+
     fn sync(&mut self) {
         let now = self.now();
+        let mut kinds: Vec<k8s_types::object::Kind> = Vec::new();
+        for r in self.served() {
+            if !kinds.contains(&r.kind) {
+                kinds.push(r.kind);
+            }
+        }
         self.cache
-            .sync(self.session.api_ref(), &mut self.watchers, now);
+            .sync(self.session.api_ref(), &kinds, &mut self.watchers, now);
     }
 
     fn save(&self) {
@@ -168,6 +180,7 @@ impl Driver {
         let segs: Vec<&str> = req.path.split('/').filter(|s| !s.is_empty()).collect();
         let get = req.method == "GET";
         let only_get = |r: Reply| if get { r } else { reply::method_not_allowed() };
+        let all = self.served();
         let r = match segs.as_slice() {
             ["version"] => only_get(discovery::version()),
             ["healthz" | "livez" | "readyz"] => only_get(Reply {
@@ -175,20 +188,20 @@ impl Driver {
                 content_type: "text/plain".into(),
                 body: b"ok".to_vec(),
             }),
-            ["api"] => only_get(discovery::api(&req.accept, &self.server_address)),
-            ["apis"] => only_get(discovery::apis(&req.accept)),
-            ["api", "v1"] => only_get(discovery::resource_list("", "v1")),
-            ["apis", g] => only_get(discovery::group(g)),
-            ["apis", g, v] => only_get(discovery::resource_list(g, v)),
-            ["openapi", "v3"] => only_get(openapi::index()),
-            ["openapi", "v3", "api", "v1"] => only_get(openapi::group_version("", "v1")),
-            ["openapi", "v3", "apis", g, v] => only_get(openapi::group_version(g, v)),
+            ["api"] => only_get(discovery::api(&all, &req.accept, &self.server_address)),
+            ["apis"] => only_get(discovery::apis(&all, &req.accept)),
+            ["api", "v1"] => only_get(discovery::resource_list(&all, "", "v1")),
+            ["apis", g] => only_get(discovery::group(&all, g)),
+            ["apis", g, v] => only_get(discovery::resource_list(&all, g, v)),
+            ["openapi", "v3"] => only_get(openapi::index(&all)),
+            ["openapi", "v3", "api", "v1"] => only_get(openapi::group_version(&all, "", "v1")),
+            ["openapi", "v3", "apis", g, v] => only_get(openapi::group_version(&all, g, v)),
             ["k8s-mini", "v1", "step"] if req.method == "POST" => self.step(req),
             ["k8s-mini", "v1", "clock"] if get => self.clock_json(),
             ["k8s-mini", "v1", "state"] if get => self.state(),
             ["k8s-mini", "v1", ..] => reply::method_not_allowed(),
-            ["api", "v1", rest @ ..] => return self.resource("", "v1", rest, req),
-            ["apis", g, v, rest @ ..] => return self.resource(g, v, rest, req),
+            ["api", "v1", rest @ ..] => return self.resource(&all, "", "v1", rest, req),
+            ["apis", g, v, rest @ ..] => return self.resource(&all, g, v, rest, req),
             _ => reply::not_found_path(),
         };
         Answer::Reply(r)
@@ -238,11 +251,14 @@ impl Driver {
         )
     }
 
-    fn target(group: &str, version: &str, rest: &[&str]) -> Result<Target, Reply> {
-        let find = |plural: &str| resources::find(group, version, plural);
-        let known_gv = resources::all()
-            .iter()
-            .any(|r| r.group == group && r.version == version);
+    fn target(
+        all: &[ResourceInfo],
+        group: &str,
+        version: &str,
+        rest: &[&str],
+    ) -> Result<Target, Reply> {
+        let find = |plural: &str| resources::find(all, group, version, plural);
+        let known_gv = all.iter().any(|r| r.group == group && r.version == version);
         if !known_gv {
             return Err(reply::not_found_path());
         }
@@ -280,8 +296,15 @@ impl Driver {
         })
     }
 
-    fn resource(&mut self, group: &str, version: &str, rest: &[&str], req: &Request) -> Answer {
-        let t = match Self::target(group, version, rest) {
+    fn resource(
+        &mut self,
+        all: &[ResourceInfo],
+        group: &str,
+        version: &str,
+        rest: &[&str],
+        req: &Request,
+    ) -> Answer {
+        let t = match Self::target(all, group, version, rest) {
             Ok(t) => t,
             Err(r) => return Answer::Reply(r),
         };
@@ -370,6 +393,7 @@ impl Driver {
             labels,
             fields,
             table,
+            columns: t.info.columns.clone(),
             bookmarks: matches!(req.param("allowWatchBookmarks"), Some("true" | "1")),
             sent_headers: false,
             tx: tx.clone(),
@@ -397,3 +421,7 @@ impl Driver {
 #[cfg(test)]
 #[path = "driver_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "driver_crd_tests.rs"]
+mod crd_tests;

@@ -8,7 +8,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::serve::reply::{self, Reply};
-use crate::serve::resources;
+use crate::serve::resources::{self, ResourceInfo};
 
 fn prefix(group: &str, version: &str) -> String {
     if group.is_empty() {
@@ -19,14 +19,17 @@ fn prefix(group: &str, version: &str) -> String {
 }
 
 /// `GET /openapi/v3`: the group-version index.
-pub(crate) fn index() -> Reply {
+pub(crate) fn index(all: &[ResourceInfo]) -> Reply {
     let mut paths = Map::new();
     paths.insert(
         "api/v1".into(),
         json!({"serverRelativeURL": "/openapi/v3/api/v1"}),
     );
-    for (g, v) in resources::groups() {
-        let p = prefix(g, v);
+    for (g, v) in resources::groups(all)
+        .into_iter()
+        .flat_map(|(g, vs)| vs.into_iter().map(move |v| (g.clone(), v)))
+    {
+        let p = prefix(&g, &v);
         paths.insert(
             p.clone(),
             json!({"serverRelativeURL": format!("/openapi/v3/{p}")}),
@@ -36,9 +39,9 @@ pub(crate) fn index() -> Reply {
 }
 
 /// `GET /openapi/v3/<api/v1 | apis/g/v>`.
-pub(crate) fn group_version(group: &str, version: &str) -> Reply {
-    let rs: Vec<_> = resources::all()
-        .into_iter()
+pub(crate) fn group_version(all: &[ResourceInfo], group: &str, version: &str) -> Reply {
+    let rs: Vec<_> = all
+        .iter()
         .filter(|r| r.group == group && r.version == version)
         .collect();
     if rs.is_empty() {

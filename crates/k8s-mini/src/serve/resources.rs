@@ -4,6 +4,8 @@
 
 use k8s_types::object::Kind;
 
+use crate::serve::custom::{self, PrinterColumn};
+
 /// The verbs of a served resource (upstream's storage of these kinds has them all but
 /// `deletecollection`, which `serve` does not offer).
 pub(crate) const VERBS: &[&str] = &[
@@ -49,24 +51,30 @@ const EVICTION: Subresource = Subresource {
     verbs: &["create"],
 };
 
-/// A served resource.
+/// A served resource: a built-in kind (static names) or a custom resource (names from its CRD,
+/// [`crate::serve::custom`]).
 #[derive(Clone, Debug)]
 pub(crate) struct ResourceInfo {
     pub(crate) kind: Kind,
-    pub(crate) group: &'static str,
-    pub(crate) version: &'static str,
-    pub(crate) plural: &'static str,
-    pub(crate) singular: &'static str,
-    pub(crate) short_names: &'static [&'static str],
-    pub(crate) categories: &'static [&'static str],
-    pub(crate) subresources: &'static [Subresource],
+    pub(crate) group: String,
+    pub(crate) version: String,
+    pub(crate) plural: String,
+    pub(crate) singular: String,
+    pub(crate) short_names: Vec<String>,
+    pub(crate) categories: Vec<String>,
+    pub(crate) subresources: Vec<Subresource>,
+    /// The Table's columns after Name when they come from `additionalPrinterColumns` (custom
+    /// resources, and the alpha kinds' Name + Age); empty: the built-in printers of the kind.
+    pub(crate) columns: Vec<PrinterColumn>,
+    /// A custom resource (no Go type: no strategic merge patch).
+    pub(crate) custom: bool,
 }
 
 impl ResourceInfo {
     /// `v1` or `apps/v1`.
     pub(crate) fn group_version(&self) -> String {
         if self.group.is_empty() {
-            self.version.to_string()
+            self.version.clone()
         } else {
             format!("{}/{}", self.group, self.version)
         }
@@ -89,19 +97,30 @@ fn r(
     subresources: &'static [Subresource],
     version: &'static str,
 ) -> ResourceInfo {
+    let owned = |v: &[&str]| v.iter().map(|s| (*s).to_string()).collect();
     ResourceInfo {
         kind,
-        group,
-        version,
-        plural,
-        singular,
-        short_names,
-        categories,
-        subresources,
+        group: group.into(),
+        version: version.into(),
+        plural: plural.into(),
+        singular: singular.into(),
+        short_names: owned(short_names),
+        categories: owned(categories),
+        subresources: subresources.to_vec(),
+        columns: Vec::new(),
+        custom: false,
     }
 }
 
-/// Every served resource, in discovery order (groups as kube-apiserver lists them: core first).
+/// `scheduling.k8s.io/v1alpha2` Workload and PodGroup print Name and Age (the columns their
+/// Table is specified with in the issue; upstream's printers register no columns of their own
+/// for them in the sources k8s-mini follows, so this is the CRD-style default).
+fn alpha(mut info: ResourceInfo) -> ResourceInfo {
+    info.columns = vec![PrinterColumn::age()];
+    info
+}
+
+/// Every built-in served resource, in discovery order (groups as kube-apiserver lists them: core first).
 pub(crate) fn all() -> Vec<ResourceInfo> {
     const ALL: &[&str] = &["all"];
     vec![
@@ -268,6 +287,16 @@ pub(crate) fn all() -> Vec<ResourceInfo> {
             "v1",
         ),
         r(
+            k8s_types::apiextensions::crd_kind(),
+            "apiextensions.k8s.io",
+            "customresourcedefinitions",
+            "customresourcedefinition",
+            &["crd", "crds"],
+            &["api-extensions"],
+            &[STATUS],
+            "v1",
+        ),
+        r(
             Kind::PriorityClass,
             "scheduling.k8s.io",
             "priorityclasses",
@@ -277,6 +306,26 @@ pub(crate) fn all() -> Vec<ResourceInfo> {
             &[],
             "v1",
         ),
+        alpha(r(
+            Kind::Workload,
+            "scheduling.k8s.io",
+            "workloads",
+            "workload",
+            &[],
+            &[],
+            &[],
+            "v1alpha2",
+        )),
+        alpha(r(
+            Kind::SchedulingPodGroup,
+            "scheduling.k8s.io",
+            "podgroups",
+            "podgroup",
+            &[],
+            &[],
+            &[STATUS],
+            "v1alpha2",
+        )),
         r(
             Kind::PodGroup,
             "scheduling.x-k8s.io",
@@ -290,22 +339,36 @@ pub(crate) fn all() -> Vec<ResourceInfo> {
     ]
 }
 
-/// The groups other than the core one, in discovery order, each with its one version.
-pub(crate) fn groups() -> Vec<(&'static str, &'static str)> {
-    let mut out: Vec<(&str, &str)> = Vec::new();
-    for info in all() {
-        if !info.group.is_empty() && !out.iter().any(|(g, _)| *g == info.group) {
-            out.push((info.group, info.version));
+/// The groups other than the core one among `rs`, in discovery order (first appearance), each
+/// with its versions, preferred first (kube-aware order, [`custom::version_priority`]).
+pub(crate) fn groups(rs: &[ResourceInfo]) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    for info in rs.iter().filter(|r| !r.group.is_empty()) {
+        match out.iter_mut().find(|(g, _)| *g == info.group) {
+            Some((_, vs)) => {
+                if !vs.contains(&info.version) {
+                    vs.push(info.version.clone());
+                }
+            }
+            None => out.push((info.group.clone(), vec![info.version.clone()])),
         }
+    }
+    for (_, vs) in &mut out {
+        vs.sort_by_key(|v| custom::version_priority(v));
     }
     out
 }
 
-/// The resource served at `group`/`version` under `plural`.
-pub(crate) fn find(group: &str, version: &str, plural: &str) -> Option<ResourceInfo> {
-    all()
-        .into_iter()
+/// The resource of `rs` served at `group`/`version` under `plural`.
+pub(crate) fn find(
+    rs: &[ResourceInfo],
+    group: &str,
+    version: &str,
+    plural: &str,
+) -> Option<ResourceInfo> {
+    rs.iter()
         .find(|r| r.group == group && r.version == version && r.plural == plural)
+        .cloned()
 }
 
 #[cfg(test)]
@@ -315,16 +378,23 @@ mod tests {
     #[test]
     fn every_typed_kind_is_served_once_under_its_own_plural() {
         let all = all();
-        for kind in Kind::TYPED {
+        for kind in Kind::TYPED.into_iter().chain(Kind::ALPHA) {
             let found: Vec<_> = all.iter().filter(|r| r.kind == kind).collect();
             assert_eq!(found.len(), 1, "{kind:?}");
             assert_eq!(found[0].plural, kind.plural());
             assert_eq!(found[0].group_version(), kind.api_version());
         }
-        assert_eq!(
-            groups().first().copied(),
-            Some(("apps", "v1")),
-            "apps is the first named group"
+        let groups = groups(&all);
+        assert_eq!(groups[0], ("apps".to_string(), vec!["v1".to_string()]));
+        // GA before alpha: v1 (PriorityClass) is the preferred version.
+        let scheduling = groups.iter().find(|(g, _)| g == "scheduling.k8s.io");
+        assert_eq!(scheduling.unwrap().1, ["v1", "v1alpha2"]);
+        let crd = find(
+            &all,
+            "apiextensions.k8s.io",
+            "v1",
+            "customresourcedefinitions",
         );
+        assert_eq!(crd.unwrap().kind, k8s_types::apiextensions::crd_kind());
     }
 }

@@ -52,8 +52,8 @@ impl Target {
     fn details(&self) -> Details {
         Details {
             name: self.name.clone().unwrap_or_default(),
-            group: self.info.group.to_string(),
-            resource: self.info.plural.to_string(),
+            group: self.info.group.clone(),
+            resource: self.info.plural.clone(),
             kind: self.info.kind.name().to_string(),
         }
     }
@@ -173,6 +173,16 @@ fn kind_label(kind: &Kind) -> String {
     kind.name().to_string()
 }
 
+/// A recorded `patch` or `delete` step names its kind by name, plus `apiVersion` when the name
+/// alone resolves to another kind or none (the native PodGroup, CRDs, custom resources), so
+/// that the step replays on the same object.
+fn name_kind(step: &mut Value, t: &Target) {
+    let kind = &t.info.kind;
+    if Kind::ALL.iter().find(|k| k.name() == kind.name()) != Some(kind) {
+        step["apiVersion"] = json!(t.info.group_version());
+    }
+}
+
 fn patch_step(t: &Target, before: &Value, after: &Value) -> Recorded {
     let mut diff = create_merge_patch(before, after);
     if let Some(meta) = diff.get_mut("metadata").and_then(Value::as_object_mut) {
@@ -185,6 +195,7 @@ fn patch_step(t: &Target, before: &Value, after: &Value) -> Recorded {
         return None;
     }
     let mut p = json!({"kind": kind_label(&t.info.kind), "name": t.name, "merge": diff});
+    name_kind(&mut p, t);
     if t.info.kind.namespaced() {
         p["namespace"] = json!(t.ns());
     }
@@ -240,7 +251,15 @@ pub(crate) fn list(s: &Session, t: &Target, req: &Request) -> Reply {
         };
         return Reply::json(
             200,
-            &table::table(kind, &items, s.now(), include, true, metadata),
+            &table::table(
+                kind,
+                &t.info.columns,
+                &items,
+                s.now(),
+                include,
+                true,
+                metadata,
+            ),
         );
     }
     let items: Vec<Value> = items.iter().map(|o| typed_json(o)).collect();
@@ -289,6 +308,7 @@ pub(crate) fn get(s: &Session, t: &Target, req: &Request) -> Reply {
                 200,
                 &table::table(
                     &t.info.kind,
+                    &t.info.columns,
                     &[&obj],
                     s.now(),
                     include,
@@ -466,7 +486,9 @@ pub(crate) fn patch(s: &mut Session, t: &Target, req: &Request) -> (Reply, Recor
             None,
         );
     }
-    if media == "application/strategic-merge-patch+json" && t.info.kind == Kind::PodGroup {
+    if media == "application/strategic-merge-patch+json"
+        && (t.info.kind == Kind::PodGroup || t.info.custom)
+    {
         // A custom resource has no Go struct to read merge keys from (upstream: 415).
         return (
             reply::unsupported_media_type(
@@ -600,6 +622,7 @@ pub(crate) fn delete(s: &mut Session, t: &Target, req: &Request) -> (Reply, Reco
     ) {
         Ok(o) => {
             let mut d = json!({"kind": kind_label(&t.info.kind), "name": name});
+            name_kind(&mut d, t);
             if t.info.kind.namespaced() {
                 d["namespace"] = json!(t.ns());
             }

@@ -12,6 +12,8 @@ use k8s_types::object::{Kind, Object};
 use k8s_types::Tick;
 use serde_json::{json, Value};
 
+use crate::serve::custom::PrinterColumn;
+
 /// Whether an Accept header asks for a Table.
 pub(crate) fn wants_table(accept: &str) -> bool {
     accept.split(',').any(|part| {
@@ -79,9 +81,12 @@ fn row_object(obj: &Object, include: Include) -> Option<Value> {
 }
 
 /// A Table of `objects` of `kind`; `headers` false leaves the column definitions out (the watch
-/// events after the first, as upstream).
+/// events after the first, as upstream). With `columns` (custom resources, from the CRD's
+/// `additionalPrinterColumns`), the Table is upstream's CRD tableconvertor's: Name (format
+/// `name`) then those columns; otherwise the kind's built-in printer.
 pub(crate) fn table(
     kind: &Kind,
+    columns: &[PrinterColumn],
     objects: &[&Object],
     now: Tick,
     include: Include,
@@ -91,14 +96,28 @@ pub(crate) fn table(
     let rows: Vec<Value> = objects
         .iter()
         .map(|o| {
-            let mut row = json!({"cells": cells(o, now)});
+            let cells = if columns.is_empty() {
+                cells(o, now)
+            } else {
+                let v = o.to_json();
+                let mut c = vec![json!(o.meta().name)];
+                c.extend(columns.iter().map(|col| col.cell(&v, now)));
+                c
+            };
+            let mut row = json!({"cells": cells});
             if let Some(obj) = row_object(o, include) {
                 row["object"] = obj;
             }
             row
         })
         .collect();
-    let defs = if headers {
+    let defs = if headers && !columns.is_empty() {
+        let mut d = vec![
+            json!({"name": "Name", "type": "string", "format": "name", "description": "", "priority": 0}),
+        ];
+        d.extend(columns.iter().map(PrinterColumn::definition));
+        Value::Array(d)
+    } else if headers {
         Value::Array(column_definitions(kind))
     } else {
         Value::Array(Vec::new())

@@ -21,6 +21,7 @@ use k8s_types::Tick;
 use serde_json::{json, Value};
 use tokio::sync::mpsc::UnboundedSender;
 
+use crate::serve::custom::PrinterColumn;
 use crate::serve::fields::FieldSelector;
 use crate::serve::rest::typed_json;
 use crate::serve::table::{self, Include};
@@ -49,6 +50,8 @@ pub(crate) struct Watcher {
     pub(crate) labels: Option<LabelSelector>,
     pub(crate) fields: FieldSelector,
     pub(crate) table: Option<Include>,
+    /// The Table columns of a custom resource (empty: the kind's built-in printer).
+    pub(crate) columns: Vec<PrinterColumn>,
     pub(crate) bookmarks: bool,
     pub(crate) sent_headers: bool,
     pub(crate) tx: UnboundedSender<Vec<u8>>,
@@ -74,6 +77,7 @@ impl Watcher {
                 let rv = obj.meta().resource_version.clone().unwrap_or_default();
                 let t = table::table(
                     &self.kind,
+                    &self.columns,
                     &[obj],
                     now,
                     include,
@@ -163,14 +167,21 @@ impl WatchCache {
 
     /// Reads the changes since the last call and hands each to the watchers (dropping those
     /// whose client went away).
-    pub(crate) fn sync(&mut self, api: &dyn ApiClient, watchers: &mut Vec<Watcher>, now: Tick) {
+    /// `kinds` are the kinds served now (built-in, alpha, CRDs and custom resources).
+    pub(crate) fn sync(
+        &mut self,
+        api: &dyn ApiClient,
+        kinds: &[Kind],
+        watchers: &mut Vec<Watcher>,
+        now: Tick,
+    ) {
         let rev = api.revision();
         if rev == self.synced {
             return;
         }
         let mut fresh = Vec::new();
-        for kind in Kind::TYPED {
-            if let Ok(evs) = api.watch(&kind, self.synced) {
+        for kind in kinds {
+            if let Ok(evs) = api.watch(kind, self.synced) {
                 fresh.extend(evs.into_iter().map(|e| Cached {
                     rev: e.revision,
                     type_: e.type_,
@@ -271,6 +282,7 @@ mod tests {
             labels: Some(LabelSelector::parse("app=web").unwrap()),
             fields: FieldSelector::default(),
             table: None,
+            columns: Vec::new(),
             bookmarks: false,
             sent_headers: false,
             tx,
