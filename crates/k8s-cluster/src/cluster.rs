@@ -118,21 +118,27 @@ pub struct Cluster {
 /// controller-manager.
 pub type ControllerFactory = Box<dyn Fn() -> Box<dyn Controller>>;
 
+/// kube-scheduler with the cluster's feature gates (a gate its own configuration sets wins), and the
+/// configuration it runs with (to start it again).
+fn start_scheduler(
+    mut config: KubeSchedulerConfiguration,
+    gates: &std::collections::BTreeMap<String, bool>,
+) -> Result<(Scheduler, KubeSchedulerConfiguration), ClusterError> {
+    for (gate, on) in gates {
+        config.feature_gates.entry(gate.clone()).or_insert(*on);
+    }
+    let scheduler = Scheduler::new(config.clone()).map_err(ClusterError::SchedulerConfig)?;
+    Ok((scheduler, config))
+}
+
 impl Cluster {
     /// A cluster with the initial namespaces and no nodes, at tick 0.
     ///
     /// # Errors
     /// `ClusterError::SchedulerConfig` when the scheduler configuration is invalid.
     pub fn new(config: ClusterConfig) -> Result<Cluster, ClusterError> {
-        let mut scheduler_config = config.scheduler;
-        for (gate, on) in &config.feature_gates {
-            scheduler_config
-                .feature_gates
-                .entry(gate.clone())
-                .or_insert(*on);
-        }
-        let scheduler =
-            Scheduler::new(scheduler_config.clone()).map_err(ClusterError::SchedulerConfig)?;
+        let (scheduler, scheduler_config) =
+            start_scheduler(config.scheduler, &config.feature_gates)?;
         let mut api = ApiServer::new(Box::new(MemStore::default()));
         api.set_tick(0);
         for ns in INITIAL_NAMESPACES {
@@ -192,15 +198,8 @@ impl Cluster {
         owners: std::collections::BTreeSet<String>,
         nodes: std::collections::BTreeSet<String>,
     ) -> Result<Cluster, ClusterError> {
-        let mut scheduler_config = config.scheduler;
-        for (gate, on) in &config.feature_gates {
-            scheduler_config
-                .feature_gates
-                .entry(gate.clone())
-                .or_insert(*on);
-        }
-        let scheduler =
-            Scheduler::new(scheduler_config.clone()).map_err(ClusterError::SchedulerConfig)?;
+        let (scheduler, scheduler_config) =
+            start_scheduler(config.scheduler, &config.feature_gates)?;
         let mut api = ApiServer::new(Box::new(store));
         api.set_tick(tick);
         let stored: Vec<Node> = api.list_typed(None, None);
