@@ -300,3 +300,29 @@ spec: {{ticks: 20}}
     // The worker exits at t=4 (started t=1, 3 s), the operator sees it at t=5.
     assert_eq!(failed["lastTransitionTime"], "1970-01-01T00:00:05Z");
 }
+
+/// A dump's custom resource (it carries a uid and a resourceVersion: existing state) whose CRD the
+/// dump lacks is kept, not validated, and named in one warning; the same object without them is new
+/// and refused as kubectl refuses it (see `a_custom_resource_without_its_crd_is_an_error`).
+#[test]
+fn an_existing_custom_resource_without_its_crd_is_kept_with_a_warning() {
+    let dumped = job("1", "").replace(
+        "  name: train\n",
+        "  name: train\n  uid: 0b1c-train\n  resourceVersion: \"42\"\n",
+    );
+    let opts = RunOptions {
+        output: OutputFormat::Json,
+        ..Default::default()
+    };
+    let out = run_file(&write(&dumped), &opts).unwrap_or_else(|e| panic!("{e}"));
+    let list: serde_json::Value = serde_json::from_str(&out.stdout).expect("json");
+    let kept = item(&list, "PyTorchJob", "train");
+    assert_eq!(kept["metadata"]["uid"], "0b1c-train");
+    assert!(
+        out.stderr.contains(
+            "1 custom resource(s) of the input's existing state have no CustomResourceDefinition in the input; kept, not validated: PyTorchJob train"
+        ),
+        "{}",
+        out.stderr
+    );
+}
