@@ -730,7 +730,8 @@ fn idle_until(
 }
 
 /// The `## explain <namespace>/<pod>` section, when `--explain` was given; when the key names a
-/// PodGroup, the gang view `## explain podgroup <namespace>/<name>` instead.
+/// PodGroup (coscheduling, else native `scheduling.k8s.io/v1alpha2`), the gang view
+/// `## explain podgroup <namespace>/<name>` instead.
 fn explain_section(cluster: &Cluster, opts: &RunOptions) -> Option<String> {
     let key = PodKey::parse(opts.explain.as_deref()?).ok()?;
     let api = cluster.api_ref();
@@ -739,6 +740,20 @@ fn explain_section(cluster: &Cluster, opts: &RunOptions) -> Option<String> {
         return Some(format!(
             "## explain podgroup {key}\n{}",
             k8s_sched::explain::render_pod_group(&key, &pg, &pods, cluster.explanations())
+        ));
+    }
+    if let Ok(pg) =
+        api.get_typed::<k8s_types::scheduling::v1alpha2::PodGroup>(&key.namespace, &key.name)
+    {
+        let pods: Vec<k8s_types::core::Pod> = api.list_typed(Some(&key.namespace), None);
+        return Some(format!(
+            "## explain podgroup {key}\n{}",
+            k8s_sched::explain::render_scheduling_pod_group(
+                &key,
+                &pg,
+                &pods,
+                cluster.explanations()
+            )
         ));
     }
     Some(format!(

@@ -218,7 +218,11 @@ pub fn check(api: &dyn ApiClient, e: &Expectation) -> Vec<CheckResult> {
         let got = api
             .list_typed::<Pod>(Some(ns(&g.namespace)), None)
             .iter()
-            .filter(|p| p.pod_group() == Some(g.name.as_str()) && p.node_name().is_some())
+            .filter(|p| {
+                let name = Some(g.name.as_str());
+                (p.pod_group() == name || p.scheduling_group_name() == name)
+                    && p.node_name().is_some()
+            })
             .count();
         push(
             what,

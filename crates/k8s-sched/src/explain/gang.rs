@@ -20,7 +20,7 @@ fn last_attempt<'a>(pod: &Pod, explanations: &'a [Explanation]) -> Option<&'a Ex
 }
 
 /// What the member's last attempt ended with, as one cell.
-fn last_outcome(pod: &Pod, explanations: &[Explanation]) -> String {
+pub(super) fn last_outcome(pod: &Pod, explanations: &[Explanation]) -> String {
     let Some(e) = last_attempt(pod, explanations) else {
         return "no scheduling attempt".to_string();
     };
@@ -32,12 +32,26 @@ fn last_outcome(pod: &Pod, explanations: &[Explanation]) -> String {
         Outcome::Waiting { node, .. } => format!("t={} waiting at Permit on {node}", ev.tick),
         Outcome::Bound { node } => format!("t={} Bound: {node}", ev.tick),
         Outcome::Failed {
-            reason, message, ..
-        } => format!("t={} FailedScheduling ({reason}): {message}", ev.tick),
+            reason,
+            message,
+            post_filter,
+        } => {
+            let nominated = post_filter
+                .as_ref()
+                .and_then(|p| p.nominated_node_name.as_deref())
+                .filter(|n| !n.is_empty());
+            match nominated {
+                Some(n) => format!(
+                    "t={} FailedScheduling ({reason}), nominated {n} after preemption: {message}",
+                    ev.tick
+                ),
+                None => format!("t={} FailedScheduling ({reason}): {message}", ev.tick),
+            }
+        }
     }
 }
 
-fn is_waiting(pod: &Pod, explanations: &[Explanation]) -> bool {
+pub(super) fn is_waiting(pod: &Pod, explanations: &[Explanation]) -> bool {
     pod.node_name().is_none()
         && last_attempt(pod, explanations)
             .and_then(|e| e.outcomes.last())

@@ -17,10 +17,12 @@
 //!
 //! Layout: this file holds the types and the recorder; `attempt` records an [`Explanation`];
 //! [`render`](mod@render) prints it as deterministic text (the format is described in `docs/explain.md`);
-//! [`gang`] prints the view of a whole PodGroup (`--explain <namespace>/<podgroup>`).
+//! [`gang`] prints the view of a whole coscheduling PodGroup (`--explain <namespace>/<podgroup>`),
+//! [`native_gang`] that of a native (`scheduling.k8s.io/v1alpha2`) PodGroup.
 
 pub(crate) mod attempt;
 pub mod gang;
+pub mod native_gang;
 pub mod render;
 
 use std::collections::BTreeMap;
@@ -35,6 +37,7 @@ use k8s_types::Tick;
 use crate::plugins::coscheduling_fit::GangFit;
 
 pub use gang::render_pod_group;
+pub use native_gang::render_scheduling_pod_group;
 pub use render::render;
 
 /// The pod to explain: `namespace/name`.
@@ -83,10 +86,13 @@ impl PodKey {
         pod.metadata.name == self.name && pod.metadata.namespace() == self.namespace
     }
 
-    /// True when `pod` is a member of the PodGroup this key names (label
-    /// `scheduling.x-k8s.io/pod-group`, same namespace).
+    /// True when `pod` is a member of the PodGroup this key names, in the same namespace: the
+    /// coscheduling group of label `scheduling.x-k8s.io/pod-group`, or the native
+    /// (`scheduling.k8s.io/v1alpha2`) group of `spec.schedulingGroup.podGroupName`.
     pub fn matches_group(&self, pod: &Pod) -> bool {
-        pod.pod_group() == Some(self.name.as_str()) && pod.metadata.namespace() == self.namespace
+        let name = Some(self.name.as_str());
+        (pod.pod_group() == name || pod.scheduling_group_name() == name)
+            && pod.metadata.namespace() == self.namespace
     }
 }
 

@@ -1,0 +1,198 @@
+//! `--explain <namespace>/<podgroup>` for a native gang: a `scheduling.k8s.io/v1alpha2` PodGroup
+//! (KEP-4671, upstream `staging/src/k8s.io/api/scheduling/v1alpha2/types.go`) and the pods that
+//! join it by `spec.schedulingGroup.podGroupName`. It prints the group's policy and its
+//! `PodGroupScheduled` condition (written by kube-scheduler, reasons `Scheduled`,
+//! `Unschedulable`), the members (existing, bound, waiting at Permit, pending), whether the
+//! GangScheduling plugin's PreEnqueue barrier still holds them (upstream
+//! `pkg/scheduler/framework/plugins/gangscheduling`: the PodGroup must exist and `minCount` pods
+//! must exist before any member is attempted), then each member's last attempt.
+//!
+//! Unlike the coscheduling view ([`super::gang`]) there is no feasibility section: upstream's
+//! GangScheduling plugin has no `minResources` check, and k8s-mini adds none to it (docs/gangs.md).
+//! The format is described in `docs/explain.md`.
+
+use std::fmt::Write as _;
+
+use k8s_types::core::Pod;
+use k8s_types::scheduling::v1alpha2::PodGroup;
+
+use super::gang::{is_waiting, last_outcome};
+use super::{Explanation, PodKey};
+use crate::plugins::gang_scheduling::MSG_WAITING_FOR_MIN_COUNT;
+
+/// The condition type kube-scheduler writes on a native PodGroup.
+const POD_GROUP_SCHEDULED: &str = "PodGroupScheduled";
+
+/// Renders the gang view of the native PodGroup `pg` with its current `members` (any order;
+/// printed by name) and the recorded attempts of its members.
+pub fn render_scheduling_pod_group(
+    key: &PodKey,
+    pg: &PodGroup,
+    members: &[Pod],
+    explanations: &[Explanation],
+) -> String {
+    let mut o = String::new();
+    let mut members: Vec<&Pod> = members
+        .iter()
+        .filter(|p| {
+            p.scheduling_group_name() == Some(key.name.as_str())
+                && p.metadata.namespace() == key.namespace
+        })
+        .collect();
+    members.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+    let min_count = pg.spec.gang_min_count();
+    let policy = match min_count {
+        Some(n) => format!("gang minCount {n}"),
+        None => "basic (no quorum)".to_string(),
+    };
+    let condition = pg
+        .status
+        .conditions
+        .iter()
+        .find(|c| c.type_ == POD_GROUP_SCHEDULED);
+    let cond = match condition {
+        Some(c) => format!("{POD_GROUP_SCHEDULED} {} ({})", c.status, c.reason),
+        None => format!("{POD_GROUP_SCHEDULED} not set"),
+    };
+    let _ = writeln!(
+        o,
+        "podGroup {key} (scheduling.k8s.io/v1alpha2): {policy}, {cond}"
+    );
+    if let Some(w) = pg
+        .spec
+        .pod_group_template_ref
+        .as_ref()
+        .and_then(|r| r.workload.as_ref())
+    {
+        let _ = writeln!(
+            o,
+            "  template: workload {}, podGroupTemplate {}",
+            w.workload_name, w.pod_group_template_name
+        );
+    }
+    if let Some(msg) = condition
+        .map(|c| c.message.as_str())
+        .filter(|m| !m.is_empty())
+    {
+        let _ = writeln!(o, "  condition message: {msg}");
+    }
+    let live: Vec<&&Pod> = members.iter().filter(|p| !p.is_terminal()).collect();
+    let bound = live.iter().filter(|p| p.node_name().is_some()).count();
+    let waiting = live.iter().filter(|p| is_waiting(p, explanations)).count();
+    let _ = writeln!(
+        o,
+        "  members: {} exist ({} terminal not counted), {} bound, {} waiting at Permit, {} pending",
+        live.len(),
+        members.len() - live.len(),
+        bound,
+        waiting,
+        live.len() - bound - waiting
+    );
+    if let Some(min) = min_count {
+        let quorum = usize::try_from(min).unwrap_or(0);
+        // The barrier counts the group's pods that are not terminal, as the plugin does.
+        if live.len() < quorum {
+            let _ = writeln!(
+                o,
+                "  quorum: {} of {} pods exist; GangScheduling PreEnqueue holds every member ({MSG_WAITING_FOR_MIN_COUNT})",
+                live.len(),
+                quorum
+            );
+        }
+    }
+    let _ = writeln!(o, "  last attempt of each member:");
+    for p in &members {
+        let node = p.node_name().unwrap_or("-");
+        let _ = writeln!(
+            o,
+            "    {}  node {node}  {}",
+            p.metadata.name,
+            last_outcome(p, explanations)
+        );
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pod(name: &str, group: &str, node: Option<&str>, phase: &str) -> Pod {
+        let mut v = serde_json::json!({
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"schedulingGroup": {"podGroupName": group}, "containers": [{"name": "c"}]},
+            "status": {"phase": phase}
+        });
+        if let Some(n) = node {
+            v["spec"]["nodeName"] = n.into();
+        }
+        serde_json::from_value(v).unwrap()
+    }
+
+    fn group(min_count: Option<i32>) -> PodGroup {
+        let policy = match min_count {
+            Some(n) => serde_json::json!({"gang": {"minCount": n}}),
+            None => serde_json::json!({"basic": {}}),
+        };
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "train", "namespace": "default"},
+            "spec": {
+                "podGroupTemplateRef": {"workload": {"workloadName": "w", "podGroupTemplateName": "workers"}},
+                "schedulingPolicy": policy
+            }
+        }))
+        .unwrap()
+    }
+
+    /// minCount 4 with three members, one of them Succeeded (terminal) and one bound: the
+    /// barrier counts the 2 live pods (2 < 4), the terminal one is listed but not counted; a pod
+    /// of another group and one in another namespace are not members.
+    #[test]
+    fn a_gang_short_of_pods_is_shown_behind_the_pre_enqueue_barrier() {
+        let mut other_ns = pod("train-x", "train", None, "Pending");
+        other_ns.metadata.namespace = Some("other".into());
+        let members = vec![
+            pod("train-1", "train", Some("n1"), "Running"),
+            pod("train-0", "train", None, "Pending"),
+            pod("train-2", "train", Some("n2"), "Succeeded"),
+            pod("eval-0", "eval", None, "Pending"),
+            other_ns,
+        ];
+        let out = render_scheduling_pod_group(
+            &PodKey::new("default", "train"),
+            &group(Some(4)),
+            &members,
+            &[],
+        );
+        assert_eq!(
+            out,
+            "podGroup default/train (scheduling.k8s.io/v1alpha2): gang minCount 4, PodGroupScheduled not set\n\
+             \x20 template: workload w, podGroupTemplate workers\n\
+             \x20 members: 2 exist (1 terminal not counted), 1 bound, 0 waiting at Permit, 1 pending\n\
+             \x20 quorum: 2 of 4 pods exist; GangScheduling PreEnqueue holds every member (waiting for minCount pods from a gang to appear in scheduling queue)\n\
+             \x20 last attempt of each member:\n\
+             \x20   train-0  node -  no scheduling attempt\n\
+             \x20   train-1  node n1  no scheduling attempt\n\
+             \x20   train-2  node n2  no scheduling attempt\n"
+        );
+    }
+
+    /// A basic group has no quorum line; the condition kube-scheduler wrote is shown with its
+    /// message.
+    #[test]
+    fn a_basic_group_shows_its_condition_and_no_quorum() {
+        let mut pg = group(None);
+        pg.status.conditions = vec![serde_json::from_value(serde_json::json!({
+            "type": "PodGroupScheduled", "status": "False", "reason": "Unschedulable",
+            "message": "0/2 nodes are available: 2 Insufficient cpu."
+        }))
+        .unwrap()];
+        let members = vec![pod("train-0", "train", None, "Pending")];
+        let out = render_scheduling_pod_group(&PodKey::new("default", "train"), &pg, &members, &[]);
+        assert!(out.starts_with(
+            "podGroup default/train (scheduling.k8s.io/v1alpha2): basic (no quorum), PodGroupScheduled False (Unschedulable)\n"
+        ));
+        assert!(out.contains("  condition message: 0/2 nodes are available: 2 Insufficient cpu.\n"));
+        assert!(!out.contains("quorum:"));
+    }
+}
