@@ -7,7 +7,8 @@
 //!   deserialize (unknown fields are ignored).
 //! - [`object::Object`]: one enum over every kind, the unit the store and apiserver move around.
 //! - [`quantity::Quantity`]: `resource.Quantity` with upstream parse and print rules.
-//! - [`labels`]: label selectors; [`core::taints`]: taint/toleration matching.
+//! - [`labels`]: label selectors (and their string form); [`validation`]: name and label syntax
+//!   checks with upstream's messages; [`core::taints`]: taint/toleration matching.
 //! - Component boundaries, one module each: [`store`] (etcd), [`apiserver`] (kube-apiserver),
 //!   [`admission`], [`deviceplugin`], [`controller`]. The scheduler framework (what a plugin sees)
 //!   is its own interface crate, `k8s-sched-framework`.
@@ -41,6 +42,7 @@ pub mod rng;
 pub mod scheduling;
 pub mod status;
 pub mod store;
+pub mod validation;
 pub mod workqueue;
 
 pub use object::{Kind, Object, Resource, Shared};

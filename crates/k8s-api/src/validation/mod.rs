@@ -29,7 +29,8 @@ pub mod job;
 pub mod labels;
 pub mod lease;
 pub mod meta;
-pub mod names;
+/// Name and label syntax checks (moved to `k8s-types` so the label selector parser shares them).
+pub use k8s_types::validation as names;
 pub mod namespace;
 pub mod node;
 pub mod other;

@@ -352,7 +352,7 @@ impl Driver {
             .param("labelSelector")
             .map(k8s_types::labels::LabelSelector::parse)
         {
-            Some(Err(e)) => return bad(format!("unable to parse requirement: {e}")),
+            Some(Err(e)) => return bad(e),
             Some(Ok(l)) => Some(l),
             None => None,
         };

@@ -206,7 +206,7 @@ fn patch_step(t: &Target, before: &Value, after: &Value) -> Recorded {
 pub(crate) fn list(s: &Session, t: &Target, req: &Request) -> Reply {
     let kind = &t.info.kind;
     let labels = match req.param("labelSelector").map(LabelSelector::parse) {
-        Some(Err(e)) => return reply::bad_request(format!("unable to parse requirement: {e}")),
+        Some(Err(e)) => return reply::bad_request(e),
         Some(Ok(l)) => Some(l),
         None => None,
     };

@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+mod parser;
+
 /// Upstream `metav1.LabelSelector`. The requirements are ANDed. An empty selector matches everything;
 /// callers that must treat "no selector" as "match nothing" (e.g. a Deployment) check for `None` first.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -20,7 +22,7 @@ pub struct LabelSelector {
 }
 
 /// Upstream `metav1.LabelSelectorRequirement`; `operator` is one of `In`, `NotIn`, `Exists`,
-/// `DoesNotExist`.
+/// `DoesNotExist` (and, only in a selector parsed from the string form, `Gt` / `Lt`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LabelSelectorRequirement {
@@ -46,6 +48,19 @@ impl LabelSelectorRequirement {
             "NotIn" => value.is_none_or(|v| !self.values.iter().any(|x| x == v)),
             "Exists" => value.is_some(),
             "DoesNotExist" => value.is_none(),
+            // Only from the string form (`k>1`): upstream `Requirement.Matches` for
+            // `selection.GreaterThan` / `LessThan`, both sides parsed as int64.
+            "Gt" | "Lt" => {
+                let (Some(v), [want]) = (value, self.values.as_slice()) else {
+                    return false;
+                };
+                match (v.parse::<i64>(), want.parse::<i64>()) {
+                    (Ok(v), Ok(w)) => {
+                        (self.operator == "Gt" && v > w) || (self.operator == "Lt" && v < w)
+                    }
+                    _ => false,
+                }
+            }
             _ => false,
         }
     }
@@ -100,75 +115,16 @@ impl LabelSelector {
             && self.match_expressions.iter().all(|r| r.matches(labels))
     }
 
-    /// Parses the kubectl string form: comma-separated `k=v`, `k==v`, `k!=v`, `k in (a,b)`,
-    /// `k notin (a,b)`, `k` (exists) and `!k` (does not exist). Upstream: `labels.Parse`.
+    /// Parses the string form (`kubectl -l`, `?labelSelector=`): comma-separated `k=v`, `k==v`,
+    /// `k!=v`, `k in (a,b)`, `k notin (a,b)`, `k` (exists), `!k` (does not exist), `k>1`, `k<1`,
+    /// as upstream `labels.Parse` (see [`parser`]).
     ///
     /// # Errors
-    /// A message naming the malformed requirement.
+    /// Upstream's message, e.g. `unable to parse requirement: found '=', expected: identifier`
+    /// for `a===b`.
     pub fn parse(s: &str) -> Result<LabelSelector, String> {
-        let mut sel = LabelSelector::default();
-        for part in split_top_level(s) {
-            let part = part.trim();
-            if part.is_empty() {
-                continue;
-            }
-            let req = parse_requirement(part)?;
-            sel.match_expressions.push(req);
-        }
-        Ok(sel)
+        parser::parse(s)
     }
-}
-
-fn split_top_level(s: &str) -> Vec<&str> {
-    let mut parts = Vec::new();
-    let (mut depth, mut start) = (0i32, 0usize);
-    for (i, c) in s.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            ',' if depth == 0 => {
-                parts.push(&s[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    parts.push(&s[start..]);
-    parts
-}
-
-fn parse_requirement(part: &str) -> Result<LabelSelectorRequirement, String> {
-    let req = |key: &str, op: &str, values: Vec<String>| LabelSelectorRequirement {
-        key: key.trim().to_string(),
-        operator: op.to_string(),
-        values,
-    };
-    if let Some((k, v)) = part.split_once("!=") {
-        return Ok(req(k, "NotIn", vec![v.trim().to_string()]));
-    }
-    if let Some((k, v)) = part.split_once("==").or_else(|| part.split_once('=')) {
-        return Ok(req(k, "In", vec![v.trim().to_string()]));
-    }
-    for (word, op) in [(" notin ", "NotIn"), (" in ", "In")] {
-        if let Some((k, rest)) = part.split_once(word) {
-            let rest = rest.trim();
-            let inner = rest
-                .strip_prefix('(')
-                .and_then(|r| r.strip_suffix(')'))
-                .ok_or_else(|| {
-                    format!("invalid label selector requirement {part:?}: expected (values)")
-                })?;
-            let values = inner.split(',').map(|v| v.trim().to_string()).collect();
-            return Ok(req(k, op, values));
-        }
-    }
-    if let Some(k) = part.strip_prefix('!') {
-        return Ok(req(k, "DoesNotExist", Vec::new()));
-    }
-    if part.contains(char::is_whitespace) || part.is_empty() {
-        return Err(format!("invalid label selector requirement {part:?}"));
-    }
-    Ok(req(part, "Exists", Vec::new()))
 }
 
 #[cfg(test)]
@@ -202,6 +158,7 @@ mod tests {
     #[test]
     fn string_form_parses_every_operator() {
         let sel = LabelSelector::parse("app=web, tier!=db, env in (a,b), gpu, !spot").unwrap();
+        // Sorted by key, as upstream `parse` does.
         let ops: Vec<_> = sel
             .match_expressions
             .iter()
@@ -211,14 +168,107 @@ mod tests {
             ops,
             vec![
                 ("app", "In", 1),
-                ("tier", "NotIn", 1),
                 ("env", "In", 2),
                 ("gpu", "Exists", 0),
-                ("spot", "DoesNotExist", 0)
+                ("spot", "DoesNotExist", 0),
+                ("tier", "NotIn", 1),
             ]
         );
         assert!(sel.matches(&labels(&[("app", "web"), ("env", "b"), ("gpu", "1")])));
         assert!(!sel.matches(&labels(&[("app", "web"), ("env", "c"), ("gpu", "1")])));
-        assert!(LabelSelector::parse("a in b").is_err());
+    }
+
+    /// The good strings of upstream `TestSelectorParse` (selector_test.go) all parse; `x=` is the
+    /// empty value; `()` and empty list entries are the empty string, and value sets are sorted
+    /// and deduplicated (`sets.String.List`); `in`/`notin` are plain values (and keys) outside the
+    /// operator position.
+    #[test]
+    fn upstream_good_strings_parse() {
+        for s in [
+            "x=a,y=b,z=c",
+            "",
+            "x!=a,y=b",
+            "x=",
+            "x= ",
+            "x=,z= ",
+            "x= ,z= ",
+            "!x",
+            "x>1",
+            "x>1,z<5",
+        ] {
+            assert!(LabelSelector::parse(s).is_ok(), "{s}");
+        }
+        let x = LabelSelector::parse("x=").unwrap();
+        assert_eq!(x.match_expressions[0].values, vec![String::new()]);
+        let sel = LabelSelector::parse("x in (foo,,baz,foo),y,z notin ()").unwrap();
+        let got: Vec<_> = sel
+            .match_expressions
+            .iter()
+            .map(|r| (r.key.as_str(), r.operator.as_str(), r.values.clone()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("x", "In", vec!["".to_string(), "baz".into(), "foo".into()]),
+                ("y", "Exists", vec![]),
+                ("z", "NotIn", vec!["".to_string()]),
+            ]
+        );
+        let kw = LabelSelector::parse("in in (in,notin)").unwrap();
+        assert_eq!(kw.match_expressions[0].key, "in");
+        assert_eq!(kw.match_expressions[0].values, vec!["in", "notin"]);
+    }
+
+    /// Upstream's errors, traced through `selector.go` by hand: the lexer scans `===` as `==`
+    /// then `=`; a second operator after a value, or any operator after `!key`, is reported by
+    /// `parse`; `x<a` fails `NewRequirement`'s integer check; `a||y` is one identifier that is
+    /// not a label value; a bad key is validated with the parser's nil path.
+    #[test]
+    fn upstream_bad_strings_fail_with_upstream_messages() {
+        let err = |s: &str| LabelSelector::parse(s).unwrap_err();
+        assert_eq!(
+            err("a===b"),
+            "unable to parse requirement: found '=', expected: identifier"
+        );
+        assert_eq!(
+            err("x==a==b"),
+            "found '==', expected: ',' or 'end of string'"
+        );
+        assert_eq!(err("!x=a"), "found '=', expected: ',' or 'end of string'");
+        assert_eq!(
+            err("x<a"),
+            "unable to parse requirement: values[0]: Invalid value: \"a\": for 'Gt', 'Lt' operators, the value must be an integer"
+        );
+        assert!(err("x=a||y=b").starts_with(
+            "unable to parse requirement: values[0][x]: Invalid value: \"a||y\": a valid label must be an empty string"
+        ));
+        assert!(err("-x=a").starts_with(
+            "unable to parse requirement: <nil>: Invalid value: \"-x\": name part must consist of alphanumeric characters"
+        ));
+        assert_eq!(err("x,"), "found '', expected: identifier after ','");
+        assert_eq!(
+            err("x in a"),
+            "unable to parse requirement: found 'a' expected: '('"
+        );
+        assert_eq!(
+            err("x (a)"),
+            "unable to parse requirement: found '(', expected: in, notin, =, ==, !=, gt, lt"
+        );
+        assert_eq!(
+            err(","),
+            "found ',', expected: !, identifier, or 'end of string'"
+        );
+    }
+
+    /// `Gt`/`Lt` compare the label's value and the requirement's as int64 (upstream
+    /// `Requirement.Matches`); a missing or non-integer label matches neither.
+    #[test]
+    fn greater_and_less_than_compare_integers() {
+        let sel = LabelSelector::parse("gpu>2,mem<64").unwrap();
+        assert!(sel.matches(&labels(&[("gpu", "4"), ("mem", "32")])));
+        assert!(!sel.matches(&labels(&[("gpu", "2"), ("mem", "32")])));
+        assert!(!sel.matches(&labels(&[("gpu", "x"), ("mem", "32")])));
+        assert!(!sel.matches(&labels(&[("mem", "32")])));
+        assert!(!sel.matches(&labels(&[("gpu", "4"), ("mem", "64")])));
     }
 }
