@@ -636,4 +636,74 @@ mod tests {
         let names: Vec<_> = v.iter().map(|r| r.metadata.name.as_str()).collect();
         assert_eq!(names, ["c", "b", "a", "d"]);
     }
+
+    /// A pod deleted and, in the same update, relabelled and moved from ReplicaSet `a` to `b`
+    /// (its controller reference changed): upstream's ReplicaSet `updatePod` calls `deletePod`
+    /// for the current and the old version, so `a` (the old owner) observes the deletion it
+    /// expected too; the DaemonSet's only for the current one, so `a`'s expectation stays open.
+    #[test]
+    fn a_relabelled_pod_being_deleted_reaches_the_old_owner_only_when_asked() {
+        use k8s_testing::FakeApi;
+        use std::sync::Arc;
+        let rs = |name: &str| {
+            let mut r = ReplicaSet::default();
+            r.metadata.name = name.into();
+            r.metadata.namespace = Some("default".into());
+            r
+        };
+        let mut api = FakeApi::new();
+        api.add(rs("a"));
+        api.add(rs("b"));
+        let mut informers = SharedInformerFactory::new();
+        informers.start(Kind::ReplicaSet);
+        informers.sync(&api);
+        let uid = |name: &str| {
+            informers
+                .of(&Kind::ReplicaSet)
+                .get(&format!("default/{name}"))
+                .and_then(|o| o.meta().uid.clone())
+                .expect("uid")
+        };
+        let owned_by = |name: &str, app: &str| {
+            let mut p = pod("p", None, "Running", None, 0);
+            p.metadata.namespace = Some("default".into());
+            p.metadata.resource_version = Some(if name == "a" { "1" } else { "2" }.into());
+            p.metadata.labels = BTreeMap::from([("app".to_string(), app.to_string())]);
+            p.metadata.owner_references = vec![OwnerReference {
+                api_version: "apps/v1".into(),
+                kind: "ReplicaSet".into(),
+                name: name.into(),
+                uid: uid(name),
+                controller: Some(true),
+                ..Default::default()
+            }];
+            p
+        };
+        let old = owned_by("a", "web");
+        let mut cur = owned_by("b", "web-v2");
+        cur.metadata.deletion_timestamp = Some(k8s_types::meta::tick_timestamp(5));
+        let change = Delta {
+            kind: Kind::Pod,
+            key: "default/p".into(),
+            old: Some(Arc::new(old.into_object())),
+            new: Some(Arc::new(cur.into_object())),
+        };
+        for (relabelled_old_deleted, a_satisfied) in [(true, true), (false, false)] {
+            let mut exp = ControllerExpectations::new();
+            exp.expect_deletions("default/a", vec!["default/p".into()], 0);
+            exp.expect_deletions("default/b", vec!["default/p".into()], 0);
+            let mut queue = WorkQueue::default();
+            on_owned_pod_change::<ReplicaSet>(
+                &Kind::ReplicaSet,
+                &change,
+                &informers,
+                &mut exp,
+                &mut queue,
+                |r| r.spec.selector.as_ref(),
+                relabelled_old_deleted,
+            );
+            assert!(exp.satisfied("default/b", 1));
+            assert_eq!(exp.satisfied("default/a", 1), a_satisfied);
+        }
+    }
 }
