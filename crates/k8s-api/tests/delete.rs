@@ -5,10 +5,10 @@
 mod common;
 
 use common::{node, pod, server};
-use k8s_types::apiserver::{ApiClient, ApiExt, DeleteOptions};
+use k8s_types::apiserver::{ApiClient, ApiExt, DeleteOptions, PropagationPolicy};
 use k8s_types::core::{Binding, Pod};
 use k8s_types::meta::tick_timestamp;
-use k8s_types::object::Kind;
+use k8s_types::object::{Kind, Resource};
 use k8s_types::status::StatusReason;
 use k8s_types::store::WatchEventType;
 use k8s_types::Object;
@@ -49,6 +49,7 @@ fn bound_pod_is_deleted_gracefully() {
             "web",
             DeleteOptions {
                 grace_period_seconds: Some(10),
+                ..Default::default()
             },
         )
         .unwrap();
@@ -61,6 +62,7 @@ fn bound_pod_is_deleted_gracefully() {
         "web",
         DeleteOptions {
             grace_period_seconds: Some(0),
+            ..Default::default()
         },
     )
     .unwrap();
@@ -79,6 +81,7 @@ fn explicit_grace_period_overrides_the_pod_default() {
             "web",
             DeleteOptions {
                 grace_period_seconds: Some(3),
+                ..Default::default()
             },
         )
         .unwrap();
@@ -128,6 +131,7 @@ fn other_kinds_are_removed_at_once_and_missing_objects_are_not_found() {
             "node-a",
             DeleteOptions {
                 grace_period_seconds: Some(30),
+                ..Default::default()
             },
         )
         .unwrap();
@@ -165,6 +169,7 @@ fn huge_grace_periods_do_not_overflow() {
             "web",
             DeleteOptions {
                 grace_period_seconds: Some(i64::MAX),
+                ..Default::default()
             },
         )
         .unwrap();
@@ -182,9 +187,167 @@ fn huge_grace_periods_do_not_overflow() {
             "neg",
             DeleteOptions {
                 grace_period_seconds: Some(-5),
+                ..Default::default()
             },
         )
         .unwrap();
     assert_eq!(out.meta().deletion_grace_period_seconds, Some(1));
     assert_eq!(out.meta().deletion_timestamp, Some(tick_timestamp(11)));
+}
+
+fn config_map(api: &mut k8s_api::ApiServer, name: &str, finalizers: &[&str]) {
+    let lease: k8s_types::coordination::Lease = serde_json::from_value(serde_json::json!({
+        "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+        "metadata": {"name": name, "namespace": "default", "finalizers": finalizers}
+    }))
+    .unwrap();
+    api.create(lease.into_object()).unwrap();
+}
+
+fn finalizers(api: &k8s_api::ApiServer, name: &str) -> Option<Vec<String>> {
+    api.get(&Kind::Lease, "default", name)
+        .ok()
+        .map(|o| o.meta().finalizers.clone())
+}
+
+fn with_policy(p: PropagationPolicy) -> DeleteOptions {
+    DeleteOptions {
+        propagation_policy: Some(p),
+        ..Default::default()
+    }
+}
+
+/// `propagationPolicy` as upstream `deletionFinalizersForGarbageCollection` and `markAsDeleting`
+/// (store.go): Orphan and Foreground put their finalizer on the object, which stays with a
+/// deletionTimestamp of now and a zero grace period; Background (or no policy and no finalizer)
+/// removes it at once; a user finalizer is kept beside the garbage collector's.
+#[test]
+fn a_propagation_policy_puts_its_finalizer_and_keeps_the_object() {
+    let mut api = server();
+    api.set_tick(40);
+    config_map(&mut api, "orphaned", &["example.com/keep"]);
+    let out = api
+        .delete(
+            &Kind::Lease,
+            "default",
+            "orphaned",
+            with_policy(PropagationPolicy::Orphan),
+        )
+        .unwrap();
+    assert_eq!(out.meta().deletion_timestamp, Some(tick_timestamp(40)));
+    assert_eq!(out.meta().deletion_grace_period_seconds, Some(0));
+    assert_eq!(
+        finalizers(&api, "orphaned"),
+        Some(vec!["example.com/keep".to_string(), "orphan".to_string()])
+    );
+    // A second delete with Foreground swaps the finalizer (upstream removes both, then adds
+    // the one the policy names); the deletionTimestamp stays.
+    api.set_tick(41);
+    let again = api
+        .delete(
+            &Kind::Lease,
+            "default",
+            "orphaned",
+            with_policy(PropagationPolicy::Foreground),
+        )
+        .unwrap();
+    assert_eq!(again.meta().deletion_timestamp, Some(tick_timestamp(40)));
+    assert_eq!(
+        finalizers(&api, "orphaned"),
+        Some(vec![
+            "example.com/keep".to_string(),
+            "foregroundDeletion".to_string()
+        ])
+    );
+    config_map(&mut api, "gone", &[]);
+    api.delete(
+        &Kind::Lease,
+        "default",
+        "gone",
+        with_policy(PropagationPolicy::Background),
+    )
+    .unwrap();
+    assert_eq!(finalizers(&api, "gone"), None);
+    config_map(&mut api, "plain", &[]);
+    api.delete(&Kind::Lease, "default", "plain", DeleteOptions::default())
+        .unwrap();
+    assert_eq!(finalizers(&api, "plain"), None);
+}
+
+/// Upstream `shouldDeleteDuringUpdate`: the update that removes the last garbage-collector
+/// finalizer of an object being deleted with no grace left removes it (MODIFIED, then DELETED);
+/// an update that keeps it leaves the object.
+#[test]
+fn removing_the_last_gc_finalizer_removes_the_object() {
+    let mut api = server();
+    config_map(&mut api, "cm", &[]);
+    api.delete(
+        &Kind::Lease,
+        "default",
+        "cm",
+        with_policy(PropagationPolicy::Foreground),
+    )
+    .unwrap();
+    let rev = api.revision();
+    let mut cm = Object::clone(&api.get(&Kind::Lease, "default", "cm").unwrap());
+    cm.meta_mut().labels.insert("touched".into(), "yes".into());
+    api.update(cm.clone()).unwrap();
+    assert!(
+        finalizers(&api, "cm").is_some(),
+        "still there while the finalizer is"
+    );
+    let mut cm = Object::clone(&api.get(&Kind::Lease, "default", "cm").unwrap());
+    cm.meta_mut().finalizers.clear();
+    api.update(cm).unwrap();
+    assert_eq!(finalizers(&api, "cm"), None);
+    let types: Vec<WatchEventType> = api
+        .watch(&Kind::Lease, rev)
+        .unwrap()
+        .into_iter()
+        .map(|e| e.type_)
+        .collect();
+    assert_eq!(
+        types,
+        [
+            WatchEventType::Modified,
+            WatchEventType::Modified,
+            WatchEventType::Deleted
+        ]
+    );
+}
+
+/// A bound pod deleted in the foreground terminates gracefully as any pod, and its final
+/// (grace 0) delete leaves it in place while the finalizer is pending.
+#[test]
+fn a_pod_with_a_pending_gc_finalizer_outlives_its_grace_period() {
+    let mut api = server();
+    bound_pod(&mut api, "web");
+    api.set_tick(100);
+    let out = api
+        .delete(
+            &Kind::Pod,
+            "default",
+            "web",
+            with_policy(PropagationPolicy::Foreground),
+        )
+        .unwrap();
+    assert_eq!(out.meta().deletion_timestamp, Some(tick_timestamp(130)));
+    api.set_tick(130);
+    let last = api
+        .delete(
+            &Kind::Pod,
+            "default",
+            "web",
+            DeleteOptions {
+                grace_period_seconds: Some(0),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(last.meta().deletion_grace_period_seconds, Some(0));
+    assert_eq!(
+        last.meta().finalizers,
+        vec!["foregroundDeletion".to_string()]
+    );
+    assert!(api.get(&Kind::Pod, "default", "web").is_ok());
 }

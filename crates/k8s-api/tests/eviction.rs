@@ -139,6 +139,7 @@ fn always_allow_two_budgets_and_missing_pods() {
     let mut e = eviction("web-0");
     e.delete_options = DeleteOptions {
         grace_period_seconds: Some(0),
+        ..Default::default()
     };
     api.evict(&e).unwrap();
     assert!(api.get_typed::<Pod>("default", "web-0").is_err());

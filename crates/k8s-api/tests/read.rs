@@ -103,6 +103,7 @@ fn list_pods_on_node_is_the_spec_node_name_field_selector() {
     // from a list with the same answer.
     let force = k8s_types::apiserver::DeleteOptions {
         grace_period_seconds: Some(0),
+        ..Default::default()
     };
     api.delete(&Kind::Pod, "default", "a", force).unwrap();
     api.create(Object::Pod(pod("a"))).unwrap();

@@ -136,6 +136,7 @@ impl Drain {
                 eviction.metadata.namespace = Some(ns.clone());
                 eviction.delete_options = DeleteOptions {
                     grace_period_seconds: self.step.grace_period_seconds.filter(|g| *g >= 0),
+                    ..Default::default()
                 };
                 match api.evict(&eviction) {
                     Ok(()) => *state = PodState::Waiting(uid.unwrap_or_default()),

@@ -345,6 +345,10 @@ pub struct DeleteStep {
     /// removes them at once, without waiting for their containers to stop).
     #[serde(default)]
     pub grace_period_seconds: Option<i64>,
+    /// `kubectl delete --cascade=orphan|background|foreground`: `Orphan`, `Background` (kubectl's
+    /// default) or `Foreground`.
+    #[serde(default)]
+    pub propagation_policy: Option<String>,
 }
 
 /// `scale`.

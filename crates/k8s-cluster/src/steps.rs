@@ -1,7 +1,7 @@
 //! A Scenario's timed steps (`spec.steps`): decoding their inline manifests and running each one
 //! as the kubectl command it is named after, through the apiserver like every other writer.
 
-use k8s_types::apiserver::{ApiExt, DeleteOptions};
+use k8s_types::apiserver::{ApiExt, DeleteOptions, PropagationPolicy};
 use k8s_types::apps::{DaemonSet, Deployment, PodTemplateSpec, ReplicaSet, StatefulSet};
 use k8s_types::batch::{CronJob, Job, CRONJOB_INSTANTIATE_ANNOTATION};
 use k8s_types::core::Node;
@@ -89,6 +89,18 @@ pub(crate) fn decode_steps(
                     message: message.into(),
                 });
             }
+        }
+        if let Some(p) = step
+            .delete
+            .as_ref()
+            .and_then(|d| d.propagation_policy.as_deref())
+            .filter(|p| PropagationPolicy::parse(p).is_none())
+        {
+            return Err(ManifestError {
+                source_loc: source.clone(),
+                path: format!("spec.steps[{i}].delete.propagationPolicy"),
+                message: format!("Unsupported value: {p:?}: supported values: \"Foreground\", \"Background\", \"Orphan\""),
+            });
         }
         if let Some(p) = &step.patch {
             let bad = |field: &str, message: String| ManifestError {
@@ -190,6 +202,10 @@ pub(crate) fn run_step(
                     name,
                     DeleteOptions {
                         grace_period_seconds: d.grace_period_seconds,
+                        propagation_policy: d
+                            .propagation_policy
+                            .as_deref()
+                            .and_then(PropagationPolicy::parse),
                     },
                 )
                 .map_err(|s| s.message)?;

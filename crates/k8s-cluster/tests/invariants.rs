@@ -481,6 +481,7 @@ fn the_checker_reports_each_broken_invariant() {
             "b",
             DeleteOptions {
                 grace_period_seconds: Some(0),
+                ..Default::default()
             },
         )
         .unwrap();
@@ -496,6 +497,7 @@ fn the_checker_reports_each_broken_invariant() {
             "c",
             DeleteOptions {
                 grace_period_seconds: Some(0),
+                ..Default::default()
             },
         )
         .unwrap();
@@ -509,6 +511,7 @@ fn the_checker_reports_each_broken_invariant() {
             "a",
             DeleteOptions {
                 grace_period_seconds: Some(0),
+                ..Default::default()
             },
         )
         .unwrap();

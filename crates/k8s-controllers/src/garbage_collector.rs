@@ -24,13 +24,29 @@
 //! living outside the part of the cluster it was given, where upstream's collector, seeing the
 //! whole cluster, would find them.
 //!
-//! Not modelled: foreground deletion (`foregroundDeletion` finalizer, `blockOwnerDeletion`), the
-//! orphan policy, and the `OwnerRefInvalidNamespace` event.
+//! Deletion with a propagation policy (the apiserver puts the finalizer on the owner and keeps it):
+//! - `orphan` (upstream `attemptToOrphanWorker`, `orphanDependents`): the owner's reference is
+//!   removed from every dependent, then the finalizer from the owner, which the apiserver then
+//!   removes;
+//! - `foregroundDeletion` (upstream `processDeletingDependentsItem`): while the owner has
+//!   dependents whose reference to it sets `blockOwnerDeletion`, those not themselves deleting
+//!   their dependents are deleted; an owner in that state is neither solid nor dangling for its
+//!   dependents but *waiting for dependents deletion* (`classifyReferences`), so a dependent with
+//!   no other solid owner is deleted, in the foreground when it has dependents itself, and one
+//!   with a solid owner only loses the reference. Once no blocking dependent is left the
+//!   finalizer is removed and the apiserver removes the owner. A cascade so advances one level
+//!   per tick, and waits for each pod's graceful termination.
+//!
+//! Not modelled: the `OwnerRefInvalidNamespace` event and the cycle detection of foreground
+//! deletion (`unblockOwnerReferences`).
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use k8s_types::apiserver::{ApiClient, DeleteOptions};
+use k8s_types::apiserver::{
+    ApiClient, DeleteOptions, PropagationPolicy, FINALIZER_DELETE_DEPENDENTS,
+    FINALIZER_ORPHAN_DEPENDENTS,
+};
 use k8s_types::controller::{Action, Controller, SyncError};
 use k8s_types::informer::{object_key, Delta, SharedInformerFactory};
 use k8s_types::meta::OwnerReference;
@@ -55,6 +71,27 @@ enum OwnerState {
     Solid,
     /// The owner is missing or has another uid.
     Dangling,
+    /// The owner exists but is being deleted in the foreground (`foregroundDeletion`): upstream's
+    /// `waitingForDependentsDeletion`.
+    Waiting,
+}
+
+fn has_finalizer(o: &Object, f: &str) -> bool {
+    o.meta().finalizers.iter().any(|x| x == f)
+}
+
+/// Upstream `isDeletingDependents`: being deleted with the `foregroundDeletion` finalizer.
+fn deleting_dependents(o: &Object) -> bool {
+    o.meta().deletion_timestamp.is_some() && has_finalizer(o, FINALIZER_DELETE_DEPENDENTS)
+}
+
+/// The state of an owner that exists with the referenced uid.
+fn present(owner: &Object) -> OwnerState {
+    if deleting_dependents(owner) {
+        OwnerState::Waiting
+    } else {
+        OwnerState::Solid
+    }
 }
 
 /// Every kind the collector knows, [`Kind::TYPED`] then [`Kind::ALPHA`] then
@@ -132,7 +169,7 @@ impl GarbageCollector {
                 };
                 let ns = if namespaced { dependent_ns } else { "" };
                 return match api.get_shared(&kind, ns, &r.name) {
-                    Ok(o) if o.meta().uid.as_deref() == Some(r.uid.as_str()) => OwnerState::Solid,
+                    Ok(o) if o.meta().uid.as_deref() == Some(r.uid.as_str()) => present(&o),
                     Ok(_) => OwnerState::Dangling,
                     Err(e) if e.is_not_found() => OwnerState::Dangling,
                     Err(_) => OwnerState::Solid,
@@ -145,18 +182,100 @@ impl GarbageCollector {
             r.name.clone()
         };
         let uid_matches = |o: &Object| o.meta().uid.as_deref() == Some(r.uid.as_str());
-        let present = match informers.informer(&kind) {
-            Some(i) => i.get(&key).is_some_and(|o| uid_matches(o)),
+        let owner = match informers.informer(&kind) {
+            Some(i) => i.get(&key).filter(|o| uid_matches(o)).cloned(),
             // Events are not watched (nothing owns through them); ask the apiserver.
             None => api
                 .get_shared(&kind, dependent_ns, &r.name)
-                .is_ok_and(|o| uid_matches(&o)),
+                .ok()
+                .filter(|o| uid_matches(o)),
         };
-        if present {
-            OwnerState::Solid
-        } else {
-            OwnerState::Dangling
+        owner.map_or(OwnerState::Dangling, |o| present(&o))
+    }
+
+    /// The dependents of the object with `uid`, every kind, as (kind, object).
+    fn dependents<'a>(
+        &self,
+        informers: &'a SharedInformerFactory,
+        uid: &str,
+    ) -> Vec<(Kind, &'a Arc<Object>)> {
+        let mut out = Vec::new();
+        for kind in self.informers() {
+            if let Some(inf) = informers.informer(&kind) {
+                for d in inf.dependents_of(uid) {
+                    out.push((kind.clone(), d));
+                }
+            }
         }
+        out
+    }
+
+    /// Removes `finalizer` from `owner` (the apiserver then removes the object when no
+    /// garbage-collector finalizer is left and its grace period is over).
+    fn remove_finalizer(
+        api: &mut dyn ApiClient,
+        owner: &Arc<Object>,
+        finalizer: &str,
+    ) -> Result<(), SyncError> {
+        let mut patched = Object::clone(owner);
+        patched.meta_mut().finalizers.retain(|f| f != finalizer);
+        match api.update_shared(patched) {
+            Ok(_) => Ok(()),
+            Err(e) if e.is_not_found() => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Upstream `attemptToOrphanWorker`: every dependent loses its reference to `owner`, then the
+    /// owner its `orphan` finalizer.
+    fn orphan_dependents(
+        &self,
+        api: &mut dyn ApiClient,
+        informers: &SharedInformerFactory,
+        owner: &Arc<Object>,
+    ) -> Result<(), SyncError> {
+        let uid = owner.meta().uid.clone().unwrap_or_default();
+        for (_, dep) in self.dependents(informers, &uid) {
+            let mut patched = Object::clone(dep);
+            patched.meta_mut().owner_references.retain(|r| r.uid != uid);
+            match api.update_shared(patched) {
+                Ok(_) => {}
+                Err(e) if e.is_not_found() => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Self::remove_finalizer(api, owner, FINALIZER_ORPHAN_DEPENDENTS)
+    }
+
+    /// Upstream `processDeletingDependentsItem`: without blocking dependents the owner loses its
+    /// `foregroundDeletion` finalizer; else each blocking dependent not deleting its own
+    /// dependents is attempted (`attemptToDeleteItem`).
+    fn process_deleting_dependents(
+        &self,
+        api: &mut dyn ApiClient,
+        informers: &SharedInformerFactory,
+        owner: &Arc<Object>,
+    ) -> Result<(), SyncError> {
+        let uid = owner.meta().uid.clone().unwrap_or_default();
+        let blocking: Vec<(Kind, &Arc<Object>)> = self
+            .dependents(informers, &uid)
+            .into_iter()
+            .filter(|(_, d)| {
+                d.meta()
+                    .owner_references
+                    .iter()
+                    .any(|r| r.uid == uid && r.block_owner_deletion == Some(true))
+            })
+            .collect();
+        if blocking.is_empty() {
+            return Self::remove_finalizer(api, owner, FINALIZER_DELETE_DEPENDENTS);
+        }
+        for (kind, dep) in blocking {
+            if !deleting_dependents(dep) {
+                self.attempt_to_delete(api, informers, &kind, &object_key(dep))?;
+            }
+        }
+        Ok(())
     }
 
     /// Upstream `attemptToDeleteItem` for one dependent.
@@ -187,12 +306,23 @@ impl GarbageCollector {
             .collect();
         let solid = states.contains(&OwnerState::Solid);
         let dangling = states.contains(&OwnerState::Dangling);
-        if !dangling {
+        let waiting = states.contains(&OwnerState::Waiting);
+        if !dangling && !waiting {
             return Ok(());
         }
         if !solid {
             tracing::debug!(object = %obj.display_name(), kind = %kind.name(), "deleting object whose owners are gone");
-            return match api.delete(kind, meta.namespace(), &meta.name, DeleteOptions::default()) {
+            // Upstream: in the foreground when an owner waits for its dependents and this
+            // object has dependents of its own; else as the object's finalizers say
+            // (background without one).
+            let uid = meta.uid.clone().unwrap_or_default();
+            let propagation_policy = (waiting && !self.dependents(informers, &uid).is_empty())
+                .then_some(PropagationPolicy::Foreground);
+            let opts = DeleteOptions {
+                propagation_policy,
+                ..Default::default()
+            };
+            return match api.delete(kind, meta.namespace(), &meta.name, opts) {
                 Ok(_) => Ok(()),
                 Err(e) if e.is_not_found() => Ok(()),
                 Err(e) => Err(e.into()),
@@ -247,6 +377,50 @@ impl Controller for GarbageCollector {
                 }
             }
         }
+        // An owner being deleted with a garbage-collector finalizer is processed itself; one that
+        // starts deleting in the foreground also queues its dependents (upstream
+        // `startsWaitingForDependentsDeleted`), which then see it waiting.
+        if let Some(new) = change.new.as_deref() {
+            let gc_pending = new.meta().deletion_timestamp.is_some()
+                && (has_finalizer(new, FINALIZER_ORPHAN_DEPENDENTS)
+                    || has_finalizer(new, FINALIZER_DELETE_DEPENDENTS));
+            if gc_pending {
+                if let Some(qk) = queue_key(&change.kind, &change.key) {
+                    queue.add(qk);
+                }
+            }
+            let started =
+                deleting_dependents(new) && !change.old.as_deref().is_some_and(deleting_dependents);
+            if let (true, Some(uid)) = (started, new.meta().uid.as_deref()) {
+                for (kind, dep) in self.dependents(informers, uid) {
+                    if let Some(qk) = queue_key(&kind, &object_key(dep)) {
+                        queue.add(qk);
+                    }
+                }
+            }
+        }
+        // A dependent gone: an owner waiting for it may now lose its finalizer.
+        if let (Some(old), None) = (change.old.as_deref(), change.new.as_ref()) {
+            for r in &old.meta().owner_references {
+                let Some(kind) = Kind::typed(&r.api_version, &r.kind) else {
+                    continue;
+                };
+                let key = if kind.namespaced() {
+                    format!("{}/{}", old.meta().namespace(), r.name)
+                } else {
+                    r.name.clone()
+                };
+                let waiting = informers
+                    .informer(&kind)
+                    .and_then(|i| i.get(&key))
+                    .is_some_and(|o| deleting_dependents(o));
+                if waiting {
+                    if let Some(qk) = queue_key(&kind, &key) {
+                        queue.add(qk);
+                    }
+                }
+            }
+        }
         // Its dependents, when the object with the old uid is gone.
         let old_uid = change.old.as_ref().and_then(|o| o.meta().uid.clone());
         let new_uid = change.new.as_ref().and_then(|o| o.meta().uid.clone());
@@ -273,7 +447,17 @@ impl Controller for GarbageCollector {
         let Some((kind, key)) = parse_queue_key(key) else {
             return Ok(Action::AwaitChange);
         };
-        self.attempt_to_delete(api, informers, &kind, key)?;
+        let obj = informers.informer(&kind).and_then(|i| i.get(key)).cloned();
+        match obj {
+            Some(o) if o.meta().deletion_timestamp.is_some() => {
+                if has_finalizer(&o, FINALIZER_ORPHAN_DEPENDENTS) {
+                    self.orphan_dependents(api, informers, &o)?;
+                } else if has_finalizer(&o, FINALIZER_DELETE_DEPENDENTS) {
+                    self.process_deleting_dependents(api, informers, &o)?;
+                }
+            }
+            _ => self.attempt_to_delete(api, informers, &kind, key)?,
+        }
         Ok(Action::AwaitChange)
     }
 }

@@ -138,6 +138,7 @@ impl Controller for PodGarbageCollector {
         let name = pod.metadata.name.clone();
         let force = DeleteOptions {
             grace_period_seconds: Some(0),
+            ..Default::default()
         };
         let Some(node) = pod.node_name() else {
             let _ = api.delete(&Kind::Pod, &ns, &name, force);

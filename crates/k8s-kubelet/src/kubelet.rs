@@ -782,6 +782,7 @@ impl Kubelet {
         self.forget(key);
         let opts = DeleteOptions {
             grace_period_seconds: Some(0),
+            ..Default::default()
         };
         if let Err(e) = api.delete(
             &Kind::Pod,

@@ -298,6 +298,7 @@ fn a_pod_deleted_at_once_releases_its_device_and_ip() {
         "a",
         DeleteOptions {
             grace_period_seconds: Some(0),
+            ..Default::default()
         },
     )
     .expect("delete");

@@ -523,3 +523,58 @@ fn kubectl_gets_crds_custom_resources_and_v1alpha2_workloads() {
     env.server().step(1);
     env.assert_replays();
 }
+
+/// `kubectl delete --cascade=orphan` and `--cascade=foreground` (kubectl sends
+/// `propagationPolicy: Orphan` / `Foreground` in the DeleteOptions body): the orphaned
+/// ReplicaSet keeps running without its owner; the ReplicaSet deleted in the foreground stays,
+/// with its `foregroundDeletion` finalizer and a deletionTimestamp, until its 3 pods have
+/// terminated (default 30 s grace), then goes; the recorded session replays byte for byte.
+#[test]
+fn kubectl_delete_cascade_orphan_and_foreground() {
+    let env = Env::new("cascade", true);
+    env.ok(&["apply", "-f", "web.yaml"]);
+    env.server().step(5);
+    let rs = env.ok(&["get", "rs", "-o", "jsonpath={.items[0].metadata.name}"]);
+    // `--wait=false`: kubectl would otherwise wait for the object to go, which takes a tick of
+    // the garbage collector, and the clock is paused.
+    assert_eq!(
+        env.ok(&[
+            "delete",
+            "deployment",
+            "web",
+            "--cascade=orphan",
+            "--wait=false"
+        ]),
+        "deployment.apps \"web\" deleted\n"
+    );
+    env.server().step(1);
+    assert!(env.run(&["get", "deployment", "web"]).status.code() == Some(1));
+    assert_eq!(
+        env.ok(&[
+            "get",
+            "rs",
+            &rs,
+            "-o",
+            "jsonpath={.metadata.ownerReferences}"
+        ]),
+        ""
+    );
+    let running = env.ok(&["get", "pods", "-o", "jsonpath={.items[*].status.phase}"]);
+    assert_eq!(running, "Running Running Running");
+
+    let out = env.run(&["delete", "rs", &rs, "--cascade=foreground", "--wait=false"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    env.server().step(2);
+    assert_eq!(
+        env.ok(&["get", "rs", &rs, "-o", "jsonpath={.metadata.finalizers}"]),
+        "[\"foregroundDeletion\"]"
+    );
+    env.server().step(40);
+    assert!(env.run(&["get", "rs", &rs]).status.code() == Some(1));
+    assert_eq!(env.ok(&["get", "pods", "-o", "name"]), "");
+    env.assert_replays();
+}

@@ -53,6 +53,7 @@ fn an_infeasible_gang_is_retried_when_capacity_frees_up() {
         "big",
         DeleteOptions {
             grace_period_seconds: Some(0),
+            ..Default::default()
         },
     )
     .unwrap();

@@ -54,6 +54,7 @@ fn deletions_and_new_nodes_reach_the_cache_by_watch_and_by_relist() {
         "p1",
         DeleteOptions {
             grace_period_seconds: Some(0),
+            ..Default::default()
         },
     )
     .expect("delete p1");

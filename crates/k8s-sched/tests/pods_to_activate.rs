@@ -59,6 +59,7 @@ fn rejected_member_is_activated_when_a_sibling_waits_and_the_gang_binds_at_tick_
         "big",
         DeleteOptions {
             grace_period_seconds: Some(0),
+            ..Default::default()
         },
     )
     .unwrap();

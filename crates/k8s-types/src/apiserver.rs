@@ -17,7 +17,39 @@ pub struct DeleteOptions {
     /// Grace period in seconds (ticks). `None` uses the object's default (a bound pod's
     /// `terminationGracePeriodSeconds`); `Some(0)` deletes at once.
     pub grace_period_seconds: Option<i64>,
+    /// Upstream `propagationPolicy`: whether and how the garbage collector deletes the object's
+    /// dependents. `None` keeps what the object's finalizers say, else background.
+    pub propagation_policy: Option<PropagationPolicy>,
 }
+
+/// Upstream `metav1.DeletionPropagation`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PropagationPolicy {
+    /// `Orphan`: the dependents are kept and lose their owner reference (finalizer `orphan`).
+    Orphan,
+    /// `Background`: the object goes at once, the garbage collector deletes the dependents after.
+    Background,
+    /// `Foreground`: the object stays (finalizer `foregroundDeletion`) until the garbage collector
+    /// has deleted every dependent that blocks its owner's deletion.
+    Foreground,
+}
+
+impl PropagationPolicy {
+    /// Parses upstream's value names.
+    pub fn parse(s: &str) -> Option<PropagationPolicy> {
+        match s {
+            "Orphan" => Some(PropagationPolicy::Orphan),
+            "Background" => Some(PropagationPolicy::Background),
+            "Foreground" => Some(PropagationPolicy::Foreground),
+            _ => None,
+        }
+    }
+}
+
+/// Upstream `metav1.FinalizerOrphanDependents`.
+pub const FINALIZER_ORPHAN_DEPENDENTS: &str = "orphan";
+/// Upstream `metav1.FinalizerDeleteDependents`.
+pub const FINALIZER_DELETE_DEPENDENTS: &str = "foregroundDeletion";
 
 /// kube-apiserver: CRUD, subresources and watch over the store, with validation and admission.
 pub trait ApiClient {

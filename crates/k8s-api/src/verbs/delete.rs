@@ -12,14 +12,25 @@
 //! a `deletionTimestamp` and phase `Terminating`, and the namespace controller empties it and
 //! removes its `kubernetes` finalizer through `namespaces/finalize`, which removes it; a delete of a
 //! terminating namespace that still has spec finalizers answers it unchanged. Every other kind is
-//! removed at once. Finalizers are not waited for, and deleting an owner does not delete its
-//! dependents (that is the garbage collector's job).
+//! removed at once, unless a garbage-collector finalizer is pending.
+//!
+//! `propagationPolicy` (upstream `deletionFinalizersForGarbageCollection`, `shouldOrphanDependents`,
+//! `shouldDeleteDependents`, `markAsDeleting` in `staging/src/k8s.io/apiserver/pkg/registry/generic/
+//! registry/store.go`): `Orphan` puts the finalizer `orphan` on the object, `Foreground`
+//! `foregroundDeletion`, `Background` removes both; without a policy the object's own finalizer
+//! decides. An object with one of these finalizers is not removed: it gets a `deletionTimestamp`
+//! (now, `deletionGracePeriodSeconds: 0`, generation + 1) and stays until the garbage collector
+//! has orphaned or deleted its dependents and removed the finalizer (the update that removes it
+//! removes the object). Other finalizers are not waited for (docs/fidelity.md), and deleting an
+//! owner in the background does not delete its dependents (that is the garbage collector's job).
 
 use std::sync::Arc;
 
 use k8s_types::admission::Operation;
-use k8s_types::apiserver::DeleteOptions;
-use k8s_types::meta::{tick_timestamp, timestamp_tick};
+use k8s_types::apiserver::{
+    DeleteOptions, PropagationPolicy, FINALIZER_DELETE_DEPENDENTS, FINALIZER_ORPHAN_DEPENDENTS,
+};
+use k8s_types::meta::{tick_timestamp, timestamp_tick, ObjectMeta};
 use k8s_types::object::Kind;
 use k8s_types::status::Status;
 use k8s_types::Object;
@@ -113,8 +124,33 @@ impl ApiServer {
                 return Ok(old);
             }
         }
+        let finalizers = gc_finalizers(&old.meta().finalizers, options.propagation_policy);
+        let pending_gc = finalizers
+            .as_ref()
+            .unwrap_or(&old.meta().finalizers)
+            .iter()
+            .any(|f| is_gc_finalizer(f));
+        let with_finalizers = |o: &Object| {
+            let mut o = o.clone();
+            if let Some(f) = &finalizers {
+                o.meta_mut().finalizers = f.clone();
+            }
+            o
+        };
+        let expected = old.meta().resource_version_number();
         match self.pod_graceful(&old, options) {
+            Graceful::Pending if finalizers.is_some() => self
+                .store
+                .update(&key, with_finalizers(&old), Some(expected))
+                .map_err(|e| errors::from_store(e, kind, name)),
             Graceful::Pending => Ok(old),
+            Graceful::Immediately if pending_gc => {
+                let mut updated = with_finalizers(&old);
+                mark_as_deleting(updated.meta_mut(), self.now);
+                self.store
+                    .update(&key, updated, Some(expected))
+                    .map_err(|e| errors::from_store(e, kind, name))
+            }
             Graceful::Immediately => self
                 .store
                 .delete(&key, None)
@@ -123,7 +159,7 @@ impl ApiServer {
                 deletion_tick,
                 grace,
             } => {
-                let mut updated = (*old).clone();
+                let mut updated = with_finalizers(&old);
                 let meta = updated.meta_mut();
                 if meta.deletion_timestamp.is_none() {
                     if let Some(g) = meta.generation.filter(|g| *g > 0) {
@@ -132,12 +168,11 @@ impl ApiServer {
                 }
                 meta.deletion_timestamp = Some(tick_timestamp(deletion_tick));
                 meta.deletion_grace_period_seconds = Some(grace);
-                let expected = old.meta().resource_version_number();
                 let written = self
                     .store
                     .update(&key, updated, Some(expected))
                     .map_err(|e| errors::from_store(e, kind, name))?;
-                if grace > 0 {
+                if grace > 0 || pending_gc {
                     return Ok(written);
                 }
                 self.store
@@ -146,4 +181,66 @@ impl ApiServer {
             }
         }
     }
+}
+
+/// The garbage collector's finalizers: `orphan` and `foregroundDeletion`.
+pub(crate) fn is_gc_finalizer(f: &str) -> bool {
+    f == FINALIZER_ORPHAN_DEPENDENTS || f == FINALIZER_DELETE_DEPENDENTS
+}
+
+/// Upstream `deletionFinalizersForGarbageCollection`: the object's finalizers with `orphan` /
+/// `foregroundDeletion` set as the policy says (without a policy, as the object's own finalizers
+/// say: `shouldOrphanDependents` takes the first of the two it finds, `shouldDeleteDependents`
+/// `foregroundDeletion` when `orphan` is absent), or `None` when that changes nothing (compared as
+/// sets).
+fn gc_finalizers(finalizers: &[String], policy: Option<PropagationPolicy>) -> Option<Vec<String>> {
+    let has = |f: &str| finalizers.iter().any(|x| x == f);
+    let (orphan, foreground) = match policy {
+        Some(PropagationPolicy::Orphan) => (true, false),
+        Some(PropagationPolicy::Foreground) => (false, true),
+        Some(PropagationPolicy::Background) => (false, false),
+        None => {
+            let first = finalizers.iter().find(|f| is_gc_finalizer(f));
+            (
+                first.is_some_and(|f| f == FINALIZER_ORPHAN_DEPENDENTS),
+                !has(FINALIZER_ORPHAN_DEPENDENTS) && has(FINALIZER_DELETE_DEPENDENTS),
+            )
+        }
+    };
+    let mut new: Vec<String> = finalizers
+        .iter()
+        .filter(|f| !is_gc_finalizer(f))
+        .cloned()
+        .collect();
+    if orphan {
+        new.push(FINALIZER_ORPHAN_DEPENDENTS.to_string());
+    }
+    if foreground {
+        new.push(FINALIZER_DELETE_DEPENDENTS.to_string());
+    }
+    let set = |v: &[String]| v.iter().cloned().collect::<std::collections::BTreeSet<_>>();
+    (set(finalizers) != set(&new)).then_some(new)
+}
+
+/// Upstream `markAsDeleting`: generation + 1 (when set and not yet deleting), `deletionTimestamp`
+/// now (kept when already set, so a repeated delete changes nothing), grace period 0.
+fn mark_as_deleting(meta: &mut ObjectMeta, now: k8s_types::Tick) {
+    if meta.deletion_timestamp.is_none() {
+        if let Some(g) = meta.generation.filter(|g| *g > 0) {
+            meta.generation = Some(g.saturating_add(1));
+        }
+        meta.deletion_timestamp = Some(tick_timestamp(now));
+    }
+    meta.deletion_grace_period_seconds = Some(0);
+}
+
+/// Upstream `shouldDeleteDuringUpdate`, for the finalizers k8s-mini waits for: `new` (an update
+/// of `old`) no longer has a garbage-collector finalizer that `old` had, and `old` was being
+/// deleted with no grace period left.
+pub(crate) fn emptied_gc_finalizers(new: &Object, old: &Object) -> bool {
+    let (n, o) = (new.meta(), old.meta());
+    o.deletion_timestamp.is_some()
+        && o.deletion_grace_period_seconds == Some(0)
+        && o.finalizers.iter().any(|f| is_gc_finalizer(f))
+        && !n.finalizers.iter().any(|f| is_gc_finalizer(f))
 }

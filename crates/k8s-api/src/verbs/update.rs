@@ -3,7 +3,9 @@
 //! Conflict); the kind's strategy keeps the stored status (update) or takes only the new status
 //! (update_status); the result is validated and admitted, then written with compare-and-swap. An
 //! update that changes nothing is not written (upstream `GuaranteedUpdate` skips identical
-//! objects), so the resourceVersion stays.
+//! objects), so the resourceVersion stays. An update that removes the last garbage-collector
+//! finalizer (`orphan`, `foregroundDeletion`) of an object being deleted with no grace period left
+//! removes it (upstream `shouldDeleteDuringUpdate`).
 
 use std::sync::Arc;
 
@@ -50,8 +52,19 @@ impl ApiServer {
         let name = new.meta().name.clone();
         let key = new.key();
         let expected = old.meta().resource_version_number();
-        self.store
+        let emptied = super::delete::emptied_gc_finalizers(&new, old);
+        let written = self
+            .store
             .update(&key, new, Some(expected))
+            .map_err(|e| errors::from_store(e, &kind, &name))?;
+        if !emptied {
+            return Ok(written);
+        }
+        // Upstream `shouldDeleteDuringUpdate`: the update removed the last finalizer of an object
+        // being deleted with no grace period left, so it is removed (watchers see MODIFIED then
+        // DELETED).
+        self.store
+            .delete(&key, None)
             .map_err(|e| errors::from_store(e, &kind, &name))
     }
 

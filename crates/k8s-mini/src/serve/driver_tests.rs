@@ -125,9 +125,13 @@ fn write_paths_answer_upstreams_status_errors() {
         web,
         &[],
         "",
-        r#"{"propagationPolicy":"Orphan"}"#,
+        r#"{"propagationPolicy":"Sideways"}"#,
     );
     assert_eq!(code, 400, "{s}");
+    assert_eq!(
+        s["message"],
+        "propagationPolicy: Unsupported value: \"Sideways\": supported values: \"Foreground\", \"Background\", \"Orphan\""
+    );
     let (code, s) = call(
         &mut d,
         "DELETE",

@@ -5,7 +5,7 @@
 //! recorder as the Scenario step that replays it.
 
 use k8s_cluster::Session;
-use k8s_types::apiserver::DeleteOptions;
+use k8s_types::apiserver::{DeleteOptions, PropagationPolicy};
 use k8s_types::labels::LabelSelector;
 use k8s_types::object::{Kind, Object};
 use k8s_types::policy::Eviction;
@@ -549,7 +549,8 @@ pub(crate) fn patch(s: &mut Session, t: &Target, req: &Request) -> (Reply, Recor
     write(s, t, &typed_json(&current), after)
 }
 
-/// DELETE of one object: `gracePeriodSeconds`, `propagationPolicy` (Background only) and
+/// DELETE of one object: `gracePeriodSeconds`, `propagationPolicy` (`Orphan`, `Background`,
+/// `Foreground`: the apiserver and the garbage collector do the rest) and
 /// `preconditions` (uid, resourceVersion) from the body or the query.
 pub(crate) fn delete(s: &mut Session, t: &Target, req: &Request) -> (Reply, Recorded) {
     let body = if req.body.iter().all(u8::is_ascii_whitespace) {
@@ -576,15 +577,18 @@ pub(crate) fn delete(s: &mut Session, t: &Target, req: &Request) -> (Reply, Reco
         .param("propagationPolicy")
         .map(str::to_string)
         .or_else(|| body["propagationPolicy"].as_str().map(str::to_string));
-    if let Some(p) = policy.as_deref().filter(|p| *p != "Background") {
-        let known = ["Orphan", "Foreground"];
-        let msg = if known.contains(&p) {
-            format!("propagationPolicy {p} is not simulated by k8s-mini: its garbage collector deletes dependents in the background only")
-        } else {
-            format!("propagationPolicy: Unsupported value: {p:?}: supported values: \"Foreground\", \"Background\", \"Orphan\"")
-        };
-        return (reply::bad_request(msg), None);
-    }
+    let propagation_policy = match policy.as_deref() {
+        None => None,
+        Some(p) => match PropagationPolicy::parse(p) {
+            Some(pp) => Some(pp),
+            None => {
+                return (
+                    reply::bad_request(format!("propagationPolicy: Unsupported value: {p:?}: supported values: \"Foreground\", \"Background\", \"Orphan\"")),
+                    None,
+                )
+            }
+        },
+    };
     let current = match get_object(s, t) {
         Ok(o) => o,
         Err(e) => return fail(&e, t),
@@ -618,6 +622,7 @@ pub(crate) fn delete(s: &mut Session, t: &Target, req: &Request) -> (Reply, Reco
         &name,
         DeleteOptions {
             grace_period_seconds: grace,
+            propagation_policy,
         },
     ) {
         Ok(o) => {
@@ -628,6 +633,9 @@ pub(crate) fn delete(s: &mut Session, t: &Target, req: &Request) -> (Reply, Reco
             }
             if let Some(g) = grace {
                 d["gracePeriodSeconds"] = json!(g);
+            }
+            if let Some(p) = policy {
+                d["propagationPolicy"] = json!(p);
             }
             (ok(200, &o).0, Some(json!({"delete": d})))
         }
