@@ -211,16 +211,23 @@ pub fn node_reasons(message: &str) -> Vec<String> {
     out
 }
 
-/// The capacity view of the cluster `api` holds, pools named by `pool_labels` (empty: the defaults).
-pub fn capacity_view(api: &dyn ApiClient, pool_labels: &[String]) -> CapacityView {
-    let labels: Vec<String> = if pool_labels.is_empty() {
-        DEFAULT_POOL_LABELS.iter().map(|s| s.to_string()).collect()
-    } else {
-        pool_labels.to_vec()
-    };
+/// Every node of the cluster `api` holds, in the apiserver's list order (by name), as a pool of one named by `labels` (see
+/// [`pool_of`]). `fragmentation`: compute the FGD fragmentation (else 0, and cheaper: no target
+/// workload is built).
+pub fn node_pools(
+    api: &dyn ApiClient,
+    labels: &[String],
+    fragmentation: bool,
+) -> Vec<(String, Pool)> {
     let pods: Vec<Pod> = api.list_typed(None, None);
-    let live: Vec<&Pod> = pods.iter().filter(|p| !p.is_terminal()).collect();
-    let typical: Vec<TypicalPod> = typical_pods(live.iter().copied(), POPULARITY_THRESHOLD);
+    let typical: Vec<TypicalPod> = if fragmentation {
+        typical_pods(
+            pods.iter().filter(|p| !p.is_terminal()),
+            POPULARITY_THRESHOLD,
+        )
+    } else {
+        Vec::new()
+    };
     let mut on_node: BTreeMap<&str, Vec<Arc<Pod>>> = BTreeMap::new();
     for p in pods.iter().filter(|p| holds_resources(p)) {
         if let Some(n) = p.node_name() {
@@ -228,10 +235,10 @@ pub fn capacity_view(api: &dyn ApiClient, pool_labels: &[String]) -> CapacityVie
         }
     }
     let alloc = allocated_by_node(api);
-    let mut pools: BTreeMap<String, Pool> = BTreeMap::new();
+    let mut out = Vec::new();
     for node in api.list_typed::<Node>(None, None) {
         let name = node.metadata.name.clone();
-        let pool = pool_of(&node, &labels);
+        let pool = pool_of(&node, labels);
         let allocatable = Resources::from_list(&node.status.allocatable);
         let used = alloc.get(&name).cloned().unwrap_or_default();
         let ready = node.is_ready();
@@ -243,13 +250,13 @@ pub fn capacity_view(api: &dyn ApiClient, pool_labels: &[String]) -> CapacityVie
         );
         let total = i64::try_from(gpu.gpus).unwrap_or(0) * 1000;
         let one = Pool {
-            name: pool.clone(),
+            name: pool,
             nodes: 1,
             ready_nodes: usize::from(ready),
             gpu_milli_total: total,
             gpu_milli_allocated: total - gpu.milli_left,
             gpu_milli_free: gpu.milli_left,
-            gpu_milli_fragmented: gpu.frag_milli,
+            gpu_milli_fragmented: if fragmentation { gpu.frag_milli } else { 0.0 },
             cpu: Amounts {
                 allocatable: allocatable.milli_cpu,
                 requested: used.milli_cpu,
@@ -259,10 +266,25 @@ pub fn capacity_view(api: &dyn ApiClient, pool_labels: &[String]) -> CapacityVie
                 requested: used.memory,
             },
         };
+        out.push((name, one));
+    }
+    out
+}
+
+/// The capacity view of the cluster `api` holds, pools named by `pool_labels` (empty: the defaults).
+pub fn capacity_view(api: &dyn ApiClient, pool_labels: &[String]) -> CapacityView {
+    let labels: Vec<String> = if pool_labels.is_empty() {
+        DEFAULT_POOL_LABELS.iter().map(|s| s.to_string()).collect()
+    } else {
+        pool_labels.to_vec()
+    };
+    let pods: Vec<Pod> = api.list_typed(None, None);
+    let mut pools: BTreeMap<String, Pool> = BTreeMap::new();
+    for (_, one) in node_pools(api, &labels, true) {
         pools
-            .entry(pool.clone())
+            .entry(one.name.clone())
             .or_insert_with(|| Pool {
-                name: pool,
+                name: one.name.clone(),
                 ..Pool::default()
             })
             .add(&one);
