@@ -200,6 +200,29 @@ fn time_to_bind_and_preemptions_of_the_whatif_gang() {
     }
     // The p99 of the run is the largest time to bind (nearest rank of n < 100 pods is n): 31.
     assert_eq!(own.time_to_bind.p99, Some(31));
+    // The batch ReplicaSet's pods are matched by generateName and order of creation: the survivor
+    // (created at tick 0) is #0, the victim's replacement #1, in both runs: created at 17 (the
+    // scheduler preempts in tick 16, after the controllers ran; the ReplicaSet controller sees the
+    // terminating victim in tick 17) and pending (every GPU is taken); neither is listed as placed
+    // differently.
+    for run in &c.runs {
+        let mut batch: Vec<(&str, Option<&str>)> = run
+            .pods
+            .iter()
+            .filter(|p| p.name.starts_with("batch-"))
+            .map(|p| (p.key.as_str(), p.node.as_deref()))
+            .collect();
+        batch.sort();
+        assert_eq!(batch.len(), 2, "{}", run.name);
+        assert_eq!(batch[0].0, "default/batch-75756c8696-#0");
+        assert_eq!(batch[1], ("default/batch-75756c8696-#1", None));
+        let replacement = run.pods.iter().find(|p| p.key.ends_with("#1")).expect("#1");
+        assert_eq!(replacement.created_at, Some(17));
+    }
+    assert!(c
+        .placed_differently
+        .iter()
+        .all(|d| !d.pod.starts_with("default/batch-")));
 }
 
 #[test]

@@ -12,6 +12,9 @@ use k8s_cluster::compare::{difference_rows, metrics, Comparison, ConfigRun, Samp
 const GPU: RGBColor = RGBColor(214, 39, 40);
 const CPU: RGBColor = RGBColor(31, 119, 180);
 
+/// A line to draw: its legend, colour and points.
+type Series = (&'static str, RGBColor, Vec<(f64, f64)>);
+
 fn pct(a: i64, total: i64) -> f64 {
     if total > 0 {
         100.0 * a as f64 / total as f64
@@ -59,7 +62,7 @@ pub fn alloc_svg(r: &ConfigRun) -> Result<String, String> {
             .draw()
             .map_err(|e| e.to_string())?;
         let has_gpu = r.samples.iter().any(|s| s.gpu_milli_total > 0);
-        let mut series: Vec<(&str, RGBColor, Vec<(f64, f64)>)> = Vec::new();
+        let mut series: Vec<Series> = Vec::new();
         if has_gpu {
             series.push((
                 "GPU allocated",

@@ -119,14 +119,15 @@ fn the_json_numbers_are_recomputed_from_its_rows() {
         placement.push(
             pods.iter()
                 .map(|p| {
-                    (
-                        format!(
-                            "{}/{}",
-                            p["namespace"].as_str().unwrap_or(""),
-                            p["name"].as_str().unwrap_or("")
-                        ),
-                        p["node"].as_str().unwrap_or("<pending>").to_string(),
-                    )
+                    let name = format!(
+                        "{}/{}",
+                        p["namespace"].as_str().unwrap_or(""),
+                        p["name"].as_str().unwrap_or("")
+                    );
+                    let key = p["key"].as_str().unwrap_or("").to_string();
+                    // The example's pods have no generateName: the key is the name.
+                    assert_eq!(key, name);
+                    (key, p["node"].as_str().unwrap_or("<pending>").to_string())
                 })
                 .collect(),
         );

@@ -22,8 +22,10 @@
 //! - **allocation over time**: GPU allocated and CPU requested summed over the nodes at the end of
 //!   every tick that ran (sample tick `t`: the state tick `t` left), and once before the first
 //!   tick; a sample is kept only when a value changed (the ticks skipped as idle change nothing).
-//! - **pods placed differently**: pods matched by namespace and name, listed when their node is
-//!   not the same in every run (`<pending>`: in the store, unbound; `<gone>`: not in the store).
+//! - **pods placed differently**: pods matched by namespace and name (a pod named from a
+//!   `generateName`: by it and its order of creation, [`PodPlacement::key`]), listed when their
+//!   node is not the same in every run (`<pending>`: in the store, unbound; `<gone>`: not in the
+//!   store).
 
 mod render;
 
@@ -90,6 +92,9 @@ pub struct PodPlacement {
     pub namespace: String,
     /// Name.
     pub name: String,
+    /// What it is matched by across runs: `namespace/name`, or for a pod named from its
+    /// `generateName`, `namespace/generateName#k` (k-th such pod by creation tick, then name, from 0).
+    pub key: String,
     /// `spec.nodeName`.
     pub node: Option<String>,
     /// The tick of `metadata.creationTimestamp`.
@@ -168,7 +173,7 @@ pub struct ConfigRun {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Difference {
-    /// `namespace/name`.
+    /// `namespace/name` in the first run that has the pod.
     pub pod: String,
     /// Per column, in column order: the node, `<pending>` or `<gone>`.
     pub nodes: Vec<String>,
@@ -261,9 +266,35 @@ fn placement(p: &Pod, start: Tick, end: Tick) -> PodPlacement {
     PodPlacement {
         namespace: p.metadata.namespace().to_string(),
         name: p.metadata.name.clone(),
+        key: format!("{}/{}", p.metadata.namespace(), p.metadata.name),
         node: p.node_name().map(str::to_string),
         created_at,
         bound_at,
+    }
+}
+
+/// Generated names come from the store's revision (k8s-api `names.rs`), which differs between runs
+/// once their writes differ: pods named from a `generateName` are matched by it and their order of
+/// creation instead (see [`PodPlacement::key`]).
+fn match_keys(all: &[Pod], pods: &mut [PodPlacement]) {
+    let mut groups: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
+    for (i, p) in all.iter().enumerate() {
+        if let Some(g) = p.metadata.generate_name.as_deref() {
+            if !g.is_empty() && p.metadata.name.starts_with(g) && p.metadata.name.len() > g.len() {
+                groups
+                    .entry((p.metadata.namespace().to_string(), g.to_string()))
+                    .or_default()
+                    .push(i);
+            }
+        }
+    }
+    for ((ns, g), mut idx) in groups {
+        idx.sort_by(|a, b| {
+            (pods[*a].created_at, &pods[*a].name).cmp(&(pods[*b].created_at, &pods[*b].name))
+        });
+        for (k, i) in idx.into_iter().enumerate() {
+            pods[i].key = format!("{ns}/{g}#{k}");
+        }
     }
 }
 
@@ -328,7 +359,8 @@ fn run_one(req: &Request, col: &Column) -> Result<(ConfigRun, Vec<String>), Mani
     let api = cluster.api_ref();
     let end = cluster.now();
     let all: Vec<Pod> = api.list_typed(None, None);
-    let pods: Vec<PodPlacement> = all.iter().map(|p| placement(p, start, end)).collect();
+    let mut pods: Vec<PodPlacement> = all.iter().map(|p| placement(p, start, end)).collect();
+    match_keys(&all, &mut pods);
     let nodes: Vec<NodeUse> = node_pools(api, &[], false)
         .into_iter()
         .map(|(name, n)| NodeUse {
@@ -382,35 +414,29 @@ fn run_one(req: &Request, col: &Column) -> Result<(ConfigRun, Vec<String>), Mani
     Ok((run, p.warnings))
 }
 
-/// The pods whose node differs between the runs.
+/// The pods whose node differs between the runs, matched by [`PodPlacement::key`], in key order;
+/// each named by its name in the first run that has it.
 fn differences(runs: &[ConfigRun]) -> Vec<Difference> {
-    let mut keys: BTreeSet<(&str, &str)> = BTreeSet::new();
-    let by_run: Vec<BTreeMap<(&str, &str), &PodPlacement>> = runs
+    let by_run: Vec<BTreeMap<&str, &PodPlacement>> = runs
         .iter()
-        .map(|r| {
-            r.pods
-                .iter()
-                .map(|p| ((p.namespace.as_str(), p.name.as_str()), p))
-                .collect()
-        })
+        .map(|r| r.pods.iter().map(|p| (p.key.as_str(), p)).collect())
         .collect();
-    for m in &by_run {
-        keys.extend(m.keys().copied());
-    }
+    let keys: BTreeSet<&str> = by_run.iter().flat_map(|m| m.keys().copied()).collect();
     let mut out = Vec::new();
     for k in keys {
         let nodes: Vec<String> = by_run
             .iter()
-            .map(|m| match m.get(&k) {
+            .map(|m| match m.get(k) {
                 None => "<gone>".to_string(),
                 Some(p) => p.node.clone().unwrap_or_else(|| "<pending>".to_string()),
             })
             .collect();
         if nodes.iter().any(|n| *n != nodes[0]) {
-            out.push(Difference {
-                pod: format!("{}/{}", k.0, k.1),
-                nodes,
-            });
+            let pod = by_run
+                .iter()
+                .find_map(|m| m.get(k))
+                .map_or_else(|| k.to_string(), |p| format!("{}/{}", p.namespace, p.name));
+            out.push(Difference { pod, nodes });
         }
     }
     out
