@@ -26,6 +26,7 @@ fn column(name: &str, file: Option<&str>) -> Column {
     Column {
         name: name.to_string(),
         scheduler_config: file.map(repo),
+        policy: None,
     }
 }
 
@@ -260,6 +261,7 @@ fn a_bad_configuration_file_is_bad_input() {
             Column {
                 name: "bad".into(),
                 scheduler_config: Some(bad.clone()),
+                policy: None,
             },
         ],
         ticks: None,
@@ -267,4 +269,43 @@ fn a_bad_configuration_file_is_bad_input() {
     .expect_err("bad config");
     assert!(e.to_string().contains("bad.yaml"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Trace-replay policies as columns, on the example. FGD (its target workload derived from the
+/// listed pods, as the plugin does when given none): at tick 0 the listed pods are the four 1-GPU
+/// pods only, and a 1-GPU pod fragments no GPU of a node where it fits, so every node scores the
+/// same and the tie-break (the name that sorts last) puts all four on gpu-c; `train` then takes
+/// gpu-b, the tie between the two empty nodes: MostAllocated's placements. `spread` (the preset
+/// scoring LeastAllocated) places as the LeastAllocated file does.
+#[test]
+fn trace_policies_run_as_columns() {
+    let policy = |name: &str| Column {
+        name: name.to_string(),
+        scheduler_config: None,
+        policy: Some(k8s_cluster::trace::Policy::parse(name).expect("known policy")),
+    };
+    let c = compare::compare(&Request {
+        manifests: load_all(&[
+            "examples/compare/cluster.yaml",
+            "examples/compare/workload.yaml",
+        ]),
+        path: repo("examples/compare/workload.yaml"),
+        columns: vec![
+            policy("fgd"),
+            policy("spread"),
+            column("least", Some("examples/compare/least-allocated.yaml")),
+        ],
+        ticks: None,
+    })
+    .expect("compares");
+    let (fgd, spread, least) = (&c.runs[0], &c.runs[1], &c.runs[2]);
+    assert_eq!(fgd.scheduler_config.as_deref(), Some("--policy fgd"));
+    for pod in ["infer-0", "infer-1", "infer-2", "infer-3"] {
+        assert_eq!(node_of(fgd, pod), Some("gpu-c"), "{pod}");
+    }
+    assert_eq!(node_of(fgd, "train"), Some("gpu-b"));
+    assert_eq!(fgd.gpu_milli_fragmented, 0.0);
+    for pod in ["infer-0", "infer-1", "infer-2", "infer-3", "train"] {
+        assert_eq!(node_of(spread, pod), node_of(least, pod), "{pod}");
+    }
 }

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use k8s_cluster::compare::{self, Column, Request};
+use k8s_cluster::trace::Policy;
 
 use crate::cli::{bad_input, input_files};
 use crate::compare_plot;
@@ -20,7 +21,8 @@ Exit codes:
   0  every configuration ran and the comparison was printed (and written, with --svg-out/--html-out)
   1  the comparison was printed but an --svg-out or --html-out file could not be written
   2  bad input: unreadable or invalid files (with file, line and field path), a configuration file
-     that does not load, fewer than two --config, more than 100000 --ticks, unknown flags";
+     that does not load, an unknown --policy, fewer than two columns, more than 100000 --ticks,
+     unknown flags";
 
 #[derive(clap::Args)]
 pub struct CompareArgs {
@@ -37,9 +39,14 @@ pub struct CompareArgs {
     #[arg(short = 'R', long)]
     recursive: bool,
     /// A KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1), one column each, in
-    /// order; `scenario` is the input's own configuration (or the defaults). At least two.
-    #[arg(long = "config", value_name = "FILE|scenario", required = true)]
+    /// order; `scenario` is the input's own configuration (or the defaults). With --policy: at
+    /// least two columns in all.
+    #[arg(long = "config", value_name = "FILE|scenario")]
     configs: Vec<String>,
+    /// A trace-replay placement policy (`k8s-mini replay --policy`'s names: fgd, best-fit,
+    /// binpack, ...), one column each, after the --config columns.
+    #[arg(long = "policy", value_name = "NAME")]
+    policies: Vec<String>,
     /// Run exactly this many ticks (else the Scenario's spec.ticks, else until nothing changes).
     #[arg(long, value_name = "N")]
     ticks: Option<u64>,
@@ -73,6 +80,7 @@ fn columns(configs: &[String]) -> Vec<Column> {
             Column {
                 name: if clash { c.clone() } else { stem(c) },
                 scheduler_config: (c != OWN_CONFIG).then(|| PathBuf::from(c)),
+                policy: None,
             }
         })
         .collect()
@@ -129,10 +137,24 @@ pub fn run_compare(args: CompareArgs) -> ExitCode {
         Ok(r) => r,
         Err(e) => return bad_input(&e),
     };
+    let mut cols = columns(&args.configs);
+    for name in &args.policies {
+        match Policy::parse(name) {
+            Ok(p) => cols.push(Column {
+                name: p.name().to_string(),
+                scheduler_config: None,
+                policy: Some(p),
+            }),
+            Err(e) => {
+                eprintln!("error: --policy {name}: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
     let req = Request {
         manifests: read.manifests,
         path: read.path,
-        columns: columns(&args.configs),
+        columns: cols,
         ticks: args.ticks,
     };
     let c = match compare::compare(&req) {

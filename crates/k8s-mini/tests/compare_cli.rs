@@ -226,6 +226,18 @@ fn exit_codes_for_bad_input_and_unwritable_output() {
     ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("/nonexistent/most.yaml"));
+    // An unknown policy.
+    let o = k8s_mini(&[
+        "compare",
+        "-f",
+        &example("cluster.yaml"),
+        "--config",
+        "scenario",
+        "--policy",
+        "nope",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("unknown policy \"nope\""));
     // The comparison printed, the HTML file not writable: 1.
     let o = run(&["--html-out", "/nonexistent/dir/page.html"]);
     assert_eq!(o.status.code(), Some(1));

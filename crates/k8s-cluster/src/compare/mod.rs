@@ -3,7 +3,8 @@
 //!
 //! Every configuration is an independent run of the same documents, exactly as `k8s-mini scenario
 //! --scheduler-config FILE` runs them (a [`Column`] without a file keeps the input's own
-//! `KubeSchedulerConfiguration`, or the defaults). What each run is measured by, at its end:
+//! `KubeSchedulerConfiguration`, or the defaults; one with a trace-replay [`Policy`] runs under
+//! that policy's configuration). What each run is measured by, at its end:
 //!
 //! - **bound / pending**: pods with `spec.nodeName` (finished ones too: they were placed) / pods
 //!   waiting to be scheduled ([`crate::capacity::is_pending`]).
@@ -41,8 +42,10 @@ use serde::Serialize;
 use crate::capacity::{capacity_view, is_pending, node_pools};
 use crate::cluster::Cluster;
 use crate::load::prepare;
+use crate::manifest::{Document, Loaded, Source};
 use crate::manifest::{ManifestError, Manifests};
 use crate::run::{drive, OutputFormat, Plan, RunOptions};
+use crate::trace::Policy;
 
 pub use render::{differences as difference_rows, metrics, render};
 
@@ -53,6 +56,10 @@ pub struct Column {
     pub name: String,
     /// A `KubeSchedulerConfiguration` file; `None`: the input's own configuration.
     pub scheduler_config: Option<PathBuf>,
+    /// A trace-replay placement policy instead (`k8s-mini replay --policy`): its scheduler
+    /// configuration ([`Policy::scheduler_config`], seed 0, FGD's target workload derived from the
+    /// cluster's pods), the profile named `default-scheduler`; it replaces the input's own.
+    pub policy: Option<Policy>,
 }
 
 /// What to compare.
@@ -137,7 +144,7 @@ pub struct BindTimes {
 pub struct ConfigRun {
     /// The column's name.
     pub name: String,
-    /// The configuration file, or `None` for the input's own.
+    /// The configuration file (`--policy NAME` for a policy), or `None` for the input's own.
     pub scheduler_config: Option<String>,
     /// The tick the run ended.
     pub ended_at: Tick,
@@ -273,6 +280,31 @@ fn placement(p: &Pod, start: Tick, end: Tick) -> PodPlacement {
     }
 }
 
+/// The input with `policy`'s scheduler configuration in place of its own (see [`Column::policy`]).
+fn with_policy(m: &Manifests, policy: Policy) -> Result<Manifests, ManifestError> {
+    let source = Source {
+        file: format!("--policy {}", policy.name()),
+        line: 0,
+    };
+    let mut cfg = policy.scheduler_config(0, &[]).map_err(|e| ManifestError {
+        source_loc: source.clone(),
+        path: String::new(),
+        message: e.to_string(),
+    })?;
+    for p in &mut cfg.profiles {
+        p.scheduler_name = Some("default-scheduler".to_string());
+    }
+    let mut out = m.clone();
+    out.docs
+        .retain(|d| !matches!(d.doc, Document::SchedulerConfig(_)));
+    out.docs.push(Loaded {
+        doc: Document::SchedulerConfig(Box::new(cfg)),
+        source,
+        positions: None,
+    });
+    Ok(out)
+}
+
 /// Generated names come from the store's revision (k8s-api `names.rs`), which differs between runs
 /// once their writes differ: pods named from a `generateName` are matched by it and their order of
 /// creation instead (see [`PodPlacement::key`]).
@@ -338,7 +370,11 @@ fn run_one(req: &Request, col: &Column) -> Result<(ConfigRun, Vec<String>), Mani
         snapshot_out_at_tick: None,
         snapshot_in: None,
     };
-    let p = prepare(req.manifests.clone(), &req.path, &opts)?;
+    let manifests = match col.policy {
+        Some(policy) => with_policy(&req.manifests, policy)?,
+        None => req.manifests.clone(),
+    };
+    let p = prepare(manifests, &req.path, &opts)?;
     let start = p.cluster.now();
     let mut samples = Vec::new();
     push_sample(&mut samples, sample(&p.cluster, start));
@@ -384,10 +420,13 @@ fn run_one(req: &Request, col: &Column) -> Result<(ConfigRun, Vec<String>), Mani
     let view = capacity_view(api, &[]);
     let run = ConfigRun {
         name: col.name.clone(),
-        scheduler_config: col
-            .scheduler_config
-            .as_ref()
-            .map(|f| f.display().to_string()),
+        scheduler_config: match col.policy {
+            Some(p) => Some(format!("--policy {}", p.name())),
+            None => col
+                .scheduler_config
+                .as_ref()
+                .map(|f| f.display().to_string()),
+        },
         ended_at: end,
         pods_bound: all
             .iter()
