@@ -31,8 +31,7 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use k8s_sched::config::TypicalPod;
-use k8s_sched::plugins::node_affinity::required_node_affinity_admits;
-use k8s_sched::simulator::{node_gpu_use, typical_pods};
+use k8s_sched::simulator::{node_gpu_use, required_node_affinity_admits, typical_pods};
 use k8s_types::apiserver::{ApiClient, ApiExt};
 use k8s_types::core::{Node, Pod};
 use k8s_types::resources::Resources;
@@ -313,7 +312,7 @@ fn count_reasons<'a>(pods: impl IntoIterator<Item = &'a Pod>) -> Vec<PendingReas
 /// The pending pods grouped per pool: a pod belongs to every pool holding at least one node its
 /// `nodeSelector` and required node affinity admit (kube-scheduler's NodeAffinity Filter,
 /// `pkg/scheduler/framework/plugins/nodeaffinity`, through k8s-sched's
-/// `required_node_affinity_admits`), so a pod without either belongs to every pool; taints,
+/// `simulator::required_node_affinity_admits`), so a pod without either belongs to every pool; taints,
 /// resources and the other filters are not looked at (they are what the reasons say). A pod no
 /// node admits is grouped under [`NO_POOL_ADMITS`]. Within a pool a pod counts under the reasons
 /// of its whole `FailedScheduling` message ([`pending_reasons`]), which covers every node, the
