@@ -39,8 +39,8 @@ pub struct CompareArgs {
     #[arg(short = 'R', long)]
     recursive: bool,
     /// A KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1), one column each, in
-    /// order; `scenario` is the input's own configuration (or the defaults). With --policy: at
-    /// least two columns in all.
+    /// order; `scenario` is the input's own configuration (or the defaults). At least two columns
+    /// in all, --config and --policy together.
     #[arg(long = "config", value_name = "FILE|scenario")]
     configs: Vec<String>,
     /// A trace-replay placement policy (`k8s-mini replay --policy`'s names: fgd, best-fit,
