@@ -23,13 +23,15 @@
 //!   gives `Insufficient cpu` and `node(s) had untolerated taint {gpu: true}`; a pod counts once
 //!   under each reason it names), else its condition reason (`SchedulingGated`), else
 //!   `no scheduling attempt yet`. Reasons are listed by count, then by name.
+//! - The same per pool ([`pending_per_pool`]): a pending pod belongs to every pool with a node its
+//!   nodeSelector and required node affinity admit.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::sync::Arc;
 
 use k8s_sched::config::TypicalPod;
-use k8s_sched::simulator::{node_gpu_use, typical_pods};
+use k8s_sched::simulator::{node_gpu_use, required_node_affinity_admits, typical_pods};
 use k8s_types::apiserver::{ApiClient, ApiExt};
 use k8s_types::core::{Node, Pod};
 use k8s_types::resources::Resources;
@@ -108,6 +110,21 @@ pub struct PendingReason {
     pub pods: usize,
 }
 
+/// The pending pods one pool's nodes could take (see [`pending_per_pool`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PoolPending {
+    /// The pool's name, or [`NO_POOL_ADMITS`].
+    pub pool: String,
+    /// Pending pods that belong to it.
+    pub pods: usize,
+    /// Those pods per reason, by count descending, then reason.
+    pub reasons: Vec<PendingReason>,
+}
+
+/// The group of pending pods whose nodeSelector and required node affinity admit no node at all.
+pub const NO_POOL_ADMITS: &str = "<no node admits>";
+
 /// The capacity view of a cluster.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -122,6 +139,8 @@ pub struct CapacityView {
     pub pending_pods: usize,
     /// Pending pods per reason, by count descending, then reason.
     pub pending: Vec<PendingReason>,
+    /// Pending pods per pool (pools by name, then [`NO_POOL_ADMITS`]), pools with none left out.
+    pub pending_per_pool: Vec<PoolPending>,
 }
 
 fn round2(x: f64) -> f64 {
@@ -211,16 +230,23 @@ pub fn node_reasons(message: &str) -> Vec<String> {
     out
 }
 
-/// The capacity view of the cluster `api` holds, pools named by `pool_labels` (empty: the defaults).
-pub fn capacity_view(api: &dyn ApiClient, pool_labels: &[String]) -> CapacityView {
-    let labels: Vec<String> = if pool_labels.is_empty() {
-        DEFAULT_POOL_LABELS.iter().map(|s| s.to_string()).collect()
-    } else {
-        pool_labels.to_vec()
-    };
+/// Every node of the cluster `api` holds, in the apiserver's list order (by name), as a pool of one named by `labels` (see
+/// [`pool_of`]). `fragmentation`: compute the FGD fragmentation (else 0, and cheaper: no target
+/// workload is built).
+pub fn node_pools(
+    api: &dyn ApiClient,
+    labels: &[String],
+    fragmentation: bool,
+) -> Vec<(String, Pool)> {
     let pods: Vec<Pod> = api.list_typed(None, None);
-    let live: Vec<&Pod> = pods.iter().filter(|p| !p.is_terminal()).collect();
-    let typical: Vec<TypicalPod> = typical_pods(live.iter().copied(), POPULARITY_THRESHOLD);
+    let typical: Vec<TypicalPod> = if fragmentation {
+        typical_pods(
+            pods.iter().filter(|p| !p.is_terminal()),
+            POPULARITY_THRESHOLD,
+        )
+    } else {
+        Vec::new()
+    };
     let mut on_node: BTreeMap<&str, Vec<Arc<Pod>>> = BTreeMap::new();
     for p in pods.iter().filter(|p| holds_resources(p)) {
         if let Some(n) = p.node_name() {
@@ -228,10 +254,10 @@ pub fn capacity_view(api: &dyn ApiClient, pool_labels: &[String]) -> CapacityVie
         }
     }
     let alloc = allocated_by_node(api);
-    let mut pools: BTreeMap<String, Pool> = BTreeMap::new();
+    let mut out = Vec::new();
     for node in api.list_typed::<Node>(None, None) {
         let name = node.metadata.name.clone();
-        let pool = pool_of(&node, &labels);
+        let pool = pool_of(&node, labels);
         let allocatable = Resources::from_list(&node.status.allocatable);
         let used = alloc.get(&name).cloned().unwrap_or_default();
         let ready = node.is_ready();
@@ -243,13 +269,13 @@ pub fn capacity_view(api: &dyn ApiClient, pool_labels: &[String]) -> CapacityVie
         );
         let total = i64::try_from(gpu.gpus).unwrap_or(0) * 1000;
         let one = Pool {
-            name: pool.clone(),
+            name: pool,
             nodes: 1,
             ready_nodes: usize::from(ready),
             gpu_milli_total: total,
             gpu_milli_allocated: total - gpu.milli_left,
             gpu_milli_free: gpu.milli_left,
-            gpu_milli_fragmented: gpu.frag_milli,
+            gpu_milli_fragmented: if fragmentation { gpu.frag_milli } else { 0.0 },
             cpu: Amounts {
                 allocatable: allocatable.milli_cpu,
                 requested: used.milli_cpu,
@@ -259,10 +285,89 @@ pub fn capacity_view(api: &dyn ApiClient, pool_labels: &[String]) -> CapacityVie
                 requested: used.memory,
             },
         };
+        out.push((name, one));
+    }
+    out
+}
+
+/// The pending pods per reason, by count descending, then reason (a pod once under each reason).
+fn count_reasons<'a>(pods: impl IntoIterator<Item = &'a Pod>) -> Vec<PendingReason> {
+    let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
+    for p in pods {
+        let mut rs = pending_reasons(p);
+        rs.sort();
+        rs.dedup();
+        for r in rs {
+            *reasons.entry(r).or_insert(0) += 1;
+        }
+    }
+    let mut out: Vec<PendingReason> = reasons
+        .into_iter()
+        .map(|(reason, pods)| PendingReason { reason, pods })
+        .collect();
+    out.sort_by(|a, b| b.pods.cmp(&a.pods).then(a.reason.cmp(&b.reason)));
+    out
+}
+
+/// The pending pods grouped per pool: a pod belongs to every pool holding at least one node its
+/// `nodeSelector` and required node affinity admit (kube-scheduler's NodeAffinity Filter,
+/// `pkg/scheduler/framework/plugins/nodeaffinity`, through k8s-sched's
+/// `simulator::required_node_affinity_admits`), so a pod without either belongs to every pool; taints,
+/// resources and the other filters are not looked at (they are what the reasons say). A pod no
+/// node admits is grouped under [`NO_POOL_ADMITS`]. Within a pool a pod counts under the reasons
+/// of its whole `FailedScheduling` message ([`pending_reasons`]), which covers every node, the
+/// other pools' too: the message does not say which node gave which reason.
+pub fn pending_per_pool(nodes: &[Node], labels: &[String], pending: &[&Pod]) -> Vec<PoolPending> {
+    let mut groups: BTreeMap<String, Vec<&Pod>> = BTreeMap::new();
+    for p in pending {
+        let pools: BTreeSet<String> = nodes
+            .iter()
+            .filter(|n| required_node_affinity_admits(p, n))
+            .map(|n| pool_of(n, labels))
+            .collect();
+        if pools.is_empty() {
+            groups
+                .entry(NO_POOL_ADMITS.to_string())
+                .or_default()
+                .push(p);
+        }
+        for pool in pools {
+            groups.entry(pool).or_default().push(p);
+        }
+    }
+    let none = groups.remove(NO_POOL_ADMITS);
+    let mut out: Vec<PoolPending> = groups
+        .into_iter()
+        .map(|(pool, pods)| PoolPending {
+            pool,
+            pods: pods.len(),
+            reasons: count_reasons(pods),
+        })
+        .collect();
+    if let Some(pods) = none {
+        out.push(PoolPending {
+            pool: NO_POOL_ADMITS.to_string(),
+            pods: pods.len(),
+            reasons: count_reasons(pods),
+        });
+    }
+    out
+}
+
+/// The capacity view of the cluster `api` holds, pools named by `pool_labels` (empty: the defaults).
+pub fn capacity_view(api: &dyn ApiClient, pool_labels: &[String]) -> CapacityView {
+    let labels: Vec<String> = if pool_labels.is_empty() {
+        DEFAULT_POOL_LABELS.iter().map(|s| s.to_string()).collect()
+    } else {
+        pool_labels.to_vec()
+    };
+    let pods: Vec<Pod> = api.list_typed(None, None);
+    let mut pools: BTreeMap<String, Pool> = BTreeMap::new();
+    for (_, one) in node_pools(api, &labels, true) {
         pools
-            .entry(pool.clone())
+            .entry(one.name.clone())
             .or_insert_with(|| Pool {
-                name: pool,
+                name: one.name.clone(),
                 ..Pool::default()
             })
             .add(&one);
@@ -277,28 +382,18 @@ pub fn capacity_view(api: &dyn ApiClient, pool_labels: &[String]) -> CapacityVie
         p.gpu_milli_fragmented = round2(p.gpu_milli_fragmented);
     }
     total.gpu_milli_fragmented = round2(total.gpu_milli_fragmented);
-    let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
-    let mut pending_pods = 0;
-    for p in pods.iter().filter(|p| is_pending(p)) {
-        pending_pods += 1;
-        let mut rs = pending_reasons(p);
-        rs.sort();
-        rs.dedup();
-        for r in rs {
-            *reasons.entry(r).or_insert(0) += 1;
-        }
-    }
-    let mut pending: Vec<PendingReason> = reasons
-        .into_iter()
-        .map(|(reason, pods)| PendingReason { reason, pods })
-        .collect();
-    pending.sort_by(|a, b| b.pods.cmp(&a.pods).then(a.reason.cmp(&b.reason)));
+    let pending_list: Vec<&Pod> = pods.iter().filter(|p| is_pending(p)).collect();
+    let nodes: Vec<Node> = api.list_typed(None, None);
+    let pending_per_pool = pending_per_pool(&nodes, &labels, &pending_list);
+    let pending_pods = pending_list.len();
+    let pending = count_reasons(pending_list);
     CapacityView {
         pool_labels: labels,
         pools,
         total,
         pending_pods,
         pending,
+        pending_per_pool,
     }
 }
 
@@ -368,6 +463,24 @@ pub fn render(v: &CapacityView) -> String {
             .map(|r| vec![r.pods.to_string(), r.reason.clone()])
             .collect();
         o.push_str(&table(&["PODS", "REASON"], &rows));
+    }
+    if !v.pending_per_pool.is_empty() {
+        let _ = writeln!(
+            o,
+            "pending pods per pool (the pools their node selection admits):"
+        );
+        let mut rows: Vec<Vec<String>> = Vec::new();
+        for g in &v.pending_per_pool {
+            for r in &g.reasons {
+                rows.push(vec![
+                    g.pool.clone(),
+                    g.pods.to_string(),
+                    r.pods.to_string(),
+                    r.reason.clone(),
+                ]);
+            }
+        }
+        o.push_str(&table(&["POOL", "PENDING", "PODS", "REASON"], &rows));
     }
     o
 }

@@ -15,7 +15,8 @@
 //!   `output_services`: the Services and EndpointSlices tables (only when there are any).
 //! - [`capacity`]: the capacity view per node pool (GPUs total / allocated / free / fragmented,
 //!   CPU, memory, pending pods per reason); [`whatif`]: `k8s-mini whatif`, a workload added to a
-//!   cluster and the answer (fits, where, when, what is preempted, how many nodes more).
+//!   cluster and the answer (fits, where, when, what is preempted, how many nodes more);
+//!   [`compare`]: `k8s-mini compare`, the same input under several scheduler configurations.
 //! - [`Session`]: a scenario's cluster driven tick by tick from outside (`serve`).
 //! - [`snapshot`]: the whole store and the clock written to a file (`--snapshot-out`) and a run
 //!   resumed from one (`--snapshot-in`).
@@ -25,6 +26,7 @@
 
 pub mod capacity;
 pub(crate) mod cluster;
+pub mod compare;
 pub mod describe;
 pub(crate) mod drain;
 pub(crate) mod expect;

@@ -130,6 +130,7 @@ pub fn run_manifests_to(
             steps: &prepared.steps,
             other_kinds: &prepared.other_kinds,
             resumed: prepared.resumed,
+            observe: None,
         },
         opts,
         None,
@@ -183,6 +184,7 @@ pub fn run_to_state(
             steps: &prepared.steps,
             other_kinds: &prepared.other_kinds,
             resumed: prepared.resumed,
+            observe: None,
         },
         opts,
         Some(at_tick.unwrap_or(Tick::MAX)),
@@ -281,6 +283,9 @@ pub(crate) struct Plan<'a> {
     pub(crate) steps: &'a [ReadyStep],
     pub(crate) other_kinds: &'a BTreeSet<(String, String, bool)>,
     pub(crate) resumed: Option<crate::snapshot::LoopState>,
+    /// Called after every tick that ran (not the skipped idle ticks, which change nothing):
+    /// `k8s-mini compare` samples the allocation there.
+    pub(crate) observe: Option<&'a mut dyn FnMut(&Cluster)>,
 }
 
 /// Writes `--snapshot-out` now; a failure is a failed step row.
@@ -309,7 +314,7 @@ fn take_snapshot(
 #[allow(clippy::too_many_lines)]
 pub(crate) fn drive(
     mut cluster: Cluster,
-    plan: Plan<'_>,
+    mut plan: Plan<'_>,
     opts: &RunOptions,
     stop_at: Option<Tick>,
 ) -> Driven {
@@ -403,6 +408,9 @@ pub(crate) fn drive(
         }
         step_failures += advance_drains(&mut cluster, &mut drains, &mut step_rows);
         cluster.tick();
+        if let Some(f) = plan.observe.as_mut() {
+            f(&cluster);
+        }
         if text {
             collect_events(
                 cluster.api_ref(),

@@ -115,3 +115,104 @@ fn a_run_on_more_than_50_nodes_ends_with_the_capacity_view() {
         }
     }
 }
+
+/// Pending pods per pool: pool `gpu` (two 4-GPU nodes, one labelled zone=a) and pool `cpu` (one
+/// 8-CPU node). Pending: `wide` (8 GPUs, no node selection: every pool admits it, Insufficient
+/// nvidia.com/gpu), `zone-a` (8 GPUs, nodeSelector zone=a: only gpu-1, so only pool `gpu`),
+/// `cpu-big` (32 CPU, required affinity to the instance type `cpu`: pool `cpu` only, Insufficient
+/// cpu) and `nowhere` (nodeSelector disk=ssd, which no node carries: no pool admits it).
+/// So: cpu holds wide and cpu-big, gpu holds wide and zone-a, `<no node admits>` holds nowhere.
+/// A pod counts under the reasons of its whole FailedScheduling message, which spans every node:
+/// cpu-big's names Insufficient cpu (cpu-0) and the affinity mismatch (gpu-0, gpu-1); zone-a's
+/// Insufficient nvidia.com/gpu (gpu-1; cpu-0 has no GPU either) and the mismatch (gpu-0, cpu-0);
+/// wide's Insufficient nvidia.com/gpu only (all three).
+#[test]
+fn pending_pods_are_grouped_per_pool_their_node_selection_admits() {
+    let node = |name: &str, pool: &str, extra: &str, cap: &str| {
+        format!("apiVersion: v1\nkind: Node\nmetadata: {{name: {name}, labels: {{node.kubernetes.io/instance-type: {pool}{extra}}}}}\nstatus: {{capacity: {{{cap}, memory: 64Gi, pods: \"110\"}}}}\n---\n")
+    };
+    let pod = |name: &str, spec: &str, res: &str| {
+        format!("apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}}}\nspec:\n{spec}  containers: [{{name: a, image: b, resources: {res}}}]\n---\n")
+    };
+    let mut y = String::new();
+    y += &node("gpu-0", "gpu", "", "cpu: \"32\", nvidia.com/gpu: \"4\"");
+    y += &node(
+        "gpu-1",
+        "gpu",
+        ", zone: a",
+        "cpu: \"32\", nvidia.com/gpu: \"4\"",
+    );
+    y += &node("cpu-0", "cpu", "", "cpu: \"8\"");
+    let gpu8 = "{limits: {nvidia.com/gpu: 8}}";
+    y += &pod("wide", "", gpu8);
+    y += &pod("zone-a", "  nodeSelector: {zone: a}\n", gpu8);
+    y += &pod(
+        "cpu-big",
+        "  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: node.kubernetes.io/instance-type, operator: In, values: [cpu]}]}]}}}\n",
+        "{requests: {cpu: \"32\"}}",
+    );
+    y += &pod(
+        "nowhere",
+        "  nodeSelector: {disk: ssd}\n",
+        "{requests: {cpu: \"1\"}}",
+    );
+    let m = parse_stream("pools.yaml", &y).expect("parses");
+    let state =
+        run_to_state(m, Path::new("pools.yaml"), &RunOptions::default(), None).expect("runs");
+    let v = capacity_view(state.cluster.api_ref(), &[]);
+    assert_eq!(v.pending_pods, 4);
+    type Group<'a> = (&'a str, usize, Vec<(&'a str, usize)>);
+    let got: Vec<Group> = v
+        .pending_per_pool
+        .iter()
+        .map(|g| {
+            (
+                g.pool.as_str(),
+                g.pods,
+                g.reasons
+                    .iter()
+                    .map(|r| (r.reason.as_str(), r.pods))
+                    .collect(),
+            )
+        })
+        .collect();
+    let nowhere_reason = v.pending_per_pool[2].reasons[0].reason.clone();
+    assert_eq!(
+        got,
+        [
+            (
+                "node.kubernetes.io/instance-type=cpu",
+                2,
+                vec![
+                    ("Insufficient cpu", 1),
+                    ("Insufficient nvidia.com/gpu", 1),
+                    ("node(s) didn't match Pod's node affinity/selector", 1)
+                ]
+            ),
+            (
+                "node.kubernetes.io/instance-type=gpu",
+                2,
+                vec![
+                    ("Insufficient nvidia.com/gpu", 2),
+                    ("node(s) didn't match Pod's node affinity/selector", 1)
+                ]
+            ),
+            (
+                capacity::NO_POOL_ADMITS,
+                1,
+                vec![(nowhere_reason.as_str(), 1)]
+            ),
+        ]
+    );
+    assert!(
+        nowhere_reason.contains("node affinity/selector"),
+        "{nowhere_reason}"
+    );
+    let text = capacity::render(&v);
+    assert!(
+        text.contains(
+            "node.kubernetes.io/instance-type=gpu  2        2     Insufficient nvidia.com/gpu\n"
+        ),
+        "{text}"
+    );
+}

@@ -58,6 +58,11 @@ enum Command {
     /// pods per reason (docs/whatif.md).
     #[command(after_help = EXIT_CODES)]
     Capacity(crate::whatif::CapacityArgs),
+    /// Run the same input under two or more scheduler configurations and compare them: pods
+    /// bound and pending, time to bind, preemptions, GPU fragmentation, utilisation spread, pods
+    /// placed differently; SVG / HTML of allocation over time (docs/compare.md).
+    #[command(after_help = crate::compare::COMPARE_EXIT_CODES)]
+    Compare(crate::compare::CompareArgs),
 }
 
 /// `-f` and how the run goes: shared by `get`, `describe` and `events`.
@@ -205,6 +210,7 @@ where
         Command::Serve(args) => crate::serve_command::run(args),
         Command::Whatif(args) => crate::whatif::run_whatif(args),
         Command::Capacity(args) => crate::whatif::run_capacity(args),
+        Command::Compare(args) => crate::compare::run_compare(args),
     }
 }
 

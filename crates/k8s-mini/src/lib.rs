@@ -1,7 +1,8 @@
 //! `k8s-mini`, the command line: run Kubernetes manifests through the simulated control plane
 //! (`scenario`), look at what a run left as kubectl would (`get`, `describe`, `events`), and replay
 //! a GPU cluster trace (`replay`), ask what a workload would do to a cluster (`whatif`) and what
-//! its node pools hold (`capacity`). `cargo xtask ...` is an alias that forwards here.
+//! its node pools hold (`capacity`), and run one input under several scheduler configurations side
+//! by side (`compare`). `cargo xtask ...` is an alias that forwards here.
 //!
 //! kubectl's conventions: `-f FILE|DIR|-` (repeatable; `-R` descends into directories; `-` is
 //! standard input), `-o json|yaml|wide|name`, `-n NAMESPACE` / `-A`; data on standard output,
@@ -20,6 +21,8 @@ macro_rules! out {
 }
 
 mod cli;
+mod compare;
+mod compare_plot;
 mod inputs;
 mod plot;
 mod replay;

@@ -112,7 +112,7 @@ pub struct CapacityArgs {
 }
 
 /// The answer as JSON (pretty, keys in the order of the fields) or YAML.
-fn data(v: Result<serde_json::Value, serde_json::Error>, o: DataOutput) -> String {
+pub(crate) fn data(v: Result<serde_json::Value, serde_json::Error>, o: DataOutput) -> String {
     let text = match (v, o) {
         (Ok(v), DataOutput::Json) => serde_json::to_string_pretty(&v).map_err(|e| e.to_string()),
         (Ok(v), _) => serde_yaml::to_string(&v).map_err(|e| e.to_string()),

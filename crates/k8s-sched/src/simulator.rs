@@ -337,6 +337,11 @@ pub fn node_gpu_use(node: Arc<Node>, pods: &[Arc<Pod>], typical: &[TypicalPod]) 
     }
 }
 
+/// Whether `node` satisfies the pod's nodeSelector and required node affinity (the NodeAffinity
+/// Filter's rule, upstream `nodeaffinity.GetRequiredNodeAffinity(pod).Match(node)`), for views
+/// outside the scheduler (the capacity view's pending pods per pool).
+pub use crate::plugins::node_affinity::required_node_affinity_admits;
+
 /// The FGD paper's target workload of `pods`: their most frequent shapes covering
 /// `popularity_threshold` percent of them, with frequencies (the simulator's `GetTypicalPods`,
 /// `plugins/gpu/frag.rs` [`crate::plugins::gpu::frag::typical_pods`], one shape per step).

@@ -13,7 +13,7 @@ use k8s_sched_framework::{
     CycleState, FilterPlugin, Handle, NodeInfo, NodeScore, Plugin, PreFilterPlugin,
     PreFilterResult, PreScorePlugin, ScorePlugin, Status, MAX_NODE_SCORE,
 };
-use k8s_types::core::{NodeSelector, NodeSelectorRequirement, Pod, PreferredSchedulingTerm};
+use k8s_types::core::{Node, NodeSelector, NodeSelectorRequirement, Pod, PreferredSchedulingTerm};
 
 use super::helper::default_normalize_score;
 use super::names;
@@ -87,7 +87,12 @@ pub fn has_required_node_affinity(pod: &Pod) -> bool {
 /// True when the node satisfies the pod's nodeSelector and required node affinity (upstream
 /// `nodeaffinity.GetRequiredNodeAffinity(pod).Match(node)`).
 pub fn required_node_affinity_matches(pod: &Pod, node: &NodeInfo) -> bool {
-    let n = node.node();
+    required_node_affinity_admits(pod, node.node())
+}
+
+/// [`required_node_affinity_matches`] on a Node object (for views outside the scheduler, such as
+/// the capacity view's pending pods per pool).
+pub fn required_node_affinity_admits(pod: &Pod, n: &Node) -> bool {
     let labels = &n.metadata.labels;
     if !pod
         .spec
