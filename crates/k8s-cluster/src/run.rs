@@ -580,6 +580,7 @@ fn render(
             );
             let plural = if end == 1 { "" } else { "s" };
             stdout.push_str(&format!("# ran {end} tick{plural} ({stable})\n"));
+            stdout.push_str(&crate::output_conflicts::header(&cluster).unwrap_or_default());
             // Diagnostics go to standard error in every mode (data on standard output).
             for w in &warnings {
                 stderr.push_str(&format!("warning: {w}\n"));
@@ -590,6 +591,7 @@ fn render(
             }
             stdout.push_str("\n## events\n");
             stdout.push_str(&output::table(&output::EVENT_HEADER, &event_rows));
+            stdout.push_str(&crate::output_conflicts::section(&cluster).unwrap_or_default());
             stdout.push_str("\n## pods\n");
             stdout.push_str(&output::pods_table(cluster.api_ref(), end));
             let n_nodes = cluster.api_ref().list_shared(&Kind::Node, None, None).len();
@@ -629,7 +631,8 @@ fn render(
             }
         }
         OutputFormat::Json | OutputFormat::Yaml => {
-            let list = output::ListView::new(cluster.api_ref(), &other_kinds);
+            let list = output::ListView::new(cluster.api_ref(), &other_kinds)
+                .with_conflicts(crate::output_conflicts::json(&cluster));
             let written = if opts.output == OutputFormat::Json {
                 serde_json::to_writer_pretty(&mut *out, &list)
                     .map_err(|e| e.to_string())

@@ -70,8 +70,12 @@ impl Cluster {
         } else {
             self.controllers.next_due()
         };
-        [controllers, self.scheduler.next_wakeup(now)]
-            .into_iter()
+        [
+            controllers,
+            self.scheduler.next_wakeup(now),
+            self.next_lagged_delivery(),
+        ]
+        .into_iter()
             .chain(self.running_kubelets().map(|(_, k)| k.next_wakeup(now)))
             .flatten()
             .map(|t| t.max(now))
