@@ -11,7 +11,7 @@ use k8s_types::store::WatchEventType;
 use k8s_types::Tick;
 
 use crate::cluster::{Cluster, OutsideWatchers};
-use crate::expect::{check, CheckResult};
+use crate::expect::CheckResult;
 use crate::load::{bad, prepare};
 use crate::manifest::{self, ManifestError, Manifests, Source};
 use crate::output;
@@ -424,11 +424,11 @@ pub(crate) fn drive(
             let in_range =
                 e.at.is_none() && e.from.is_some_and(|f| t >= f) && e.to.is_none_or(|to| t <= to);
             if e.at == Some(t) && stop_at.is_none() {
-                for r in check(cluster.api_ref(), e) {
+                for r in crate::expect::check_cluster(&cluster, e) {
                     results.push((expectation_when(e), r));
                 }
             } else if in_range && !range_failed.contains(&i) && stop_at.is_none() {
-                for r in check(cluster.api_ref(), e) {
+                for r in crate::expect::check_cluster(&cluster, e) {
                     if let Some(f) = &r.failure {
                         range_failed.insert(i);
                         results.push((
@@ -522,7 +522,7 @@ fn render(
                     },
                 ));
             } else if !range_failed.contains(&i) {
-                for r in check(cluster.api_ref(), e) {
+                for r in crate::expect::check_cluster(&cluster, e) {
                     results.push((
                         expectation_when(e),
                         CheckResult {
@@ -533,7 +533,7 @@ fn render(
                 }
             }
         } else {
-            for r in check(cluster.api_ref(), e) {
+            for r in crate::expect::check_cluster(&cluster, e) {
                 results.push((expectation_when(e), r));
             }
         }

@@ -529,6 +529,9 @@ pub struct Expectation {
     /// A custom resource's conditions and fields.
     #[serde(default)]
     pub custom_resource: Option<crate::expect::custom_resource::CustomResourceExpectation>,
+    /// How many `409 Conflict`s the components were answered so far.
+    #[serde(default)]
+    pub conflicts: Option<crate::expect::conflicts::ConflictsExpectation>,
 }
 
 /// `podsPerNode`.
@@ -881,6 +884,7 @@ impl Expectation {
             self.resource_quota.is_some(),
             self.namespace.is_some(),
             self.custom_resource.is_some(),
+            self.conflicts.is_some(),
         ]
         .iter()
         .filter(|b| **b)

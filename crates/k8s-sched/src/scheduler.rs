@@ -252,6 +252,11 @@ impl Scheduler {
                 !p.is_terminating()
                     && self.by_name.contains_key(p.scheduler_name())
                     && !self.waiting.contains(&pod_key(p))
+                    // An assumed pod (bound by this scheduler, the bound object not yet
+                    // delivered by a lagging informer) is not scheduled again: upstream
+                    // `eventhandlers.go` skips updates of assumed pods
+                    // (`Cache.IsAssumedPod`), and a bound pod has left the queue.
+                    && !self.cache.is_assumed(&crate::cache::pod_key(p))
             })
             .cloned()
             .collect();
