@@ -416,7 +416,8 @@ impl Cluster {
         // never leaves a running kubelet's Lease stale when the node lifecycle controller looks.
         self.heartbeats = 0;
         for (name, kubelet) in &mut self.kubelets {
-            let mut api = CountingClient::new(&mut self.api, KUBELET_COMPONENT, &mut self.conflicts);
+            let mut api =
+                CountingClient::new(&mut self.api, KUBELET_COMPONENT, &mut self.conflicts);
             if !self.stopped.contains(name) && kubelet.heartbeat(&mut api) {
                 self.heartbeats += 1;
             }
@@ -443,7 +444,8 @@ impl Cluster {
             }
             let hit = self.restarted.remove(name)
                 || touched.as_ref().is_none_or(|t| t.contains(name.as_str()));
-            let mut api = CountingClient::new(&mut self.api, KUBELET_COMPONENT, &mut self.conflicts);
+            let mut api =
+                CountingClient::new(&mut self.api, KUBELET_COMPONENT, &mut self.conflicts);
             kubelet.sync_if_needed(&mut api, hit);
         }
         self.record_tick_end();
@@ -462,7 +464,11 @@ impl Cluster {
         }
         self.tick_ends.insert(self.tick, self.api.revision());
         let keep_from = self.tick.saturating_sub(lag);
-        let first_kept = self.tick_ends.range(..=keep_from).next_back().map(|(t, _)| *t);
+        let first_kept = self
+            .tick_ends
+            .range(..=keep_from)
+            .next_back()
+            .map(|(t, _)| *t);
         if let Some(first) = first_kept {
             self.tick_ends = self.tick_ends.split_off(&first);
         }

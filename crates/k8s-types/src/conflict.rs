@@ -103,7 +103,8 @@ impl ConflictLog {
     pub fn counts(&self) -> BTreeMap<(String, String), u64> {
         let mut out = BTreeMap::new();
         for r in &self.records {
-            *out.entry((r.component.clone(), r.kind.clone())).or_insert(0) += 1;
+            *out.entry((r.component.clone(), r.kind.clone()))
+                .or_insert(0) += 1;
         }
         out
     }
@@ -209,13 +210,15 @@ impl ApiClient for CountingClient<'_> {
     fn bind(&mut self, binding: &Binding) -> Result<Pod, Status> {
         let answer = self.inner.bind(binding);
         let now = self.inner.now();
-        self.log.note(now, self.component, "bind", &Kind::Pod, answer)
+        self.log
+            .note(now, self.component, "bind", &Kind::Pod, answer)
     }
 
     fn bind_only(&mut self, binding: &Binding) -> Result<(), Status> {
         let answer = self.inner.bind_only(binding);
         let now = self.inner.now();
-        self.log.note(now, self.component, "bind", &Kind::Pod, answer)
+        self.log
+            .note(now, self.component, "bind", &Kind::Pod, answer)
     }
 
     fn evict(&mut self, eviction: &Eviction) -> Result<(), Status> {

@@ -76,10 +76,10 @@ impl Cluster {
             self.next_lagged_delivery(),
         ]
         .into_iter()
-            .chain(self.running_kubelets().map(|(_, k)| k.next_wakeup(now)))
-            .flatten()
-            .map(|t| t.max(now))
-            .min()
+        .chain(self.running_kubelets().map(|(_, k)| k.next_wakeup(now)))
+        .flatten()
+        .map(|t| t.max(now))
+        .min()
     }
 
     /// The earliest tick, from now on, with periodic work: a running kubelet's Lease renewal or

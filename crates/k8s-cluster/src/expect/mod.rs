@@ -34,7 +34,10 @@ fn selector(s: &str) -> Result<LabelSelector, String> {
 
 /// [`check`] on a cluster: the state through its apiserver, and its `409 Conflict`s so far
 /// (the `conflicts` check).
-pub(crate) fn check_cluster(cluster: &crate::cluster::Cluster, e: &Expectation) -> Vec<CheckResult> {
+pub(crate) fn check_cluster(
+    cluster: &crate::cluster::Cluster,
+    e: &Expectation,
+) -> Vec<CheckResult> {
     let mut out = check(cluster.api_ref(), e);
     if let Some(c) = &e.conflicts {
         out.push(conflicts::check_conflicts(cluster.conflicts(), c));
