@@ -20,6 +20,11 @@ fn scenario(name: &str) -> PathBuf {
 /// Runs the bundled scenario `name` with its `spec:` line followed by `lag` (YAML of the
 /// `informerLag` field, replacing the scenario's own, or nothing).
 fn run(name: &str, lag: Option<&str>, every_tick: bool) -> RunState {
+    run_with_steps(name, lag, "", every_tick)
+}
+
+/// [`run`] with `steps` (YAML list items, two-space indented) added before the scenario's own.
+fn run_with_steps(name: &str, lag: Option<&str>, steps: &str, every_tick: bool) -> RunState {
     let path = scenario(name);
     let text = std::fs::read_to_string(&path).expect("scenario");
     let text: String = text
@@ -27,6 +32,7 @@ fn run(name: &str, lag: Option<&str>, every_tick: bool) -> RunState {
         .filter(|l| !l.trim_start().starts_with("informerLag:"))
         .map(|l| match (l, lag) {
             ("spec:", Some(lag)) => format!("spec:\n  informerLag: {lag}\n"),
+            ("  steps:", _) => format!("  steps:\n{steps}"),
             _ => format!("{l}\n"),
         })
         .collect();
@@ -186,4 +192,43 @@ fn the_statefulset_status_updater_retries_five_times_from_its_lister() {
     }
     assert!(!per_tick.is_empty());
     assert!(per_tick.values().all(|n| *n == 5), "{per_tick:?}");
+}
+
+#[test]
+fn the_node_lifecycle_controller_retries_its_node_writes_on_a_fresh_get() {
+    // node-failure with lag 2 (its kubelet stops at t=10, comes back at t=400), and the node
+    // cordoned at t=44 and uncordoned at t=404. At t=45 the controller marks the node Unknown on
+    // its cache of the end of t=43 (before the cordon): 409, then upstream's NodeHealthUpdateRetry
+    // writes it on a fresh GET. At t=405 it removes the taints on its cache of the end of t=403
+    // (before the uncordon): 409, then RetryOnConflict(UpdateTaintBackoff) on a fresh GET. Nothing
+    // else writes a Node in those windows: exactly these two conflicts.
+    let steps =
+        "  - at: 44\n    cordon: {node: node-b}\n  - at: 404\n    uncordon: {node: node-b}\n";
+    let state = run_with_steps("node-failure", Some("{ticks: 2}"), steps, false);
+    assert_eq!(
+        conflicts(&state),
+        [
+            (
+                45,
+                "node-lifecycle-controller".into(),
+                "update_status",
+                "Node".into()
+            ),
+            (
+                405,
+                "node-lifecycle-controller".into(),
+                "update",
+                "Node".into()
+            ),
+        ]
+    );
+    let node: k8s_types::core::Node = state
+        .cluster
+        .api_ref()
+        .get_typed("", "node-b")
+        .expect("node-b");
+    assert!(node.spec.taints.is_empty(), "{:?}", node.spec.taints);
+    assert!(!node.spec.unschedulable);
+    let every = run_with_steps("node-failure", Some("{ticks: 2}"), steps, true);
+    assert_eq!(conflicts(&state), conflicts(&every));
 }
