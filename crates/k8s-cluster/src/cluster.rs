@@ -448,13 +448,14 @@ impl Cluster {
                 CountingClient::new(&mut self.api, KUBELET_COMPONENT, &mut self.conflicts);
             kubelet.sync_if_needed(&mut api, hit);
         }
-        self.record_tick_end();
+        self.record_tick_end(self.tick);
         self.tick += 1;
     }
 
-    /// Remembers the store revision at the end of this tick, for the lagged informers, and
-    /// forgets what no lag needs any more (the latest end at or before `tick - lag` stays).
-    fn record_tick_end(&mut self) {
+    /// Remembers the store revision at the end of `tick` (run, or batched by fast-forward), for
+    /// the lagged informers, and forgets what no lag needs any more (the latest end at or before
+    /// `tick - lag` stays).
+    pub(crate) fn record_tick_end(&mut self, tick: Tick) {
         let lag = self
             .informer_lag
             .controller_manager
@@ -462,8 +463,8 @@ impl Cluster {
         if lag == 0 {
             return;
         }
-        self.tick_ends.insert(self.tick, self.api.revision());
-        let keep_from = self.tick.saturating_sub(lag);
+        self.tick_ends.insert(tick, self.api.revision());
+        let keep_from = tick.saturating_sub(lag);
         let first_kept = self
             .tick_ends
             .range(..=keep_from)

@@ -179,6 +179,8 @@ impl Cluster {
                 }
             }
             self.api.store_mut().skip_revisions(reports);
+            // What a lagging informer may see of this tick, as if it had run.
+            self.record_tick_end(t);
         }
         if monitor {
             self.controllers.fast_forward_node_monitor(end);
