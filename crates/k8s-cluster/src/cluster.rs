@@ -143,8 +143,9 @@ pub struct Cluster {
     operators: Vec<ControllerFactory>,
     /// How late the informers are.
     informer_lag: InformerLag,
-    /// Store revision at the end of each tick run (ticks skipped by fast-forward have none), kept
-    /// as far back as the largest lag needs: what a lagged informer may see.
+    /// Store revision at the end of each tick run or batched by fast-forward (skipped idle ticks
+    /// have none: they wrote nothing), kept as far back as the largest lag needs: what a lagged
+    /// informer may see.
     tick_ends: BTreeMap<Tick, i64>,
     /// Store revision when the first tick of this cluster started (what a lagged informer sees
     /// before `lag` ticks have run).
