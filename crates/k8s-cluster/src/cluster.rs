@@ -13,6 +13,7 @@ use k8s_sched::Scheduler;
 use k8s_store::MemStore;
 use k8s_types::apiserver::ApiClient;
 use k8s_types::apiserver::ApiExt;
+use k8s_types::conflict::CountingClient;
 use k8s_types::controller::Controller;
 use k8s_types::core::{node_labels, resource_names, Namespace, Node};
 use k8s_types::deviceplugin::DevicePlugin;
@@ -38,7 +39,35 @@ pub struct ClusterConfig {
     /// `GangScheduling`; its configuration's own `featureGates` win) and the controller-manager
     /// (`EnableWorkloadWithJob`).
     pub feature_gates: std::collections::BTreeMap<String, bool>,
+    /// How late the components' informers deliver watch events (`spec.informerLag`; all 0: they
+    /// see every write at their next turn, as without the field).
+    pub informer_lag: InformerLag,
 }
+
+/// How many ticks late each component's informers deliver the store's changes (the Scenario's
+/// `spec.informerLag`). A component with lag `n` reads, at tick `t`, the store as it was at the
+/// end of tick `t - n` (before the first tick: as it was when the first tick started); a list
+/// (its first turn, a restart) is of the current state. Kubelets have no informer in k8s-mini
+/// (each sync reads its pods from the apiserver), so they have no lag.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InformerLag {
+    /// kube-controller-manager's shared informers.
+    pub controller_manager: Tick,
+    /// kube-scheduler's informers.
+    pub scheduler: Tick,
+}
+
+impl InformerLag {
+    /// True when some component lags.
+    pub fn is_set(&self) -> bool {
+        self.controller_manager > 0 || self.scheduler > 0
+    }
+}
+
+/// kube-scheduler's name as the component that writes (`--profile`'s `schedulerName` aside).
+pub const SCHEDULER_COMPONENT: &str = "default-scheduler";
+/// The kubelet's name as the component that writes.
+pub const KUBELET_COMPONENT: &str = "kubelet";
 
 /// Why a cluster could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -112,6 +141,17 @@ pub struct Cluster {
     /// The user's controllers ([`Cluster::register_controller`]), to start them again with a new
     /// controller-manager.
     operators: Vec<ControllerFactory>,
+    /// How late the informers are.
+    informer_lag: InformerLag,
+    /// Store revision at the end of each tick run or batched by fast-forward (skipped idle ticks
+    /// have none: they wrote nothing), kept as far back as the largest lag needs: what a lagged
+    /// informer may see.
+    tick_ends: BTreeMap<Tick, i64>,
+    /// Store revision when the first tick of this cluster started (what a lagged informer sees
+    /// before `lag` ticks have run).
+    first_tick_start: Option<i64>,
+    /// Every `409 Conflict` the components were answered.
+    conflicts: k8s_types::conflict::ConflictLog,
 }
 
 /// Builds a fresh instance of a user's controller (an operator), for every start of the
@@ -177,6 +217,10 @@ impl Cluster {
             explain: None,
             feature_gates: config.feature_gates,
             operators: Vec::new(),
+            informer_lag: config.informer_lag,
+            tick_ends: BTreeMap::new(),
+            first_tick_start: None,
+            conflicts: Default::default(),
         };
         // The bundled operator, registered as a user registers their own.
         cluster.register_operator_bundled();
@@ -239,6 +283,10 @@ impl Cluster {
             explain: None,
             feature_gates: config.feature_gates,
             operators: Vec::new(),
+            informer_lag: config.informer_lag,
+            tick_ends: BTreeMap::new(),
+            first_tick_start: None,
+            conflicts: Default::default(),
         };
         // The bundled operator, registered as a user registers their own.
         cluster.register_operator_bundled();
@@ -363,18 +411,26 @@ impl Cluster {
         self.api.set_tick(self.tick);
         self.previous_tick_start = self.tick_start;
         self.tick_start = self.api.revision();
+        self.first_tick_start.get_or_insert(self.tick_start);
         self.compact_history();
         // Node lease heartbeats first, so that a driver skipping idle ticks ([`Cluster::skip_idle`])
         // never leaves a running kubelet's Lease stale when the node lifecycle controller looks.
         self.heartbeats = 0;
         for (name, kubelet) in &mut self.kubelets {
-            if !self.stopped.contains(name) && kubelet.heartbeat(&mut self.api) {
+            let mut api =
+                CountingClient::new(&mut self.api, KUBELET_COMPONENT, &mut self.conflicts);
+            if !self.stopped.contains(name) && kubelet.heartbeat(&mut api) {
                 self.heartbeats += 1;
             }
         }
-        self.controllers.reconcile(&mut self.api);
+        let upto = self.lagged_revision(self.informer_lag.controller_manager);
+        self.controllers.reconcile_upto(&mut self.api, upto);
+        let mut theirs = self.controllers.take_conflicts();
+        self.conflicts.append(&mut theirs);
         self.compact_history();
-        self.scheduler.schedule(&mut self.api);
+        let upto = self.lagged_revision(self.informer_lag.scheduler);
+        let mut api = CountingClient::new(&mut self.api, SCHEDULER_COMPONENT, &mut self.conflicts);
+        self.scheduler.schedule_upto(&mut api, upto);
         self.compact_history();
         self.read_touched();
         let touched = if self.kubelets_seen.is_some() {
@@ -389,9 +445,84 @@ impl Cluster {
             }
             let hit = self.restarted.remove(name)
                 || touched.as_ref().is_none_or(|t| t.contains(name.as_str()));
-            kubelet.sync_if_needed(&mut self.api, hit);
+            let mut api =
+                CountingClient::new(&mut self.api, KUBELET_COMPONENT, &mut self.conflicts);
+            kubelet.sync_if_needed(&mut api, hit);
         }
+        self.record_tick_end(self.tick);
         self.tick += 1;
+    }
+
+    /// Remembers the store revision at the end of `tick` (run, or batched by fast-forward), for
+    /// the lagged informers, and forgets what no lag needs any more (the latest end at or before
+    /// `tick - lag` stays).
+    pub(crate) fn record_tick_end(&mut self, tick: Tick) {
+        let lag = self
+            .informer_lag
+            .controller_manager
+            .max(self.informer_lag.scheduler);
+        if lag == 0 {
+            return;
+        }
+        self.tick_ends.insert(tick, self.api.revision());
+        let keep_from = tick.saturating_sub(lag);
+        let first_kept = self
+            .tick_ends
+            .range(..=keep_from)
+            .next_back()
+            .map(|(t, _)| *t);
+        if let Some(first) = first_kept {
+            self.tick_ends = self.tick_ends.split_off(&first);
+        }
+    }
+
+    /// What an informer `lag` ticks late may see at this tick: the store revision at the end of
+    /// tick `now - lag` (the last tick run at or before it), or at the start of the first tick
+    /// when none ran that early; `None` without lag (everything).
+    fn lagged_revision(&self, lag: Tick) -> Option<i64> {
+        if lag == 0 {
+            return None;
+        }
+        let start = self.first_tick_start.unwrap_or(self.tick_start);
+        let seen = self
+            .tick
+            .checked_sub(lag)
+            .and_then(|t| self.tick_ends.range(..=t).next_back())
+            .map_or(start, |(_, r)| *r);
+        Some(seen)
+    }
+
+    /// The tick at which a lagged informer next gets a change it has not seen (a wake-up for
+    /// fast-forward): the first tick that ended with writes past its position, plus the lag.
+    pub(crate) fn next_lagged_delivery(&self) -> Option<Tick> {
+        let due = |lag: Tick, position: Option<i64>| -> Option<Tick> {
+            if lag == 0 {
+                return None;
+            }
+            let position = position?;
+            let (t, _) = self.tick_ends.iter().find(|(_, r)| **r > position)?;
+            Some(t.saturating_add(lag))
+        };
+        [
+            due(
+                self.informer_lag.controller_manager,
+                self.controllers.informers().watch_position(),
+            ),
+            due(self.informer_lag.scheduler, self.scheduler.watch_position()),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
+    /// Every `409 Conflict` the components were answered, in order.
+    pub fn conflicts(&self) -> &k8s_types::conflict::ConflictLog {
+        &self.conflicts
+    }
+
+    /// How late the informers are.
+    pub fn informer_lag(&self) -> InformerLag {
+        self.informer_lag
     }
 
     /// Compacts the store's history to the oldest revision a watcher still needs (see

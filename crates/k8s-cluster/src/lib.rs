@@ -33,6 +33,7 @@ pub(crate) mod expect;
 pub(crate) mod load;
 pub mod manifest;
 pub(crate) mod output;
+pub(crate) mod output_conflicts;
 pub(crate) mod output_services;
 pub mod printers;
 pub(crate) mod run;

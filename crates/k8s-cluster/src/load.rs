@@ -108,6 +108,7 @@ pub(crate) fn prepare(
             ..Default::default()
         },
         feature_gates: scenario.spec.feature_gates.clone(),
+        informer_lag: scenario.spec.informer_lag.unwrap_or_default().lag(),
     };
     if let Err((path, message)) = scenario.validate() {
         return Err(ManifestError {

@@ -205,6 +205,8 @@ pub struct ListView<'a> {
     other_kinds: &'a BTreeSet<(String, String, bool)>,
     /// Node Leases too (a snapshot holds the whole store).
     leases: bool,
+    /// The run's `409 Conflict`s (`crate::output_conflicts::json`), a `conflicts` field.
+    conflicts: Option<serde_json::Value>,
 }
 
 impl<'a> ListView<'a> {
@@ -214,7 +216,14 @@ impl<'a> ListView<'a> {
             api,
             other_kinds,
             leases: false,
+            conflicts: None,
         }
+    }
+
+    /// The List with a `conflicts` field (when `Some`).
+    pub fn with_conflicts(mut self, conflicts: Option<serde_json::Value>) -> Self {
+        self.conflicts = conflicts;
+        self
     }
 
     /// The List of every object `api` holds, node Leases included (a snapshot).
@@ -226,6 +235,7 @@ impl<'a> ListView<'a> {
             api,
             other_kinds,
             leases: true,
+            conflicts: None,
         }
     }
 
@@ -268,8 +278,11 @@ impl serde::Serialize for ListView<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
         // Keys in sorted order, as a `serde_json::Value` map prints them.
-        let mut map = s.serialize_map(Some(4))?;
+        let mut map = s.serialize_map(Some(4 + usize::from(self.conflicts.is_some())))?;
         map.serialize_entry("apiVersion", "v1")?;
+        if let Some(c) = &self.conflicts {
+            map.serialize_entry("conflicts", c)?;
+        }
         map.serialize_entry("items", &Items(self))?;
         map.serialize_entry("kind", "List")?;
         map.serialize_entry(

@@ -11,7 +11,7 @@ use k8s_types::store::WatchEventType;
 use k8s_types::Tick;
 
 use crate::cluster::{Cluster, OutsideWatchers};
-use crate::expect::{check, CheckResult};
+use crate::expect::CheckResult;
 use crate::load::{bad, prepare};
 use crate::manifest::{self, ManifestError, Manifests, Source};
 use crate::output;
@@ -432,11 +432,11 @@ pub(crate) fn drive(
             let in_range =
                 e.at.is_none() && e.from.is_some_and(|f| t >= f) && e.to.is_none_or(|to| t <= to);
             if e.at == Some(t) && stop_at.is_none() {
-                for r in check(cluster.api_ref(), e) {
+                for r in crate::expect::check_cluster(&cluster, e) {
                     results.push((expectation_when(e), r));
                 }
             } else if in_range && !range_failed.contains(&i) && stop_at.is_none() {
-                for r in check(cluster.api_ref(), e) {
+                for r in crate::expect::check_cluster(&cluster, e) {
                     if let Some(f) = &r.failure {
                         range_failed.insert(i);
                         results.push((
@@ -530,7 +530,7 @@ fn render(
                     },
                 ));
             } else if !range_failed.contains(&i) {
-                for r in check(cluster.api_ref(), e) {
+                for r in crate::expect::check_cluster(&cluster, e) {
                     results.push((
                         expectation_when(e),
                         CheckResult {
@@ -541,7 +541,7 @@ fn render(
                 }
             }
         } else {
-            for r in check(cluster.api_ref(), e) {
+            for r in crate::expect::check_cluster(&cluster, e) {
                 results.push((expectation_when(e), r));
             }
         }
@@ -588,6 +588,7 @@ fn render(
             );
             let plural = if end == 1 { "" } else { "s" };
             stdout.push_str(&format!("# ran {end} tick{plural} ({stable})\n"));
+            stdout.push_str(&crate::output_conflicts::header(&cluster).unwrap_or_default());
             // Diagnostics go to standard error in every mode (data on standard output).
             for w in &warnings {
                 stderr.push_str(&format!("warning: {w}\n"));
@@ -598,6 +599,7 @@ fn render(
             }
             stdout.push_str("\n## events\n");
             stdout.push_str(&output::table(&output::EVENT_HEADER, &event_rows));
+            stdout.push_str(&crate::output_conflicts::section(&cluster).unwrap_or_default());
             stdout.push_str("\n## pods\n");
             stdout.push_str(&output::pods_table(cluster.api_ref(), end));
             let n_nodes = cluster.api_ref().list_shared(&Kind::Node, None, None).len();
@@ -637,7 +639,8 @@ fn render(
             }
         }
         OutputFormat::Json | OutputFormat::Yaml => {
-            let list = output::ListView::new(cluster.api_ref(), &other_kinds);
+            let list = output::ListView::new(cluster.api_ref(), &other_kinds)
+                .with_conflicts(crate::output_conflicts::json(&cluster));
             let written = if opts.output == OutputFormat::Json {
                 serde_json::to_writer_pretty(&mut *out, &list)
                     .map_err(|e| e.to_string())

@@ -63,6 +63,37 @@ pub struct ScenarioSpec {
     /// Feature gates of every component (kind's cluster `featureGates`): gate name -> enabled.
     #[serde(default)]
     pub feature_gates: std::collections::BTreeMap<String, bool>,
+    /// How many ticks late the components' informers deliver watch events (optimistic
+    /// concurrency made visible: writes built from stale caches meet `409 Conflict`).
+    #[serde(default)]
+    pub informer_lag: Option<InformerLagSpec>,
+}
+
+/// `spec.informerLag`: `ticks` for every component with an informer, or per component
+/// (`controllerManager`, `scheduler`; a component's own value wins over `ticks`).
+#[derive(Clone, Copy, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct InformerLagSpec {
+    /// Lag of every component (default 0).
+    #[serde(default)]
+    pub ticks: Option<u64>,
+    /// kube-controller-manager's shared informers.
+    #[serde(default)]
+    pub controller_manager: Option<u64>,
+    /// kube-scheduler's informers.
+    #[serde(default)]
+    pub scheduler: Option<u64>,
+}
+
+impl InformerLagSpec {
+    /// The lag of each component.
+    pub fn lag(&self) -> crate::cluster::InformerLag {
+        let all = self.ticks.unwrap_or(0);
+        crate::cluster::InformerLag {
+            controller_manager: self.controller_manager.unwrap_or(all),
+            scheduler: self.scheduler.unwrap_or(all),
+        }
+    }
 }
 
 /// `spec.trace`: a node CSV and a pod CSV (paths relative to the scenario file), optionally only the
@@ -502,6 +533,9 @@ pub struct Expectation {
     /// A custom resource's conditions and fields.
     #[serde(default)]
     pub custom_resource: Option<crate::expect::custom_resource::CustomResourceExpectation>,
+    /// How many `409 Conflict`s the components were answered so far.
+    #[serde(default)]
+    pub conflicts: Option<crate::expect::conflicts::ConflictsExpectation>,
 }
 
 /// `podsPerNode`.
@@ -854,6 +888,7 @@ impl Expectation {
             self.resource_quota.is_some(),
             self.namespace.is_some(),
             self.custom_resource.is_some(),
+            self.conflicts.is_some(),
         ]
         .iter()
         .filter(|b| **b)
@@ -876,6 +911,17 @@ impl Scenario {
         };
         if let Some(t) = self.spec.ticks.filter(|&t| t > TICK_LIMIT) {
             return Err(too_late("spec.ticks".into(), t));
+        }
+        if let Some(lag) = &self.spec.informer_lag {
+            for (field, t) in [
+                ("ticks", lag.ticks),
+                ("controllerManager", lag.controller_manager),
+                ("scheduler", lag.scheduler),
+            ] {
+                if let Some(t) = t.filter(|&t| t > TICK_LIMIT) {
+                    return Err(too_late(format!("spec.informerLag.{field}"), t));
+                }
+            }
         }
         for (i, s) in self.spec.steps.iter().enumerate() {
             if s.at > TICK_LIMIT {

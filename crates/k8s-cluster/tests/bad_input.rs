@@ -183,3 +183,27 @@ fn set_image_names_exactly_one_workload() {
     let e = run_text(&format!("{NODE}{scenario}")).unwrap_err();
     assert!(e.contains("found 0"), "{e}");
 }
+
+#[test]
+fn informer_lag_fields_are_checked() {
+    let scenario = |lag: &str| {
+        format!(
+            "apiVersion: sim.k8s-mini.io/v1alpha1\nkind: Scenario\nmetadata: {{name: s}}\nspec:\n  informerLag: {lag}\n"
+        )
+    };
+    let e = run_text(&scenario("{tick: 2}")).unwrap_err();
+    assert!(
+        e.contains(":5: spec.informerLag.tick: spec.informerLag: unknown field `tick`"),
+        "{e}"
+    );
+    let e = run_text(&scenario("{scheduler: -1}")).unwrap_err();
+    assert!(
+        e.contains("spec.informerLag.scheduler: invalid type: integer `-1`"),
+        "{e}"
+    );
+    let e = run_text(&scenario("{controllerManager: 4294967296}")).unwrap_err();
+    assert!(
+        e.contains("spec.informerLag.controllerManager: Invalid value: 4294967296: must be at most 2147483647"),
+        "{e}"
+    );
+}

@@ -18,6 +18,7 @@
 use std::sync::Arc;
 
 use k8s_types::apiserver::ApiClient;
+use k8s_types::conflict::{ConflictLog, CountingClient};
 use k8s_types::controller::{Action, Controller, ReconcileReason};
 use k8s_types::informer::{Delta, SharedInformerFactory};
 use k8s_types::workqueue::WorkQueue;
@@ -63,6 +64,8 @@ pub struct ControllerManager {
     informers: SharedInformerFactory,
     controllers: Vec<Running>,
     resync_period: Tick,
+    /// The `409 Conflict`s the controllers got since the last [`ControllerManager::take_conflicts`].
+    conflicts: ConflictLog,
 }
 
 impl Default for ControllerManager {
@@ -168,6 +171,7 @@ impl ControllerManager {
                 })
                 .collect(),
             resync_period: RESYNC_PERIOD_TICKS,
+            conflicts: ConflictLog::new(),
         }
     }
 
@@ -194,10 +198,21 @@ impl ControllerManager {
 
     /// One tick: each controller's turn, in order.
     pub fn reconcile(&mut self, api: &mut dyn ApiClient) {
+        self.reconcile_upto(api, None);
+    }
+
+    /// [`ControllerManager::reconcile`] with informers whose watches deliver the changes up to
+    /// store revision `upto` only (the cluster's `spec.informerLag`: the caches show the store as
+    /// it was some ticks ago, [`SharedInformerFactory::sync_upto`]). Writes built from a stale
+    /// cached object carry its old resourceVersion and are answered `409 Conflict`; the sync
+    /// fails and its key is requeued rate-limited, as upstream's `processNextWorkItem` /
+    /// `handleErr` does with `AddRateLimited`.
+    pub fn reconcile_upto(&mut self, api: &mut dyn ApiClient, upto: Option<i64>) {
         let now = api.now();
         for run in &mut self.controllers {
-            let _span = tracing::debug_span!("controller", name = run.controller.name()).entered();
-            self.informers.sync(&*api);
+            let name = run.controller.name().to_string();
+            let _span = tracing::debug_span!("controller", name = name.as_str()).entered();
+            self.informers.sync_upto(&*api, upto);
             let kinds = run.controller.informers();
             for change in self.informers.changes_since(run.cursor) {
                 if kinds.contains(&change.kind) {
@@ -235,7 +250,8 @@ impl ControllerManager {
             }
             for key in run.queue.take_ready(now) {
                 let reason = ReconcileReason::Unknown;
-                match run.controller.sync(&key, &self.informers, api) {
+                let mut client = CountingClient::new(&mut *api, &name, &mut self.conflicts);
+                match run.controller.sync(&key, &self.informers, &mut client) {
                     Ok(action) => {
                         run.queue.forget(&key);
                         if let Action::Requeue { after } = action {
@@ -255,6 +271,12 @@ impl ControllerManager {
         if let Some(c) = min_cursor {
             self.informers.trim_log(c);
         }
+    }
+
+    /// The `409 Conflict`s the controllers were answered since the previous call, in order (each
+    /// under the controller's name).
+    pub fn take_conflicts(&mut self) -> ConflictLog {
+        std::mem::take(&mut self.conflicts)
     }
 
     /// The shared informers (what the controllers read).

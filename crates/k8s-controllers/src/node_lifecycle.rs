@@ -24,6 +24,7 @@
 use std::collections::BTreeMap;
 
 use k8s_types::apiserver::{ApiClient, ApiExt};
+use k8s_types::conflict::retry_on_conflict;
 use k8s_types::controller::{Action, Controller, SyncError};
 use k8s_types::coordination::{Lease, NODE_LEASE_NAMESPACE};
 use k8s_types::core::event::event_types;
@@ -43,6 +44,14 @@ pub const MONITOR_KEY: &str = "monitorNodeHealth";
 pub const NODE_MONITOR_PERIOD_TICKS: Tick = 5;
 /// Upstream `--node-monitor-grace-period` default (40 s in v1.32; 50 s from v1.33).
 pub const NODE_MONITOR_GRACE_PERIOD_TICKS: Tick = 40;
+/// Upstream `UpdateTaintBackoff.Steps` (`pkg/controller/controller_utils.go`: `{Steps: 5, Duration:
+/// 100ms, Jitter: 1.0}`): attempts of a taint write that meets `409 Conflict`, all in one tick.
+pub const UPDATE_TAINT_BACKOFF_STEPS: u32 = 5;
+/// Upstream `NodeHealthUpdateRetry` (`pkg/controller/nodelifecycle/scheduler/rate_limited_queue.go`)
+/// = 5: `monitorNodeHealth` polls `tryUpdateNodeHealth` every `retrySleepTime` (20 ms) for
+/// `5 * retrySleepTime`, each retry on a fresh GET of the node; k8s-mini makes 5 attempts of the
+/// node health (Ready=Unknown) write, all in one tick.
+pub const NODE_HEALTH_UPDATE_RETRY: u32 = 5;
 /// Upstream `v1.TaintNodeUnreachable`.
 pub const TAINT_NODE_UNREACHABLE: &str = "node.kubernetes.io/unreachable";
 /// Upstream `v1.TaintNodeNotReady`.
@@ -256,7 +265,21 @@ impl NodeLifecycleController {
             let was_ready = ready_condition(&node).map(|c| c.status.clone());
             let mut marked = node.clone().into_owned();
             if mark_unknown(&mut marked, now) {
-                let written = api.update_status_typed(marked).map_err(SyncError::Api)?;
+                // Upstream `monitorNodeHealth`: `tryUpdateNodeHealth` retried up to
+                // `NodeHealthUpdateRetry` times, each retry on a fresh GET of the node.
+                let mut first = Some(marked);
+                let written = retry_on_conflict(NODE_HEALTH_UPDATE_RETRY, || {
+                    let m = match first.take() {
+                        Some(m) => m,
+                        None => {
+                            let mut fresh = api.get_typed::<Node>("", &name)?;
+                            mark_unknown(&mut fresh, now);
+                            fresh
+                        }
+                    };
+                    api.update_status_typed(m)
+                })
+                .map_err(SyncError::Api)?;
                 node = std::borrow::Cow::Owned(written);
                 if was_ready.as_deref() == Some(condition_status::TRUE) {
                     let obj = Object::Node(node.clone().into_owned());
@@ -271,10 +294,24 @@ impl NodeLifecycleController {
                 }
             }
         }
-        if let Some(taints) = reconcile_taints(&node, now) {
-            let mut node = node.into_owned();
-            node.spec.taints = taints;
-            api.update_typed(node).map_err(SyncError::Api)?;
+        if reconcile_taints(&node, now).is_some() {
+            // Upstream `SwapNodeControllerTaint` -> `AddOrUpdateTaintOnNode` /
+            // `RemoveTaintOffNode` (`pkg/controller/controller_utils.go`):
+            // `RetryOnConflict(UpdateTaintBackoff)`, the first attempt on the node as cached (upstream
+            // reads the apiserver's cache, `resourceVersion: "0"`), each later one on a fresh GET.
+            let mut first = Some(node.into_owned());
+            retry_on_conflict(UPDATE_TAINT_BACKOFF_STEPS, || {
+                let mut n = match first.take() {
+                    Some(n) => n,
+                    None => api.get_typed::<Node>("", &name)?,
+                };
+                let Some(taints) = reconcile_taints(&n, now) else {
+                    return Ok(());
+                };
+                n.spec.taints = taints;
+                api.update_typed(n).map(|_| ())
+            })
+            .map_err(SyncError::Api)?;
         }
         Ok(())
     }

@@ -364,8 +364,16 @@ pub fn calculate_status(
     status
 }
 
-/// Upstream `updateReplicaSetStatus`: writes `status` (with `observedGeneration = generation`)
-/// only when a count or the observed generation changed. Returns the ReplicaSet as stored.
+/// Upstream `statusUpdateRetries` (`pkg/controller/replicaset/replica_set.go`): a failed status
+/// write is retried once, after a GET of the latest ReplicaSet.
+pub const STATUS_UPDATE_RETRIES: u32 = 1;
+
+/// Upstream `updateReplicaSetStatus` (`pkg/controller/replicaset/replica_set_utils.go`): writes
+/// `status` (with `observedGeneration = generation`) only when a count or the observed generation
+/// changed, "with a single GET/PUT retry": when the write fails (a `409 Conflict` because the
+/// cached ReplicaSet is stale), the ReplicaSet is read again from the apiserver and the same status
+/// written on it, [`STATUS_UPDATE_RETRIES`] time(s); the last error is returned (the sync fails and
+/// the key is requeued rate-limited). Returns the ReplicaSet as stored.
 fn update_replica_set_status(
     api: &mut dyn ApiClient,
     rs: &ReplicaSet,
@@ -383,8 +391,18 @@ fn update_replica_set_status(
     }
     new_status.observed_generation = generation;
     let mut updated = rs.clone();
-    updated.status = new_status;
-    api.update_status_typed(updated)
+    let mut attempt = 0;
+    loop {
+        updated.status = new_status.clone();
+        match api.update_status_typed(updated) {
+            Ok(stored) => return Ok(stored),
+            Err(e) if attempt >= STATUS_UPDATE_RETRIES => return Err(e),
+            Err(_) => {
+                attempt += 1;
+                updated = api.get_typed(rs.metadata.namespace(), &rs.metadata.name)?;
+            }
+        }
+    }
 }
 
 impl Controller for ReplicaSetController {

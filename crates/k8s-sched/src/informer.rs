@@ -263,14 +263,23 @@ impl Informer {
     /// Brings `cache` up to the apiserver's current revision and appends the cluster events of
     /// the watched changes to `events` (nothing after a relist: the caller treats it as a
     /// wildcard event).
+    ///
+    /// With `upto`, the watch delivers the changes up to that revision only (an informer that
+    /// lags, `Scheduler::schedule_upto`); a list is of the current state.
     pub(crate) fn sync(
         &mut self,
         api: &dyn ApiClient,
+        upto: Option<i64>,
         cache: &mut Cache,
         events: &mut Vec<ObservedEvent>,
     ) -> Synced {
-        let revision = api.revision();
+        let current = api.revision();
+        let revision = upto.map_or(current, |u| u.min(current));
         if let Some(after) = self.synced {
+            if upto.is_some() && after >= revision {
+                cache.finish_batch();
+                return Synced::Watched(false);
+            }
             let watched = [
                 Kind::Node,
                 Kind::PodGroup,
@@ -283,7 +292,9 @@ impl Informer {
             if let Ok(batches) = watched {
                 let mut tracker = ChangeTracker::default();
                 for ev in batches.into_iter().flatten() {
-                    tracker.apply(cache, ev);
+                    if ev.revision <= revision {
+                        tracker.apply(cache, ev);
+                    }
                 }
                 cache.finish_batch();
                 events.extend(tracker.events(cache));
@@ -306,7 +317,7 @@ impl Informer {
         for b in api.list_typed::<PodDisruptionBudget>(None, None) {
             cache.upsert_pdb(Arc::new(b));
         }
-        self.synced = Some(revision);
+        self.synced = Some(current);
         Synced::Relisted
     }
 }

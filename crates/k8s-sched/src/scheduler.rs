@@ -216,10 +216,23 @@ impl Scheduler {
     /// One tick: list, snapshot, resolve waiting pods, attempt every eligible pending pod once,
     /// bind or report, then refresh PodGroup statuses.
     pub fn schedule(&mut self, api: &mut dyn ApiClient) {
+        self.schedule_upto(api, None);
+    }
+
+    /// [`Scheduler::schedule`] with informers whose watches deliver the changes up to store
+    /// revision `upto` only (the cluster's `spec.informerLag`): the cache and the queue see the
+    /// store as it was some ticks ago. A pod bound since then is still in the cache as pending,
+    /// and its binding answers `409 Conflict` (`pods/binding` has no resourceVersion
+    /// precondition: the conflict is the apiserver's "already assigned" check, upstream
+    /// `pkg/registry/core/pod/storage/storage.go` `assignPod`); the scheduler handles it as any
+    /// failed binding (the assumed pod is forgotten and the pod requeued).
+    pub fn schedule_upto(&mut self, api: &mut dyn ApiClient, upto: Option<i64>) {
         let now = api.now();
         let revision = api.revision();
         let mut events: Vec<ObservedEvent> = Vec::new();
-        let synced = self.informer.sync(&*api, &mut self.cache, &mut events);
+        let synced = self
+            .informer
+            .sync(&*api, upto, &mut self.cache, &mut events);
         if synced == Synced::Relisted {
             // The per-object changes are unknown: move every unschedulable pod.
             events = vec![ObservedEvent {
@@ -239,6 +252,11 @@ impl Scheduler {
                 !p.is_terminating()
                     && self.by_name.contains_key(p.scheduler_name())
                     && !self.waiting.contains(&pod_key(p))
+                    // An assumed pod (bound by this scheduler, the bound object not yet
+                    // delivered by a lagging informer) is not scheduled again: upstream
+                    // `eventhandlers.go` skips updates of assumed pods
+                    // (`Cache.IsAssumedPod`), and a bound pod has left the queue.
+                    && !self.cache.is_assumed(&crate::cache::pod_key(p))
             })
             .cloned()
             .collect();

@@ -165,14 +165,28 @@ impl Informer {
     /// last revision, or list when there is none or the watch answers `410 Gone`) and appends
     /// what changed to `out`, in revision order (a relist: in key order).
     pub fn sync(&mut self, api: &dyn ApiClient, out: &mut Vec<(i64, Delta)>) {
+        self.sync_upto(api, None, out);
+    }
+
+    /// [`Informer::sync`] with the watch delivering only the changes up to revision `upto` (when
+    /// set): an informer whose watch events arrive late (the cluster's `spec.informerLag`), so
+    /// its cache shows older resourceVersions than the store. A list (the first sync, or after
+    /// `410 Gone`) is always of the current state, as a list is served from the store.
+    pub fn sync_upto(
+        &mut self,
+        api: &dyn ApiClient,
+        upto: Option<i64>,
+        out: &mut Vec<(i64, Delta)>,
+    ) {
         let current = api.revision();
-        if self.revision == Some(current) {
+        let target = upto.map_or(current, |u| u.min(current));
+        if self.revision.is_some_and(|r| r >= target) {
             return;
         }
         let events = self.revision.and_then(|r| api.watch(&self.kind, r).ok());
         match events {
             Some(events) => {
-                for ev in events {
+                for ev in events.into_iter().take_while(|ev| ev.revision <= target) {
                     let key = object_key(&ev.object);
                     let (old, new) = match ev.type_ {
                         WatchEventType::Deleted => (self.remove(&key), None),
@@ -192,6 +206,7 @@ impl Informer {
                         },
                     ));
                 }
+                self.revision = Some(target);
             }
             None => {
                 let fresh: BTreeMap<String, Arc<Object>> = api
@@ -218,6 +233,7 @@ impl Informer {
                         },
                     ));
                 }
+                self.revision = Some(current);
                 for (key, obj) in fresh {
                     let same = self
                         .objects
@@ -240,7 +256,6 @@ impl Informer {
                 }
             }
         }
-        self.revision = Some(current);
     }
 
     /// One object by key.
@@ -396,9 +411,15 @@ impl SharedInformerFactory {
     /// Brings every informer to the apiserver's revision; the changes are appended to the log in
     /// revision order.
     pub fn sync(&mut self, api: &dyn ApiClient) {
+        self.sync_upto(api, None);
+    }
+
+    /// [`SharedInformerFactory::sync`] with every watch delivering only the changes up to
+    /// revision `upto` (when set; see [`Informer::sync_upto`]).
+    pub fn sync_upto(&mut self, api: &dyn ApiClient, upto: Option<i64>) {
         let mut batch = Vec::new();
         for inf in self.informers.values_mut() {
-            inf.sync(api, &mut batch);
+            inf.sync_upto(api, upto, &mut batch);
         }
         batch.sort_by_key(|(rev, _)| *rev);
         self.log.extend(batch.into_iter().map(|(_, d)| d));

@@ -22,6 +22,7 @@ pub mod apiextensions;
 pub mod apiserver;
 pub mod apps;
 pub mod batch;
+pub mod conflict;
 pub mod controller;
 pub mod coordination;
 pub mod core;

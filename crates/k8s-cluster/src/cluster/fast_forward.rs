@@ -70,12 +70,16 @@ impl Cluster {
         } else {
             self.controllers.next_due()
         };
-        [controllers, self.scheduler.next_wakeup(now)]
-            .into_iter()
-            .chain(self.running_kubelets().map(|(_, k)| k.next_wakeup(now)))
-            .flatten()
-            .map(|t| t.max(now))
-            .min()
+        [
+            controllers,
+            self.scheduler.next_wakeup(now),
+            self.next_lagged_delivery(),
+        ]
+        .into_iter()
+        .chain(self.running_kubelets().map(|(_, k)| k.next_wakeup(now)))
+        .flatten()
+        .map(|t| t.max(now))
+        .min()
     }
 
     /// The earliest tick, from now on, with periodic work: a running kubelet's Lease renewal or
@@ -175,6 +179,8 @@ impl Cluster {
                 }
             }
             self.api.store_mut().skip_revisions(reports);
+            // What a lagging informer may see of this tick, as if it had run.
+            self.record_tick_end(t);
         }
         if monitor {
             self.controllers.fast_forward_node_monitor(end);

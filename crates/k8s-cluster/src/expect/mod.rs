@@ -32,6 +32,19 @@ fn selector(s: &str) -> Result<LabelSelector, String> {
     LabelSelector::parse(s).map_err(|e| format!("bad selector: {e}"))
 }
 
+/// [`check`] on a cluster: the state through its apiserver, and its `409 Conflict`s so far
+/// (the `conflicts` check).
+pub(crate) fn check_cluster(
+    cluster: &crate::cluster::Cluster,
+    e: &Expectation,
+) -> Vec<CheckResult> {
+    let mut out = check(cluster.api_ref(), e);
+    if let Some(c) = &e.conflicts {
+        out.push(conflicts::check_conflicts(cluster.conflicts(), c));
+    }
+    out
+}
+
 /// Evaluates one expectation now.
 pub fn check(api: &dyn ApiClient, e: &Expectation) -> Vec<CheckResult> {
     let mut out = Vec::new();
@@ -730,6 +743,7 @@ fn check_job(j: &crate::scenario::JobExpectation, job: &Job) -> Option<String> {
     (!problems.is_empty()).then(|| problems.join("; "))
 }
 
+pub(crate) mod conflicts;
 mod cron_job;
 pub mod custom_resource;
 mod node;

@@ -309,6 +309,7 @@ pub fn replay_timeline(
             ..Default::default()
         },
         feature_gates: Default::default(),
+        informer_lag: Default::default(),
     })
     .map_err(|e| TimelineError::Cluster(e.to_string()))?;
     for n in &nodes {

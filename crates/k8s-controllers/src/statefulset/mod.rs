@@ -44,6 +44,7 @@ use k8s_types::apiserver::{ApiClient, ApiExt, DeleteOptions};
 use k8s_types::apps::{
     ControllerRevision, PodTemplateSpec, StatefulSet, ROLLING_UPDATE_STATEFUL_SET_STRATEGY,
 };
+use k8s_types::conflict::{retry_on_conflict, DEFAULT_RETRY_STEPS};
 use k8s_types::controller::{Action, Controller, SyncError};
 use k8s_types::core::event::event_types;
 use k8s_types::core::{PersistentVolumeClaim, Pod};
@@ -518,7 +519,7 @@ impl StatefulSetController {
                 &mut pass,
             )
         };
-        let status = self.update_status(api, set, &pass.status, &revs);
+        let status = self.update_status(api, informers, set, &pass.status, &revs);
         let truncated = truncate_history(api, set, &pods, &revisions, &revs);
         result?;
         status?;
@@ -628,10 +629,17 @@ impl StatefulSetController {
     }
 
     /// Upstream `updateStatefulSetStatus` with `completeRollingUpdate`: written only when
-    /// something changed.
+    /// something changed, through upstream's status updater
+    /// (`pkg/controller/statefulset/stateful_set_status_updater.go`):
+    /// `retry.RetryOnConflict(retry.DefaultRetry, ...)` ([`DEFAULT_RETRY_STEPS`] attempts in the
+    /// tick), each failed write re-reading the StatefulSet **from the lister** (the informer's
+    /// cache), not from the apiserver. A cache that lags behind the store gives the same stale
+    /// resourceVersion every time, so all five attempts meet `409 Conflict` and the sync fails
+    /// (requeued rate-limited) until the cache catches up.
     fn update_status(
         &mut self,
         api: &mut dyn ApiClient,
+        informers: &SharedInformerFactory,
         set: &StatefulSet,
         rs: &ReplicaStatus,
         revs: &Revisions,
@@ -659,9 +667,20 @@ impl StatefulSetController {
             return Ok(());
         }
         let mut updated = set.clone();
-        updated.status = s;
-        api.update_status_typed(updated)?;
-        Ok(())
+        let key = format!("{}/{}", set.metadata.namespace(), set.metadata.name);
+        retry_on_conflict(DEFAULT_RETRY_STEPS, || {
+            updated.status = s.clone();
+            let written = api.update_status_typed(updated.clone()).map(|_| ());
+            if written.is_err() {
+                if let Some(cached) = informers
+                    .of(&Kind::StatefulSet)
+                    .get_typed::<StatefulSet>(&key)
+                {
+                    updated = cached.clone();
+                }
+            }
+            written
+        })
     }
 }
 
