@@ -265,14 +265,11 @@ impl DevicePluginConfig {
                 None
             }
         };
-        cfg.configured = [
-            LABEL_MIG_CONFIG,
-            LABEL_MIG_STRATEGY,
-            LABEL_SHARING_STRATEGY,
-            LABEL_REPLICAS,
-        ]
-        .iter()
-        .any(|k| labels.contains_key(*k))
+        // Labels that change nothing (a real node's `nvidia.com/gpu.replicas: "1"`,
+        // `nvidia.com/gpu.sharing-strategy: none`) leave the node unconfigured.
+        cfg.configured = mig_enabled
+            || cfg.mig_strategy != MigStrategy::None
+            || cfg.sharing.is_replicated()
             || rename.is_some()
             || fail.is_some()
             || cfg.topology.is_some();
@@ -303,6 +300,7 @@ mod tests {
         // The real V100 node's GFD labels (replicas 1, sharing none) change nothing either.
         let l = map(&[(LABEL_REPLICAS, "1"), (LABEL_SHARING_STRATEGY, "none")]);
         let c = DevicePluginConfig::from_node(&l, &map(&[]), 8).expect("valid");
+        assert!(!c.configured);
         assert!(!c.sharing.is_replicated());
         assert_eq!(c.sharing.replicas, 1);
     }
