@@ -48,14 +48,11 @@ pub(crate) fn gpu_count_errors(node: &Node) -> Vec<FieldError> {
         return errs;
     }
     let n = gpu_count(node);
-    let cfg = match DevicePluginConfig::from_node(
-        &node.metadata.labels,
-        &node.metadata.annotations,
-        n,
-    ) {
-        Ok(c) => c,
-        Err(e) => return e,
-    };
+    let cfg =
+        match DevicePluginConfig::from_node(&node.metadata.labels, &node.metadata.annotations, n) {
+            Ok(c) => c,
+            Err(e) => return e,
+        };
     if n == 0 {
         return errs;
     }
@@ -100,12 +97,9 @@ pub fn gpu_count(node: &Node) -> usize {
             .get(node_labels::NVIDIA_GPU_COUNT)
             .and_then(|v| v.parse().ok())
     };
-    let configured = DevicePluginConfig::from_node(
-        &node.metadata.labels,
-        &node.metadata.annotations,
-        0,
-    )
-    .map_or(true, |c| c.configured);
+    let configured =
+        DevicePluginConfig::from_node(&node.metadata.labels, &node.metadata.annotations, 0)
+            .map_or(true, |c| c.configured);
     let n = if configured { label() } else { None }
         .or_else(|| from(&node.status.capacity))
         .or_else(|| from(&node.status.allocatable))
