@@ -723,7 +723,6 @@ impl Cluster {
 mod tests {
     use super::*;
     use crate::manifest::{parse_stream, Document};
-    use crate::node_devices::{device_plugins, gpu_count_errors};
     use k8s_types::store::StoreError;
 
     /// The compaction point of the store (0 when nothing is compacted).

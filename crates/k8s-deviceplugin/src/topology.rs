@@ -339,6 +339,9 @@ fn contains_all(set: &[Option<usize>], subset: &[Option<usize>]) -> bool {
     subset.iter().all(|d| set.contains(d))
 }
 
+/// A split of GPUs into sets (`None`: padding).
+type Partition = [Vec<Option<usize>>];
+
 /// go-gpuallocator `iterateGPUSets`: every `size`-combination of `devices`, in lexicographic
 /// order of positions.
 fn iterate_sets(devices: &[Option<usize>], size: usize, f: &mut dyn FnMut(&[Option<usize>])) {
@@ -369,11 +372,7 @@ fn iterate_sets(devices: &[Option<usize>], size: usize, f: &mut dyn FnMut(&[Opti
 
 /// go-gpuallocator `iterateGPUPartitions`: every split of `devices` (padded with `None` to a
 /// multiple of `size`) into sets of `size`, where padding only ever fills one set.
-fn iterate_partitions(
-    devices: &[Option<usize>],
-    size: usize,
-    f: &mut dyn FnMut(&[Vec<Option<usize>>]),
-) {
+fn iterate_partitions(devices: &[Option<usize>], size: usize, f: &mut dyn FnMut(&Partition)) {
     if size == 0 || size > devices.len() {
         return;
     }
@@ -384,7 +383,7 @@ fn iterate_partitions(
         return;
     }
     let mut padded = devices.to_vec();
-    while padded.len() % size != 0 {
+    while !padded.len().is_multiple_of(size) {
         padded.push(None);
     }
     let padding = padded.iter().filter(|d| d.is_none()).count();
@@ -393,7 +392,7 @@ fn iterate_partitions(
         size: usize,
         padding: usize,
         accum: &mut Vec<Vec<Option<usize>>>,
-        f: &mut dyn FnMut(&[Vec<Option<usize>>]),
+        f: &mut dyn FnMut(&Partition),
     ) {
         if size == devices.len() {
             accum.push(devices.to_vec());
