@@ -48,6 +48,10 @@ pub mod pcie {
 /// Score of each NVLink between two GPUs.
 pub const NVLINK: u32 = 100;
 
+/// The most free GPUs the best-effort policy enumerates splits of (12 GPUs into pairs are 10,395
+/// splits; 16 would be 2,027,025); upstream has no bound.
+pub const MAX_ENUMERATED_GPUS: usize = 12;
+
 /// The machine shapes [`ANNOTATION_GPU_TOPOLOGY`] accepts.
 pub const SHAPES: [&str; 3] = ["dgx-1v", "dgx-a100", "dgx-h100"];
 
@@ -230,13 +234,17 @@ impl GpuTopology {
     /// enumeration order) that has a full set holding all of `required`, the set holding
     /// `required` with the best score (the first on a tie) is the answer. Empty when no answer
     /// exists (too few GPUs, `required` larger than `size` or not available), as upstream; the
-    /// kubelet then picks on its own. `available` is taken in index order. More than 16 available
-    /// GPUs are not enumerated (empty answer) to bound the work.
+    /// kubelet then picks on its own. `available` is taken in index order. More than
+    /// [`MAX_ENUMERATED_GPUS`] available GPUs are not enumerated (empty answer) to bound the work.
     pub fn best_effort(&self, available: &[usize], required: &[usize], size: usize) -> Vec<usize> {
         let mut avail: Vec<usize> = available.to_vec();
         avail.sort_unstable();
         avail.dedup();
-        if size == 0 || avail.len() < size || required.len() > size || avail.len() > 16 {
+        if size == 0
+            || avail.len() < size
+            || required.len() > size
+            || avail.len() > MAX_ENUMERATED_GPUS
+        {
             return Vec::new();
         }
         if required.iter().any(|r| !avail.contains(r)) {
@@ -486,6 +494,16 @@ mod tests {
         assert!(
             GpuTopology::from_annotations(&a(&[(ANNOTATION_GPU_TOPOLOGY, "dgx-9")]), 8).is_err()
         );
+    }
+
+    #[test]
+    fn enumeration_is_bounded() {
+        // 13 GPUs on one NUMA node: above the bound, no answer (the plugin falls back to the
+        // lowest indices); 12: every pairing scores 6 x 20, the first ({0,1}{2,3}...) wins.
+        let t = GpuTopology::from_numa(vec![0; 13]);
+        let all: Vec<usize> = (0..13).collect();
+        assert!(t.best_effort(&all, &[], 2).is_empty());
+        assert_eq!(t.best_effort(&all[..12], &[], 2), vec![0, 1]);
     }
 
     #[test]
