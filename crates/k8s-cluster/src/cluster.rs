@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 
 use k8s_api::ApiServer;
 use k8s_controllers::ControllerManager;
-use k8s_deviceplugin::NvidiaDevicePlugin;
 use k8s_kubelet::{Kubelet, KubeletConfig};
 use k8s_sched::config::KubeSchedulerConfiguration;
 use k8s_sched::Scheduler;
@@ -15,12 +14,13 @@ use k8s_types::apiserver::ApiClient;
 use k8s_types::apiserver::ApiExt;
 use k8s_types::conflict::CountingClient;
 use k8s_types::controller::Controller;
-use k8s_types::core::{node_labels, resource_names, Namespace, Node};
-use k8s_types::deviceplugin::DevicePlugin;
+use k8s_types::core::{Namespace, Node};
 use k8s_types::meta::ObjectMeta;
 use k8s_types::object::Object;
-use k8s_types::status::{FieldError, Status};
+use k8s_types::status::Status;
 use k8s_types::Tick;
+
+use crate::node_devices::{device_plugins, gpu_count_errors};
 
 mod fast_forward;
 
@@ -848,99 +848,6 @@ impl Cluster {
             Err(format!("node {node:?} has no device {device:?}"))
         }
     }
-}
-
-/// The most devices k8s-mini models for one node's device plugin (each is tracked individually).
-pub const MAX_DEVICES_PER_NODE: i64 = 4096;
-
-/// Problems with the GPU description of a node manifest: a count above [`MAX_DEVICES_PER_NODE`], or a
-/// `nvidia.com/gpu.count` label that is not a non-negative integer.
-fn gpu_count_errors(node: &Node) -> Vec<FieldError> {
-    let mut errs = Vec::new();
-    for (list, path) in [
-        (&node.status.capacity, "status.capacity"),
-        (&node.status.allocatable, "status.allocatable"),
-    ] {
-        if let Some(q) = list.get(resource_names::NVIDIA_GPU) {
-            if q.value() > MAX_DEVICES_PER_NODE {
-                errs.push(FieldError::invalid(
-                    format!("{path}[{}]", resource_names::NVIDIA_GPU),
-                    q.to_string(),
-                    format!("k8s-mini models at most {MAX_DEVICES_PER_NODE} devices per node"),
-                ));
-            }
-        }
-    }
-    if let Some(v) = node.metadata.labels.get(node_labels::NVIDIA_GPU_COUNT) {
-        let ok = v
-            .parse::<i64>()
-            .is_ok_and(|n| (0..=MAX_DEVICES_PER_NODE).contains(&n));
-        if !ok {
-            errs.push(FieldError::invalid(
-                format!("metadata.labels[{}]", node_labels::NVIDIA_GPU_COUNT),
-                format!("{v:?}"),
-                format!("must be an integer from 0 to {MAX_DEVICES_PER_NODE}"),
-            ));
-        }
-    }
-    errs
-}
-
-/// The number of GPUs a node manifest shares through the GPU-share device plugin:
-/// `status.capacity["alibabacloud.com/gpu-milli"]` (else allocatable) divided by 1000.
-pub fn shared_gpu_count(node: &Node) -> usize {
-    let from = |list: &k8s_types::core::ResourceList| {
-        list.get(k8s_types::gpushare::GPU_MILLI).map(|q| q.value())
-    };
-    let milli = from(&node.status.capacity)
-        .or_else(|| from(&node.status.allocatable))
-        .unwrap_or(0);
-    usize::try_from(milli / k8s_types::gpushare::MILLI_PER_GPU).unwrap_or(0)
-}
-
-/// The number of NVIDIA GPUs a node manifest describes: `status.capacity["nvidia.com/gpu"]`, else
-/// `status.allocatable["nvidia.com/gpu"]`, else the GPU Feature Discovery label `nvidia.com/gpu.count`.
-pub fn gpu_count(node: &Node) -> usize {
-    let from = |list: &k8s_types::core::ResourceList| {
-        list.get(resource_names::NVIDIA_GPU).map(|q| q.value())
-    };
-    let n = from(&node.status.capacity)
-        .or_else(|| from(&node.status.allocatable))
-        .or_else(|| {
-            node.metadata
-                .labels
-                .get(node_labels::NVIDIA_GPU_COUNT)
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(0);
-    usize::try_from(n).unwrap_or(0)
-}
-
-/// The device plugins of a node's machine: GPUs (`status.capacity["nvidia.com/gpu"]`, else
-/// allocatable, else the `nvidia.com/gpu.count` label) as an NVIDIA device plugin, and
-/// `alibabacloud.com/gpu-milli` (1000 per GPU) as the GPU-share device plugin over the same GPUs
-/// (docs/trace-replay.md).
-fn device_plugins(node: &Node) -> Vec<Box<dyn DevicePlugin>> {
-    let n_gpus = gpu_count(node);
-    let mut plugins: Vec<Box<dyn DevicePlugin>> = Vec::new();
-    if n_gpus > 0 {
-        let product = node
-            .metadata
-            .labels
-            .get(node_labels::NVIDIA_GPU_PRODUCT)
-            .cloned()
-            .unwrap_or_else(|| "NVIDIA-GPU".to_string());
-        plugins.push(Box::new(NvidiaDevicePlugin::with_product(n_gpus, &product)));
-    }
-    // Fractional GPUs: `alibabacloud.com/gpu-milli` in the manifest (1000 per GPU) becomes the
-    // GPU-share device plugin over the same GPUs (docs/trace-replay.md).
-    let shared = shared_gpu_count(node);
-    if shared > 0 {
-        plugins.push(Box::new(k8s_deviceplugin::GpuShareDevicePlugin::new(
-            shared,
-        )));
-    }
-    plugins
 }
 
 #[cfg(test)]

@@ -32,6 +32,7 @@ pub(crate) mod drain;
 pub(crate) mod expect;
 pub(crate) mod load;
 pub mod manifest;
+pub(crate) mod node_devices;
 pub(crate) mod output;
 pub(crate) mod output_conflicts;
 pub(crate) mod output_services;

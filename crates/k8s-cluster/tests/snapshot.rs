@@ -150,6 +150,16 @@ fn gpu_device_plugin_resumed_at_5_keeps_its_devices() {
     check_resume("gpu-device-plugin", 5);
 }
 
+/// Configured GPU nodes resume with the same devices: the time-sliced node's physical GPU count
+/// comes back from `nvidia.com/gpu.count` (the stored capacity counts replicas), the MIG nodes'
+/// from the same label (the stored capacity counts MIG devices), and every pod keeps its replica
+/// or MIG device IDs.
+#[test]
+fn shared_and_mig_gpu_nodes_resume_with_their_devices() {
+    check_resume("time-slicing", 5);
+    check_resume("mig-mixed", 4);
+}
+
 /// A snapshot asked for at a tick the run never reaches is a failed step, not a silent no-op; a
 /// file that is not a snapshot is bad input naming the file and line.
 #[test]

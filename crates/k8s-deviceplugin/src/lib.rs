@@ -13,6 +13,13 @@
 //!
 //! [`health`] decides which XID errors make a GPU unhealthy (the plugin's default skip list).
 //!
+//! GPU sharing and topology (docs/gpus.md): [`config`] reads a node's MIG strategy and layout,
+//! time-slicing / MPS replicas and interconnect from its labels and annotations; [`mig`] knows the
+//! MIG profiles each GPU model allows; [`device_map::plugins_for_node`] builds one plugin per
+//! resource (`nvidia.com/gpu`, `nvidia.com/mig-<profile>`, `<resource>.shared`) with MIG device IDs
+//! `<gpu>:<mig>` and replica IDs `<id>::<n>`; [`topology`] holds the NVLink/PCIe link scores and
+//! go-gpuallocator's best-effort policy.
+//!
 //! [`gpushare::GpuShareDevicePlugin`] serves fractional GPUs (`alibabacloud.com/gpu-milli`, 1000
 //! devices per GPU) on the same GPUs; the scheduler's GpuShare plugin keeps the two consistent.
 //!
@@ -21,11 +28,17 @@
 //! either form, so indices keep the output short without changing behaviour.
 
 pub mod allocate;
+pub mod config;
+pub mod device_map;
 pub mod gpushare;
 pub mod health;
+pub mod mig;
 pub mod nvidia;
 pub mod preferred_allocation;
+pub mod topology;
 
 pub use allocate::{container_allocate_response, CONTROL_DEVICE_NODES, NVIDIA_VISIBLE_DEVICES};
+pub use config::DevicePluginConfig;
+pub use device_map::plugins_for_node;
 pub use gpushare::GpuShareDevicePlugin;
 pub use nvidia::{NvidiaDevicePlugin, RESOURCE_NAME};

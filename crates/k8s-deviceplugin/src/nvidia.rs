@@ -14,8 +14,12 @@ use k8s_types::deviceplugin::{
     HEALTHY, UNHEALTHY,
 };
 
-use crate::allocate::container_allocate_response;
-use crate::preferred_allocation::lowest_index_first;
+use crate::allocate::{
+    container_allocate_response, gpu_device_node, CONTROL_DEVICE_NODES, NVIDIA_VISIBLE_DEVICES,
+};
+use crate::config::{Sharing, SharingStrategy};
+use crate::preferred_allocation::{distributed, lowest_index_first, physical_id};
+use crate::topology::GpuTopology;
 
 /// The extended resource the plugin registers (upstream default resource `nvidia.com/gpu`).
 pub const RESOURCE_NAME: &str = resource_names::NVIDIA_GPU;
@@ -26,30 +30,37 @@ pub const LABEL_GPU_PRESENT: &str = "nvidia.com/gpu.present";
 pub const LABEL_GPU_COUNT: &str = k8s_types::core::node_labels::NVIDIA_GPU_COUNT;
 /// GPU Feature Discovery label with the GPU product name, e.g. `NVIDIA-A100-SXM4-80GB`.
 pub const LABEL_GPU_PRODUCT: &str = k8s_types::core::node_labels::NVIDIA_GPU_PRODUCT;
+/// The MPS pipe directory variable (upstream `internal/plugin/mps.go`).
+pub const CUDA_MPS_PIPE_DIRECTORY: &str = "CUDA_MPS_PIPE_DIRECTORY";
 
-/// The NVIDIA device plugin of one node: `n` whole GPUs with IDs `"0"`..`"n-1"` (GPU indices; the
-/// real plugin defaults to `GPU-<uuid>` IDs, and `NVIDIA_VISIBLE_DEVICES` accepts both), all healthy
-/// at start, without NUMA topology.
+/// The NVIDIA device plugin of one resource of one node. [`NvidiaDevicePlugin::new`] is `n` whole
+/// GPUs with IDs `"0"`..`"n-1"` (GPU indices; the real plugin defaults to `GPU-<uuid>` IDs, and
+/// `NVIDIA_VISIBLE_DEVICES` accepts both), all healthy at start, without NUMA topology;
+/// [`crate::device_map::plugins_for_node`] builds MIG devices (`<gpu>:<mig>`), replicas
+/// (`<id>::<n>`) and topology-aware plugins from a node's configuration.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NvidiaDevicePlugin {
+    resource: String,
     devices: Vec<Device>,
+    /// Per device (same order): the physical GPU index it lives on.
+    gpus: Vec<usize>,
     product: Option<String>,
+    labels: BTreeMap<String, String>,
+    sharing: Sharing,
+    topology: Option<GpuTopology>,
+    /// Each GPU's memory in MiB (MPS pinned memory limits).
+    memory_mib: Option<u64>,
 }
 
 impl NvidiaDevicePlugin {
     /// A plugin with `n_gpus` healthy GPUs and no product name.
     pub fn new(n_gpus: usize) -> Self {
-        let devices = (0..n_gpus)
-            .map(|i| Device {
-                id: i.to_string(),
-                health: HEALTHY.to_string(),
-                numa_node: None,
-            })
-            .collect();
-        NvidiaDevicePlugin {
-            devices,
-            product: None,
-        }
+        let mut p = NvidiaDevicePlugin::with_devices(
+            RESOURCE_NAME,
+            (0..n_gpus).map(|i| (i.to_string(), i)).collect(),
+        );
+        p.labels = whole_gpu_labels(n_gpus, None);
+        p
     }
 
     /// A plugin with `n_gpus` healthy GPUs of the given product (GPU Feature Discovery's
@@ -58,8 +69,61 @@ impl NvidiaDevicePlugin {
         let mut p = NvidiaDevicePlugin::new(n_gpus);
         if !product.is_empty() {
             p.product = Some(product.to_string());
+            p.labels = whole_gpu_labels(n_gpus, Some(product));
         }
         p
+    }
+
+    /// A plugin for `resource` with the given `(device ID, physical GPU)` devices, healthy, not
+    /// shared, without topology and without feature labels.
+    pub fn with_devices(resource: &str, devices: Vec<(String, usize)>) -> Self {
+        let gpus = devices.iter().map(|(_, g)| *g).collect();
+        let devices = devices
+            .into_iter()
+            .map(|(id, _)| Device {
+                id,
+                health: HEALTHY.to_string(),
+                numa_node: None,
+            })
+            .collect();
+        NvidiaDevicePlugin {
+            resource: resource.to_string(),
+            devices,
+            gpus,
+            product: None,
+            labels: BTreeMap::new(),
+            sharing: Sharing {
+                replicas: 1,
+                ..Sharing::default()
+            },
+            topology: None,
+            memory_mib: None,
+        }
+    }
+
+    /// Sets the sharing configuration (the device IDs must already be replicas `<id>::<n>`).
+    pub fn set_sharing(&mut self, sharing: Sharing) {
+        self.sharing = sharing;
+    }
+
+    /// Sets the GPU topology: `GetPreferredAllocation` of whole GPUs uses the best-effort policy
+    /// and each device reports its GPU's NUMA node.
+    pub fn set_topology(&mut self, topology: GpuTopology) {
+        for (d, g) in self.devices.iter_mut().zip(&self.gpus) {
+            d.numa_node = topology.numa.get(*g).copied();
+        }
+        self.topology = Some(topology);
+    }
+
+    /// Sets the feature labels this plugin publishes.
+    pub fn set_labels(&mut self, labels: BTreeMap<String, String>) {
+        self.labels = labels;
+    }
+
+    /// Sets the product name and each GPU's memory (MiB, GFD's `nvidia.com/gpu.memory`).
+    pub fn set_product(&mut self, product: Option<String>, memory_mib: Option<u64>) {
+        self.product = product;
+        self.memory_mib = memory_mib;
     }
 
     /// The product name, if known.
@@ -75,11 +139,61 @@ impl NvidiaDevicePlugin {
     fn device(&self, id: &str) -> Option<&Device> {
         self.devices.iter().find(|d| d.id == id)
     }
+
+    fn gpu_of(&self, id: &str) -> Option<usize> {
+        let i = self.devices.iter().position(|d| d.id == id)?;
+        self.gpus.get(i).copied()
+    }
+
+    /// Whether the devices are whole GPUs, one per GPU (not MIG devices, not replicas): upstream
+    /// `AlignedAllocationSupported` and no annotated ID.
+    fn whole_gpus(&self) -> bool {
+        !self.sharing.is_replicated() && self.devices.iter().all(|d| !d.id.contains(':'))
+    }
+
+    /// The commands upstream's MPS control daemon sends at start (`cmd/mps-control-daemon/mps/
+    /// daemon.go`): `set_default_device_pinned_mem_limit <gpu> <MiB/replicas>M` per GPU (when the
+    /// memory is known) and `set_default_active_thread_percentage <100/replicas>`. Empty unless
+    /// the plugin shares with MPS.
+    pub fn mps_daemon_commands(&self) -> Vec<String> {
+        if self.sharing.strategy != SharingStrategy::Mps || !self.sharing.is_replicated() {
+            return Vec::new();
+        }
+        let r = u64::from(self.sharing.replicas);
+        let mut gpus: Vec<usize> = self.gpus.clone();
+        gpus.sort_unstable();
+        gpus.dedup();
+        let mut out = Vec::new();
+        if let Some(mem) = self.memory_mib.filter(|m| *m > 0) {
+            for g in &gpus {
+                out.push(format!(
+                    "set_default_device_pinned_mem_limit {g} {}M",
+                    mem / r
+                ));
+            }
+        }
+        out.push(format!("set_default_active_thread_percentage {}", 100 / r));
+        out
+    }
+}
+
+/// GFD's base labels for whole GPUs: `present`, `count` and, when known, `product`.
+fn whole_gpu_labels(n: usize, product: Option<&str>) -> BTreeMap<String, String> {
+    let mut labels = BTreeMap::new();
+    if n == 0 {
+        return labels;
+    }
+    labels.insert(LABEL_GPU_PRESENT.to_string(), "true".to_string());
+    labels.insert(LABEL_GPU_COUNT.to_string(), n.to_string());
+    if let Some(p) = product {
+        labels.insert(LABEL_GPU_PRODUCT.to_string(), p.to_string());
+    }
+    labels
 }
 
 impl DevicePlugin for NvidiaDevicePlugin {
     fn resource_name(&self) -> &str {
-        RESOURCE_NAME
+        &self.resource
     }
 
     /// Upstream `GetDevicePluginOptions`: only `GetPreferredAllocationAvailable` (no
@@ -91,18 +205,34 @@ impl DevicePlugin for NvidiaDevicePlugin {
         }
     }
 
-    /// Every GPU with its current health, in index order.
+    /// Every device with its current health, in index order.
     fn list_and_watch(&self) -> Vec<Device> {
         self.devices.clone()
     }
 
-    /// See [`lowest_index_first`]: `must_include` first, then the lowest free indices.
+    /// Upstream `getPreferredAllocation`: whole GPUs on a node with a topology get the best-effort
+    /// set ([`GpuTopology::best_effort`]; when it has no answer, the rule below); MIG devices and
+    /// replicas get [`distributed`]; whole GPUs without topology [`lowest_index_first`].
     fn get_preferred_allocation(
         &self,
         available: &[String],
         must_include: &[String],
         size: usize,
     ) -> Vec<String> {
+        if !self.whole_gpus() {
+            return distributed(&self.device_ids(), available, must_include, size);
+        }
+        if let Some(t) = &self.topology {
+            let idx = |ids: &[String]| -> Option<Vec<usize>> {
+                ids.iter().map(|id| id.parse().ok()).collect()
+            };
+            if let (Some(a), Some(r)) = (idx(available), idx(must_include)) {
+                let set = t.best_effort(&a, &r, size);
+                if !set.is_empty() {
+                    return set.iter().map(ToString::to_string).collect();
+                }
+            }
+        }
         lowest_index_first(available, must_include, size)
     }
 
@@ -116,7 +246,7 @@ impl DevicePlugin for NvidiaDevicePlugin {
         size: usize,
     ) -> Vec<String> {
         let mut must: Vec<String> = must_include.to_vec();
-        if let Some(idx) = k8s_types::gpushare::pod_gpu_indices(pod) {
+        if let (true, Some(idx)) = (self.whole_gpus(), k8s_types::gpushare::pod_gpu_indices(pod)) {
             for i in idx {
                 let id = i.to_string();
                 if must.len() < size && available.contains(&id) && !must.contains(&id) {
@@ -124,15 +254,21 @@ impl DevicePlugin for NvidiaDevicePlugin {
                 }
             }
         }
-        lowest_index_first(available, &must, size)
+        self.get_preferred_allocation(available, &must, size)
     }
 
-    /// Checks every ID (upstream rejects unknown IDs with `invalid allocation request ... unknown
-    /// device`; k8s-mini also rejects unhealthy ones, which the kubelet never hands out) and returns
-    /// [`container_allocate_response`].
+    /// Checks every ID (upstream `ValidateRequest` rejects unknown IDs with `invalid allocation
+    /// request ... unknown device`, and more than one replica when `failRequestsGreaterThanOne`;
+    /// k8s-mini also rejects unhealthy IDs, which the kubelet never hands out). Whole GPUs get
+    /// [`container_allocate_response`]; MIG devices and replicas expose their physical devices
+    /// (upstream `uniqueDeviceIDsFromAnnotatedDeviceIDs`: `NVIDIA_VISIBLE_DEVICES=0` for replicas
+    /// `0::1,0::3`, `0:1` for a MIG device) and the parent GPU's device node (the MIG capability
+    /// nodes under `/dev/nvidia-caps` are not modelled); MPS adds `CUDA_MPS_PIPE_DIRECTORY`
+    /// (`/mps/<resource>/pipe`).
     ///
     /// # Errors
-    /// [`DevicePluginError::UnknownDevice`], [`DevicePluginError::UnhealthyDevice`].
+    /// [`DevicePluginError::UnknownDevice`], [`DevicePluginError::UnhealthyDevice`],
+    /// [`DevicePluginError::InvalidRequest`].
     fn allocate(
         &mut self,
         device_ids: &[String],
@@ -146,28 +282,64 @@ impl DevicePlugin for NvidiaDevicePlugin {
                 Some(_) => {}
             }
         }
-        Ok(container_allocate_response(device_ids))
+        if self.whole_gpus() {
+            return Ok(container_allocate_response(device_ids));
+        }
+        let replicas = device_ids.iter().any(|id| id.contains("::"));
+        if self.sharing.is_replicated()
+            && self.sharing.fail_requests_greater_than_one
+            && replicas
+            && device_ids.len() > 1
+        {
+            return Err(DevicePluginError::InvalidRequest(format!(
+                "invalid allocation request for {:?}: invalid request: maximum request size for shared resources is 1; found {}",
+                self.resource,
+                device_ids.len()
+            )));
+        }
+        let mut sorted: Vec<&String> = device_ids.iter().collect();
+        sorted.sort_by(|a, b| k8s_types::deviceplugin::compare_device_ids(a, b));
+        let mut visible: Vec<&str> = sorted.iter().map(|id| physical_id(id)).collect();
+        visible.dedup();
+        let mut gpus: Vec<usize> = sorted.iter().filter_map(|id| self.gpu_of(id)).collect();
+        gpus.sort_unstable();
+        gpus.dedup();
+        let mut envs = BTreeMap::new();
+        envs.insert(NVIDIA_VISIBLE_DEVICES.to_string(), visible.join(","));
+        if self.sharing.strategy == SharingStrategy::Mps && self.sharing.is_replicated() {
+            envs.insert(
+                CUDA_MPS_PIPE_DIRECTORY.to_string(),
+                format!("/mps/{}/pipe", self.resource),
+            );
+        }
+        let devices = CONTROL_DEVICE_NODES
+            .iter()
+            .map(|p| p.to_string())
+            .chain(gpus.iter().map(|g| gpu_device_node(&g.to_string())))
+            .collect();
+        Ok(ContainerAllocateResponse {
+            envs,
+            devices,
+            annotations: BTreeMap::new(),
+        })
     }
 
+    /// Marks the device and every device on the same physical device (all replicas of a GPU or
+    /// MIG device, as upstream's health check marks every device with the failing UUID).
     fn set_health(&mut self, device_id: &str, healthy: bool) {
-        if let Some(d) = self.devices.iter_mut().find(|d| d.id == device_id) {
-            d.health = if healthy { HEALTHY } else { UNHEALTHY }.to_string();
+        let target = physical_id(device_id).to_string();
+        for d in &mut self.devices {
+            if d.id == device_id || physical_id(&d.id) == target {
+                d.health = if healthy { HEALTHY } else { UNHEALTHY }.to_string();
+            }
         }
     }
 
-    /// `nvidia.com/gpu.present=true`, `nvidia.com/gpu.count=<n>` and, when known,
-    /// `nvidia.com/gpu.product=<product>` (GPU Feature Discovery); none without GPUs.
+    /// GPU Feature Discovery's labels for the node: for a plain node `nvidia.com/gpu.present=true`,
+    /// `nvidia.com/gpu.count=<n>` and, when known, `nvidia.com/gpu.product=<product>`; none without
+    /// GPUs; a configured node's MIG and sharing labels ([`crate::device_map::gfd_labels`]).
     fn feature_labels(&self) -> BTreeMap<String, String> {
-        let mut labels = BTreeMap::new();
-        if self.devices.is_empty() {
-            return labels;
-        }
-        labels.insert(LABEL_GPU_PRESENT.to_string(), "true".to_string());
-        labels.insert(LABEL_GPU_COUNT.to_string(), self.devices.len().to_string());
-        if let Some(p) = &self.product {
-            labels.insert(LABEL_GPU_PRODUCT.to_string(), p.clone());
-        }
-        labels
+        self.labels.clone()
     }
 }
 

@@ -52,6 +52,10 @@ pub enum DevicePluginError {
     /// Allocate named an unhealthy device.
     #[error("device {0:?} is unhealthy")]
     UnhealthyDevice(String),
+    /// Allocate refused the request (NVIDIA `ValidateRequest`, e.g. more than one shared replica
+    /// with `failRequestsGreaterThanOne`); the text is the plugin's whole error.
+    #[error("{0}")]
+    InvalidRequest(String),
 }
 
 /// A device plugin, registered with the kubelet under [`DevicePlugin::resource_name`].
@@ -114,7 +118,9 @@ pub trait DevicePlugin {
 
 /// Orders device IDs the way a person reads them: two IDs that are both decimal numbers (GPU
 /// indices) compare numerically (`"2"` < `"10"`), and so do two IDs made of dash-separated decimal
-/// numbers (GPU-share devices `<gpu>-<k>`: `"0-9"` < `"0-10"` < `"1-0"`); anything else (e.g.
+/// numbers (GPU-share devices `<gpu>-<k>`: `"0-9"` < `"0-10"` < `"1-0"`), or of numbers separated
+/// by `:` (MIG devices `<gpu>:<mig>` and replicas `<id>::<n>`: `"0::9"` < `"0::10"` < `"1:0"`, IDs
+/// with equal numbers then as text); anything else (e.g.
 /// `GPU-<uuid>`) compares as text. Used wherever a list of device IDs reaches output, so the order is
 /// deterministic.
 pub fn compare_device_ids(a: &str, b: &str) -> std::cmp::Ordering {
@@ -125,7 +131,10 @@ pub fn compare_device_ids(a: &str, b: &str) -> std::cmp::Ordering {
 }
 
 fn numeric_parts(id: &str) -> Option<Vec<u64>> {
-    id.split('-').map(|p| p.parse::<u64>().ok()).collect()
+    id.split(['-', ':'])
+        .filter(|p| !p.is_empty())
+        .map(|p| p.parse::<u64>().ok())
+        .collect()
 }
 
 #[cfg(test)]
@@ -140,5 +149,8 @@ mod tests {
         let mut shared = vec!["1-0", "0-10", "0-9"];
         shared.sort_by(|a, b| compare_device_ids(a, b));
         assert_eq!(shared, vec!["0-9", "0-10", "1-0"]);
+        let mut replicas = vec!["1:0", "0::10", "0::9", "10::0", "2::0"];
+        replicas.sort_by(|a, b| compare_device_ids(a, b));
+        assert_eq!(replicas, vec!["0::9", "0::10", "1:0", "2::0", "10::0"]);
     }
 }
