@@ -397,3 +397,119 @@ fn describe_deployment_recreate_without_replica_sets() {
     // One tabwriter block from Name to Events: aligned at `CreationTimestamp:` plus 2.
     assert!(text.ends_with("Events:            <none>\n"), "{text}");
 }
+
+/// Upstream `TestDescribeJob` (kubectl `pkg/describe/describe_test.go`, v1.32): its cases and the
+/// lines it wants and does not want, with its alignment.
+#[test]
+fn describe_job_upstream_cases() {
+    let job = |spec: &str, status: &str| -> k8s_types::batch::Job {
+        parse(&format!(
+            "metadata: {{name: bar, namespace: foo}}\nspec: {spec}\nstatus: {status}\n"
+        ))
+    };
+    let indexed = "{completionMode: Indexed}";
+    let cases: [(k8s_types::batch::Job, &[&str], &[&str]); 6] = [
+        (
+            job("{}", "{}"),
+            &[],
+            &[
+                "Completed Indexes:",
+                "Suspend:",
+                "Backoff Limit:",
+                "TTL Seconds After Finished:",
+            ],
+        ),
+        (job(indexed, "{}"), &["Completed Indexes:  <none>"], &[]),
+        (
+            job(
+                indexed,
+                "{completedIndexes: \"0-5,7,9,10,12,13,15,16,18,20,21,23,24,26,27,29,30,32\"}",
+            ),
+            &["Completed Indexes:  0-5,7,9,10,12,13,15,16,18,20,21,23,24,26,27,29,30,32"],
+            &[],
+        ),
+        (
+            job(
+                indexed,
+                "{completedIndexes: \"0-5,7,9,10,12,13,15,16,18,20,21,23,24,26,27,29,30,32-34,36,37\"}",
+            ),
+            &["Completed Indexes:  0-5,7,9,10,12,13,15,16,18,20,21,23,24,26,27,29,30,32-34,..."],
+            &[],
+        ),
+        (
+            job(
+                "{suspend: true, ttlSecondsAfterFinished: 123, backoffLimit: 1}",
+                "{}",
+            ),
+            &[
+                "Suspend:                     true",
+                "TTL Seconds After Finished:  123",
+                "Backoff Limit:               1",
+            ],
+            &[],
+        ),
+        (job("{suspend: false}", "{}"), &["Suspend:        false"], &[]),
+    ];
+    for (j, want, dont) in cases {
+        let text = k8s_cluster::describe::describe_job(&j, vec![], 0);
+        for w in want {
+            assert!(text.contains(w), "{w}\n---\n{text}");
+        }
+        for d in dont {
+            assert!(!text.contains(d), "{d}\n---\n{text}");
+        }
+    }
+}
+
+/// A finished Job as the job controller leaves it: started at t=2, complete at t=95 (Duration
+/// `93s`, HumanDuration keeps seconds under 2 minutes), 1 Active (1 Ready) / 3 Succeeded.
+#[test]
+fn describe_job_prints_times_duration_and_pod_statuses() {
+    let j: k8s_types::batch::Job = parse(
+        r#"
+metadata: {name: pi, namespace: default, uid: j-uid, labels: {app: pi}}
+spec:
+  parallelism: 2
+  completions: 4
+  completionMode: NonIndexed
+  suspend: false
+  backoffLimit: 6
+  activeDeadlineSeconds: 600
+  selector: {matchLabels: {batch.kubernetes.io/controller-uid: j-uid}}
+  template:
+    metadata: {labels: {batch.kubernetes.io/controller-uid: j-uid}}
+    spec: {restartPolicy: Never, containers: [{name: pi, image: perl, command: [perl, -e, print 1]}]}
+status: {startTime: "1970-01-01T00:00:02Z", completionTime: "1970-01-01T00:01:35Z", active: 1, ready: 1, succeeded: 3}
+"#,
+    );
+    let text = k8s_cluster::describe::describe_job(&j, vec![], 100);
+    let head = "\
+Name:                     pi
+Namespace:                default
+Selector:                 batch.kubernetes.io/controller-uid=j-uid
+Labels:                   app=pi
+Annotations:              <none>
+Parallelism:              2
+Completions:              4
+Completion Mode:          NonIndexed
+Suspend:                  false
+Backoff Limit:            6
+Start Time:               Thu, 01 Jan 1970 00:00:02 +0000
+Completed At:             Thu, 01 Jan 1970 00:01:35 +0000
+Duration:                 93s
+Active Deadline Seconds:  600s
+Pods Statuses:            1 Active (1 Ready) / 3 Succeeded / 0 Failed
+Pod Template:
+  Labels:  batch.kubernetes.io/controller-uid=j-uid
+  Containers:
+   pi:
+    Image:      perl
+    Port:       <none>
+    Host Port:  <none>
+    Command:
+      perl
+      -e
+      print 1
+";
+    assert!(text.starts_with(head), "{text}");
+}

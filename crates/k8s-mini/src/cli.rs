@@ -36,8 +36,8 @@ enum Command {
     /// Display one or many resources as `kubectl get` does, at the end of the run or --at-tick.
     #[command(after_help = EXIT_CODES)]
     Get(GetArgs),
-    /// Show details of pods, nodes, deployments or replicasets as `kubectl describe` does, Events
-    /// included.
+    /// Show details of pods, nodes, deployments, replicasets or jobs as `kubectl describe` does,
+    /// Events included.
     #[command(after_help = EXIT_CODES)]
     Describe(DescribeArgs),
     /// List events as `kubectl events` does (repeats folded as `40s (x3 over 2m)`).
@@ -159,7 +159,7 @@ struct GetArgs {
 
 #[derive(clap::Args)]
 struct DescribeArgs {
-    /// The type (`pod`/`po`, `node`/`no`, `deployment`/`deploy`, `replicaset`/`rs`), then a name
+    /// The type (`pod`/`po`, `node`/`no`, `deployment`/`deploy`, `replicaset`/`rs`, `job`), then a name
     /// or a name prefix (none: every object of the type); or `TYPE/NAME`.
     #[arg(required = true, value_name = "TYPE[/NAME]")]
     what: Vec<String>,
@@ -435,7 +435,7 @@ fn describe(args: DescribeArgs) -> ExitCode {
         Ok(x) => x,
         Err(code) => return code,
     };
-    if matches!(r, Resource::Jobs | Resource::Events) {
+    if r == Resource::Events {
         eprintln!(
             "error: k8s-mini describe knows {} for now",
             view::DESCRIBABLE

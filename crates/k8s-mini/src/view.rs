@@ -223,7 +223,7 @@ pub fn get(
 }
 
 /// The resource types `describe` knows, for messages.
-pub const DESCRIBABLE: &str = "pods (po), nodes (no), deployments (deploy), replicasets (rs)";
+pub const DESCRIBABLE: &str = "pods (po), nodes (no), deployments (deploy), replicasets (rs), jobs";
 
 /// `kubectl describe <resource> [NAME]`: every object of the type in scope without a name; with
 /// one, the object of that name, else (as kubectl's `DescribeMatchingResources`) every object whose
@@ -237,6 +237,7 @@ pub fn describe(
 ) -> Option<Printed> {
     use k8s_cluster::describe as d;
     use k8s_types::apps::{Deployment, ReplicaSet};
+    use k8s_types::batch::Job;
     use k8s_types::core::Node;
     let api = state.cluster.api_ref();
     let ns = scope.for_resource(r);
@@ -281,7 +282,11 @@ pub fn describe(
             d::describe_replica_set(x, phases, events, now)
         })
         .collect(),
-        Resource::Jobs | Resource::Events => return None,
+        Resource::Jobs => choose(api.list_typed::<Job>(ns, None), name, |x| &x.metadata.name)
+            .iter()
+            .map(|x| d::describe_job(x, d::job::job_events(api, x), now))
+            .collect(),
+        Resource::Events => return None,
     };
     if texts.is_empty() {
         let stderr = match name {

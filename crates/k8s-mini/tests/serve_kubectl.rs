@@ -554,11 +554,11 @@ fn assert_same_but_ages(kubectl: &str, ours: &str, what: &str) {
 /// The real `kubectl describe` against `serve` is the oracle for `k8s-mini describe`: the same
 /// scenario, stepped to the same tick, prints the same text for nodes (the GPU node's
 /// `nvidia.com/gpu` allocation, a sidecar's requests), a Deployment mid-rollout and its
-/// ReplicaSets. (Pods are not compared here: the pods `serve` returns carry no `status.podIPs`, so
+/// ReplicaSets, Jobs. (Pods are not compared here: the pods `serve` returns carry no `status.podIPs`, so
 /// kubectl prints `IPs: <none>`.)
 #[test]
 fn describe_matches_kubectl_describe_on_the_same_cluster() {
-    let cases: [(&str, u64, &[&str]); 3] = [
+    let cases: [(&str, u64, &[&str]); 4] = [
         (
             "rolling-update.yaml",
             30,
@@ -566,6 +566,7 @@ fn describe_matches_kubectl_describe_on_the_same_cluster() {
         ),
         ("gpu-device-plugin.yaml", 10, &["node"]),
         ("init-and-sidecars.yaml", 25, &["node"]),
+        ("job-completions.yaml", 40, &["job", "node"]),
     ];
     for (file, ticks, types) in cases {
         let env = Env::on_scenario("describe", file);

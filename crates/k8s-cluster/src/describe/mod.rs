@@ -1,6 +1,7 @@
 //! `kubectl describe`: upstream `staging/src/k8s.io/kubectl/pkg/describe/describe.go` (v1.32), one
 //! describer per file as upstream has one `Describer` per kind ([`pod`] `PodDescriber`, [`node`]
-//! `NodeDescriber`, [`deployment`] `DeploymentDescriber`, [`replicaset`] `ReplicaSetDescriber`);
+//! `NodeDescriber`, [`deployment`] `DeploymentDescriber`, [`replicaset`] `ReplicaSetDescriber`,
+//! [`job`] `JobDescriber`);
 //! here the pieces they share: the `PrefixWriter` (two spaces per level) over a `text/tabwriter`
 //! (minimum width 0, padding 2) that `tabbedString` flushes at the end and `DescribeEvents` flushes
 //! before the Events table, `printLabelsMultiline`, `printAnnotationsMultiline`, `DescribeEvents`
@@ -16,11 +17,13 @@ use k8s_types::Tick;
 use crate::printers::{event_interval, tabwriter};
 
 pub mod deployment;
+pub mod job;
 pub mod node;
 pub mod pod;
 pub mod replicaset;
 
 pub use deployment::describe_deployment;
+pub use job::describe_job;
 pub use node::describe_node;
 pub use pod::{describe_pod, pod_events};
 pub use replicaset::describe_replica_set;
