@@ -513,3 +513,23 @@ Pod Template:
 ";
     assert!(text.starts_with(head), "{text}");
 }
+
+/// No CPU allocatable: upstream divides the pod's share by zero without a guard and converts
+/// `+Inf` (a request) and `NaN` (no limit, 0/0) with `int64()`, which on amd64 gives
+/// -9223372036854775808; the Allocated resources totals are guarded and print 0 %.
+#[test]
+fn describe_node_percentages_against_zero_allocatable_are_gos() {
+    let node: Node = parse("metadata: {name: n0}\nstatus: {capacity: {memory: 1Gi}}\n");
+    let pod: Pod = parse(
+        "metadata: {name: p, namespace: default}\nspec:\n  nodeName: n0\n  containers: [{name: c, image: i, resources: {requests: {cpu: 500m}}}]\nstatus: {phase: Running}\n",
+    );
+    let text = describe_node(&node, &[pod], None, vec![], 0);
+    assert!(
+        text.contains("500m (-9223372036854775808%)  0 (-9223372036854775808%)  0 (0%)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  cpu                500m (0%)  0 (0%)\n"),
+        "{text}"
+    );
+}

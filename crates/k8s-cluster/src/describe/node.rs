@@ -164,7 +164,7 @@ pub fn pod_requests_and_limits(pod: &Pod) -> (ResourceList, ResourceList) {
 fn percent(used: i64, total: i64) -> i64 {
     #[allow(clippy::cast_precision_loss)]
     let f = used as f64 / total as f64 * 100.0;
-    if f.is_finite() && f >= -9.223_372_036_854_776e18 && f < 9.223_372_036_854_776e18 {
+    if (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&f) {
         #[allow(clippy::cast_possible_truncation)]
         let v = f as i64;
         v
