@@ -11,7 +11,7 @@
 //!   leaves ([`RunState`], for `k8s-mini get` and `describe`); `output`: the run's text tables and
 //!   the `v1` List dump;
 //! - [`printers`]: `kubectl get`'s tables (upstream's server-side printers); [`describe`]:
-//!   `kubectl describe pod`;
+//!   `kubectl describe` for pods, nodes, deployments, replicasets and jobs;
 //!   `output_services`: the Services and EndpointSlices tables (only when there are any).
 //! - [`capacity`]: the capacity view per node pool (GPUs total / allocated / free / fragmented,
 //!   CPU, memory, pending pods per reason); [`whatif`]: `k8s-mini whatif`, a workload added to a

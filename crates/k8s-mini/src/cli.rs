@@ -36,7 +36,8 @@ enum Command {
     /// Display one or many resources as `kubectl get` does, at the end of the run or --at-tick.
     #[command(after_help = EXIT_CODES)]
     Get(GetArgs),
-    /// Show details of pods as `kubectl describe pod` does, Events included.
+    /// Show details of pods, nodes, deployments, replicasets or jobs as `kubectl describe` does,
+    /// Events included.
     #[command(after_help = EXIT_CODES)]
     Describe(DescribeArgs),
     /// List events as `kubectl events` does (repeats folded as `40s (x3 over 2m)`).
@@ -163,7 +164,8 @@ struct GetArgs {
 
 #[derive(clap::Args)]
 struct DescribeArgs {
-    /// `pod` (or `pods`, `po`), then a name or a name prefix; or `pod/NAME`.
+    /// The type (`pod`/`po`, `node`/`no`, `deployment`/`deploy`, `replicaset`/`rs`, `job`), then a name
+    /// or a name prefix (none: every object of the type); or `TYPE/NAME`.
     #[arg(required = true, value_name = "TYPE[/NAME]")]
     what: Vec<String>,
     #[command(flatten)]
@@ -439,20 +441,27 @@ fn describe(args: DescribeArgs) -> ExitCode {
         Ok(x) => x,
         Err(code) => return code,
     };
-    if r != Resource::Pods {
-        eprintln!("error: k8s-mini describe knows pods only for now");
+    if r == Resource::Events {
+        eprintln!(
+            "error: k8s-mini describe knows {} for now",
+            view::DESCRIBABLE
+        );
         return ExitCode::from(2);
     }
     if names.len() > 1 {
-        eprintln!("error: give one pod name (or a prefix), or none for every pod");
+        eprintln!("error: give one name (or a prefix), or none for every object of the type");
         return ExitCode::from(2);
     }
     match run_state(&args.input) {
-        Ok(state) => finish(view::describe_pods(
+        Ok(state) => match view::describe(
             &state,
+            r,
             names.first().map(String::as_str),
             &scope(&args.input),
-        )),
+        ) {
+            Some(printed) => finish(printed),
+            None => ExitCode::from(2),
+        },
         Err(code) => code,
     }
 }

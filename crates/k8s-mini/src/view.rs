@@ -222,52 +222,102 @@ pub fn get(
     }
 }
 
-/// `kubectl describe pods [NAME]`: every pod in the namespace without a name; with one, the pod of
-/// that name, else (as kubectl) every pod whose name starts with it; descriptions separated by a
-/// blank line.
-pub fn describe_pods(state: &RunState, name: Option<&str>, scope: &Scope) -> Printed {
+/// The resource types `describe` knows, for messages.
+pub const DESCRIBABLE: &str = "pods (po), nodes (no), deployments (deploy), replicasets (rs), jobs";
+
+/// `kubectl describe <resource> [NAME]`: every object of the type in scope without a name; with
+/// one, the object of that name, else (as kubectl's `DescribeMatchingResources`) every object whose
+/// name starts with it; descriptions separated by a blank line. `None` for a type `describe` does
+/// not know ([`DESCRIBABLE`]).
+pub fn describe(
+    state: &RunState,
+    r: Resource,
+    name: Option<&str>,
+    scope: &Scope,
+) -> Option<Printed> {
+    use k8s_cluster::describe as d;
+    use k8s_types::apps::{Deployment, ReplicaSet};
+    use k8s_types::batch::Job;
+    use k8s_types::core::Node;
     let api = state.cluster.api_ref();
-    let ns = scope.for_resource(Resource::Pods);
-    let pods: Vec<Pod> = api.list_typed::<Pod>(ns, None);
-    let chosen: Vec<&Pod> = match name {
-        None => pods.iter().collect(),
-        Some(n) => {
-            let exact: Vec<&Pod> = pods.iter().filter(|p| p.metadata.name == n).collect();
-            if exact.is_empty() {
-                pods.iter()
-                    .filter(|p| p.metadata.name.starts_with(n))
-                    .collect()
-            } else {
-                exact
-            }
-        }
+    let ns = scope.for_resource(r);
+    let now = state.now;
+    let texts: Vec<String> = match r {
+        Resource::Pods => choose(api.list_typed::<Pod>(ns, None), name, |p| &p.metadata.name)
+            .iter()
+            .map(|p| d::describe_pod(p, d::pod_events(api, p), now))
+            .collect(),
+        Resource::Nodes => choose(api.list_typed::<Node>(None, None), name, |n| {
+            &n.metadata.name
+        })
+        .iter()
+        .map(|n| {
+            let pods = d::node::node_pods(api, &n.metadata.name);
+            let lease = d::node::node_lease(api, &n.metadata.name);
+            d::describe_node(n, &pods, lease.as_ref(), d::node::node_events(api, n), now)
+        })
+        .collect(),
+        Resource::Deployments => choose(api.list_typed::<Deployment>(ns, None), name, |x| {
+            &x.metadata.name
+        })
+        .iter()
+        .map(|x| {
+            let (old, new) = d::deployment::deployment_replica_sets(api, x);
+            let events = d::deployment::deployment_events(api, x);
+            d::describe_deployment(x, &old, new.as_ref(), events, now)
+        })
+        .collect(),
+        Resource::ReplicaSets => choose(api.list_typed::<ReplicaSet>(ns, None), name, |x| {
+            &x.metadata.name
+        })
+        .iter()
+        .map(|x| {
+            let phases = d::replicaset::pod_phases_for_controller(
+                api,
+                x.metadata.namespace(),
+                x.spec.selector.as_ref(),
+                x.metadata.uid.as_deref().unwrap_or(""),
+            );
+            let events = d::replicaset::replica_set_events(api, x);
+            d::describe_replica_set(x, phases, events, now)
+        })
+        .collect(),
+        Resource::Jobs => choose(api.list_typed::<Job>(ns, None), name, |x| &x.metadata.name)
+            .iter()
+            .map(|x| d::describe_job(x, d::job::job_events(api, x), now))
+            .collect(),
+        Resource::Events => return None,
     };
-    if chosen.is_empty() {
+    if texts.is_empty() {
         let stderr = match name {
-            Some(n) => not_found(Resource::Pods, n),
-            None => no_resources(Resource::Pods, scope),
+            Some(n) => not_found(r, n),
+            None => no_resources(r, scope),
         };
-        return Printed {
+        return Some(Printed {
             stdout: String::new(),
             stderr,
             code: u8::from(name.is_some()),
-        };
+        });
     }
-    let texts: Vec<String> = chosen
-        .iter()
-        .map(|p| {
-            k8s_cluster::describe::describe_pod(
-                p,
-                k8s_cluster::describe::pod_events(api, p),
-                state.now,
-            )
-        })
-        .collect();
-    Printed {
+    Some(Printed {
         stdout: texts.join("\n\n"),
         stderr: String::new(),
         code: 0,
+    })
+}
+
+/// The objects `describe` shows: all without a name; the one named; else those whose name starts
+/// with it.
+fn choose<T>(all: Vec<T>, name: Option<&str>, name_of: impl Fn(&T) -> &String) -> Vec<T> {
+    let Some(n) = name else {
+        return all;
+    };
+    if all.iter().any(|x| name_of(x) == n) {
+        return all.into_iter().filter(|x| name_of(x) == n).collect();
     }
+    all.into_iter()
+        .filter(|x| name_of(x).starts_with(n))
+        .collect()
 }
 
 /// The kubelet's start-up Events of a node (upstream kubelet `Starting`, `NodeHasSufficient*`,

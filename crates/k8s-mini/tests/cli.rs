@@ -389,3 +389,53 @@ fn serve_refuses_bad_input_with_exit_2() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("/nonexistent/x.yaml"), "{}", stderr(&o));
 }
+
+#[test]
+fn describe_node_by_prefix_and_other_types() {
+    let f = fixture();
+    let f = f.to_str().unwrap();
+    // `node-` matches no node exactly: as kubectl, it is a prefix (node-a).
+    let o = k8s_mini(&["describe", "no", "node-", "-f", f]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.starts_with("Name:               node-a\nRoles:              <none>\n"),
+        "{text}"
+    );
+    // node-a allocates 4 CPUs and 8Gi: web 500m (12.5 -> 12 %) and 256Mi (3.1 -> 3 %), crash 250m
+    // (6.25 -> 6 %); together 750m (18.75 -> 18 %).
+    let pods = "\
+Non-terminated Pods:          (2 in total)
+  Namespace                   Name     CPU Requests  CPU Limits  Memory Requests  Memory Limits  Age
+  ---------                   ----     ------------  ----------  ---------------  -------------  ---
+  default                     crash    250m (6%)     0 (0%)      0 (0%)           0 (0%)         30s
+  default                     web      500m (12%)    0 (0%)      256Mi (3%)       0 (0%)         30s
+Allocated resources:
+  (Total limits may be over 100 percent, i.e., overcommitted.)
+  Resource           Requests    Limits
+  --------           --------    ------
+  cpu                750m (18%)  0 (0%)
+  memory             256Mi (3%)  0 (0%)
+  ephemeral-storage  0 (0%)      0 (0%)
+Events:
+";
+    assert!(text.contains(pods), "{text}");
+    // A type with nothing of it: kubectl's message, exit 0; a name that matches nothing: 1.
+    let o = k8s_mini(&["describe", "deploy", "-f", f]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(stderr(&o), "No resources found in default namespace.\n");
+    let o = k8s_mini(&["describe", "deploy/nope", "-f", f]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o),
+        "Error from server (NotFound): deployments \"nope\" not found\n"
+    );
+    // A type describe does not know: 2.
+    let o = k8s_mini(&["describe", "events", "-f", f]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("describe knows pods (po), nodes (no)"),
+        "{}",
+        stderr(&o)
+    );
+}

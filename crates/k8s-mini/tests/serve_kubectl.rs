@@ -578,3 +578,73 @@ fn kubectl_delete_cascade_orphan_and_foreground() {
     assert_eq!(env.ok(&["get", "pods", "-o", "name"]), "");
     env.assert_replays();
 }
+
+/// kubectl's text and ours, line by line: byte for byte, except that kubectl's ages are against the
+/// real clock (`56y` for the virtual clock's 1970 timestamps): a line where kubectl prints `56y`
+/// is compared word by word with the ages left out, and so is the Events table, whose Age column
+/// sets its alignment.
+fn assert_same_but_ages(kubectl: &str, ours: &str, what: &str) {
+    let (k, m): (Vec<&str>, Vec<&str>) = (kubectl.lines().collect(), ours.lines().collect());
+    assert_eq!(
+        k.len(),
+        m.len(),
+        "{what}: line counts differ\n--- kubectl\n{kubectl}--- k8s-mini\n{ours}"
+    );
+    let mut in_events = false;
+    for (kl, ml) in k.iter().zip(&m) {
+        in_events |= kl.starts_with("Events:");
+        let age = |w: &str| w.trim_matches(|c| c == '(' || c == ')') == "56y";
+        if in_events || kl.split_whitespace().any(age) {
+            let (kw, mw) = (words(kl), words(ml));
+            assert_eq!(kw.len(), mw.len(), "{what}:\n{kl}\n{ml}");
+            for (a, b) in kw.iter().zip(&mw) {
+                assert!(age(a) || a == b, "{what}:\n{kl}\n{ml}");
+            }
+        } else {
+            assert_eq!(kl, ml, "{what}\n--- kubectl\n{kubectl}--- k8s-mini\n{ours}");
+        }
+    }
+}
+
+/// The real `kubectl describe` against `serve` is the oracle for `k8s-mini describe`: the same
+/// scenario, stepped to the same tick, prints the same text for nodes (the GPU node's
+/// `nvidia.com/gpu` allocation, a sidecar's requests), a Deployment mid-rollout and its
+/// ReplicaSets, Jobs. (Pods are not compared here: the pods `serve` returns carry no `status.podIPs`, so
+/// kubectl prints `IPs: <none>`.)
+#[test]
+fn describe_matches_kubectl_describe_on_the_same_cluster() {
+    let cases: [(&str, u64, &[&str]); 4] = [
+        (
+            "rolling-update.yaml",
+            30,
+            &["node", "deployment", "replicaset"],
+        ),
+        ("gpu-device-plugin.yaml", 10, &["node"]),
+        ("init-and-sidecars.yaml", 25, &["node"]),
+        ("job-completions.yaml", 40, &["job", "node"]),
+    ];
+    for (file, ticks, types) in cases {
+        let env = Env::on_scenario("describe", file);
+        env.server().step(ticks);
+        let scenario = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../scenarios")
+            .join(file);
+        for ty in types {
+            let kubectl = env.ok(&["describe", ty]);
+            let o = Command::new(env!("CARGO_BIN_EXE_k8s-mini"))
+                .args(["describe", ty, "-f"])
+                .arg(&scenario)
+                .args(["--at-tick", &ticks.to_string()])
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            let ours = String::from_utf8_lossy(&o.stdout);
+            assert!(ours.contains("Name:"), "{ours}");
+            assert_same_but_ages(
+                &kubectl,
+                &ours,
+                &format!("{file} at {ticks}: describe {ty}"),
+            );
+        }
+    }
+}

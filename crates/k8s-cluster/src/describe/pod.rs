@@ -14,119 +14,24 @@
 //! other annotation (docs/fidelity.md).
 
 use k8s_types::apiserver::{ApiClient, ApiExt};
-use k8s_types::core::{Container, ContainerState, ContainerStatus, Event, Pod, Probe};
+use k8s_types::apps::PodTemplateSpec;
+use k8s_types::core::{
+    Container, ContainerState, ContainerStatus, Event, Pod, PodSpec, Probe, Toleration,
+    TopologySpreadConstraint,
+};
 use k8s_types::Tick;
 
-use crate::printers::{event_interval, format_label_selector, rfc1123z, since, tabwriter};
-
-/// Upstream's `PrefixWriter`: each level indents two spaces; `flush` ends the tabwriter's blocks.
-struct PrefixWriter {
-    done: String,
-    pending: String,
-}
-
-impl PrefixWriter {
-    fn new() -> Self {
-        PrefixWriter {
-            done: String::new(),
-            pending: String::new(),
-        }
-    }
-
-    fn write(&mut self, level: usize, text: &str) {
-        for _ in 0..level {
-            self.pending.push_str("  ");
-        }
-        self.pending.push_str(text);
-    }
-
-    fn flush(&mut self) {
-        self.done
-            .push_str(&tabwriter::format(&std::mem::take(&mut self.pending), 0, 2));
-    }
-
-    fn finish(mut self) -> String {
-        self.flush();
-        self.done
-    }
-}
-
-fn print_bool(b: bool) -> &'static str {
-    if b {
-        "True"
-    } else {
-        "False"
-    }
-}
-
-/// `printLabelsMultiline` (also Node-Selectors): `title:\tk=v` then `\tk=v` per further key, sorted.
-fn labels_multiline(
-    w: &mut PrefixWriter,
-    title: &str,
-    labels: &std::collections::BTreeMap<String, String>,
-) {
-    w.write(0, &format!("{title}:\t"));
-    if labels.is_empty() {
-        w.write(0, "<none>\n");
-        return;
-    }
-    for (i, (k, v)) in labels.iter().enumerate() {
-        if i != 0 {
-            w.write(0, "\t");
-        }
-        w.write(0, &format!("{k}={v}\n"));
-    }
-}
-
-/// Upstream's `maxAnnotationLen`.
-const MAX_ANNOTATION_LEN: usize = 140;
-
-/// `printAnnotationsMultiline`: a value longer than 140 characters (with its key) or on several
-/// lines goes on lines of its own, each cut at 138 characters plus `...`;
-/// `kubectl.kubernetes.io/last-applied-configuration` is skipped.
-fn annotations_multiline(
-    w: &mut PrefixWriter,
-    annotations: &std::collections::BTreeMap<String, String>,
-) {
-    w.write(0, "Annotations:\t");
-    let keys: Vec<&String> = annotations
-        .keys()
-        .filter(|k| *k != "kubectl.kubernetes.io/last-applied-configuration")
-        .collect();
-    if keys.is_empty() {
-        w.write(0, "<none>\n");
-        return;
-    }
-    for (i, key) in keys.into_iter().enumerate() {
-        if i != 0 {
-            w.write(0, "\t");
-        }
-        let value = annotations[key]
-            .strip_suffix('\n')
-            .unwrap_or(&annotations[key]);
-        if value.len() + key.len() + 2 > MAX_ANNOTATION_LEN || value.contains('\n') {
-            w.write(0, &format!("{key}:\n"));
-            for s in value.split('\n') {
-                let short = match s.char_indices().nth(MAX_ANNOTATION_LEN - 2) {
-                    Some((at, _)) => format!("{}...", &s[..at]),
-                    None => s.to_string(),
-                };
-                w.write(0, &format!("\t  {short}\n"));
-            }
-        } else {
-            w.write(0, &format!("{key}: {value}\n"));
-        }
-    }
-}
+use super::{annotations_multiline, describe_events, labels_multiline, print_bool, PrefixWriter};
+use crate::printers::{format_label_selector, rfc1123z, since};
 
 /// `printPodTolerationsMultiline`: sorted by key (stable), `key=value:Effect op=Exists for Ns`.
-fn tolerations_multiline(w: &mut PrefixWriter, pod: &Pod) {
-    w.write(0, "Tolerations:\t");
-    if pod.spec.tolerations.is_empty() {
+pub(crate) fn tolerations_multiline(w: &mut PrefixWriter, title: &str, list: &[Toleration]) {
+    w.write(0, &format!("{title}:\t"));
+    if list.is_empty() {
         w.write(0, "<none>\n");
         return;
     }
-    let mut tolerations: Vec<_> = pod.spec.tolerations.iter().collect();
+    let mut tolerations: Vec<_> = list.iter().collect();
     tolerations.sort_by(|a, b| a.key.cmp(&b.key));
     for (i, t) in tolerations.into_iter().enumerate() {
         if i != 0 {
@@ -255,8 +160,9 @@ fn describe_state(w: &mut PrefixWriter, name: &str, st: &ContainerState) {
 }
 
 /// `describeContainerEnvVars`: literal values; `fieldRef` with the value resolved for the fields a
-/// simulated pod has; secret and config map keys as upstream words them.
-fn describe_env(w: &mut PrefixWriter, pod: &Pod, c: &Container) {
+/// simulated pod has (empty in a template, which has no pod to resolve against: upstream's nil
+/// `resolverFn`); secret and config map keys as upstream words them.
+fn describe_env(w: &mut PrefixWriter, pod: Option<&Pod>, c: &Container) {
     if c.env.is_empty() {
         w.write(2, "Environment:\t<none>\n");
         return;
@@ -281,12 +187,12 @@ fn describe_env(w: &mut PrefixWriter, pod: &Pod, c: &Container) {
             |r: &serde_json::Value| r.get("optional").and_then(|o| o.as_bool()).unwrap_or(false);
         if let Some(f) = from.get("fieldRef") {
             let path = s(f, "fieldPath");
-            let value = match path.as_str() {
-                "metadata.name" => pod.metadata.name.clone(),
-                "metadata.namespace" => pod.metadata.namespace().to_string(),
-                "spec.nodeName" => pod.node_name().unwrap_or("").to_string(),
-                "status.podIP" => pod.status.pod_ip.clone().unwrap_or_default(),
-                "status.hostIP" => pod.status.host_ip.clone().unwrap_or_default(),
+            let value = match (pod, path.as_str()) {
+                (Some(pod), "metadata.name") => pod.metadata.name.clone(),
+                (Some(pod), "metadata.namespace") => pod.metadata.namespace().to_string(),
+                (Some(pod), "spec.nodeName") => pod.node_name().unwrap_or("").to_string(),
+                (Some(pod), "status.podIP") => pod.status.pod_ip.clone().unwrap_or_default(),
+                (Some(pod), "status.hostIP") => pod.status.host_ip.clone().unwrap_or_default(),
                 _ => String::new(),
             };
             let api = Some(s(f, "apiVersion"))
@@ -319,19 +225,23 @@ fn describe_env(w: &mut PrefixWriter, pod: &Pod, c: &Container) {
     }
 }
 
-/// `describeContainers`: one section (`Init Containers` or `Containers`).
-fn describe_containers(
+/// `describeContainers`: one section (`Init Containers` or `Containers`); `space` is `""` for a
+/// pod and `"  "` in a pod template (`DescribePodTemplate`), where the section title is indented
+/// by it and each container name by one more space.
+pub(crate) fn describe_containers(
     w: &mut PrefixWriter,
     label: &str,
-    pod: &Pod,
+    space: &str,
+    pod: Option<&Pod>,
     containers: &[Container],
     statuses: &[ContainerStatus],
 ) {
     let none = if containers.is_empty() { " <none>" } else { "" };
-    w.write(0, &format!("{label}:{none}\n"));
+    let name_indent = if space.is_empty() { "" } else { " " };
+    w.write(0, &format!("{space}{label}:{none}\n"));
     for c in containers {
         let status = statuses.iter().find(|s| s.name == c.name);
-        w.write(1, &format!("{}:\n", c.name));
+        w.write(1, &format!("{name_indent}{}:\n", c.name));
         if status.is_some() {
             w.write(2, "Container ID:\t\n");
         }
@@ -406,19 +316,21 @@ fn describe_containers(
     }
 }
 
-/// `describeVolumes`: the sources a simulated pod can name; any other as `<unknown>`.
-fn describe_volumes(w: &mut PrefixWriter, pod: &Pod) {
-    if pod.spec.volumes.is_empty() {
-        w.write(0, "Volumes:\t<none>\n");
+/// `describeVolumes`: the sources a simulated pod can name; any other as `<unknown>`. `space` as in
+/// [`describe_containers`].
+pub(crate) fn describe_volumes(w: &mut PrefixWriter, space: &str, spec: &PodSpec) {
+    if spec.volumes.is_empty() {
+        w.write(0, &format!("{space}Volumes:\t<none>\n"));
         return;
     }
-    w.write(0, "Volumes:\n");
+    let name_indent = if space.is_empty() { "" } else { " " };
+    w.write(0, &format!("{space}Volumes:\n"));
     let s = |v: &serde_json::Value, k: &str| {
         v.get(k).and_then(|x| x.as_str()).unwrap_or("").to_string()
     };
     let b = |v: &serde_json::Value, k: &str| v.get(k).and_then(|x| x.as_bool()).unwrap_or(false);
-    for v in &pod.spec.volumes {
-        w.write(1, &format!("{}:\n", v.name));
+    for v in &spec.volumes {
+        w.write(1, &format!("{name_indent}{}:\n", v.name));
         if let Some(c) = &v.persistent_volume_claim {
             w.write(2, &format!("Type:\tPersistentVolumeClaim (a reference to a PersistentVolumeClaim in the same namespace)\n    ClaimName:\t{}\n    ReadOnly:\t{}\n", c.claim_name, c.read_only.unwrap_or(false)));
         } else if let Some(e) = v.other.get("emptyDir") {
@@ -441,6 +353,72 @@ fn describe_volumes(w: &mut PrefixWriter, pod: &Pod) {
     }
 }
 
+/// `describeTopologySpreadConstraints`: sorted by topology key (stable); nothing when there are
+/// none. `space` as in [`describe_containers`].
+pub(crate) fn describe_topology_spread_constraints(
+    w: &mut PrefixWriter,
+    space: &str,
+    list: &[TopologySpreadConstraint],
+) {
+    if list.is_empty() {
+        return;
+    }
+    let mut tscs: Vec<_> = list.iter().collect();
+    tscs.sort_by(|a, b| a.topology_key.cmp(&b.topology_key));
+    w.write(0, &format!("{space}Topology Spread Constraints:\t"));
+    for (i, t) in tscs.into_iter().enumerate() {
+        if i != 0 {
+            w.write(0, &format!("{space}\t"));
+        }
+        let mut s = format!(
+            "{}:{} when max skew {} is exceeded",
+            t.topology_key, t.when_unsatisfiable, t.max_skew
+        );
+        if t.label_selector.is_some() {
+            s.push_str(&format!(
+                " for selector {}",
+                format_label_selector(t.label_selector.as_ref())
+            ));
+        }
+        w.write(0, &format!("{s}\n"));
+    }
+}
+
+/// `DescribePodTemplate`: the template's labels, annotations (when it has any), service account,
+/// containers, volumes, topology spread constraints, priority class, node selector and
+/// tolerations, indented under `Pod Template:` (shared by the Deployment, ReplicaSet and Job
+/// describers).
+pub(crate) fn describe_pod_template(w: &mut PrefixWriter, template: &PodTemplateSpec) {
+    w.write(0, "Pod Template:\n");
+    labels_multiline(w, "  Labels", &template.metadata.labels);
+    if !template.metadata.annotations.is_empty() {
+        annotations_multiline(w, "  Annotations", &template.metadata.annotations);
+    }
+    let spec = &template.spec;
+    if let Some(sa) = spec
+        .service_account_name
+        .as_deref()
+        .filter(|s| !s.is_empty())
+    {
+        w.write(1, &format!("Service Account:\t{sa}\n"));
+    }
+    if !spec.init_containers.is_empty() {
+        describe_containers(w, "Init Containers", "  ", None, &spec.init_containers, &[]);
+    }
+    describe_containers(w, "Containers", "  ", None, &spec.containers, &[]);
+    describe_volumes(w, "  ", spec);
+    describe_topology_spread_constraints(w, "  ", &spec.topology_spread_constraints);
+    if let Some(pc) = spec
+        .priority_class_name
+        .as_deref()
+        .filter(|s| !s.is_empty())
+    {
+        w.write(1, &format!("Priority Class Name:\t{pc}\n"));
+    }
+    labels_multiline(w, "  Node-Selectors", &spec.node_selector);
+    tolerations_multiline(w, "  Tolerations", &spec.tolerations);
+}
+
 /// The Events whose involved object is `pod` (kind Pod, its namespace and name, and its uid when
 /// the Event names one), as `searchEvents`' field selector finds them.
 pub fn pod_events(api: &dyn ApiClient, pod: &Pod) -> Vec<Event> {
@@ -454,44 +432,6 @@ pub fn pod_events(api: &dyn ApiClient, pod: &Pod) -> Vec<Event> {
                 && (o.uid.is_empty() || uid.is_empty() || o.uid == uid)
         })
         .collect()
-}
-
-/// `DescribeEvents`: `Events:\t<none>`, or (after a flush) the table sorted by last timestamp
-/// (`SortableEvents`; within a second, in the order the Events were last written) with Type, Reason, Age (repeats as
-/// `<last> (x<count> over <first>)`), From (`source.component`) and Message.
-fn describe_events(w: &mut PrefixWriter, mut events: Vec<Event>, now: Tick) {
-    if events.is_empty() {
-        w.write(0, "Events:\t<none>\n");
-        return;
-    }
-    w.flush();
-    events.sort_by_key(|e| {
-        (
-            e.last_timestamp
-                .as_deref()
-                .and_then(k8s_types::meta::timestamp_tick),
-            e.metadata.resource_version_number(),
-        )
-    });
-    w.write(0, "Events:\n  Type\tReason\tAge\tFrom\tMessage\n");
-    w.write(1, "----\t------\t----\t----\t-------\n");
-    for e in &events {
-        let from = if e.source.component.is_empty() {
-            e.reporting_component.clone().unwrap_or_default()
-        } else {
-            e.source.component.clone()
-        };
-        w.write(
-            1,
-            &format!(
-                "{}\t{}\t{}\t{from}\t{}\n",
-                e.type_,
-                e.reason,
-                event_interval(e, now),
-                e.message.trim()
-            ),
-        );
-    }
 }
 
 /// What `kubectl describe pod` prints for `pod`, with `events` (see [`pod_events`]) and the clock at
@@ -533,7 +473,7 @@ pub fn describe_pod(pod: &Pod, events: Vec<Event>, now: Tick) -> String {
         w.write(0, &format!("Start Time:\t{}\n", rfc1123z(st)));
     }
     labels_multiline(&mut w, "Labels", &pod.metadata.labels);
-    annotations_multiline(&mut w, &pod.metadata.annotations);
+    annotations_multiline(&mut w, "Annotations", &pod.metadata.annotations);
     let phase = pod.status.phase.as_deref().unwrap_or("");
     match &pod.metadata.deletion_timestamp {
         Some(d) if phase != "Failed" && phase != "Succeeded" => {
@@ -580,7 +520,8 @@ pub fn describe_pod(pod: &Pod, events: Vec<Event>, now: Tick) -> String {
         describe_containers(
             &mut w,
             "Init Containers",
-            pod,
+            "",
+            Some(pod),
             &pod.spec.init_containers,
             &pod.status.init_container_statuses,
         );
@@ -588,7 +529,8 @@ pub fn describe_pod(pod: &Pod, events: Vec<Event>, now: Tick) -> String {
     describe_containers(
         &mut w,
         "Containers",
-        pod,
+        "",
+        Some(pod),
         &pod.spec.containers,
         &pod.status.container_statuses,
     );
@@ -598,7 +540,7 @@ pub fn describe_pod(pod: &Pod, events: Vec<Event>, now: Tick) -> String {
             w.write(1, &format!("{} \t{} \n", c.type_, c.status));
         }
     }
-    describe_volumes(&mut w, pod);
+    describe_volumes(&mut w, "", &pod.spec);
     w.write(
         0,
         &format!(
@@ -607,28 +549,8 @@ pub fn describe_pod(pod: &Pod, events: Vec<Event>, now: Tick) -> String {
         ),
     );
     labels_multiline(&mut w, "Node-Selectors", &pod.spec.node_selector);
-    tolerations_multiline(&mut w, pod);
-    if !pod.spec.topology_spread_constraints.is_empty() {
-        let mut tscs: Vec<_> = pod.spec.topology_spread_constraints.iter().collect();
-        tscs.sort_by(|a, b| a.topology_key.cmp(&b.topology_key));
-        w.write(0, "Topology Spread Constraints:\t");
-        for (i, t) in tscs.into_iter().enumerate() {
-            if i != 0 {
-                w.write(0, "\t");
-            }
-            let mut s = format!(
-                "{}:{} when max skew {} is exceeded",
-                t.topology_key, t.when_unsatisfiable, t.max_skew
-            );
-            if t.label_selector.is_some() {
-                s.push_str(&format!(
-                    " for selector {}",
-                    format_label_selector(t.label_selector.as_ref())
-                ));
-            }
-            w.write(0, &format!("{s}\n"));
-        }
-    }
+    tolerations_multiline(&mut w, "Tolerations", &pod.spec.tolerations);
+    describe_topology_spread_constraints(&mut w, "", &pod.spec.topology_spread_constraints);
     describe_events(&mut w, events, now);
     w.finish()
 }
