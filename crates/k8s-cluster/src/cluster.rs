@@ -21,6 +21,7 @@ use k8s_types::object::Object;
 use k8s_types::status::{FieldError, Status};
 use k8s_types::Tick;
 
+mod dra;
 mod fast_forward;
 
 /// Namespaces every cluster starts with (as a fresh kubeadm cluster).
@@ -340,9 +341,13 @@ impl Cluster {
             node.spec.pod_cidr = Some(format!("10.244.{}.0/24", self.n_nodes_added));
         }
         let plugins = device_plugins(&node);
+        let dra_node = dra::dra_node(&node);
         let mut kubelet = Kubelet::new(node, plugins, self.kubelet_config.clone());
         kubelet.register(&mut self.api)?;
         self.kubelets.insert(name, kubelet);
+        if let Some(node) = dra_node {
+            dra::publish_resource_slices(&mut self.api, &node, gpu_count(&node))?;
+        }
         Ok(())
     }
 
@@ -792,7 +797,8 @@ pub fn gpu_count(node: &Node) -> usize {
 fn device_plugins(node: &Node) -> Vec<Box<dyn DevicePlugin>> {
     let n_gpus = gpu_count(node);
     let mut plugins: Vec<Box<dyn DevicePlugin>> = Vec::new();
-    if n_gpus > 0 {
+    // A node whose GPUs the NVIDIA DRA driver manages has no GPU device plugin (cluster/dra.rs).
+    if n_gpus > 0 && !k8s_deviceplugin::dra::dra_enabled(node) {
         let product = node
             .metadata
             .labels
