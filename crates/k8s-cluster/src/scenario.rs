@@ -498,6 +498,9 @@ pub struct Expectation {
     /// A custom resource's conditions and fields.
     #[serde(default)]
     pub custom_resource: Option<crate::expect::custom_resource::CustomResourceExpectation>,
+    /// A DRA ResourceClaim's allocation and reservations.
+    #[serde(default)]
+    pub resource_claim: Option<crate::expect::resource_claim::ResourceClaimExpectation>,
 }
 
 /// `podsPerNode`.
@@ -850,6 +853,7 @@ impl Expectation {
             self.resource_quota.is_some(),
             self.namespace.is_some(),
             self.custom_resource.is_some(),
+            self.resource_claim.is_some(),
         ]
         .iter()
         .filter(|b| **b)

@@ -39,6 +39,7 @@ use crate::replica_set::ReplicaSetController;
 use crate::resource_quota::ResourceQuotaController;
 use crate::statefulset::StatefulSetController;
 use crate::taint_eviction::TaintEvictionController;
+use crate::resource_claim::ResourceClaimController;
 use crate::ttl_after_finished::TtlAfterFinishedController;
 use crate::volume_binder::PersistentVolumeBinderController;
 
@@ -145,6 +146,7 @@ impl ControllerManager {
             Box::new(EndpointSliceController::new()),
             Box::new(GarbageCollector::with_external_owners(uids)),
             Box::new(NamespaceController::new()),
+            Box::new(ResourceClaimController::new()),
         ])
     }
 
