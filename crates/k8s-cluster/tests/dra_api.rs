@@ -118,7 +118,9 @@ fn invalid_claims_get_kube_apiservers_field_errors() {
         "{e}"
     );
     assert!(
-        e.contains("spec.devices.requests[0].name: Invalid value: \"GPU\": a lowercase RFC 1123 label"),
+        e.contains(
+            "spec.devices.requests[0].name: Invalid value: \"GPU\": a lowercase RFC 1123 label"
+        ),
         "{e}"
     );
     assert!(

@@ -36,10 +36,10 @@ use crate::node_lifecycle::{
 };
 use crate::pod_gc::PodGarbageCollector;
 use crate::replica_set::ReplicaSetController;
+use crate::resource_claim::ResourceClaimController;
 use crate::resource_quota::ResourceQuotaController;
 use crate::statefulset::StatefulSetController;
 use crate::taint_eviction::TaintEvictionController;
-use crate::resource_claim::ResourceClaimController;
 use crate::ttl_after_finished::TtlAfterFinishedController;
 use crate::volume_binder::PersistentVolumeBinderController;
 

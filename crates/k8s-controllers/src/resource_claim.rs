@@ -110,8 +110,7 @@ impl ResourceClaimController {
             let name = match existing {
                 Some(n) => n,
                 None => {
-                    let template: ResourceClaimTemplate = match api.get_typed(&ns, template_name)
-                    {
+                    let template: ResourceClaimTemplate = match api.get_typed(&ns, template_name) {
                         Ok(t) => t,
                         // Upstream: `resource claim template "<name>": ...`; the pod is synced
                         // again when the template appears.
@@ -169,7 +168,9 @@ impl ResourceClaimController {
         informers: &SharedInformerFactory,
         api: &mut dyn ApiClient,
     ) -> Result<Action, SyncError> {
-        let Some(claim) = informers.of(&Kind::ResourceClaim).get_typed::<ResourceClaim>(key)
+        let Some(claim) = informers
+            .of(&Kind::ResourceClaim)
+            .get_typed::<ResourceClaim>(key)
         else {
             return Ok(Action::AwaitChange);
         };
@@ -244,8 +245,7 @@ impl ResourceClaimController {
             fresh.status.devices.clear();
             fresh.metadata.finalizers.retain(|f| f != FINALIZER);
         }
-        if fresh.status != claim.status || fresh.metadata.finalizers != claim.metadata.finalizers
-        {
+        if fresh.status != claim.status || fresh.metadata.finalizers != claim.metadata.finalizers {
             api.update_status(Object::ResourceClaim(fresh))?;
         }
         Ok(())

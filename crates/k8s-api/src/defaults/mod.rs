@@ -12,9 +12,9 @@ pub mod node;
 pub mod persistent_volume_claim;
 pub mod pod;
 pub mod pod_spec;
-pub mod resource;
 pub mod priority_class;
 pub mod replica_set;
+pub mod resource;
 pub mod service;
 pub mod stateful_set;
 

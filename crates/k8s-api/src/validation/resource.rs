@@ -26,7 +26,11 @@ use super::{child, index, invalid_each, ErrorList, FIELD_IMMUTABLE_ERROR_MSG};
 
 fn too_many(path: &str, n: usize, max: usize) -> Option<FieldError> {
     (n > max).then(|| {
-        FieldError::invalid(path, n.to_string(), format!("must have at most {max} items"))
+        FieldError::invalid(
+            path,
+            n.to_string(),
+            format!("must have at most {max} items"),
+        )
     })
 }
 
@@ -224,7 +228,8 @@ pub fn validate_resource_claim_template_update(
     errs
 }
 
-const WHERE_FIELDS: &str = "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required";
+const WHERE_FIELDS: &str =
+    "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required";
 
 /// Upstream `ValidateResourceSlice` / `validateResourceSliceSpec` (`old`: on update, the
 /// driver, pool name and node name are immutable).
@@ -264,7 +269,11 @@ pub fn validate_resource_slice(s: &ResourceSlice, old: Option<&ResourceSlice>) -
             ("spec.nodeName", spec.node_name != o.spec.node_name),
         ] {
             if changed {
-                errs.push(FieldError::invalid(field, "{...}", FIELD_IMMUTABLE_ERROR_MSG));
+                errs.push(FieldError::invalid(
+                    field,
+                    "{...}",
+                    FIELD_IMMUTABLE_ERROR_MSG,
+                ));
             }
         }
     }

@@ -732,9 +732,9 @@ fn check_job(j: &crate::scenario::JobExpectation, job: &Job) -> Option<String> {
 
 mod cron_job;
 pub mod custom_resource;
-pub mod resource_claim;
 mod node;
 pub(crate) mod quota;
+pub mod resource_claim;
 pub mod service;
 pub(crate) mod stateful_set;
 #[cfg(test)]

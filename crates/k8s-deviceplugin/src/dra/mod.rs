@@ -151,7 +151,9 @@ impl NvidiaDraDriver {
         NvidiaDraDriver {
             node: node.metadata.name.clone(),
             n_gpus,
-            product_name: product.map(|p| p.name.to_string()).unwrap_or_else(|| label.to_string()),
+            product_name: product
+                .map(|p| p.name.to_string())
+                .unwrap_or_else(|| label.to_string()),
             product,
             memory_mib: labels
                 .get(LABEL_GPU_MEMORY)
@@ -193,7 +195,10 @@ impl NvidiaDraDriver {
         put("architecture", DeviceAttribute::string(arch));
         put("cudaComputeCapability", DeviceAttribute::version(cc));
         put("driverVersion", DeviceAttribute::version(DRIVER_VERSION));
-        put("cudaDriverVersion", DeviceAttribute::version(CUDA_DRIVER_VERSION));
+        put(
+            "cudaDriverVersion",
+            DeviceAttribute::version(CUDA_DRIVER_VERSION),
+        );
         let mut capacity = BTreeMap::new();
         if let Some(mib) = self.memory_mib {
             if let Ok(q) = Quantity::parse(&format!("{mib}Mi")) {
@@ -272,10 +277,16 @@ mod tests {
         assert_eq!(names, ["gpu-0", "gpu-1"]);
         let d = &s.spec.devices[1];
         let attr = |k: &str| d.attributes[k].clone();
-        assert_eq!(attr("productName").string.as_deref(), Some("NVIDIA H100 80GB HBM3"));
+        assert_eq!(
+            attr("productName").string.as_deref(),
+            Some("NVIDIA H100 80GB HBM3")
+        );
         assert_eq!(attr("architecture").string.as_deref(), Some("Hopper"));
         assert_eq!(attr("type").string.as_deref(), Some("gpu"));
-        assert_eq!(attr("cudaComputeCapability").version.as_deref(), Some("9.0.0"));
+        assert_eq!(
+            attr("cudaComputeCapability").version.as_deref(),
+            Some("9.0.0")
+        );
         assert!(!d.attributes.contains_key("index"));
         // 81559 MiB, NVML's total for an H100 80GB HBM3.
         assert_eq!(d.capacity["memory"].value.to_string(), "81559Mi");

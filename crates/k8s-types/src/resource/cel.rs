@@ -24,8 +24,8 @@ use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use cel::objects::{Opaque, Value};
 use cel::extractors::This;
+use cel::objects::{Opaque, Value};
 use cel::{Context, ExecutionError, Program};
 
 use super::Device;
@@ -88,12 +88,14 @@ impl Semver {
     /// Semver 2.0.0 precedence: the core numbers, then a version with a pre-release is lower
     /// (pre-releases compared as strings: a simplification of the per-identifier rule).
     fn cmp(&self, o: &Semver) -> Ordering {
-        self.core.cmp(&o.core).then_with(|| match (&self.pre, &o.pre) {
-            (None, None) => Ordering::Equal,
-            (None, Some(_)) => Ordering::Greater,
-            (Some(_), None) => Ordering::Less,
-            (Some(a), Some(b)) => a.cmp(b),
-        })
+        self.core
+            .cmp(&o.core)
+            .then_with(|| match (&self.pre, &o.pre) {
+                (None, None) => Ordering::Equal,
+                (None, Some(_)) => Ordering::Greater,
+                (Some(_), None) => Ordering::Less,
+                (Some(a), Some(b)) => a.cmp(b),
+            })
     }
 }
 
@@ -159,8 +161,8 @@ fn as_integer(This(this): This<Value>) -> CelResult<i64> {
 }
 
 fn as_approximate_float(This(this): This<Value>) -> CelResult<f64> {
-    let q = opaque_of::<CelQuantity>(&this, "quantity")
-        .map_err(|e| fail("asApproximateFloat", e))?;
+    let q =
+        opaque_of::<CelQuantity>(&this, "quantity").map_err(|e| fail("asApproximateFloat", e))?;
     Ok(q.0.milli_value() as f64 / 1000.0)
 }
 
@@ -254,13 +256,10 @@ impl CelSelector {
         let mut capacity: HashMap<String, HashMap<String, Value>> = HashMap::new();
         for (name, cap) in &device.capacity {
             let (domain, id) = parse_qualified_name(name, driver);
-            capacity
-                .entry(domain.to_string())
-                .or_default()
-                .insert(
-                    id.to_string(),
-                    Value::Opaque(Arc::new(CelQuantity(cap.value.clone()))),
-                );
+            capacity.entry(domain.to_string()).or_default().insert(
+                id.to_string(),
+                Value::Opaque(Arc::new(CelQuantity(cap.value.clone()))),
+            );
         }
         for lit in &self.literals {
             attributes.entry(lit.clone()).or_default();
@@ -330,8 +329,10 @@ mod tests {
         d.attributes
             .insert("type".into(), DeviceAttribute::string("gpu"));
         d.attributes.insert("index".into(), DeviceAttribute::int(0));
-        d.attributes
-            .insert("driverVersion".into(), DeviceAttribute::version("550.54.15"));
+        d.attributes.insert(
+            "driverVersion".into(),
+            DeviceAttribute::version("550.54.15"),
+        );
         d.capacity.insert(
             "memory".into(),
             DeviceCapacity {
@@ -354,7 +355,9 @@ mod tests {
             Ok(true)
         );
         assert_eq!(
-            eval(r#"device.attributes["gpu.nvidia.com"].type == "gpu" && device.attributes["gpu.nvidia.com"].index == 0"#),
+            eval(
+                r#"device.attributes["gpu.nvidia.com"].type == "gpu" && device.attributes["gpu.nvidia.com"].index == 0"#
+            ),
             Ok(true)
         );
         // 80Gi against 40Gi: greater, compareTo gives 1; against 80Gi: 0; 100Gi: -1.
@@ -372,7 +375,9 @@ mod tests {
         );
         // 550.54.15 > 535.0.0.
         assert_eq!(
-            eval(r#"device.attributes["gpu.nvidia.com"].driverVersion.isGreaterThan(semver("535.0.0"))"#),
+            eval(
+                r#"device.attributes["gpu.nvidia.com"].driverVersion.isGreaterThan(semver("535.0.0"))"#
+            ),
             Ok(true)
         );
         // A domain no device has is an empty map, as upstream's default.
@@ -380,7 +385,10 @@ mod tests {
             eval(r#""model" in device.attributes["dra.example.com"]"#),
             Ok(false)
         );
-        assert_eq!(eval(r#"device.attributes["gpu.nvidia.com"].productName.startsWith("NVIDIA A100")"#), Ok(false));
+        assert_eq!(
+            eval(r#"device.attributes["gpu.nvidia.com"].productName.startsWith("NVIDIA A100")"#),
+            Ok(false)
+        );
     }
 
     #[test]

@@ -203,18 +203,12 @@ impl Allocator {
             match sel.device_matches(&cand.id.0, cand.device) {
                 Ok(true) => {}
                 Ok(false) => return Ok(false),
-                Err(e) => {
-                    return Err(format!(
-                        "class {class}: selector #{i} on device {device_name}: CEL runtime error: {e}"
-                    ))
-                }
+                Err(e) => return Err(format!(
+                    "class {class}: selector #{i} on device {device_name}: CEL runtime error: {e}"
+                )),
             }
         }
-        let claim_key = format!(
-            "{}/{}",
-            claim.metadata.namespace(),
-            claim.metadata.name
-        );
+        let claim_key = format!("{}/{}", claim.metadata.namespace(), claim.metadata.name);
         let sels = &self.claim_selectors[claim_index][request_index];
         for (i, sel) in sels.0.iter().enumerate() {
             let sel = sel
@@ -248,7 +242,11 @@ impl Allocator {
             .filter(|s| slice_targets(s, node))
             .flat_map(|s| {
                 s.spec.devices.iter().map(move |d| Candidate {
-                    id: (s.spec.driver.clone(), s.spec.pool.name.clone(), d.name.clone()),
+                    id: (
+                        s.spec.driver.clone(),
+                        s.spec.pool.name.clone(),
+                        d.name.clone(),
+                    ),
                     device: d,
                 })
             })
@@ -258,10 +256,13 @@ impl Allocator {
             .iter()
             .filter(|s| s.spec.node_name.is_some() && slice_targets(s, node))
             .flat_map(|s| {
-                s.spec
-                    .devices
-                    .iter()
-                    .map(move |d| (s.spec.driver.clone(), s.spec.pool.name.clone(), d.name.clone()))
+                s.spec.devices.iter().map(move |d| {
+                    (
+                        s.spec.driver.clone(),
+                        s.spec.pool.name.clone(),
+                        d.name.clone(),
+                    )
+                })
             })
             .collect();
         let mut slots = Vec::new();
@@ -306,10 +307,8 @@ impl Allocator {
         if !search(&slots, 0, &mut used, &mut chosen, &mut steps, &busy) {
             return Ok(None);
         }
-        let mut results: Vec<AllocationResult> = claims
-            .iter()
-            .map(|_| AllocationResult::default())
-            .collect();
+        let mut results: Vec<AllocationResult> =
+            claims.iter().map(|_| AllocationResult::default()).collect();
         let mut all_local: Vec<bool> = claims.iter().map(|_| true).collect();
         for (slot, picks) in slots.iter().zip(&chosen) {
             for &i in picks {
@@ -420,4 +419,219 @@ fn pick(
         }
     }
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_types::resource::{
+        CelDeviceSelector, DeviceAttribute, DeviceRequest, DeviceSelector, ExactDeviceRequest,
+        ResourcePool, ResourceSliceSpec,
+    };
+
+    fn device(name: &str, product: &str) -> Device {
+        let mut d = Device {
+            name: name.into(),
+            ..Device::default()
+        };
+        d.attributes
+            .insert("productName".into(), DeviceAttribute::string(product));
+        d
+    }
+
+    fn slice(node: &str, generation: i64, devices: Vec<Device>) -> ResourceSlice {
+        ResourceSlice {
+            metadata: k8s_types::meta::ObjectMeta {
+                name: format!("{node}-gpu.nvidia.com-{generation}"),
+                ..Default::default()
+            },
+            spec: ResourceSliceSpec {
+                driver: "gpu.nvidia.com".into(),
+                pool: ResourcePool {
+                    name: node.into(),
+                    generation,
+                    resource_slice_count: 1,
+                },
+                node_name: Some(node.into()),
+                devices,
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    fn class() -> DeviceClass {
+        let mut c = DeviceClass::default();
+        c.metadata.name = "gpu.nvidia.com".into();
+        c.spec.selectors = vec![sel("device.driver == 'gpu.nvidia.com'")];
+        c
+    }
+
+    fn sel(e: &str) -> DeviceSelector {
+        DeviceSelector {
+            cel: Some(CelDeviceSelector {
+                expression: e.into(),
+            }),
+        }
+    }
+
+    fn request(name: &str, mode: &str, count: i64, selectors: &[&str]) -> DeviceRequest {
+        DeviceRequest {
+            name: name.into(),
+            exactly: Some(ExactDeviceRequest {
+                device_class_name: "gpu.nvidia.com".into(),
+                selectors: selectors.iter().map(|s| sel(s)).collect(),
+                allocation_mode: Some(mode.into()),
+                count: (mode == "ExactCount").then_some(count),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    fn claim(name: &str, requests: Vec<DeviceRequest>) -> ResourceClaim {
+        let mut c = ResourceClaim::default();
+        c.metadata.name = name.into();
+        c.metadata.namespace = Some("default".into());
+        c.spec.devices.requests = requests;
+        c
+    }
+
+    fn node(name: &str) -> Node {
+        let mut n = Node::default();
+        n.metadata.name = name.into();
+        n
+    }
+
+    fn devices(r: &AllocationResult) -> Vec<String> {
+        r.devices
+            .results
+            .iter()
+            .map(|d| format!("{}:{}", d.request, d.device))
+            .collect()
+    }
+
+    const H100: &str = "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100'";
+
+    /// gpu-0 is the node's only H100, gpu-1 an A100. Request `any` (no selector) comes first:
+    /// taking gpu-0 would leave `h100` nothing, so the search backtracks: any -> gpu-1,
+    /// h100 -> gpu-0 (worked out by hand, as upstream's allocateOne would).
+    #[test]
+    fn the_search_backtracks_so_a_later_request_gets_the_only_device_it_can_use() {
+        let slices = vec![slice(
+            "n1",
+            1,
+            vec![
+                device("gpu-0", "NVIDIA H100"),
+                device("gpu-1", "NVIDIA A100"),
+            ],
+        )];
+        let c = claim(
+            "c",
+            vec![
+                request("any", "ExactCount", 1, &[]),
+                request("h100", "ExactCount", 1, &[H100]),
+            ],
+        );
+        let a = Allocator::new(vec![class()], slices, BTreeSet::new(), &[c.clone()]);
+        let r = a
+            .allocate(&node("n1"), &[c], &BTreeSet::new())
+            .unwrap()
+            .unwrap();
+        assert_eq!(devices(&r[0]), ["any:gpu-1", "h100:gpu-0"]);
+        // The node selector pins the node-local devices to n1.
+        let sel = r[0].node_selector.as_ref().unwrap();
+        assert_eq!(sel.node_selector_terms[0].match_fields[0].values, ["n1"]);
+        // Another node has no slice: nothing fits.
+        let c2 = claim("c", vec![request("any", "ExactCount", 1, &[])]);
+        let a = Allocator::new(vec![class()], vec![], BTreeSet::new(), &[c2.clone()]);
+        assert_eq!(a.allocate(&node("n2"), &[c2], &BTreeSet::new()), Ok(None));
+    }
+
+    /// `All` takes every matching device (3 H100s of 4 GPUs), and none when one of them is
+    /// allocated; admin access takes an allocated device anyway.
+    #[test]
+    fn all_mode_needs_every_matching_device_free_and_admin_access_ignores_allocations() {
+        let slices = vec![slice(
+            "n1",
+            1,
+            vec![
+                device("gpu-0", "NVIDIA H100"),
+                device("gpu-1", "NVIDIA A100"),
+                device("gpu-2", "NVIDIA H100"),
+                device("gpu-3", "NVIDIA H100"),
+            ],
+        )];
+        let c = claim("all", vec![request("h100s", "All", 0, &[H100])]);
+        let free = Allocator::new(vec![class()], slices.clone(), BTreeSet::new(), &[c.clone()]);
+        let r = free
+            .allocate(&node("n1"), &[c.clone()], &BTreeSet::new())
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            devices(&r[0]),
+            ["h100s:gpu-0", "h100s:gpu-2", "h100s:gpu-3"]
+        );
+        let taken: BTreeSet<DeviceId> =
+            [("gpu.nvidia.com".into(), "n1".into(), "gpu-2".into())].into();
+        let busy = Allocator::new(vec![class()], slices.clone(), taken.clone(), &[c.clone()]);
+        assert_eq!(busy.allocate(&node("n1"), &[c], &BTreeSet::new()), Ok(None));
+        // In flight counts as taken too.
+        let c = claim("one", vec![request("gpu", "ExactCount", 1, &[H100])]);
+        let a = Allocator::new(vec![class()], slices.clone(), BTreeSet::new(), &[c.clone()]);
+        let r = a.allocate(&node("n1"), &[c], &taken).unwrap().unwrap();
+        assert_eq!(devices(&r[0]), ["gpu:gpu-0"]);
+        let mut admin = request(
+            "debug",
+            "ExactCount",
+            1,
+            &["device.attributes['gpu.nvidia.com'].productName == 'NVIDIA A100'"],
+        );
+        admin.exactly.as_mut().unwrap().admin_access = Some(true);
+        let c = claim("admin", vec![admin]);
+        let all_taken: BTreeSet<DeviceId> =
+            [("gpu.nvidia.com".into(), "n1".into(), "gpu-1".into())].into();
+        let a = Allocator::new(vec![class()], slices, all_taken, &[c.clone()]);
+        let r = a
+            .allocate(&node("n1"), &[c], &BTreeSet::new())
+            .unwrap()
+            .unwrap();
+        assert_eq!(devices(&r[0]), ["debug:gpu-1"]);
+        assert_eq!(r[0].devices.results[0].admin_access, Some(true));
+    }
+
+    /// Only the newest generation of a pool counts; a selector that fails to evaluate is an
+    /// error naming the claim, the selector and the device, as upstream words it.
+    #[test]
+    fn old_pool_generations_are_ignored_and_cel_errors_are_reported() {
+        let slices = vec![
+            slice(
+                "n1",
+                1,
+                vec![
+                    device("gpu-0", "NVIDIA H100"),
+                    device("gpu-1", "NVIDIA H100"),
+                ],
+            ),
+            slice("n1", 2, vec![device("gpu-1", "NVIDIA H100")]),
+        ];
+        let c = claim("two", vec![request("gpus", "ExactCount", 2, &[])]);
+        let a = Allocator::new(vec![class()], slices.clone(), BTreeSet::new(), &[c.clone()]);
+        assert_eq!(a.allocate(&node("n1"), &[c], &BTreeSet::new()), Ok(None));
+        let c = claim(
+            "bad",
+            vec![request(
+                "gpu",
+                "ExactCount",
+                1,
+                &["device.attributes['gpu.nvidia.com'].memory > 1"],
+            )],
+        );
+        let a = Allocator::new(vec![class()], slices, BTreeSet::new(), &[c.clone()]);
+        let e = a.allocate(&node("n1"), &[c], &BTreeSet::new()).unwrap_err();
+        assert!(
+            e.starts_with("claim default/bad: selector #0 on device gpu.nvidia.com/n1/gpu-1: CEL runtime error: "),
+            "{e}"
+        );
+    }
 }

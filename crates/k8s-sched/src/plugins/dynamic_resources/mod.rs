@@ -135,9 +135,10 @@ fn pod_claims(api: &dyn ApiClient, pod: &Pod) -> Result<Vec<ResourceClaim>, Stri
             return Err(format!("resourceclaim {name:?} is being deleted"));
         }
         if pc.resource_claim_template_name.is_some() {
-            let owned = claim.metadata.owner_references.iter().any(|r| {
-                r.controller == Some(true) && Some(&r.uid) == pod.metadata.uid.as_ref()
-            });
+            let owned =
+                claim.metadata.owner_references.iter().any(|r| {
+                    r.controller == Some(true) && Some(&r.uid) == pod.metadata.uid.as_ref()
+                });
             if !owned {
                 return Err(format!(
                     "ResourceClaim {} was not created for Pod {} (Pod is not owner)",
@@ -221,7 +222,8 @@ impl PreFilterPlugin for DynamicResources {
         for (i, c) in claims.iter().enumerate() {
             match &c.status.allocation {
                 Some(a) => {
-                    if c.status.reserved_for.len() >= RESERVED_FOR_MAX_SIZE && !c.is_reserved_for(&uid)
+                    if c.status.reserved_for.len() >= RESERVED_FOR_MAX_SIZE
+                        && !c.is_reserved_for(&uid)
                     {
                         return (None, Status::unresolvable(MSG_IN_USE));
                     }
@@ -229,7 +231,11 @@ impl PreFilterPlugin for DynamicResources {
                 }
                 None => {
                     available_on.push(None);
-                    if c.metadata.uid.as_ref().is_some_and(|u| in_flight.contains_key(u)) {
+                    if c.metadata
+                        .uid
+                        .as_ref()
+                        .is_some_and(|u| in_flight.contains_key(u))
+                    {
                         return (
                             None,
                             Status::unresolvable(format!(
@@ -265,19 +271,31 @@ impl PreFilterPlugin for DynamicResources {
             let mut allocated = BTreeSet::new();
             for c in typed::<ResourceClaim>(api, &Kind::ResourceClaim) {
                 if let Some(a) = &c.status.allocation {
-                    for r in a.devices.results.iter().filter(|r| r.admin_access != Some(true)) {
+                    for r in a
+                        .devices
+                        .results
+                        .iter()
+                        .filter(|r| r.admin_access != Some(true))
+                    {
                         allocated.insert((r.driver.clone(), r.pool.clone(), r.device.clone()));
                     }
                 }
             }
             for (_, a) in in_flight.values() {
-                for r in a.devices.results.iter().filter(|r| r.admin_access != Some(true)) {
+                for r in a
+                    .devices
+                    .results
+                    .iter()
+                    .filter(|r| r.admin_access != Some(true))
+                {
                     in_flight_devices.insert((r.driver.clone(), r.pool.clone(), r.device.clone()));
                 }
             }
             let pending: Vec<ResourceClaim> =
                 to_allocate.iter().map(|&i| claims[i].clone()).collect();
-            allocator = Some(Arc::new(Allocator::new(classes, slices, allocated, &pending)));
+            allocator = Some(Arc::new(Allocator::new(
+                classes, slices, allocated, &pending,
+            )));
         }
         drop(in_flight);
         state.write(
@@ -310,7 +328,8 @@ impl FilterPlugin for DynamicResources {
         let Some(alloc) = &s.allocator else {
             return Status::success();
         };
-        let pending: Vec<ResourceClaim> = s.to_allocate.iter().map(|&i| s.claims[i].clone()).collect();
+        let pending: Vec<ResourceClaim> =
+            s.to_allocate.iter().map(|&i| s.claims[i].clone()).collect();
         match alloc.allocate(n, &pending, &s.in_flight_devices) {
             Err(e) => Status::error(e),
             Ok(None) => Status::unresolvable(MSG_CANNOT_ALLOCATE),
@@ -382,7 +401,9 @@ impl ReservePlugin for DynamicResources {
         }
         let api = handle.client_mut();
         for c in &s.claims {
-            let Ok(mut latest) = api.get_typed::<ResourceClaim>(c.metadata.namespace(), &c.metadata.name) else {
+            let Ok(mut latest) =
+                api.get_typed::<ResourceClaim>(c.metadata.namespace(), &c.metadata.name)
+            else {
                 continue;
             };
             if latest.status.allocation.is_some() && latest.is_reserved_for(&uid) {
@@ -446,12 +467,15 @@ impl k8s_sched_framework::PreBindPlugin for DynamicResources {
             if !latest.metadata.finalizers.iter().any(|f| f == FINALIZER) {
                 latest.metadata.finalizers.push(FINALIZER.to_string());
             }
-            latest.status.reserved_for.push(ResourceClaimConsumerReference {
-                api_group: String::new(),
-                resource: "pods".into(),
-                name: pod.metadata.name.clone(),
-                uid: uid.clone(),
-            });
+            latest
+                .status
+                .reserved_for
+                .push(ResourceClaimConsumerReference {
+                    api_group: String::new(),
+                    resource: "pods".into(),
+                    name: pod.metadata.name.clone(),
+                    uid: uid.clone(),
+                });
             if let Err(e) = api.update_status(Object::ResourceClaim(latest)) {
                 return Status::error(e.message);
             }
