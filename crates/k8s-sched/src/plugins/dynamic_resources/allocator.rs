@@ -203,9 +203,11 @@ impl Allocator {
             match sel.device_matches(&cand.id.0, cand.device) {
                 Ok(true) => {}
                 Ok(false) => return Ok(false),
-                Err(e) => return Err(format!(
+                Err(e) => {
+                    return Err(format!(
                     "class {class}: selector #{i} on device {device_name}: CEL runtime error: {e}"
-                )),
+                ))
+                }
             }
         }
         let claim_key = format!("{}/{}", claim.metadata.namespace(), claim.metadata.name);
