@@ -129,7 +129,6 @@ fn a_template_claim_is_made_for_the_pod_allocated_at_prebind_and_removed_with_th
             "train",
             DeleteOptions {
                 grace_period_seconds: Some(0),
-                ..Default::default()
             },
         )
         .unwrap();
@@ -177,11 +176,8 @@ fn a_shared_claim_keeps_its_allocation_until_its_last_pod_is_gone() {
     );
     let del = DeleteOptions {
         grace_period_seconds: Some(0),
-        ..Default::default()
     };
-    c.api()
-        .delete(&Kind::Pod, "default", "a", del.clone())
-        .unwrap();
+    c.api().delete(&Kind::Pod, "default", "a", del).unwrap();
     c.tick();
     let claim = &claims(&mut c)[0];
     let names: Vec<&str> = claim

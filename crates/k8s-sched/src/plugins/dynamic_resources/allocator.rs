@@ -535,7 +535,12 @@ mod tests {
                 request("h100", "ExactCount", 1, &[H100]),
             ],
         );
-        let a = Allocator::new(vec![class()], slices, BTreeSet::new(), &[c.clone()]);
+        let a = Allocator::new(
+            vec![class()],
+            slices,
+            BTreeSet::new(),
+            std::slice::from_ref(&c),
+        );
         let r = a
             .allocate(&node("n1"), &[c], &BTreeSet::new())
             .unwrap()
@@ -546,7 +551,12 @@ mod tests {
         assert_eq!(sel.node_selector_terms[0].match_fields[0].values, ["n1"]);
         // Another node has no slice: nothing fits.
         let c2 = claim("c", vec![request("any", "ExactCount", 1, &[])]);
-        let a = Allocator::new(vec![class()], vec![], BTreeSet::new(), &[c2.clone()]);
+        let a = Allocator::new(
+            vec![class()],
+            vec![],
+            BTreeSet::new(),
+            std::slice::from_ref(&c2),
+        );
         assert_eq!(a.allocate(&node("n2"), &[c2], &BTreeSet::new()), Ok(None));
     }
 
@@ -565,9 +575,14 @@ mod tests {
             ],
         )];
         let c = claim("all", vec![request("h100s", "All", 0, &[H100])]);
-        let free = Allocator::new(vec![class()], slices.clone(), BTreeSet::new(), &[c.clone()]);
+        let free = Allocator::new(
+            vec![class()],
+            slices.clone(),
+            BTreeSet::new(),
+            std::slice::from_ref(&c),
+        );
         let r = free
-            .allocate(&node("n1"), &[c.clone()], &BTreeSet::new())
+            .allocate(&node("n1"), std::slice::from_ref(&c), &BTreeSet::new())
             .unwrap()
             .unwrap();
         assert_eq!(
@@ -576,11 +591,21 @@ mod tests {
         );
         let taken: BTreeSet<DeviceId> =
             [("gpu.nvidia.com".into(), "n1".into(), "gpu-2".into())].into();
-        let busy = Allocator::new(vec![class()], slices.clone(), taken.clone(), &[c.clone()]);
+        let busy = Allocator::new(
+            vec![class()],
+            slices.clone(),
+            taken.clone(),
+            std::slice::from_ref(&c),
+        );
         assert_eq!(busy.allocate(&node("n1"), &[c], &BTreeSet::new()), Ok(None));
         // In flight counts as taken too.
         let c = claim("one", vec![request("gpu", "ExactCount", 1, &[H100])]);
-        let a = Allocator::new(vec![class()], slices.clone(), BTreeSet::new(), &[c.clone()]);
+        let a = Allocator::new(
+            vec![class()],
+            slices.clone(),
+            BTreeSet::new(),
+            std::slice::from_ref(&c),
+        );
         let r = a.allocate(&node("n1"), &[c], &taken).unwrap().unwrap();
         assert_eq!(devices(&r[0]), ["gpu:gpu-0"]);
         let mut admin = request(
@@ -593,7 +618,7 @@ mod tests {
         let c = claim("admin", vec![admin]);
         let all_taken: BTreeSet<DeviceId> =
             [("gpu.nvidia.com".into(), "n1".into(), "gpu-1".into())].into();
-        let a = Allocator::new(vec![class()], slices, all_taken, &[c.clone()]);
+        let a = Allocator::new(vec![class()], slices, all_taken, std::slice::from_ref(&c));
         let r = a
             .allocate(&node("n1"), &[c], &BTreeSet::new())
             .unwrap()
@@ -618,7 +643,12 @@ mod tests {
             slice("n1", 2, vec![device("gpu-1", "NVIDIA H100")]),
         ];
         let c = claim("two", vec![request("gpus", "ExactCount", 2, &[])]);
-        let a = Allocator::new(vec![class()], slices.clone(), BTreeSet::new(), &[c.clone()]);
+        let a = Allocator::new(
+            vec![class()],
+            slices.clone(),
+            BTreeSet::new(),
+            std::slice::from_ref(&c),
+        );
         assert_eq!(a.allocate(&node("n1"), &[c], &BTreeSet::new()), Ok(None));
         let c = claim(
             "bad",
@@ -629,7 +659,12 @@ mod tests {
                 &["device.attributes['gpu.nvidia.com'].memory > 1"],
             )],
         );
-        let a = Allocator::new(vec![class()], slices, BTreeSet::new(), &[c.clone()]);
+        let a = Allocator::new(
+            vec![class()],
+            slices,
+            BTreeSet::new(),
+            std::slice::from_ref(&c),
+        );
         let e = a.allocate(&node("n1"), &[c], &BTreeSet::new()).unwrap_err();
         assert!(
             e.starts_with("claim default/bad: selector #0 on device gpu.nvidia.com/n1/gpu-1: CEL runtime error: "),
