@@ -490,3 +490,62 @@ impl k8s_sched_framework::PreBindPlugin for DynamicResources {
 fn handle_now(api: &dyn ApiClient) -> k8s_types::Tick {
     api.now()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_testing::FakeApi;
+    use k8s_types::core::PodResourceClaim;
+
+    fn pod(claims: Vec<PodResourceClaim>) -> Pod {
+        let mut p = Pod::default();
+        p.metadata.name = "p".into();
+        p.metadata.namespace = Some("default".into());
+        p.metadata.uid = Some("uid-p".into());
+        p.spec.resource_claims = claims;
+        p
+    }
+
+    fn entry(name: &str, claim: Option<&str>, template: Option<&str>) -> PodResourceClaim {
+        PodResourceClaim {
+            name: name.into(),
+            resource_claim_name: claim.map(str::to_string),
+            resource_claim_template_name: template.map(str::to_string),
+        }
+    }
+
+    /// PreEnqueue's reasons, in upstream's words (`foreachPodResourceClaim`, the lister's
+    /// NotFound, `resourceclaim.IsForPod`).
+    #[test]
+    fn pods_wait_for_their_claims_with_upstreams_messages() {
+        let mut api = FakeApi::new();
+        let p = pod(vec![entry("gpu", None, Some("t"))]);
+        assert_eq!(
+            pod_claims(&api, &p).unwrap_err(),
+            "pod \"default/p\": ResourceClaim not created yet"
+        );
+        let p = pod(vec![entry("gpu", Some("later"), None)]);
+        assert_eq!(
+            pod_claims(&api, &p).unwrap_err(),
+            "resourceclaim.resource.k8s.io \"later\" not found"
+        );
+        let mut claim = ResourceClaim::default();
+        claim.metadata.name = "p-gpu-abcde".into();
+        claim.metadata.namespace = Some("default".into());
+        api.create(Object::ResourceClaim(claim)).unwrap();
+        let mut p = pod(vec![entry("gpu", None, Some("t"))]);
+        p.status
+            .resource_claim_statuses
+            .push(k8s_types::core::PodResourceClaimStatus {
+                name: "gpu".into(),
+                resource_claim_name: Some("p-gpu-abcde".into()),
+            });
+        assert_eq!(
+            pod_claims(&api, &p).unwrap_err(),
+            "ResourceClaim default/p-gpu-abcde was not created for Pod default/p (Pod is not owner)"
+        );
+        // Recorded as not needed: nothing to wait for.
+        p.status.resource_claim_statuses[0].resource_claim_name = None;
+        assert_eq!(pod_claims(&api, &p).map(|c| c.len()), Ok(0));
+    }
+}
