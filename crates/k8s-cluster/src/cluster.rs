@@ -20,8 +20,9 @@ use k8s_types::object::Object;
 use k8s_types::status::Status;
 use k8s_types::Tick;
 
-use crate::node_devices::{device_plugins, gpu_count_errors};
+use crate::node_devices::{device_plugins, gpu_count, gpu_count_errors};
 
+mod dra;
 mod fast_forward;
 
 /// Namespaces every cluster starts with (as a fresh kubeadm cluster).
@@ -388,9 +389,13 @@ impl Cluster {
             node.spec.pod_cidr = Some(format!("10.244.{}.0/24", self.n_nodes_added));
         }
         let plugins = device_plugins(&node);
+        let dra_node = dra::dra_node(&node);
         let mut kubelet = Kubelet::new(node, plugins, self.kubelet_config.clone());
         kubelet.register(&mut self.api)?;
         self.kubelets.insert(name, kubelet);
+        if let Some(node) = dra_node {
+            dra::publish_resource_slices(&mut self.api, &node, gpu_count(&node))?;
+        }
         Ok(())
     }
 

@@ -226,21 +226,24 @@ pub(crate) fn bad(source: &Source, message: &str) -> ManifestError {
 }
 
 /// Creation order of the initial objects: namespaces and CustomResourceDefinitions, priority
-/// classes and runtime classes, nodes, workload controllers, PodGroups and Workloads (before their
-/// pods, the order KEP-4671 asks), then the rest (custom resources included), each group in file
+/// classes, runtime classes and device classes, nodes and ResourceSlices, workload controllers,
+/// PodGroups, Workloads, ResourceClaimTemplates and ResourceClaims (before their pods, the order
+/// KEP-4671 and KEP-4381 ask), then the rest (custom resources included), each group in file
 /// order (as `kubectl apply` of ordered
 /// files would need).
 fn rank(o: &Object) -> u8 {
     match o {
         Object::Namespace(_) => 0,
         Object::Other(u, _) if CustomResourceDefinition::from_unstructured(u).is_some() => 0,
-        Object::PriorityClass(_) | Object::RuntimeClass(_) => 1,
-        Object::Node(_) => 2,
+        Object::PriorityClass(_) | Object::RuntimeClass(_) | Object::DeviceClass(_) => 1,
+        Object::Node(_) | Object::ResourceSlice(_) => 2,
         Object::Deployment(_) => 3,
         Object::ReplicaSet(_) | Object::DaemonSet(_) | Object::StatefulSet(_) => 4,
         Object::PodGroup(_)
         | Object::Workload(_)
         | Object::SchedulingPodGroup(_)
+        | Object::ResourceClaimTemplate(_)
+        | Object::ResourceClaim(_)
         | Object::CronJob(_) => 5,
         _ => 6,
     }

@@ -679,6 +679,10 @@ fn decode_typed(kind: &Kind, input: &Input<'_>) -> Result<Object, PartialError> 
         Kind::ResourceQuota => Object::ResourceQuota(decode(input)?),
         Kind::LimitRange => Object::LimitRange(decode(input)?),
         Kind::RuntimeClass => Object::RuntimeClass(decode(input)?),
+        Kind::DeviceClass => Object::DeviceClass(decode(input)?),
+        Kind::ResourceSlice => Object::ResourceSlice(decode(input)?),
+        Kind::ResourceClaim => Object::ResourceClaim(decode(input)?),
+        Kind::ResourceClaimTemplate => Object::ResourceClaimTemplate(decode(input)?),
         Kind::Other { namespaced, .. } => Object::Other(decode(input)?, *namespaced),
     })
 }

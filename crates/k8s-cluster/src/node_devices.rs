@@ -131,7 +131,8 @@ fn gpu_memory(node: &Node) -> Option<u64> {
 pub(crate) fn device_plugins(node: &Node) -> Vec<Box<dyn DevicePlugin>> {
     let n_gpus = gpu_count(node);
     let mut plugins: Vec<Box<dyn DevicePlugin>> = Vec::new();
-    if n_gpus > 0 {
+    // A node whose GPUs the NVIDIA DRA driver manages has no GPU device plugin (cluster/dra.rs).
+    if n_gpus > 0 && !k8s_deviceplugin::dra::dra_enabled(node) {
         let product = product(node);
         let built = DevicePluginConfig::from_node(
             &node.metadata.labels,

@@ -536,6 +536,9 @@ pub struct Expectation {
     /// How many `409 Conflict`s the components were answered so far.
     #[serde(default)]
     pub conflicts: Option<crate::expect::conflicts::ConflictsExpectation>,
+    /// A DRA ResourceClaim's allocation and reservations.
+    #[serde(default)]
+    pub resource_claim: Option<crate::expect::resource_claim::ResourceClaimExpectation>,
 }
 
 /// `podsPerNode`.
@@ -889,6 +892,7 @@ impl Expectation {
             self.namespace.is_some(),
             self.custom_resource.is_some(),
             self.conflicts.is_some(),
+            self.resource_claim.is_some(),
         ]
         .iter()
         .filter(|b| **b)

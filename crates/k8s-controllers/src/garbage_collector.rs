@@ -95,12 +95,14 @@ fn present(owner: &Object) -> OwnerState {
 }
 
 /// Every kind the collector knows, [`Kind::TYPED`] then [`Kind::ALPHA`] then
-/// [`Kind::UNSERVED`] (so the queue keys of the stable kinds keep their indexes).
+/// [`Kind::UNSERVED`] then DRA's [`Kind::RESOURCE`] (so the queue keys of the older kinds keep
+/// their indexes).
 fn gc_kinds() -> impl Iterator<Item = &'static Kind> {
     Kind::TYPED
         .iter()
         .chain(Kind::ALPHA.iter())
         .chain(Kind::UNSERVED.iter())
+        .chain(Kind::RESOURCE.iter())
 }
 
 /// The queue key of a dependent: `<index in gc_kinds()>:<namespace/name>`, so keys sort by kind

@@ -37,6 +37,9 @@
 //!   (`pkg/controller/tainteviction`).
 //! - [`NodeLifecycleController`] (`pkg/controller/nodelifecycle`): node health from Leases and
 //!   status heartbeats, Ready Unknown past the grace period, the unreachable / not-ready taints.
+//! - [`ResourceClaimController`] (`pkg/controller/resourceclaim`): DRA claims from a pod's
+//!   ResourceClaimTemplates, `status.resourceClaimStatuses`, and the end of a claim's
+//!   reservation and allocation when its pods are done.
 //!
 //! Every controller implements [`k8s_types::controller::Controller`] (informers, event handler,
 //! sync handler; "Writing a controller" in docs/architecture.md), reads from the shared informers
@@ -61,6 +64,7 @@ pub mod operators;
 pub mod pod_gc;
 pub mod pod_template_hash;
 pub mod replica_set;
+pub mod resource_claim;
 pub mod resource_quota;
 pub mod statefulset;
 pub mod taint_eviction;
@@ -79,6 +83,7 @@ pub use namespace::NamespaceController;
 pub use node_lifecycle::NodeLifecycleController;
 pub use pod_gc::PodGarbageCollector;
 pub use replica_set::ReplicaSetController;
+pub use resource_claim::ResourceClaimController;
 pub use resource_quota::ResourceQuotaController;
 pub use statefulset::StatefulSetController;
 pub use taint_eviction::TaintEvictionController;

@@ -37,6 +37,7 @@ use crate::node_lifecycle::{
 };
 use crate::pod_gc::PodGarbageCollector;
 use crate::replica_set::ReplicaSetController;
+use crate::resource_claim::ResourceClaimController;
 use crate::resource_quota::ResourceQuotaController;
 use crate::statefulset::StatefulSetController;
 use crate::taint_eviction::TaintEvictionController;
@@ -148,6 +149,7 @@ impl ControllerManager {
             Box::new(EndpointSliceController::new()),
             Box::new(GarbageCollector::with_external_owners(uids)),
             Box::new(NamespaceController::new()),
+            Box::new(ResourceClaimController::new()),
         ])
     }
 

@@ -194,7 +194,8 @@ fn manager_runs_controllers_in_order() {
             "disruption-controller",
             "endpointslice-controller",
             "garbagecollector",
-            "namespace-controller"
+            "namespace-controller",
+            "resourceclaim-controller"
         ]
     );
     let only_rs = ControllerManager::with_controllers(vec![Box::new(ReplicaSetController::new())]);

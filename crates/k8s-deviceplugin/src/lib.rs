@@ -23,6 +23,9 @@
 //! [`gpushare::GpuShareDevicePlugin`] serves fractional GPUs (`alibabacloud.com/gpu-milli`, 1000
 //! devices per GPU) on the same GPUs; the scheduler's GpuShare plugin keeps the two consistent.
 //!
+//! [`dra::NvidiaDraDriver`] is the other way to a node's GPUs: the NVIDIA DRA driver's kubelet
+//! plugin publishing them as a `resource.k8s.io/v1` ResourceSlice (docs/dra.md).
+//!
 //! Device IDs are GPU indices (`"0"`, `"1"`, ...). The real plugin's default
 //! `--device-id-strategy=uuid` advertises `GPU-<uuid>` IDs instead; `NVIDIA_VISIBLE_DEVICES` accepts
 //! either form, so indices keep the output short without changing behaviour.
@@ -30,6 +33,7 @@
 pub mod allocate;
 pub mod config;
 pub mod device_map;
+pub mod dra;
 pub mod gpushare;
 pub mod health;
 pub mod mig;

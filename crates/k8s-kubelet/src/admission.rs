@@ -255,6 +255,7 @@ mod tests {
             resources: ResourceRequirements {
                 requests: list(requests),
                 limits: ResourceList::new(),
+                claims: Vec::new(),
             },
             ..Default::default()
         }];

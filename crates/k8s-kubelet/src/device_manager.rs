@@ -608,6 +608,7 @@ mod tests {
             resources: ResourceRequirements {
                 requests: ResourceList::new(),
                 limits,
+                claims: Vec::new(),
             },
             restart_policy: restart.map(str::to_string),
             ..Default::default()

@@ -943,6 +943,25 @@ impl Kubelet {
             self.reject(api, &key, shared, rejection, now);
             return;
         }
+        // DRA: the pod's claims must be allocated and reserved for it (crate::dra).
+        let prepared = if pod.spec.resource_claims.is_empty() {
+            None
+        } else {
+            match crate::dra::prepare_resources(api, pod) {
+                Ok(p) => Some(p),
+                Err(e) => {
+                    self.devices.free_pod(&key);
+                    self.events.record(
+                        api,
+                        &Object::Pod(pod.clone()),
+                        event_types::WARNING,
+                        "FailedPrepareDynamicResources",
+                        format!("Failed to prepare dynamic resources: {e}"),
+                    );
+                    return;
+                }
+            }
+        };
 
         // Sandbox: the pod IP.
         let pod_ip = if pod.spec.host_network == Some(true) {
@@ -977,7 +996,12 @@ impl Kubelet {
 
         let ns = pod.metadata.namespace().to_string();
         let name = pod.metadata.name.clone();
-        if let Some(value) = self.devices.annotation_value(&key) {
+        let dra = prepared.map(|p| p.annotation()).filter(|v| !v.is_empty());
+        let value = match (self.devices.annotation_value(&key), dra) {
+            (Some(a), Some(b)) => Some(format!("{a};{b}")),
+            (a, b) => a.or(b),
+        };
+        if let Some(value) = value {
             sync_pod::write_annotation(api, &ns, &name, &uid, ALLOCATED_DEVICES_ANNOTATION, &value);
         }
         if adopting {

@@ -25,6 +25,7 @@ pub mod backoff;
 pub mod behavior;
 pub mod container;
 pub mod device_manager;
+pub mod dra;
 pub mod kubelet;
 pub mod node_lease;
 pub mod node_status;

@@ -458,6 +458,8 @@ pub fn generate_status(
         reason: None,
         message: None,
         qos_class: old.qos_class.clone(),
+        // Written by the ResourceClaim controller, never by the kubelet: kept.
+        resource_claim_statuses: old.resource_claim_statuses.clone(),
     }
 }
 
@@ -478,6 +480,7 @@ pub fn rejected_status(pod: &Pod, rejection: &Rejection, now: Tick) -> PodStatus
         message: Some(format!("{POD_REJECTED_PREFIX}{}", rejection.message)),
         start_time: old.start_time.clone().or_else(|| Some(tick_timestamp(now))),
         qos_class: old.qos_class.clone(),
+        resource_claim_statuses: old.resource_claim_statuses.clone(),
         ..Default::default()
     }
 }

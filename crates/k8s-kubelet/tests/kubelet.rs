@@ -54,7 +54,11 @@ fn pod(name: &str, node: &str, cpu: Option<&str>, gpus: i64) -> Pod {
             containers: vec![Container {
                 name: "app".into(),
                 image: "vllm/vllm-openai:latest".into(),
-                resources: ResourceRequirements { requests, limits },
+                resources: ResourceRequirements {
+                    requests,
+                    limits,
+                    claims: Vec::new(),
+                },
                 ..Default::default()
             }],
             ..Default::default()

@@ -267,6 +267,7 @@ fn container(cpu: &str, memory: &str) -> Container {
         resources: ResourceRequirements {
             requests: r.clone(),
             limits: r,
+            claims: Vec::new(),
         },
         ports: vec![ContainerPort {
             container_port: 80,

@@ -254,12 +254,18 @@ fn configuration_enables_and_disables_prebind_and_postbind() {
     )
     .unwrap();
     let fwk = &s.profiles()[0];
-    assert_eq!(fwk.plugin_names(E::PreBind), vec!["VolumeGate"]);
+    assert_eq!(
+        fwk.plugin_names(E::PreBind),
+        vec!["DynamicResources", "VolumeGate"]
+    );
     assert_eq!(fwk.plugin_names(E::PostBind), vec!["BindRecorder"]);
-    // The default profile has no PreBind/PostBind plugin (upstream's are VolumeBinding and
-    // DynamicResources; DefaultBinder is Bind only).
+    // The default profile's only PreBind plugin is DynamicResources (upstream's are
+    // VolumeBinding, not built, and DynamicResources; DefaultBinder is Bind only).
     let d = Scheduler::new(KubeSchedulerConfiguration::default()).unwrap();
-    assert!(d.profiles()[0].plugin_names(E::PreBind).is_empty());
+    assert_eq!(
+        d.profiles()[0].plugin_names(E::PreBind),
+        ["DynamicResources"]
+    );
     assert!(d.profiles()[0].plugin_names(E::PostBind).is_empty());
     assert_eq!(d.profiles()[0].plugin_names(E::Bind), vec!["DefaultBinder"]);
 
@@ -276,10 +282,13 @@ profiles:
     )
     .unwrap();
     let fwk = &s.profiles()[0];
-    assert_eq!(fwk.plugin_names(E::PreBind), vec!["VolumeGate"]);
+    assert_eq!(
+        fwk.plugin_names(E::PreBind),
+        vec!["DynamicResources", "VolumeGate"]
+    );
     assert_eq!(
         fwk.plugin_names(E::Reserve),
-        vec!["Coscheduling", "VolumeGate"]
+        vec!["DynamicResources", "Coscheduling", "VolumeGate"]
     );
     assert!(fwk.plugin_names(E::PostBind).is_empty());
     let yaml = "
@@ -293,7 +302,10 @@ profiles:
         registry(&log, &reject),
     )
     .unwrap();
-    assert!(s.profiles()[0].plugin_names(E::PreBind).is_empty());
+    assert_eq!(
+        s.profiles()[0].plugin_names(E::PreBind),
+        ["DynamicResources"]
+    );
 
     // A plugin enabled at a point it does not implement is rejected as upstream does.
     let yaml = "profiles:\n- plugins: {postBind: {enabled: [{name: VolumeGate}]}}\n";

@@ -110,7 +110,9 @@ fn default_profile_extension_points() {
             "NodePorts",
             "NodeResourcesFit",
             "PodTopologySpread",
-            "InterPodAffinity"
+            "InterPodAffinity",
+            // v1.34+: DynamicResources before DefaultPreemption (getDefaultPlugins).
+            "DynamicResources"
         ]
     );
     assert_eq!(
@@ -119,6 +121,7 @@ fn default_profile_extension_points() {
     );
     assert_eq!(fwk.plugin_names(E::Permit), vec!["Coscheduling"]);
     assert_eq!(fwk.plugin_names(E::Bind), vec!["DefaultBinder"]);
+    assert_eq!(fwk.plugin_names(E::PreBind), vec!["DynamicResources"]);
 }
 
 #[test]

@@ -265,6 +265,7 @@ fn pod(r: &mut Rng, name: &str, node_name: Option<String>) -> Pod {
         resources: ResourceRequirements {
             requests: req,
             limits: ResourceList::new(),
+            claims: Vec::new(),
         },
         ..Default::default()
     };

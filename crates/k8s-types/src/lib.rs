@@ -38,6 +38,7 @@ pub mod object;
 pub mod policy;
 pub mod quantity;
 pub mod quota;
+pub mod resource;
 pub mod resources;
 pub mod rng;
 pub mod scheduling;

@@ -14,6 +14,7 @@ use crate::discovery::EndpointSlice;
 use crate::meta::ObjectMeta;
 use crate::node::RuntimeClass;
 use crate::policy::PodDisruptionBudget;
+use crate::resource::{DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice};
 use crate::scheduling::v1alpha2::{PodGroup as SchedulingPodGroup, Workload};
 use crate::scheduling::{PodGroup, PriorityClass};
 
@@ -67,6 +68,14 @@ pub enum Kind {
     LimitRange,
     /// `node.k8s.io/v1` RuntimeClass (cluster-scoped).
     RuntimeClass,
+    /// `resource.k8s.io/v1` DeviceClass (cluster-scoped).
+    DeviceClass,
+    /// `resource.k8s.io/v1` ResourceSlice (cluster-scoped).
+    ResourceSlice,
+    /// `resource.k8s.io/v1` ResourceClaim.
+    ResourceClaim,
+    /// `resource.k8s.io/v1` ResourceClaimTemplate.
+    ResourceClaimTemplate,
     /// Any other kind: (apiVersion, kind, namespaced).
     Other {
         /// apiVersion.
@@ -111,16 +120,30 @@ impl Kind {
     /// [`Kind::TYPED`]): `apps/v1` ControllerRevision.
     pub const UNSERVED: [Kind; 1] = [Kind::ControllerRevision];
 
+    /// Dynamic Resource Allocation's kinds (`resource.k8s.io/v1`, GA since v1.34), not in
+    /// [`Kind::TYPED`] (so the garbage collector's queue keys of the older kinds keep their
+    /// indexes).
+    pub const RESOURCE: [Kind; 4] = [
+        Kind::DeviceClass,
+        Kind::ResourceSlice,
+        Kind::ResourceClaimTemplate,
+        Kind::ResourceClaim,
+    ];
+
     /// Every typed kind, in the order output lists them: [`Kind::TYPED`] with the alpha kinds
     /// (`scheduling.k8s.io/v1alpha2` Workload and PodGroup) after the coscheduling PodGroup and
-    /// [`Kind::UNSERVED`] after PersistentVolumeClaim.
+    /// [`Kind::UNSERVED`] after PersistentVolumeClaim, and DRA's [`Kind::RESOURCE`] (DeviceClass
+    /// after RuntimeClass, ResourceSlice after Node, ResourceClaimTemplate and ResourceClaim
+    /// before Pod).
     /// `serve` answers for the typed and alpha kinds (and for CRDs and their custom resources); the
     /// unserved kinds (ControllerRevision) are not served over HTTP yet.
-    pub const ALL: [Kind; 23] = [
+    pub const ALL: [Kind; 27] = [
         Kind::Namespace,
         Kind::PriorityClass,
         Kind::RuntimeClass,
+        Kind::DeviceClass,
         Kind::Node,
+        Kind::ResourceSlice,
         Kind::ResourceQuota,
         Kind::LimitRange,
         Kind::Deployment,
@@ -138,6 +161,8 @@ impl Kind {
         Kind::Lease,
         Kind::Service,
         Kind::EndpointSlice,
+        Kind::ResourceClaimTemplate,
+        Kind::ResourceClaim,
         Kind::Pod,
         Kind::Event,
     ];
@@ -167,6 +192,10 @@ impl Kind {
             Kind::ResourceQuota => "ResourceQuota",
             Kind::LimitRange => "LimitRange",
             Kind::RuntimeClass => "RuntimeClass",
+            Kind::DeviceClass => "DeviceClass",
+            Kind::ResourceSlice => "ResourceSlice",
+            Kind::ResourceClaim => "ResourceClaim",
+            Kind::ResourceClaimTemplate => "ResourceClaimTemplate",
             Kind::Other { kind, .. } => kind,
         }
     }
@@ -195,6 +224,10 @@ impl Kind {
             Kind::Lease => "coordination.k8s.io/v1",
             Kind::EndpointSlice => "discovery.k8s.io/v1",
             Kind::RuntimeClass => "node.k8s.io/v1",
+            Kind::DeviceClass
+            | Kind::ResourceSlice
+            | Kind::ResourceClaim
+            | Kind::ResourceClaimTemplate => crate::resource::API_VERSION,
             Kind::Other { api_version, .. } => api_version,
         }
     }
@@ -225,6 +258,10 @@ impl Kind {
             Kind::ResourceQuota => "resourcequotas".into(),
             Kind::LimitRange => "limitranges".into(),
             Kind::RuntimeClass => "runtimeclasses".into(),
+            Kind::DeviceClass => "deviceclasses".into(),
+            Kind::ResourceSlice => "resourceslices".into(),
+            Kind::ResourceClaim => "resourceclaims".into(),
+            Kind::ResourceClaimTemplate => "resourceclaimtemplates".into(),
             Kind::Other { kind, .. } => {
                 let lower = kind.to_ascii_lowercase();
                 if lower.ends_with('s') {
@@ -257,7 +294,12 @@ impl Kind {
     /// Whether objects of this kind live in a namespace.
     pub fn namespaced(&self) -> bool {
         match self {
-            Kind::Namespace | Kind::Node | Kind::PriorityClass | Kind::RuntimeClass => false,
+            Kind::Namespace
+            | Kind::Node
+            | Kind::PriorityClass
+            | Kind::RuntimeClass
+            | Kind::DeviceClass
+            | Kind::ResourceSlice => false,
             Kind::Other { namespaced, .. } => *namespaced,
             _ => true,
         }
@@ -289,6 +331,10 @@ impl Kind {
             ("v1", "ResourceQuota") => Kind::ResourceQuota,
             ("v1", "LimitRange") => Kind::LimitRange,
             ("node.k8s.io/v1", "RuntimeClass") => Kind::RuntimeClass,
+            ("resource.k8s.io/v1", "DeviceClass") => Kind::DeviceClass,
+            ("resource.k8s.io/v1", "ResourceSlice") => Kind::ResourceSlice,
+            ("resource.k8s.io/v1", "ResourceClaim") => Kind::ResourceClaim,
+            ("resource.k8s.io/v1", "ResourceClaimTemplate") => Kind::ResourceClaimTemplate,
             _ => return None,
         };
         Some(k)
@@ -297,7 +343,12 @@ impl Kind {
     /// The store key prefix for this kind, etcd-registry style: `/registry/pods/`.
     pub fn key_prefix(&self) -> String {
         match self {
-            Kind::Workload | Kind::SchedulingPodGroup => {
+            Kind::Workload
+            | Kind::SchedulingPodGroup
+            | Kind::DeviceClass
+            | Kind::ResourceSlice
+            | Kind::ResourceClaim
+            | Kind::ResourceClaimTemplate => {
                 format!("/registry/{}/{}/", self.group(), self.plural())
             }
             Kind::Other { .. } if !self.group().is_empty() => {
@@ -343,7 +394,8 @@ pub const UNSIMULATED_BUILTIN_KINDS: &[(&str, bool)] = &[
     ("APIService", false),
     ("ComponentStatus", false),
     // The rest of v1.32's built-in kinds (`kubectl api-resources`), so that a whole-cluster dump
-    // loads: storage, certificates, flow control, admission policies, discovery, DRA.
+    // loads: storage, certificates, flow control, admission policies, discovery (DRA's kinds
+    // are typed: `Kind::RESOURCE`).
     ("CSIStorageCapacity", true),
     ("VolumeAttachment", false),
     ("CertificateSigningRequest", false),
@@ -355,10 +407,6 @@ pub const UNSIMULATED_BUILTIN_KINDS: &[(&str, bool)] = &[
     ("MutatingAdmissionPolicyBinding", false),
     ("IPAddress", false),
     ("ServiceCIDR", false),
-    ("DeviceClass", false),
-    ("ResourceClaim", true),
-    ("ResourceClaimTemplate", true),
-    ("ResourceSlice", false),
     ("VolumeAttributesClass", false),
 ];
 
@@ -429,6 +477,14 @@ pub enum Object {
     LimitRange(LimitRange),
     /// A RuntimeClass.
     RuntimeClass(RuntimeClass),
+    /// A `resource.k8s.io/v1` DeviceClass.
+    DeviceClass(DeviceClass),
+    /// A `resource.k8s.io/v1` ResourceSlice.
+    ResourceSlice(ResourceSlice),
+    /// A `resource.k8s.io/v1` ResourceClaim.
+    ResourceClaim(ResourceClaim),
+    /// A `resource.k8s.io/v1` ResourceClaimTemplate.
+    ResourceClaimTemplate(ResourceClaimTemplate),
     /// Anything else, with whether it is namespaced.
     Other(Unstructured, bool),
 }
@@ -459,6 +515,10 @@ macro_rules! each_variant {
             Object::ResourceQuota($o) => $e,
             Object::LimitRange($o) => $e,
             Object::RuntimeClass($o) => $e,
+            Object::DeviceClass($o) => $e,
+            Object::ResourceSlice($o) => $e,
+            Object::ResourceClaim($o) => $e,
+            Object::ResourceClaimTemplate($o) => $e,
             Object::Other($o, _) => $e,
         }
     };
@@ -501,6 +561,10 @@ impl Object {
             Object::ResourceQuota(_) => Kind::ResourceQuota,
             Object::LimitRange(_) => Kind::LimitRange,
             Object::RuntimeClass(_) => Kind::RuntimeClass,
+            Object::DeviceClass(_) => Kind::DeviceClass,
+            Object::ResourceSlice(_) => Kind::ResourceSlice,
+            Object::ResourceClaim(_) => Kind::ResourceClaim,
+            Object::ResourceClaimTemplate(_) => Kind::ResourceClaimTemplate,
             Object::Other(u, namespaced) => Kind::Other {
                 api_version: u.api_version.clone(),
                 kind: u.kind.clone(),
@@ -614,6 +678,10 @@ impl_resource!(EndpointSlice);
 impl_resource!(ResourceQuota);
 impl_resource!(LimitRange);
 impl_resource!(RuntimeClass);
+impl_resource!(DeviceClass);
+impl_resource!(ResourceSlice);
+impl_resource!(ResourceClaim);
+impl_resource!(ResourceClaimTemplate);
 
 #[cfg(test)]
 mod tests {

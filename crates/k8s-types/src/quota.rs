@@ -381,6 +381,7 @@ mod tests {
             resources: ResourceRequirements {
                 requests: list(req),
                 limits: list(lim),
+                claims: Vec::new(),
             },
             ..Default::default()
         }

@@ -179,6 +179,7 @@ mod tests {
             resources: ResourceRequirements {
                 requests,
                 limits: ResourceList::new(),
+                claims: Vec::new(),
             },
             restart_policy: sidecar.then(|| "Always".to_string()),
             ..Default::default()

@@ -241,6 +241,8 @@ pub enum FieldErrorType {
     Duplicate,
     /// `Forbidden`.
     Forbidden,
+    /// `Not found`.
+    NotFound,
 }
 
 impl FieldErrorType {
@@ -252,6 +254,7 @@ impl FieldErrorType {
             FieldErrorType::NotSupported => "FieldValueNotSupported",
             FieldErrorType::Duplicate => "FieldValueDuplicate",
             FieldErrorType::Forbidden => "FieldValueForbidden",
+            FieldErrorType::NotFound => "FieldValueNotFound",
         }
     }
 
@@ -262,6 +265,7 @@ impl FieldErrorType {
             FieldErrorType::NotSupported => "Unsupported value",
             FieldErrorType::Duplicate => "Duplicate value",
             FieldErrorType::Forbidden => "Forbidden",
+            FieldErrorType::NotFound => "Not found",
         }
     }
 }
@@ -336,6 +340,21 @@ impl FieldError {
             type_: FieldErrorType::Forbidden,
             field: field.into(),
             bad_value: None,
+            detail: detail.into(),
+        }
+    }
+
+    /// `Not found: <value>: <detail>` (upstream `field.NotFound`, with the detail some callers
+    /// add, e.g. `validateResourceClaimNames`).
+    pub fn not_found(
+        field: impl Into<String>,
+        value: impl Into<String>,
+        detail: impl Into<String>,
+    ) -> FieldError {
+        FieldError {
+            type_: FieldErrorType::NotFound,
+            field: field.into(),
+            bad_value: Some(value.into()),
             detail: detail.into(),
         }
     }

@@ -357,6 +357,7 @@ mod tests {
             resources: ResourceRequirements {
                 requests: list(&[("memory", "100Mi")]),
                 limits: ResourceList::new(),
+                claims: Vec::new(),
             },
             ..Default::default()
         });

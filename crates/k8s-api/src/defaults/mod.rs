@@ -1,6 +1,6 @@
 //! Defaulting: what kube-apiserver fills in while decoding a request body, before admission and
 //! validation (upstream `pkg/apis/core/v1/defaults.go`, `pkg/apis/apps/v1/defaults.go`,
-//! `pkg/apis/scheduling/v1/defaults.go`, `pkg/apis/batch/v1/defaults.go`; discovery/v1 EndpointSlices have none). Runs on create and on update, first.
+//! `pkg/apis/scheduling/v1/defaults.go`, `pkg/apis/batch/v1/defaults.go`, `pkg/apis/resource/v1/defaults.go`; discovery/v1 EndpointSlices have none). Runs on create and on update, first.
 
 pub mod cron_job;
 pub mod daemon_set;
@@ -14,6 +14,7 @@ pub mod pod;
 pub mod pod_spec;
 pub mod priority_class;
 pub mod replica_set;
+pub mod resource;
 pub mod service;
 pub mod stateful_set;
 
@@ -37,6 +38,10 @@ pub fn apply(obj: &mut Object) {
         Object::PriorityClass(pc) => priority_class::set_defaults_priority_class(pc),
         Object::Service(s) => service::set_defaults_service(s),
         Object::LimitRange(l) => limit_range::set_defaults_limit_range(l),
+        Object::ResourceClaim(c) => resource::set_defaults_resource_claim_spec(&mut c.spec),
+        Object::ResourceClaimTemplate(t) => {
+            resource::set_defaults_resource_claim_spec(&mut t.spec.spec);
+        }
         // policy/v1 has no defaults for PodDisruptionBudget (an unset
         // unhealthyPodEvictionPolicy means IfHealthyBudget where it is read).
         // apps/v1 has no defaults for ControllerRevision.
@@ -50,6 +55,8 @@ pub fn apply(obj: &mut Object) {
         | Object::EndpointSlice(_)
         | Object::ResourceQuota(_)
         | Object::RuntimeClass(_)
+        | Object::DeviceClass(_)
+        | Object::ResourceSlice(_)
         | Object::Other(..) => {}
     }
 }

@@ -17,6 +17,7 @@ pub mod pod;
 pub mod pod_disruption_budget;
 pub mod pod_group;
 pub mod replica_set;
+pub mod resource;
 pub mod resource_quota;
 pub mod service;
 pub mod stateful_set;
@@ -79,6 +80,9 @@ pub fn prepare_for_create(obj: &mut Object, now: Tick, uid: String) {
         Object::PodDisruptionBudget(p) => pod_disruption_budget::prepare_for_create(p),
         Object::Service(s) => service::prepare_for_create(s),
         Object::ResourceQuota(q) => resource_quota::prepare_for_create(q),
+        Object::DeviceClass(c) => resource::prepare_device_class_for_create(c),
+        Object::ResourceSlice(s) => resource::prepare_resource_slice_for_create(s),
+        Object::ResourceClaim(c) => resource::prepare_resource_claim_for_create(c),
         // Upstream `controllerrevision` strategy: no PrepareForCreate/Update work.
         Object::Node(_)
         | Object::ControllerRevision(_)
@@ -88,6 +92,7 @@ pub fn prepare_for_create(obj: &mut Object, now: Tick, uid: String) {
         | Object::Event(_)
         | Object::Lease(_)
         | Object::EndpointSlice(_)
+        | Object::ResourceClaimTemplate(_)
         | Object::Other(..) => {}
     }
 }
@@ -122,6 +127,15 @@ pub fn prepare_for_update(new: &mut Object, old: &Object) {
         (Object::ResourceQuota(n), Object::ResourceQuota(o)) => {
             resource_quota::prepare_for_update(n, o);
         }
+        (Object::DeviceClass(n), Object::DeviceClass(o)) => {
+            resource::prepare_device_class_for_update(n, o);
+        }
+        (Object::ResourceSlice(n), Object::ResourceSlice(o)) => {
+            resource::prepare_resource_slice_for_update(n, o);
+        }
+        (Object::ResourceClaim(n), Object::ResourceClaim(o)) => {
+            resource::prepare_resource_claim_for_update(n, o);
+        }
         _ => {}
     }
 }
@@ -146,6 +160,7 @@ fn keep_system_fields(new: &mut Object, old: &Object) {
 ///   its revision annotation this way);
 /// - ReplicaSet, Job, DaemonSet, CronJob, StatefulSet, PersistentVolumeClaim, Node, Namespace,
 ///   PodDisruptionBudget, Service, ResourceQuota: metadata from the request;
+/// - ResourceClaim: spec and metadata stored, but finalizers from the request;
 /// - PodGroup and untyped kinds (custom resources): only the status (upstream
 ///   `customresource.statusStrategy`);
 /// - PriorityClass, Event, EndpointSlice, LimitRange (no status subresource): the stored object, unchanged.
@@ -182,6 +197,9 @@ pub fn with_status_from(new: Object, old: &Object) -> Object {
             let status = std::mem::take(&mut n.status);
             *n = o.clone();
             n.status = status;
+        }
+        (Object::ResourceClaim(n), Object::ResourceClaim(o)) => {
+            resource::prepare_resource_claim_for_status_update(n, o);
         }
         (Object::Other(n, _), Object::Other(o, _)) => {
             let mut kept = o.clone();

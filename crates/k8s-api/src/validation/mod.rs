@@ -8,6 +8,8 @@
 //! `pkg/apis/batch/validation/validation.go` (Job, CronJob),
 //! `pkg/apis/scheduling/validation/validation.go` (PriorityClass),
 //! `pkg/apis/policy/validation/validation.go` (PodDisruptionBudget),
+//! `pkg/apis/resource/validation/validation.go` (DeviceClass, ResourceSlice, ResourceClaim,
+//! ResourceClaimTemplate),
 //! `pkg/apis/coordination/validation/validation.go` (Lease),
 //! `pkg/apis/core/validation/validation.go` (Service), `pkg/apis/discovery/validation` (EndpointSlice),
 //! `k8s.io/apimachinery/pkg/api/validation/objectmeta.go` (metadata) and the scheduler-plugins
@@ -41,6 +43,7 @@ pub mod pod_spec;
 pub mod priority_class;
 pub mod probe;
 pub mod replica_set;
+pub mod resource;
 pub mod resource_quota;
 pub mod resources;
 pub mod runtime_class;
@@ -142,6 +145,10 @@ pub fn validate_create(obj: &Object) -> ErrorList {
         Object::ResourceQuota(q) => resource_quota::validate_resource_quota(q),
         Object::LimitRange(l) => resource_quota::validate_limit_range(l),
         Object::RuntimeClass(rc) => runtime_class::validate_runtime_class(rc),
+        Object::DeviceClass(c) => resource::validate_device_class(c),
+        Object::ResourceSlice(s) => resource::validate_resource_slice(s, None),
+        Object::ResourceClaim(c) => resource::validate_resource_claim(c),
+        Object::ResourceClaimTemplate(t) => resource::validate_resource_claim_template(t),
         Object::Other(u, namespaced) => other::validate_other(u, *namespaced),
     })
 }
@@ -197,6 +204,20 @@ pub fn validate_update(new: &Object, old: &Object) -> ErrorList {
             let mut errs = meta::validate_object_meta_update(&n.metadata, old.meta(), "metadata");
             errs.extend(resource_quota::validate_limit_range(n));
             errs
+        }
+        (Object::DeviceClass(n), Object::DeviceClass(o)) => {
+            resource::validate_device_class_update(n, o)
+        }
+        (Object::ResourceSlice(n), Object::ResourceSlice(o)) => {
+            let mut errs = meta::validate_object_meta_update(&n.metadata, &o.metadata, "metadata");
+            errs.extend(resource::validate_resource_slice(n, Some(o)));
+            errs
+        }
+        (Object::ResourceClaim(n), Object::ResourceClaim(o)) => {
+            resource::validate_resource_claim_update(n, o)
+        }
+        (Object::ResourceClaimTemplate(n), Object::ResourceClaimTemplate(o)) => {
+            resource::validate_resource_claim_template_update(n, o)
         }
         (n, o) => meta::validate_object_meta_update(n.meta(), o.meta(), "metadata"),
     })

@@ -56,6 +56,26 @@ pub fn validate_pod_spec(spec: &PodSpec, path: &str) -> ErrorList {
             &child(path, "schedulingGroup"),
         ));
     }
+    errs.extend(super::resource::validate_pod_resource_claims(
+        &spec.resource_claims,
+        None,
+        &child(path, "resourceClaims"),
+    ));
+    for (field, list) in [
+        ("initContainers", &spec.init_containers),
+        ("containers", &spec.containers),
+    ] {
+        for (i, c) in list.iter().enumerate() {
+            errs.extend(super::resource::validate_container_claims(
+                &c.resources.claims,
+                &spec.resource_claims,
+                &child(
+                    &child(&index(&child(path, field), i), "resources"),
+                    "claims",
+                ),
+            ));
+        }
+    }
     if spec.termination_grace_period_seconds.is_none() {
         errs.push(FieldError::required(
             child(path, "terminationGracePeriodSeconds"),

@@ -232,6 +232,7 @@ mod tests {
         let req = ResourceRequirements {
             requests: list(&[("cpu", "2"), ("memory", "-1")]),
             limits: list(&[("cpu", "1")]),
+            claims: Vec::new(),
         };
         let errs: Vec<String> =
             validate_resource_requirements(&req, "spec.containers[0].resources")
@@ -252,6 +253,7 @@ mod tests {
         let req = ResourceRequirements {
             requests: list(&[("nvidia.com/gpu", "1")]),
             limits: list(&[("nvidia.com/gpu", "500m")]),
+            claims: Vec::new(),
         };
         let errs: Vec<String> = validate_resource_requirements(&req, "r")
             .iter()
@@ -267,6 +269,7 @@ mod tests {
         let only_request = ResourceRequirements {
             requests: list(&[("example.com/foo", "2")]),
             limits: ResourceList::new(),
+            claims: Vec::new(),
         };
         assert_eq!(
             validate_resource_requirements(&only_request, "r")[0].to_string(),

@@ -318,6 +318,10 @@ pub fn check(api: &dyn ApiClient, e: &Expectation) -> Vec<CheckResult> {
         let what = format!("{} {}/{}", c.kind, ns(&c.namespace), c.name);
         push(what, custom_resource::check_custom_resource(api, c));
     }
+    if let Some(c) = &e.resource_claim {
+        let what = format!("resourceclaim {}/{}", ns(&c.namespace), c.name);
+        push(what, resource_claim::check_resource_claim(api, c));
+    }
     if let Some(s) = &e.service {
         let what = format!("service {}/{}", ns(&s.namespace), s.name);
         push(what, service::check_service(api, s));
@@ -748,6 +752,7 @@ mod cron_job;
 pub mod custom_resource;
 mod node;
 pub(crate) mod quota;
+pub mod resource_claim;
 pub mod service;
 pub(crate) mod stateful_set;
 #[cfg(test)]

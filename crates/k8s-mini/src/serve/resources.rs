@@ -297,6 +297,46 @@ pub(crate) fn all() -> Vec<ResourceInfo> {
             "v1",
         ),
         r(
+            Kind::DeviceClass,
+            "resource.k8s.io",
+            "deviceclasses",
+            "deviceclass",
+            &[],
+            &[],
+            &[],
+            "v1",
+        ),
+        r(
+            Kind::ResourceClaim,
+            "resource.k8s.io",
+            "resourceclaims",
+            "resourceclaim",
+            &[],
+            &[],
+            &[STATUS],
+            "v1",
+        ),
+        r(
+            Kind::ResourceClaimTemplate,
+            "resource.k8s.io",
+            "resourceclaimtemplates",
+            "resourceclaimtemplate",
+            &[],
+            &[],
+            &[],
+            "v1",
+        ),
+        r(
+            Kind::ResourceSlice,
+            "resource.k8s.io",
+            "resourceslices",
+            "resourceslice",
+            &[],
+            &[],
+            &[],
+            "v1",
+        ),
+        r(
             Kind::PriorityClass,
             "scheduling.k8s.io",
             "priorityclasses",
@@ -378,7 +418,11 @@ mod tests {
     #[test]
     fn every_typed_kind_is_served_once_under_its_own_plural() {
         let all = all();
-        for kind in Kind::TYPED.into_iter().chain(Kind::ALPHA) {
+        for kind in Kind::TYPED
+            .into_iter()
+            .chain(Kind::ALPHA)
+            .chain(Kind::RESOURCE)
+        {
             let found: Vec<_> = all.iter().filter(|r| r.kind == kind).collect();
             assert_eq!(found.len(), 1, "{kind:?}");
             assert_eq!(found[0].plural, kind.plural());

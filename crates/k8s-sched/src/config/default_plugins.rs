@@ -2,8 +2,9 @@
 //! (upstream `pkg/scheduler/apis/config/v1/default_plugins.go`: `getDefaultPlugins`,
 //! `mergePlugins`, `mergePluginSet`).
 //!
-//! The default MultiPoint list is upstream's (v1.31+, without the DRA plugin, which is added only
-//! with the DynamicResourceAllocation feature) followed by `Coscheduling`, which is not part of
+//! The default MultiPoint list is upstream's (v1.34+: `DynamicResources` before
+//! `DefaultPreemption`, as `getDefaultPlugins` inserts it while the DynamicResourceAllocation
+//! feature is on, GA and default since v1.34) followed by `Coscheduling`, which is not part of
 //! upstream's default profile: k8s-mini enables it so PodGroups work out of the box. For pods
 //! without the `scheduling.x-k8s.io/pod-group` label it is a no-op. With the feature gates
 //! `GenericWorkload` and `GangScheduling` on (both alpha and off by default in v1.36), upstream
@@ -32,6 +33,7 @@ pub fn default_plugins(gang_scheduling: bool) -> Plugins {
         Plugin::named(names::VOLUME_ZONE),
         Plugin::weighted(names::POD_TOPOLOGY_SPREAD, 2),
         Plugin::weighted(names::INTER_POD_AFFINITY, 2),
+        Plugin::named(names::DYNAMIC_RESOURCES),
         Plugin::named(names::DEFAULT_PREEMPTION),
         Plugin::weighted(names::NODE_RESOURCES_BALANCED_ALLOCATION, 1),
         Plugin::weighted(names::IMAGE_LOCALITY, 1),

@@ -8,6 +8,7 @@ pub mod coscheduling;
 pub mod coscheduling_fit;
 pub mod default_binder;
 pub mod default_preemption;
+pub mod dynamic_resources;
 pub mod gang_scheduling;
 pub mod gpu;
 pub(crate) mod helper;
@@ -39,7 +40,6 @@ pub const NOT_YET_IMPLEMENTED: &[&str] = &[
     names::NODE_VOLUME_LIMITS,
     names::VOLUME_BINDING,
     names::VOLUME_ZONE,
-    names::DYNAMIC_RESOURCES,
 ];
 
 /// True when `name` is in [`NOT_YET_IMPLEMENTED`].
@@ -107,6 +107,10 @@ pub fn in_tree_registry() -> Registry {
         (
             names::GANG_SCHEDULING,
             Box::new(gang_scheduling::GangScheduling::factory),
+        ),
+        (
+            names::DYNAMIC_RESOURCES,
+            Box::new(dynamic_resources::DynamicResources::factory),
         ),
     ];
     let mut r = Registry::new();

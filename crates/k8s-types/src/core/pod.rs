@@ -4,7 +4,10 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Affinity, ResourceList, Toleration, TopologySpreadConstraint};
+use super::{
+    Affinity, ContainerResourceClaim, PodResourceClaim, PodResourceClaimStatus, ResourceList,
+    Toleration, TopologySpreadConstraint,
+};
 use crate::meta::ObjectMeta;
 
 /// Upstream `corev1.Pod`.
@@ -101,6 +104,10 @@ pub struct PodSpec {
     /// `PodSpec.SchedulingGroup`, v1.36, feature gate `GenericWorkload`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scheduling_group: Option<PodSchedulingGroup>,
+    /// The ResourceClaims (`resource.k8s.io/v1`) the pod uses, by a name its containers refer to
+    /// (upstream `PodSpec.ResourceClaims`, DRA, GA in v1.34); immutable.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resource_claims: Vec<PodResourceClaim>,
 }
 
 /// Upstream `corev1.PodSchedulingGroup` (v1.36): the runtime scheduling group a pod belongs to.
@@ -282,6 +289,10 @@ pub struct ResourceRequirements {
     /// Limits; for extended resources a limit without a request defaults the request.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub limits: ResourceList,
+    /// The pod's `spec.resourceClaims` this container uses, by name (upstream
+    /// `ResourceRequirements.Claims`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub claims: Vec<ContainerResourceClaim>,
 }
 
 /// Upstream `corev1.ContainerPort`.
@@ -341,6 +352,10 @@ pub struct PodStatus {
     /// `Guaranteed`, `Burstable` or `BestEffort`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub qos_class: Option<String>,
+    /// The name of the ResourceClaim generated for each of the pod's template-based claims,
+    /// written by the ResourceClaim controller (upstream `PodStatus.ResourceClaimStatuses`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resource_claim_statuses: Vec<PodResourceClaimStatus>,
 }
 
 /// Upstream `corev1.PodCondition`.
