@@ -4,12 +4,12 @@
 //! `spec.ttlSecondsAfterFinished` is deleted once that many seconds have passed since the
 //! condition's `lastTransitionTime`; until then it is requeued for the moment it expires.
 //!
-//! Differences from upstream: upstream re-reads the Job from the apiserver before deleting it and
-//! deletes with `propagationPolicy: Foreground` and a uid precondition; k8s-mini reads it again through
-//! the apiserver too, checks the uid itself, and deletes in the background (its garbage collector
-//! then deletes the pods, one level per tick; no foreground deletion yet). No events, as upstream.
+//! As upstream, the Job is re-read from the apiserver before it is deleted, and deleted with
+//! `propagationPolicy: Foreground` (the garbage collector deletes its pods, then the Job goes).
+//! Difference: upstream sends a uid precondition; k8s-mini checks the re-read uid itself. No
+//! events, as upstream.
 
-use k8s_types::apiserver::{ApiClient, ApiExt, DeleteOptions};
+use k8s_types::apiserver::{ApiClient, ApiExt, DeleteOptions, PropagationPolicy};
 use k8s_types::batch::{job_conditions, Job};
 use k8s_types::controller::{Action, Controller, SyncError};
 use k8s_types::core::condition_status;
@@ -119,7 +119,13 @@ impl Controller for TtlAfterFinishedController {
             Some(left) if left > 0 => return Ok(Action::requeue(left)),
             Some(_) => {}
         }
-        match api.delete(&Kind::Job, &ns, &name, DeleteOptions::default()) {
+        // Upstream deletes with `PropagationPolicy: Foreground` (and a uid precondition, which the
+        // fresh read above stands in for): the Job stays until its pods are gone.
+        let opts = DeleteOptions {
+            propagation_policy: Some(PropagationPolicy::Foreground),
+            ..Default::default()
+        };
+        match api.delete(&Kind::Job, &ns, &name, opts) {
             Ok(_) => Ok(Action::AwaitChange),
             Err(e) if e.is_not_found() => Ok(Action::AwaitChange),
             Err(e) => Err(SyncError::Api(e)),
