@@ -16,7 +16,7 @@ use k8s_types::core::{
     condition_status, phases, pod_conditions, ContainerState, ContainerStateDetail,
     ContainerStatus, Pod, PodCondition, PodStatus,
 };
-use k8s_types::events::EventRecorder;
+use k8s_types::events::{EventRecorder, Involved};
 use k8s_types::meta::{go_duration, tick_timestamp};
 use k8s_types::object::Object;
 use k8s_types::{Shared, Tick};
@@ -554,8 +554,7 @@ pub fn record_pod_event(
     reason: &str,
     message: String,
 ) {
-    let obj = Object::Pod(pod.clone());
-    events.record(api, &obj, type_, reason, message);
+    events.record(api, Involved::of(pod), type_, reason, message);
 }
 
 /// `Pulled` + `Created` for one container.

@@ -23,8 +23,7 @@ use k8s_sched_framework::{
 };
 use k8s_types::apiserver::ApiClient;
 use k8s_types::core::Pod;
-use k8s_types::events::{EventRecorder, Recorded};
-use k8s_types::object::Object;
+use k8s_types::events::{EventRecorder, Involved, Recorded};
 use k8s_types::Tick;
 
 use crate::config::default_plugins::{default_plugins, merge_plugins};
@@ -324,10 +323,10 @@ impl Framework {
 
     /// Records an event about `involved` as this profile's scheduler (upstream
     /// `fwk.EventRecorder().Eventf`).
-    pub fn record_event(
+    pub fn record_event<'a>(
         &self,
         api: &mut dyn ApiClient,
-        involved: &Object,
+        involved: impl Into<Involved<'a>>,
         type_: &str,
         reason: &str,
         message: impl Into<String>,

@@ -20,8 +20,8 @@ use k8s_sched_framework::{
 use k8s_types::apiserver::{ApiClient, ApiExt};
 use k8s_types::core::event::event_types;
 use k8s_types::core::{condition_status, pod_conditions, Pod, PodCondition};
+use k8s_types::events::Involved;
 use k8s_types::meta::tick_timestamp;
-use k8s_types::object::Object;
 use k8s_types::Tick;
 
 use crate::cache::Cache;
@@ -329,7 +329,7 @@ fn binding_cycle(
     } else {
         fwk.record_event(
             &mut *ctx.api,
-            &Object::Pod((**pod).clone()),
+            Involved::of(&**pod),
             event_types::NORMAL,
             EVENT_REASON_SCHEDULED,
             format!(
@@ -590,7 +590,7 @@ fn handle_failure(ctx: &mut Ctx<'_>, fwk: &Framework, pod: &Arc<Pod>, f: Failure
     if emit {
         fwk.record_event(
             &mut *ctx.api,
-            &Object::Pod(fresh.clone()),
+            Involved::of(&fresh),
             event_types::WARNING,
             EVENT_REASON_FAILED_SCHEDULING,
             msg.clone(),
