@@ -24,6 +24,7 @@
 //!   under each reason it names), else its condition reason (`SchedulingGated`), else
 //!   `no scheduling attempt yet`. Reasons are listed by count, then by name.
 
+use k8s_types::object::Shared;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -221,10 +222,13 @@ pub fn capacity_view(api: &dyn ApiClient, pool_labels: &[String]) -> CapacityVie
     let pods: Vec<Pod> = api.list_typed(None, None);
     let live: Vec<&Pod> = pods.iter().filter(|p| !p.is_terminal()).collect();
     let typical: Vec<TypicalPod> = typical_pods(live.iter().copied(), POPULARITY_THRESHOLD);
-    let mut on_node: BTreeMap<&str, Vec<Arc<Pod>>> = BTreeMap::new();
+    let mut on_node: BTreeMap<&str, Vec<Shared<Pod>>> = BTreeMap::new();
     for p in pods.iter().filter(|p| holds_resources(p)) {
         if let Some(n) = p.node_name() {
-            on_node.entry(n).or_default().push(Arc::new(p.clone()));
+            on_node
+                .entry(n)
+                .or_default()
+                .push(Shared::from_typed(p.clone()));
         }
     }
     let alloc = allocated_by_node(api);

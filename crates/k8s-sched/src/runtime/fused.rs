@@ -833,6 +833,7 @@ fn balanced_score(cpu: i64, mem: i64, arrays: &NodeArrays, i: usize) -> i64 {
 
 #[cfg(test)]
 mod tests {
+    use k8s_types::object::Shared;
     use std::sync::Arc;
 
     use k8s_sched_framework::CycleState;
@@ -916,7 +917,7 @@ mod tests {
                 }];
             }
             p.spec.node_name = Some(on);
-            c.upsert_pod(Arc::new(p));
+            c.upsert_pod(Shared::from_typed(p));
         }
         c
     }

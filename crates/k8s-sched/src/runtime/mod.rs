@@ -12,6 +12,7 @@ pub(crate) mod kernel;
 pub(crate) mod node_arrays;
 pub(crate) mod score_explain;
 
+use k8s_types::object::Shared;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -511,7 +512,7 @@ impl Framework {
         pod: &Pod,
         node: &NodeInfo,
         skips: &[bool],
-        nominated: &[Arc<Pod>],
+        nominated: &[Shared<Pod>],
     ) -> Status {
         if nominated.is_empty() {
             return self.run_filter(state, pod, node, skips);
@@ -523,7 +524,7 @@ impl Framework {
                 continue;
             }
             let (ni, st) = added.get_or_insert_with(|| (node.clone(), state.clone()));
-            let pi = PodInfo::new(Arc::clone(n));
+            let pi = PodInfo::new(Shared::clone(n));
             let s = self.run_pre_filter_extension_add_pod(st, pod, &pi, ni);
             if !s.is_success() {
                 return s;
