@@ -833,7 +833,6 @@ fn balanced_score(cpu: i64, mem: i64, arrays: &NodeArrays, i: usize) -> i64 {
 
 #[cfg(test)]
 mod tests {
-    use k8s_types::object::Shared;
     use std::sync::Arc;
 
     use k8s_sched_framework::CycleState;
@@ -917,7 +916,7 @@ mod tests {
                 }];
             }
             p.spec.node_name = Some(on);
-            c.upsert_pod(Shared::from_typed(p));
+            c.upsert_pod(k8s_types::Shared::from_typed(p));
         }
         c
     }
