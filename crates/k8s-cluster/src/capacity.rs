@@ -26,6 +26,7 @@
 //! - The same per pool ([`pending_per_pool`]): a pending pod belongs to every pool with a node its
 //!   nodeSelector and required node affinity admit.
 
+use k8s_types::object::Shared;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -247,10 +248,13 @@ pub fn node_pools(
     } else {
         Vec::new()
     };
-    let mut on_node: BTreeMap<&str, Vec<Arc<Pod>>> = BTreeMap::new();
+    let mut on_node: BTreeMap<&str, Vec<Shared<Pod>>> = BTreeMap::new();
     for p in pods.iter().filter(|p| holds_resources(p)) {
         if let Some(n) = p.node_name() {
-            on_node.entry(n).or_default().push(Arc::new(p.clone()));
+            on_node
+                .entry(n)
+                .or_default()
+                .push(Shared::from_typed(p.clone()));
         }
     }
     let alloc = allocated_by_node(api);

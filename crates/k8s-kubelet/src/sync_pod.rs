@@ -16,9 +16,9 @@ use k8s_types::core::{
     condition_status, phases, pod_conditions, ContainerState, ContainerStateDetail,
     ContainerStatus, Pod, PodCondition, PodStatus,
 };
-use k8s_types::events::EventRecorder;
+use k8s_types::events::{EventRecorder, Involved};
 use k8s_types::meta::{go_duration, tick_timestamp};
-use k8s_types::object::Object;
+use k8s_types::object::{Kind, Object};
 use k8s_types::{Shared, Tick};
 
 use crate::admission::{Rejection, POD_REJECTED_PREFIX};
@@ -500,11 +500,19 @@ pub fn write_status(
     status: &dyn Fn(&Pod) -> PodStatus,
 ) -> Option<Shared<Pod>> {
     for _ in 0..2 {
-        let mut pod: Pod = api.get_typed(namespace, name).ok()?;
-        if !same_pod(&pod, uid) {
+        // Read shared; the written pod copies the stored one but its status, which is new.
+        let stored = Shared::<Pod>::new(api.get_shared(&Kind::Pod, namespace, name).ok()?)?;
+        if !same_pod(&stored, uid) {
             return None;
         }
-        pod.status = status(&pod);
+        let pod = Pod {
+            api_version: stored.api_version.clone(),
+            kind: stored.kind.clone(),
+            metadata: stored.metadata.clone(),
+            spec: stored.spec.clone(),
+            status: status(&stored),
+        };
+        drop(stored);
         match api.update_status_shared(Object::Pod(pod)) {
             Ok(p) => return Shared::new(p),
             Err(e) if e.is_conflict() => continue,
@@ -557,8 +565,7 @@ pub fn record_pod_event(
     reason: &str,
     message: String,
 ) {
-    let obj = Object::Pod(pod.clone());
-    events.record(api, &obj, type_, reason, message);
+    events.record(api, Involved::of(pod), type_, reason, message);
 }
 
 /// `Pulled` + `Created` for one container.

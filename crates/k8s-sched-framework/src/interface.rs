@@ -9,6 +9,7 @@
 //! (upstream uses Go interface assertions for the same purpose). Filter and Score take only the
 //! pod, the cycle state and one [`NodeInfo`], so the per-node loop needs no handle.
 
+use k8s_types::object::Shared;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -105,7 +106,7 @@ pub trait Plugin: AsAny + Send + Sync {
 #[derive(Clone, Debug)]
 pub struct QueuedPodInfo {
     /// The pod.
-    pub pod: Arc<Pod>,
+    pub pod: Shared<Pod>,
     /// When the pod was (re-)added to the queue, in ticks: its creation tick, or the tick of its
     /// last failed attempt (upstream refreshes `Timestamp` when an unschedulable pod is re-added).
     pub timestamp: Tick,
@@ -426,7 +427,7 @@ pub trait BindPlugin: Plugin {
 #[derive(Clone, Debug)]
 pub struct WaitingPodInfo {
     /// The pod.
-    pub pod: Arc<Pod>,
+    pub pod: Shared<Pod>,
     /// The node it is assumed on.
     pub node_name: String,
     /// Plugins that have not allowed it yet.
@@ -497,12 +498,12 @@ pub trait Handle {
     }
 
     /// Every pod the scheduler listed at the start of the tick, in namespace/name order.
-    fn pods(&self) -> &[Arc<Pod>];
+    fn pods(&self) -> &[Shared<Pod>];
 
     /// The known pods (any phase) labelled `scheduling.x-k8s.io/pod-group: <pod_group>` in
     /// `namespace`, in name order (upstream coscheduling lists them with a label selector on the
     /// pod informer). Default: filters [`Handle::pods`]; the scheduler keeps an index instead.
-    fn pod_group_pods(&self, namespace: &str, pod_group: &str) -> Vec<Arc<Pod>> {
+    fn pod_group_pods(&self, namespace: &str, pod_group: &str) -> Vec<Shared<Pod>> {
         self.pods()
             .iter()
             .filter(|p| p.metadata.namespace() == namespace && p.pod_group() == Some(pod_group))
@@ -513,7 +514,7 @@ pub trait Handle {
     /// The known pods (any phase) whose `spec.schedulingGroup.podGroupName` is `name` in
     /// `namespace`, in name order (upstream's `PodGroupManager` state of a native PodGroup).
     /// Default: filters [`Handle::pods`].
-    fn scheduling_group_pods(&self, namespace: &str, name: &str) -> Vec<Arc<Pod>> {
+    fn scheduling_group_pods(&self, namespace: &str, name: &str) -> Vec<Shared<Pod>> {
         self.pods()
             .iter()
             .filter(|p| {
@@ -559,7 +560,7 @@ pub trait Handle {
     fn reject_waiting_pod(&mut self, uid: &str, plugin: &str, message: &str);
 
     /// Pods nominated to `node` (status.nominatedNodeName) that are not yet bound.
-    fn nominated_pods_for_node(&self, node: &str) -> Vec<Arc<Pod>>;
+    fn nominated_pods_for_node(&self, node: &str) -> Vec<Shared<Pod>>;
 
     /// Runs the profile's Filter plugins on `node` with the equal-or-higher-priority pods
     /// nominated to it treated as running (upstream `RunFilterPluginsWithNominatedPods`).

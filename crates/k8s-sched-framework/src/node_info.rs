@@ -3,6 +3,7 @@
 //! with its requests computed once. Mirrors upstream `pkg/scheduler/framework/types.go`
 //! (`NodeInfo`, `PodInfo`, `PodResource`, `HostPortInfo`).
 
+use k8s_types::object::Shared;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -20,7 +21,7 @@ pub const DEFAULT_PROTOCOL: &str = "TCP";
 #[derive(Clone, Debug)]
 pub struct PodInfo {
     /// The pod.
-    pub pod: Arc<Pod>,
+    pub pod: Shared<Pod>,
     /// The effective request (upstream `resource.PodRequests`): milli-CPU, bytes, extended
     /// resources in units. `pods` is 0.
     pub requests: Resources,
@@ -40,7 +41,7 @@ pub struct PodInfo {
 
 impl PodInfo {
     /// Computes requests, non-zero requests and host ports of `pod`.
-    pub fn new(pod: Arc<Pod>) -> PodInfo {
+    pub fn new(pod: Shared<Pod>) -> PodInfo {
         let requests = pod_requests(&pod);
         let non_zero = pod_non_zero_requests(&pod);
         let host_ports = pod_host_ports(&pod);
@@ -492,8 +493,8 @@ mod tests {
             .insert("cpu".into(), Quantity::parse("4").unwrap());
         let mut ni = NodeInfo::new(Arc::new(node));
         let a = pod("a", "500m", Some(8080));
-        ni.add_pod(PodInfo::new(Arc::new(a.clone())));
-        ni.add_pod(PodInfo::new(Arc::new(pod("b", "1", None))));
+        ni.add_pod(PodInfo::new(Shared::from_typed(a.clone())));
+        ni.add_pod(PodInfo::new(Shared::from_typed(pod("b", "1", None))));
         assert_eq!(ni.requested().milli_cpu, 1500);
         // Missing memory requests count 200 MiB each for scoring.
         assert_eq!(ni.non_zero_requested().memory, 2 * 200 * 1024 * 1024);
@@ -537,9 +538,9 @@ mod tests {
             pod_affinity: Some(PodAffinity::default()),
             ..Default::default()
         });
-        ni.add_pod(PodInfo::new(Arc::new(anti.clone())));
-        ni.add_pod(PodInfo::new(Arc::new(soft)));
-        ni.add_pod(PodInfo::new(Arc::new(pod("plain", "100m", None))));
+        ni.add_pod(PodInfo::new(Shared::from_typed(anti.clone())));
+        ni.add_pod(PodInfo::new(Shared::from_typed(soft)));
+        ni.add_pod(PodInfo::new(Shared::from_typed(pod("plain", "100m", None))));
         assert_eq!(ni.num_pods_with_affinity(), 2);
         assert_eq!(ni.num_pods_with_required_anti_affinity(), 1);
         assert!(ni.remove_pod(&anti).is_some());
@@ -560,8 +561,8 @@ mod tests {
             .insert("pods".into(), Quantity::parse("110").unwrap());
         let mut ni = NodeInfo::new(Arc::new(node));
         let a = pod("a", "500m", None);
-        ni.add_pod(PodInfo::new(Arc::new(a.clone())));
-        ni.add_pod(PodInfo::new(Arc::new(pod("b", "1", None))));
+        ni.add_pod(PodInfo::new(Shared::from_typed(a.clone())));
+        ni.add_pod(PodInfo::new(Shared::from_typed(pod("b", "1", None))));
         let (a_, r, nz) = (ni.allocatable(), ni.requested(), ni.non_zero_requested());
         assert_eq!((a_.milli_cpu, a_.pods, ni.pod_count()), (4000, 110, 2));
         assert_eq!((r.milli_cpu, nz.milli_cpu), (1500, 1500));
@@ -580,7 +581,7 @@ mod tests {
         let mut added = ni.clone();
         let mut pod = Pod::default();
         pod.metadata.name = "p".into();
-        added.add_pod(PodInfo::new(Arc::new(pod)));
+        added.add_pod(PodInfo::new(Shared::from_typed(pod)));
         assert_ne!(added.generation(), ni.generation());
         assert_eq!(added.node_generation(), ni.node_generation());
         let renewed = NodeInfo::new(Arc::new(Node::default()));

@@ -22,7 +22,6 @@
 //! allocator to the program that embeds it. `--features bench-system-allocator` runs the same
 //! benches on the system allocator (`docs/benchmarks.md` gives both).
 
-use std::sync::Arc;
 use std::time::Duration;
 
 /// The process allocator of the benches (see the module doc).
@@ -202,8 +201,16 @@ fn memory_report() {
     }
     s.schedule_one(w::make_pod(w::PodTemplate::Default, "default", "warm-", 0));
     let (after_nodes, _) = rss_kib();
-    let pods: Vec<Arc<k8s_types::core::Pod>> = (0..wl.existing_pods + wl.measure_pods)
-        .map(|i| Arc::new(w::make_pod(w::PodTemplate::Default, "default", "", i)))
+    let pods: Vec<k8s_types::object::Shared<k8s_types::core::Pod>> = (0..wl.existing_pods
+        + wl.measure_pods)
+        .map(|i| {
+            k8s_types::object::Shared::from_typed(w::make_pod(
+                w::PodTemplate::Default,
+                "default",
+                "",
+                i,
+            ))
+        })
         .collect();
     let stats = w::run(&mut s, &pods);
     drop(pods);

@@ -7,8 +7,8 @@
 //! CycleState; the scheduling cycle then re-assumes the pod with the annotations (so later pods of
 //! the same tick see the decision in the snapshot) and DefaultBinder sends them in the Binding.
 
+use k8s_types::object::Shared;
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use k8s_sched_framework::CycleState;
 use k8s_types::core::Pod;
@@ -50,11 +50,11 @@ pub fn get(state: &CycleState) -> Option<&BTreeMap<String, String>> {
 }
 
 /// `pod` with the attempt's annotations applied; `None` when there are none.
-pub fn annotated(state: &CycleState, pod: &Pod) -> Option<Arc<Pod>> {
+pub fn annotated(state: &CycleState, pod: &Pod) -> Option<Shared<Pod>> {
     let ann = get(state)?;
     let mut p = pod.clone();
     for (k, v) in ann {
         p.metadata.annotations.insert(k.clone(), v.clone());
     }
-    Some(Arc::new(p))
+    Some(Shared::from_typed(p))
 }

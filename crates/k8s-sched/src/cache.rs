@@ -18,6 +18,7 @@
 //! A pod counts on its node while it is bound and not terminal (Succeeded/Failed), including while
 //! it is being deleted, as upstream (the scheduler's pod informer excludes terminal pods).
 
+use k8s_types::object::Shared;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, OnceLock};
@@ -54,10 +55,10 @@ pub struct Cache {
     /// Nodes were appended out of name order since the last `finish_batch`.
     unsorted: bool,
     /// Every known pod by `namespace/name`.
-    pods: BTreeMap<String, Arc<Pod>>,
+    pods: BTreeMap<String, Shared<Pod>>,
     /// The same pods as a slice, in key order (for [`Cache::pods`]), built on first use after a
     /// change.
-    pod_list: OnceLock<Vec<Arc<Pod>>>,
+    pod_list: OnceLock<Vec<Shared<Pod>>>,
     /// `namespace/podgroup` -> keys of the pods labelled with that coscheduling PodGroup.
     group_members: BTreeMap<String, BTreeSet<String>>,
     /// `namespace/podgroup` -> keys of the pods whose `spec.schedulingGroup` names that native
@@ -69,7 +70,7 @@ pub struct Cache {
     /// Node); they move onto the node when it appears.
     orphans: BTreeMap<String, Vec<PodInfo>>,
     /// Known pods without a node that are not terminal, by key.
-    unassigned: BTreeMap<String, Arc<Pod>>,
+    unassigned: BTreeMap<String, Shared<Pod>>,
     /// PodGroups by `namespace/name`.
     pod_groups: BTreeMap<String, Arc<PodGroup>>,
     /// PodDisruptionBudgets by `namespace/name` (upstream: the preemption evaluator's PDB
@@ -146,14 +147,14 @@ impl Cache {
 
     /// Every known pod (pending, bound and terminal), in namespace/name order. Built on the
     /// first call after pods changed (O(pods)); the scheduling cycle itself does not call it.
-    pub fn pods(&self) -> &[Arc<Pod>] {
+    pub fn pods(&self) -> &[Shared<Pod>] {
         self.pod_list
             .get_or_init(|| self.pods.values().cloned().collect())
     }
 
     /// The known pods labelled with coscheduling PodGroup `pod_group` in `namespace`, in name
     /// order.
-    pub fn pod_group_pods(&self, namespace: &str, pod_group: &str) -> Vec<Arc<Pod>> {
+    pub fn pod_group_pods(&self, namespace: &str, pod_group: &str) -> Vec<Shared<Pod>> {
         self.group_members
             .get(&format!("{namespace}/{pod_group}"))
             .map(|keys| {
@@ -166,7 +167,7 @@ impl Cache {
 
     /// The known pods whose `spec.schedulingGroup.podGroupName` is `name` in `namespace`, in
     /// name order.
-    pub fn scheduling_group_pods(&self, namespace: &str, name: &str) -> Vec<Arc<Pod>> {
+    pub fn scheduling_group_pods(&self, namespace: &str, name: &str) -> Vec<Shared<Pod>> {
         self.scheduling_group_members
             .get(&format!("{namespace}/{name}"))
             .map(|keys| {
@@ -183,12 +184,12 @@ impl Cache {
     }
 
     /// One known pod by `namespace/name`.
-    pub fn pod(&self, key: &str) -> Option<&Arc<Pod>> {
+    pub fn pod(&self, key: &str) -> Option<&Shared<Pod>> {
         self.pods.get(key)
     }
 
     /// Known pods without a node that are not terminal, in namespace/name order.
-    pub fn unassigned_pods(&self) -> impl Iterator<Item = &Arc<Pod>> {
+    pub fn unassigned_pods(&self) -> impl Iterator<Item = &Shared<Pod>> {
         self.unassigned.values()
     }
 
@@ -288,7 +289,12 @@ impl Cache {
 
     /// Replaces the whole cache: `nodes` and the bound non-terminal `pods` on them (upstream
     /// relist after the watch was compacted). Assumed pods are dropped.
-    pub(crate) fn rebuild(&mut self, nodes: Vec<Node>, pods: Vec<Arc<Pod>>, groups: Vec<PodGroup>) {
+    pub(crate) fn rebuild(
+        &mut self,
+        nodes: Vec<Node>,
+        pods: Vec<Shared<Pod>>,
+        groups: Vec<PodGroup>,
+    ) {
         self.clear();
         for n in nodes {
             self.upsert_node(Arc::new(n));
@@ -445,7 +451,7 @@ impl Cache {
     }
 
     /// The pod object stored on the pod's node, if placed (the assumed object for assumed pods).
-    fn placed_pod(&self, key: &str) -> Option<Arc<Pod>> {
+    fn placed_pod(&self, key: &str) -> Option<Shared<Pod>> {
         let pl = self.placed.get(key)?;
         let list = match self.index.get(&pl.node) {
             Some(&i) => self.nodes[i].pods(),
@@ -455,7 +461,7 @@ impl Cache {
         list.iter()
             .rev()
             .find(|p| cmp_pod_key(&p.pod, key) == Ordering::Equal)
-            .map(|p| Arc::clone(&p.pod))
+            .map(|p| Shared::clone(&p.pod))
     }
 
     /// Keeps the derived pod views (lazy list, PodGroup membership) in step with a change of
@@ -488,7 +494,7 @@ impl Cache {
     /// bound non-terminal pod is (re)placed on its node, confirming it when it was assumed; an
     /// assumed pod whose update is still unbound stays assumed; a pod that became terminal leaves
     /// its node. Returns the previous object.
-    pub(crate) fn upsert_pod(&mut self, pod: Arc<Pod>) -> Option<Arc<Pod>> {
+    pub(crate) fn upsert_pod(&mut self, pod: Shared<Pod>) -> Option<Shared<Pod>> {
         // The key is built in a reused buffer; owned copies are made only for new map entries.
         let mut key = std::mem::take(&mut self.key_buf);
         key.clear();
@@ -498,17 +504,17 @@ impl Cache {
         old
     }
 
-    fn upsert_pod_keyed(&mut self, key: &str, pod: Arc<Pod>) -> Option<Arc<Pod>> {
+    fn upsert_pod_keyed(&mut self, key: &str, pod: Shared<Pod>) -> Option<Shared<Pod>> {
         let old = match self.pods.get_mut(key) {
-            Some(slot) => Some(std::mem::replace(slot, Arc::clone(&pod))),
-            None => self.pods.insert(key.to_string(), Arc::clone(&pod)),
+            Some(slot) => Some(std::mem::replace(slot, Shared::clone(&pod))),
+            None => self.pods.insert(key.to_string(), Shared::clone(&pod)),
         };
         self.pod_changed(key, old.as_deref(), Some(&pod));
         if pod.node_name().is_none() && !pod.is_terminal() {
             match self.unassigned.get_mut(key) {
-                Some(slot) => *slot = Arc::clone(&pod),
+                Some(slot) => *slot = Shared::clone(&pod),
                 None => {
-                    self.unassigned.insert(key.to_string(), Arc::clone(&pod));
+                    self.unassigned.insert(key.to_string(), Shared::clone(&pod));
                 }
             }
         } else {
@@ -558,7 +564,7 @@ impl Cache {
     /// same node state, pod order and generations, but reuses the derived requests, ports and
     /// GPUs instead of computing them again and keeps the placement entry. False (nothing done)
     /// when the fast path does not apply.
-    fn confirm_in_place(&mut self, key: &str, pod: &Arc<Pod>, node: &str) -> bool {
+    fn confirm_in_place(&mut self, key: &str, pod: &Shared<Pod>, node: &str) -> bool {
         let Some(pl) = self.placed.get_mut(key) else {
             return false;
         };
@@ -579,7 +585,7 @@ impl Cache {
             return false;
         };
         let (a, b) = (&prev.pod, pod);
-        let same_inputs = Arc::ptr_eq(a, b)
+        let same_inputs = Shared::ptr_eq(a, b)
             || (a.spec.containers == b.spec.containers
                 && a.spec.init_containers == b.spec.init_containers
                 && a.spec.overhead == b.spec.overhead
@@ -588,11 +594,11 @@ impl Cache {
         if !same_inputs {
             return false;
         }
-        let prev = Arc::clone(&prev.pod);
+        let prev = Shared::clone(&prev.pod);
         let Some(mut pi) = ni.remove_pod(&prev) else {
             return false;
         };
-        pi.pod = Arc::clone(pod);
+        pi.pod = Shared::clone(pod);
         ni.add_pod(pi);
         pl.assumed = false;
         self.refresh_flags(i);
@@ -601,7 +607,7 @@ impl Cache {
 
     /// Removes a pod by `namespace/name` (upstream `RemovePod`, also for assumed pods). Returns
     /// the removed object.
-    pub(crate) fn remove_pod(&mut self, key: &str) -> Option<Arc<Pod>> {
+    pub(crate) fn remove_pod(&mut self, key: &str) -> Option<Shared<Pod>> {
         let old = self.pods.remove(key);
         self.pod_changed(key, old.as_deref(), None);
         self.unassigned.remove(key);
@@ -671,7 +677,7 @@ mod tests {
     use crate::perf_workloads::make_node;
     use crate::runtime::node_arrays::GENERATION_BLOCK;
 
-    fn pod(name: &str, node: Option<&str>) -> Arc<Pod> {
+    fn pod(name: &str, node: Option<&str>) -> Shared<Pod> {
         let mut p = crate::perf_workloads::make_pod(
             crate::perf_workloads::PodTemplate::Default,
             "default",
@@ -681,7 +687,7 @@ mod tests {
         p.metadata.name = name.into();
         p.metadata.uid = Some(format!("uid-{name}"));
         p.spec.node_name = node.map(str::to_string);
-        Arc::new(p)
+        Shared::from_typed(p)
     }
 
     fn pods_on(c: &Cache, node: &str) -> Vec<String> {
@@ -758,12 +764,12 @@ mod tests {
         c.upsert_node(Arc::new(make_node("a", None)));
         c.upsert_node(Arc::new(make_node("b", None)));
         let pending = pod("p", None);
-        c.upsert_pod(Arc::clone(&pending));
+        c.upsert_pod(Shared::clone(&pending));
         assert_eq!(c.unassigned_pods().count(), 1);
-        assert!(c.assume(PodInfo::new(Arc::clone(&pending)), "a"));
+        assert!(c.assume(PodInfo::new(Shared::clone(&pending)), "a"));
         assert!(c.is_assumed("default/p"));
         // A status update of the still-unbound pod keeps the assumption.
-        c.upsert_pod(Arc::clone(&pending));
+        c.upsert_pod(Shared::clone(&pending));
         assert_eq!(pods_on(&c, "a"), vec!["p"]);
         // The binding arrives for another node: upstream moves the pod there.
         c.upsert_pod(pod("p", Some("b")));
@@ -786,15 +792,15 @@ mod tests {
         let mut c = Cache::default();
         c.upsert_node(Arc::new(make_node("a", None)));
         let p = pod("p", None);
-        assert!(c.assume(PodInfo::new(Arc::clone(&p)), "a"));
+        assert!(c.assume(PodInfo::new(Shared::clone(&p)), "a"));
         assert!(!c.forget(&p, "b"));
         assert!(c.forget(&p, "a"));
         assert_eq!(c.node_info("a").map(|n| n.pod_count()), Some(0));
         let mut done = (*pod("q", Some("a"))).clone();
-        c.upsert_pod(Arc::new(done.clone()));
+        c.upsert_pod(Shared::from_typed(done.clone()));
         assert_eq!(c.node_info("a").map(|n| n.pod_count()), Some(1));
         done.status.phase = Some("Succeeded".into());
-        c.upsert_pod(Arc::new(done));
+        c.upsert_pod(Shared::from_typed(done));
         assert_eq!(c.node_info("a").map(|n| n.pod_count()), Some(0));
         // Terminal pods stay listed (Handle::pods lists every pod).
         assert_eq!(c.pods().len(), 1);
@@ -807,21 +813,21 @@ mod tests {
         let mut c = Cache::default();
         c.upsert_node(Arc::new(make_node("a", None)));
         let (p1, p2) = (pod("p1", None), pod("p2", None));
-        assert!(c.assume(PodInfo::new(Arc::clone(&p1)), "a"));
-        assert!(c.assume(PodInfo::new(Arc::clone(&p2)), "a"));
+        assert!(c.assume(PodInfo::new(Shared::clone(&p1)), "a"));
+        assert!(c.assume(PodInfo::new(Shared::clone(&p2)), "a"));
         let gen = c.node_info("a").map(NodeInfo::generation);
         let mut bound = (*p1).clone();
         bound.spec.node_name = Some("a".into());
-        let bound = Arc::new(bound);
-        c.upsert_pod(Arc::clone(&bound));
+        let bound = Shared::from_typed(bound);
+        c.upsert_pod(Shared::clone(&bound));
         assert_eq!(pods_on(&c, "a"), vec!["p2", "p1"]);
         assert!(!c.is_assumed("default/p1"));
         assert!(c.is_assumed("default/p2"));
         // The node holds the bound object now, and its generation changed.
         let held = c
             .node_info("a")
-            .and_then(|n| n.pods().last().map(|pi| Arc::clone(&pi.pod)));
-        assert!(held.is_some_and(|p| Arc::ptr_eq(&p, &bound)));
+            .and_then(|n| n.pods().last().map(|pi| Shared::clone(&pi.pod)));
+        assert!(held.is_some_and(|p| Shared::ptr_eq(&p, &bound)));
         assert_ne!(c.node_info("a").map(NodeInfo::generation), gen);
         // 2 x (100m, 500Mi).
         assert_eq!(c.node_info("a").map(|n| n.requested().milli_cpu), Some(200));
@@ -832,7 +838,7 @@ mod tests {
             "cpu".into(),
             k8s_types::Quantity::parse("1").unwrap_or_default(),
         );
-        c.upsert_pod(Arc::new(bigger));
+        c.upsert_pod(Shared::from_typed(bigger));
         assert_eq!(pods_on(&c, "a"), vec!["p1", "p2"]);
         assert_eq!(
             c.node_info("a").map(|n| n.requested().milli_cpu),
@@ -859,7 +865,7 @@ mod tests {
         }
         let mut other = (*pod("a", None)).clone();
         other.metadata.namespace = Some("a-b".into());
-        c.upsert_pod(Arc::new(other));
+        c.upsert_pod(Shared::from_typed(other));
         let keys: Vec<String> = c.pods().iter().map(|p| p.key()).collect();
         // "a-b/a" < "default/..." as key strings.
         assert_eq!(keys, vec!["a-b/a", "default/a", "default/b", "default/c"]);

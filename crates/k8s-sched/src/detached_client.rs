@@ -8,6 +8,7 @@
 //! objects the caller gives (ReplicaSets, Services, ...) are kept for plugins to read (get and
 //! list only; PodTopologySpread's default selector reads the pod's owners and Services).
 
+use k8s_types::object::Shared;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -24,7 +25,7 @@ use k8s_types::Tick;
 #[derive(Clone, Debug)]
 pub(crate) enum Change {
     /// A pod was created or changed.
-    Pod(Arc<Pod>),
+    Pod(Shared<Pod>),
     /// A pod was deleted (`namespace/name`).
     PodDeleted(String),
     /// A PodGroup was created or changed.
@@ -39,7 +40,7 @@ pub(crate) struct DetachedClient {
     /// The clock, in ticks (set by [`crate::Scheduler::set_now`]).
     pub now: Tick,
     revision: i64,
-    pods: BTreeMap<String, Arc<Pod>>,
+    pods: BTreeMap<String, Shared<Pod>>,
     pod_groups: BTreeMap<String, Arc<PodGroup>>,
     /// Objects of the other kinds, by kind and `namespace/name`.
     objects: BTreeMap<(Kind, String), Object>,
@@ -59,15 +60,15 @@ fn key(namespace: &str, name: &str) -> String {
 
 impl DetachedClient {
     /// The stored pod by `namespace/name`.
-    pub(crate) fn pod(&self, key: &str) -> Option<&Arc<Pod>> {
+    pub(crate) fn pod(&self, key: &str) -> Option<&Shared<Pod>> {
         self.pods.get(key)
     }
 
     /// Stores (or replaces) a pod and queues the change.
-    pub(crate) fn put_pod(&mut self, pod: Arc<Pod>) {
+    pub(crate) fn put_pod(&mut self, pod: Shared<Pod>) {
         self.revision += 1;
         self.pods
-            .insert(crate::cache::pod_key(&pod), Arc::clone(&pod));
+            .insert(crate::cache::pod_key(&pod), Shared::clone(&pod));
         self.changes.push(Change::Pod(pod));
     }
 
@@ -136,8 +137,8 @@ impl ApiClient for DetachedClient {
                 if self.pods.contains_key(&k) {
                     return Err(Status::already_exists(&Kind::Pod, &p.metadata.name));
                 }
-                let p = Arc::new(p);
-                self.put_pod(Arc::clone(&p));
+                let p = Shared::from_typed(p);
+                self.put_pod(Shared::clone(&p));
                 Ok(Object::Pod((*p).clone()))
             }
             Object::PodGroup(g) => {
@@ -216,7 +217,7 @@ impl ApiClient for DetachedClient {
                     return Err(Status::not_found(&Kind::Pod, &p.metadata.name));
                 };
                 p.status = old.status.clone();
-                self.put_pod(Arc::new(p.clone()));
+                self.put_pod(Shared::from_typed(p.clone()));
                 Ok(Object::Pod(p))
             }
             Object::PodGroup(mut g) => {
@@ -241,7 +242,7 @@ impl ApiClient for DetachedClient {
                 };
                 let mut new = (**old).clone();
                 new.status = p.status;
-                self.put_pod(Arc::new(new.clone()));
+                self.put_pod(Shared::from_typed(new.clone()));
                 Ok(Object::Pod(new))
             }
             Object::PodGroup(g) => {
@@ -306,7 +307,7 @@ impl DetachedClient {
     /// The `pods/binding` write shared by [`ApiClient::bind`] and [`ApiClient::bind_only`]: the
     /// stored pod is replaced by a copy with `spec.nodeName` set (and the Binding's
     /// annotations), the change is queued, and the new object is returned (shared, not copied).
-    fn bind_stored(&mut self, binding: &Binding) -> Result<Arc<Pod>, Status> {
+    fn bind_stored(&mut self, binding: &Binding) -> Result<Shared<Pod>, Status> {
         let name = &binding.metadata.name;
         let ns = binding.metadata.namespace();
         self.key_buf.clear();
@@ -327,10 +328,10 @@ impl DetachedClient {
         for (k, v) in &binding.metadata.annotations {
             p.metadata.annotations.insert(k.clone(), v.clone());
         }
-        let p = Arc::new(p);
-        *slot = Arc::clone(&p);
+        let p = Shared::from_typed(p);
+        *slot = Shared::clone(&p);
         self.revision += 1;
-        self.changes.push(Change::Pod(Arc::clone(&p)));
+        self.changes.push(Change::Pod(Shared::clone(&p)));
         Ok(p)
     }
 }

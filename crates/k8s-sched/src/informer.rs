@@ -15,6 +15,7 @@
 //! cluster events (`crate::queueing_hints`), in object order (Nodes, Pods, PodGroups, each by
 //! name). A relist gives one wildcard event instead.
 
+use k8s_types::object::Shared;
 use std::collections::BTreeMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
@@ -78,7 +79,7 @@ enum ObjectKey {
 #[derive(Clone, Debug)]
 enum OldObject {
     Node(Option<Arc<Node>>),
-    Pod(Option<Arc<Pod>>),
+    Pod(Option<Shared<Pod>>),
     PodGroup(Option<Arc<PodGroup>>),
 }
 
@@ -144,7 +145,7 @@ impl ChangeTracker {
     }
 
     /// Adds or replaces a pod.
-    pub(crate) fn upsert_pod(&mut self, cache: &mut Cache, pod: Arc<Pod>) {
+    pub(crate) fn upsert_pod(&mut self, cache: &mut Cache, pod: Shared<Pod>) {
         let key = pod.key();
         let old = cache.upsert_pod(pod);
         self.note_old(ObjectKey::Pod(key.clone()), OldObject::Pod(old.clone()));
@@ -216,9 +217,16 @@ impl ChangeTracker {
         if deleted {
             return;
         }
+        // A pod is held as the stored object itself (`Shared<Pod>`, no copy: the cache, the store
+        // and the other informers share one version); Nodes and PodGroups are few and copied.
+        if matches!(&*ev.object, Object::Pod(_)) {
+            if let Some(p) = Shared::<Pod>::new(ev.object) {
+                self.upsert_pod(cache, p);
+            }
+            return;
+        }
         match Arc::unwrap_or_clone(ev.object) {
             Object::Node(n) => self.upsert_node(cache, Arc::new(n)),
-            Object::Pod(p) => self.upsert_pod(cache, Arc::new(p)),
             Object::PodGroup(g) => self.upsert_pod_group(cache, Arc::new(g)),
             _ => {}
         }
@@ -307,10 +315,10 @@ impl Informer {
             );
         }
         let nodes: Vec<Node> = api.list_typed(None, None);
-        let pods: Vec<Arc<Pod>> = api
-            .list_typed::<Pod>(None, None)
+        let pods: Vec<Shared<Pod>> = api
+            .list_shared(&Kind::Pod, None, None)
             .into_iter()
-            .map(Arc::new)
+            .filter_map(Shared::new)
             .collect();
         let groups: Vec<PodGroup> = api.list_typed(None, None);
         cache.rebuild(nodes, pods, groups);
@@ -319,5 +327,69 @@ impl Informer {
         }
         self.synced = Some(current);
         Synced::Relisted
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::perf_workloads::{make_node, make_pod, PodTemplate};
+
+    /// The cache holds a watched pod as the watch event's object itself (the store's version,
+    /// shared), not a copy: the pod in the cache and in the node's PodInfo is the same allocation
+    /// as the event's, and a later version replaces it.
+    #[test]
+    fn watched_pod_is_held_as_the_shared_stored_object() {
+        let mut cache = Cache::default();
+        let mut tracker = ChangeTracker::default();
+        let node = make_node("node-0", None);
+        let node_name = node.metadata.name.clone();
+        tracker.apply(
+            &mut cache,
+            WatchEvent {
+                type_: WatchEventType::Added,
+                revision: 1,
+                object: Arc::new(Object::Node(node)),
+            },
+        );
+        let mut pod = make_pod(PodTemplate::Default, "default", "", 0);
+        pod.metadata.uid = Some("uid-0".into());
+        pod.spec.node_name = Some(node_name.clone());
+        let key = pod.key();
+        let stored = Arc::new(Object::Pod(pod.clone()));
+        tracker.apply(
+            &mut cache,
+            WatchEvent {
+                type_: WatchEventType::Added,
+                revision: 2,
+                object: Arc::clone(&stored),
+            },
+        );
+        cache.finish_batch();
+        let held = cache.pod(&key).expect("pod in the cache");
+        assert!(Arc::ptr_eq(held.object(), &stored));
+        let on_node = cache.node_info(&node_name).expect("node").pods();
+        assert_eq!(on_node.len(), 1);
+        assert!(Arc::ptr_eq(on_node[0].pod.object(), &stored));
+        // A new version (a label added) is held in place of the first.
+        pod.metadata.labels.insert("v".into(), "2".into());
+        let second = Arc::new(Object::Pod(pod));
+        tracker.apply(
+            &mut cache,
+            WatchEvent {
+                type_: WatchEventType::Modified,
+                revision: 3,
+                object: Arc::clone(&second),
+            },
+        );
+        cache.finish_batch();
+        let held = cache.pod(&key).expect("pod in the cache");
+        assert!(Arc::ptr_eq(held.object(), &second));
+        assert_eq!(held.metadata.labels.get("v").map(String::as_str), Some("2"));
+        assert_eq!(
+            Arc::strong_count(&stored),
+            1,
+            "the first version is released"
+        );
     }
 }

@@ -3,8 +3,8 @@
 //! space freed by preemption goes to the preemptor (upstream
 //! `pkg/scheduler/backend/queue/nominator.go`, `RunFilterPluginsWithNominatedPods`).
 
+use k8s_types::object::Shared;
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use k8s_sched_framework::node_info::same_pod;
 use k8s_types::core::Pod;
@@ -12,12 +12,12 @@ use k8s_types::core::Pod;
 /// Node name -> pods nominated to it, in nomination order.
 #[derive(Clone, Debug, Default)]
 pub struct Nominator {
-    by_node: BTreeMap<String, Vec<Arc<Pod>>>,
+    by_node: BTreeMap<String, Vec<Shared<Pod>>>,
 }
 
 impl Nominator {
     /// Rebuilds from the pending pods' `status.nominatedNodeName`.
-    pub(crate) fn rebuild<'a>(&mut self, pending: impl Iterator<Item = &'a Arc<Pod>>) {
+    pub(crate) fn rebuild<'a>(&mut self, pending: impl Iterator<Item = &'a Shared<Pod>>) {
         self.by_node.clear();
         for p in pending {
             if let Some(n) = p
@@ -29,18 +29,18 @@ impl Nominator {
                 self.by_node
                     .entry(n.to_string())
                     .or_default()
-                    .push(Arc::clone(p));
+                    .push(Shared::clone(p));
             }
         }
     }
 
     /// Nominates `pod` to `node` (replacing an earlier nomination).
-    pub(crate) fn add(&mut self, pod: &Arc<Pod>, node: &str) {
+    pub(crate) fn add(&mut self, pod: &Shared<Pod>, node: &str) {
         self.remove(pod);
         self.by_node
             .entry(node.to_string())
             .or_default()
-            .push(Arc::clone(pod));
+            .push(Shared::clone(pod));
     }
 
     /// Drops `pod`'s nomination.
@@ -52,7 +52,7 @@ impl Nominator {
     }
 
     /// Pods nominated to `node`.
-    pub fn pods_for_node(&self, node: &str) -> &[Arc<Pod>] {
+    pub fn pods_for_node(&self, node: &str) -> &[Shared<Pod>] {
         self.by_node.get(node).map(Vec::as_slice).unwrap_or(&[])
     }
 

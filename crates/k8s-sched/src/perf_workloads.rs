@@ -18,8 +18,8 @@
 //! value per node); pods are created already known to the scheduler instead of through an
 //! apiserver.
 
+use k8s_types::object::Shared;
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use k8s_types::apps::ReplicaSet;
 use k8s_types::core::{
@@ -554,7 +554,7 @@ pub const ALL: &[Workload] = &[
 pub fn load(
     w: &Workload,
     percentage: Option<i32>,
-) -> Result<(Scheduler, Vec<Arc<Pod>>), ConfigError> {
+) -> Result<(Scheduler, Vec<Shared<Pod>>), ConfigError> {
     let config = KubeSchedulerConfiguration {
         percentage_of_nodes_to_score: percentage,
         ..KubeSchedulerConfiguration::default()
@@ -572,12 +572,12 @@ pub fn load(
     for rs in w.replica_sets() {
         s.add_object(Object::ReplicaSet(rs));
     }
-    let pods: Vec<Arc<Pod>> = (0..w.measure_pods)
-        .map(|i| Arc::new(w.measure_pod(i)))
+    let pods: Vec<Shared<Pod>> = (0..w.measure_pods)
+        .map(|i| Shared::from_typed(w.measure_pod(i)))
         .collect();
     if matches!(w.measure_template, PodTemplate::Gang { .. }) {
         for p in &pods {
-            s.add_pod(Arc::clone(p));
+            s.add_pod(Shared::clone(p));
         }
     }
     // The initial pods reach the cache here, outside the measured run.
@@ -599,13 +599,13 @@ pub struct RunStats {
 /// Schedules `pods` in order with [`Scheduler::schedule_one`]. A pod that triggered preemption
 /// (its attempt failed but nominated a node) is attempted once more right away, as upstream's
 /// queue does once the victims are gone.
-pub fn run(s: &mut Scheduler, pods: &[Arc<Pod>]) -> RunStats {
+pub fn run(s: &mut Scheduler, pods: &[Shared<Pod>]) -> RunStats {
     let mut stats = RunStats::default();
     for p in pods {
-        let mut r = s.schedule_one(Arc::clone(p));
+        let mut r = s.schedule_one(Shared::clone(p));
         stats.attempts += 1;
         if matches!(r.decision, Decision::Unschedulable { .. }) && s.is_nominated(p) {
-            r = s.schedule_one(Arc::clone(p));
+            r = s.schedule_one(Shared::clone(p));
             stats.attempts += 1;
         }
         let bound_now = r

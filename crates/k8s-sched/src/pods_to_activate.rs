@@ -10,8 +10,8 @@
 //! pods by `namespace/name`. Order (determinism): the map is a `BTreeMap`, so the queue visits
 //! the pods in `namespace/name` order (upstream ranges over a Go map).
 
+use k8s_types::object::Shared;
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use k8s_sched_framework::CycleState;
 use k8s_types::core::Pod;
@@ -23,14 +23,14 @@ pub const PODS_TO_ACTIVATE_KEY: &str = "kubernetes.io/pods-to-activate";
 #[derive(Clone, Debug, Default)]
 pub struct PodsToActivate {
     /// The pods, keyed by `namespace/name` (upstream `Map`).
-    pub map: BTreeMap<String, Arc<Pod>>,
+    pub map: BTreeMap<String, Shared<Pod>>,
 }
 
 impl PodsToActivate {
     /// Adds `pods` to the state's PodsToActivate, keyed by `namespace/name`; does nothing when the
     /// state has none (upstream plugins only write when `state.Read(PodsToActivateKey)`
     /// succeeds).
-    pub fn add(state: &mut CycleState, pods: impl IntoIterator<Item = Arc<Pod>>) {
+    pub fn add(state: &mut CycleState, pods: impl IntoIterator<Item = Shared<Pod>>) {
         if let Some(s) = state.read_mut::<PodsToActivate>(PODS_TO_ACTIVATE_KEY) {
             for p in pods {
                 s.map.insert(p.key(), p);
@@ -46,7 +46,7 @@ pub(crate) fn init(state: &mut CycleState) {
 
 /// Takes the pods queued for activation out of the state, leaving the entry empty (upstream
 /// clears the map after the scheduling cycle's `Activate`). `None` when there are none.
-pub(crate) fn take(state: &mut CycleState) -> Option<BTreeMap<String, Arc<Pod>>> {
+pub(crate) fn take(state: &mut CycleState) -> Option<BTreeMap<String, Shared<Pod>>> {
     let s = state.read_mut::<PodsToActivate>(PODS_TO_ACTIVATE_KEY)?;
     if s.map.is_empty() {
         return None;
@@ -58,11 +58,11 @@ pub(crate) fn take(state: &mut CycleState) -> Option<BTreeMap<String, Arc<Pod>>>
 mod tests {
     use super::*;
 
-    fn pod(ns: &str, name: &str) -> Arc<Pod> {
+    fn pod(ns: &str, name: &str) -> Shared<Pod> {
         let mut p = Pod::default();
         p.metadata.name = name.into();
         p.metadata.namespace = Some(ns.into());
-        Arc::new(p)
+        Shared::from_typed(p)
     }
 
     #[test]

@@ -27,8 +27,8 @@
 //! Order (determinism): an event visits the unschedulable pods in `namespace/name` order; the
 //! outcome does not depend on it because a move only marks the pod.
 
+use k8s_types::object::Shared;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 
 use k8s_sched_framework::QueuedPodInfo;
 use k8s_types::core::Pod;
@@ -98,7 +98,7 @@ impl Backoff {
 pub struct QueueEntry {
     uid: String,
     /// The pod as last observed.
-    pod: Option<Arc<Pod>>,
+    pod: Option<Shared<Pod>>,
     /// Queue timestamp (creation tick, refreshed on each failure).
     pub timestamp: Tick,
     /// The pod's resourceVersion when the scheduler first saw it (its creation revision for a pod not
@@ -198,7 +198,7 @@ impl SchedulingQueue {
     }
 
     /// Registers a pending pod (or resets a recreated one) and returns its queue info.
-    pub(crate) fn observe(&mut self, pod: &Arc<Pod>, now: Tick, revision: i64) -> QueuedPodInfo {
+    pub(crate) fn observe(&mut self, pod: &Shared<Pod>, now: Tick, revision: i64) -> QueuedPodInfo {
         let key = pod.key();
         let uid = pod.metadata.uid.clone().unwrap_or_default();
         let fresh = || QueueEntry {
@@ -223,9 +223,9 @@ impl SchedulingQueue {
             set_in_flight(&mut self.in_flight, &mut e.in_flight_since, None);
             *e = fresh();
         }
-        e.pod = Some(Arc::clone(pod));
+        e.pod = Some(Shared::clone(pod));
         QueuedPodInfo {
-            pod: Arc::clone(pod),
+            pod: Shared::clone(pod),
             timestamp: e.timestamp,
             attempts: e.attempts,
             initial_attempt_timestamp: e.initial_attempt,
@@ -386,7 +386,7 @@ impl SchedulingQueue {
     /// `ForceActivate` event meant for it alone, so it is requeued after its backoff if it fails
     /// (upstream `addEventsIfPodInFlight` with `EventForceActivate`); a pod already in activeQ or
     /// unknown to the queue is untouched. Returns the number of pods moved to activeQ.
-    pub(crate) fn activate(&mut self, pods: &BTreeMap<String, Arc<Pod>>, now: Tick) -> usize {
+    pub(crate) fn activate(&mut self, pods: &BTreeMap<String, Shared<Pod>>, now: Tick) -> usize {
         let mut moved = 0;
         for (key, pod) in pods {
             match self.location(key, now) {
@@ -400,7 +400,7 @@ impl SchedulingQueue {
                     let ev = ObservedEvent {
                         event: EVENT_FORCE_ACTIVATE,
                         old: None,
-                        new: Some(EventObj::Pod(Arc::clone(pod))),
+                        new: Some(EventObj::Pod(Shared::clone(pod))),
                         scope: EventScope::Only(key.clone()),
                     };
                     self.in_flight_events.push((self.next_event, ev));
@@ -533,8 +533,9 @@ mod tests {
     use k8s_sched_framework::Plugin;
     use k8s_types::core::{Container, Node, ResourceRequirements};
     use k8s_types::Quantity;
+    use std::sync::Arc;
 
-    fn pod(name: &str, cpu: &str, node: Option<&str>) -> Arc<Pod> {
+    fn pod(name: &str, cpu: &str, node: Option<&str>) -> Shared<Pod> {
         let mut p = Pod::default();
         p.metadata.name = name.into();
         p.metadata.namespace = Some("default".into());
@@ -548,7 +549,7 @@ mod tests {
             .requests
             .insert("cpu".into(), Quantity::parse(cpu).unwrap());
         p.spec.containers.push(c);
-        Arc::new(p)
+        Shared::from_typed(p)
     }
 
     fn node(name: &str, labels: &[(&str, &str)]) -> Arc<Node> {
@@ -717,7 +718,7 @@ mod tests {
         assert_eq!(loc(&q, "inflight"), Some(QueueLocation::InFlight));
         assert_eq!(loc(&q, "unknown"), None);
 
-        let to_activate: BTreeMap<String, Arc<Pod>> =
+        let to_activate: BTreeMap<String, Shared<Pod>> =
             ["active", "backoff", "unsched", "inflight", "unknown"]
                 .iter()
                 .map(|n| (format!("default/{n}"), pod(n, "1", None)))

@@ -13,6 +13,7 @@
 //! object order: Nodes by name, then Pods by `namespace/name`, then PodGroups by
 //! `namespace/name`; one object's events in upstream's extractor order.
 
+use k8s_types::object::Shared;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -160,7 +161,7 @@ pub enum EventObj {
     /// A Node.
     Node(Arc<Node>),
     /// A Pod.
-    Pod(Arc<Pod>),
+    Pod(Shared<Pod>),
     /// A PodGroup.
     PodGroup(Arc<PodGroup>),
 }
@@ -335,11 +336,11 @@ pub fn node_events(old: Option<&Arc<Node>>, new: Option<&Arc<Node>>) -> Vec<Obse
 /// (every pod); unscheduled pods give `UnschedulablePodAdd`/`Delete`; an assigned pod's update
 /// gives its `PodSchedulingPropertiesChange` events (every pod for a scale down, else
 /// cross-topology pods only); an unscheduled pod's update is offered to that pod only.
-pub fn pod_events(old: Option<&Arc<Pod>>, new: Option<&Arc<Pod>>) -> Vec<ObservedEvent> {
-    let visible = |p: Option<&Arc<Pod>>| p.filter(|p| !p.is_terminal()).cloned();
+pub fn pod_events(old: Option<&Shared<Pod>>, new: Option<&Shared<Pod>>) -> Vec<ObservedEvent> {
+    let visible = |p: Option<&Shared<Pod>>| p.filter(|p| !p.is_terminal()).cloned();
     let (old, new) = (visible(old), visible(new));
-    let obj = |p: &Arc<Pod>| Some(EventObj::Pod(Arc::clone(p)));
-    let add = |n: &Arc<Pod>| {
+    let obj = |p: &Shared<Pod>| Some(EventObj::Pod(Shared::clone(p)));
+    let add = |n: &Shared<Pod>| {
         if n.node_name().is_some() {
             let mut e = ObservedEvent::new(EVENT_ASSIGNED_POD_ADD, None, obj(n));
             e.scope = EventScope::CrossTopology;
@@ -348,7 +349,7 @@ pub fn pod_events(old: Option<&Arc<Pod>>, new: Option<&Arc<Pod>>) -> Vec<Observe
             ObservedEvent::new(EVENT_UNSCHEDULED_POD_ADD, None, obj(n))
         }
     };
-    let delete = |o: &Arc<Pod>| {
+    let delete = |o: &Shared<Pod>| {
         let ev = if o.node_name().is_some() {
             EVENT_ASSIGNED_POD_DELETE
         } else {

@@ -8,8 +8,8 @@
 
 pub mod detached;
 
+use k8s_types::object::Shared;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 
 use k8s_sched_framework::events::EVENT_FORCE_ACTIVATE;
 use k8s_sched_framework::node_info::same_pod;
@@ -245,7 +245,7 @@ impl Scheduler {
         self.check_waiting(synced == Synced::Relisted);
         self.waiting.expire(now);
 
-        let pending: Vec<Arc<Pod>> = self
+        let pending: Vec<Shared<Pod>> = self
             .cache
             .unassigned_pods()
             .filter(|p| {
@@ -382,7 +382,7 @@ impl Scheduler {
             let Some(w) = self.waiting.get(&key) else {
                 continue;
             };
-            let (pod, node) = (Arc::clone(&w.pod), w.node.clone());
+            let (pod, node) = (Shared::clone(&w.pod), w.node.clone());
             let current = self
                 .cache
                 .pod(&pod.key())

@@ -35,7 +35,7 @@
 //! use k8s_sched::simulator::Simulator;
 //! use k8s_sched::KubeSchedulerConfiguration;
 //! use k8s_types::core::{Container, Node, Pod};
-//! use k8s_types::Quantity;
+//! use k8s_types::{Quantity, Shared};
 //!
 //! let mut nodes = Vec::new();
 //! for name in ["node-a", "node-b"] {
@@ -56,13 +56,14 @@
 //! pod.spec.containers.push(c);
 //! for name in ["web-0", "web-1"] {
 //!     pod.metadata.name = name.into();
-//!     let placed = sim.schedule_pod(&Arc::new(pod.clone())).expect("placed");
+//!     let placed = sim.schedule_pod(&Shared::from_typed(pod.clone())).expect("placed");
 //!     // The second pod joins the first: node-b is now the more allocated one.
 //!     assert_eq!(sim.node_name(placed.node), Some("node-b"));
 //! }
 //! # Ok::<(), k8s_sched::ConfigError>(())
 //! ```
 
+use k8s_types::object::Shared;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -92,7 +93,7 @@ pub struct SimPlacement {
     pub node: usize,
     /// The pod as placed: with the annotations its Reserve plugins asked for (e.g.
     /// `alibabacloud.com/gpu-index`), else the pod given.
-    pub pod: Arc<Pod>,
+    pub pod: Shared<Pod>,
 }
 
 /// The scheduler over a fixed list of nodes, one attempt per pod (see the module docs).
@@ -187,10 +188,10 @@ impl Simulator {
     /// One scheduling attempt of `pod` now (see the module docs); when a node is chosen the pod
     /// (as placed) stays on it for every later attempt. `None` when it fits nowhere or a plugin
     /// failed.
-    pub fn schedule_pod(&mut self, pod: &Arc<Pod>) -> Option<SimPlacement> {
+    pub fn schedule_pod(&mut self, pod: &Shared<Pod>) -> Option<SimPlacement> {
         let placement = self.attempt(pod)?;
         let n = &mut self.nodes[placement.node];
-        n.add_pod(PodInfo::new(Arc::clone(&placement.pod)));
+        n.add_pod(PodInfo::new(Shared::clone(&placement.pod)));
         self.rooms[placement.node] = Room::of(n);
         Some(placement)
     }
@@ -205,7 +206,7 @@ impl Simulator {
         node_frag(v.cpu_left, v.gpu_left, v.model, typical)
     }
 
-    fn attempt(&mut self, pod: &Arc<Pod>) -> Option<SimPlacement> {
+    fn attempt(&mut self, pod: &Shared<Pod>) -> Option<SimPlacement> {
         let Simulator {
             scheduler,
             nodes,
@@ -300,8 +301,8 @@ impl Simulator {
             fwk.run_unreserve(&mut state, pod, &name, &mut h);
             return None;
         }
-        let placed =
-            crate::binding_annotations::annotated(&state, pod).unwrap_or_else(|| Arc::clone(pod));
+        let placed = crate::binding_annotations::annotated(&state, pod)
+            .unwrap_or_else(|| Shared::clone(pod));
         Some(SimPlacement {
             node: host,
             pod: placed,
@@ -324,10 +325,10 @@ pub struct NodeGpuUse {
 
 /// [`NodeGpuUse`] of `node` holding `pods` (bound there and not terminal; their device annotations
 /// place them on GPU indices as the scheduler's cache does).
-pub fn node_gpu_use(node: Arc<Node>, pods: &[Arc<Pod>], typical: &[TypicalPod]) -> NodeGpuUse {
+pub fn node_gpu_use(node: Arc<Node>, pods: &[Shared<Pod>], typical: &[TypicalPod]) -> NodeGpuUse {
     let mut info = NodeInfo::new(node);
     for p in pods {
-        info.add_pod(PodInfo::new(Arc::clone(p)));
+        info.add_pod(PodInfo::new(Shared::clone(p)));
     }
     let v = NodeView::of(&info);
     NodeGpuUse {
@@ -391,7 +392,7 @@ impl Handle for SimHandle<'_> {
     fn node_info(&self, name: &str) -> Option<&NodeInfo> {
         self.index.get(name).map(|i| &self.nodes[*i])
     }
-    fn pods(&self) -> &[Arc<Pod>] {
+    fn pods(&self) -> &[Shared<Pod>] {
         &[]
     }
     fn client(&self) -> &dyn ApiClient {
@@ -406,7 +407,7 @@ impl Handle for SimHandle<'_> {
     }
     fn allow_waiting_pod(&mut self, _: &str, _: &str) {}
     fn reject_waiting_pod(&mut self, _: &str, _: &str, _: &str) {}
-    fn nominated_pods_for_node(&self, _: &str) -> Vec<Arc<Pod>> {
+    fn nominated_pods_for_node(&self, _: &str) -> Vec<Shared<Pod>> {
         Vec::new()
     }
     fn run_filter_plugins_with_nominated_pods(

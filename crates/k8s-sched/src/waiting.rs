@@ -3,8 +3,8 @@
 //! upstream `pkg/scheduler/framework/runtime/waiting_pods_map.go`; timeouts are checked at the
 //! start of each tick (one tick = one second).
 
+use k8s_types::object::Shared;
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use k8s_sched_framework::{CycleState, Status, WaitingPodInfo};
 use k8s_types::core::Pod;
@@ -23,7 +23,7 @@ pub fn pod_key(pod: &Pod) -> String {
 #[derive(Debug)]
 pub struct WaitingPod {
     /// The pod.
-    pub pod: Arc<Pod>,
+    pub pod: Shared<Pod>,
     /// The node it is assumed on.
     pub node: String,
     /// The profile that scheduled it.
@@ -49,7 +49,7 @@ impl WaitingPods {
     /// Starts holding `pod` on `node` for the plugins in `waits` (plugin -> timeout in ticks).
     pub(crate) fn add(
         &mut self,
-        pod: Arc<Pod>,
+        pod: Shared<Pod>,
         node: String,
         profile: usize,
         waits: BTreeMap<String, Tick>,
@@ -95,7 +95,7 @@ impl WaitingPods {
         self.iter()
             .filter(|w| w.decision.is_none())
             .map(|w| WaitingPodInfo {
-                pod: Arc::clone(&w.pod),
+                pod: Shared::clone(&w.pod),
                 node_name: w.node.clone(),
                 pending_plugins: w.pending.keys().cloned().collect(),
             })
@@ -193,7 +193,14 @@ mod tests {
         let mut pod = Pod::default();
         pod.metadata.uid = Some("u1".into());
         let waits: BTreeMap<String, Tick> = [("A".to_string(), 5), ("B".to_string(), 10)].into();
-        w.add(Arc::new(pod), "n".into(), 0, waits, CycleState::new(), 100);
+        w.add(
+            Shared::from_typed(pod),
+            "n".into(),
+            0,
+            waits,
+            CycleState::new(),
+            100,
+        );
         w.allow("u1", "A");
         assert!(w.get("u1").unwrap().decision.is_none());
         w.expire(104);

@@ -3,8 +3,6 @@
 //! and later pods of the same run see the decision. Values computed by hand from the rules in
 //! `plugins::gpu` (best-fit GPU selection, the simulator's `allocateGpuIdBasedOnBestFit`).
 
-use std::sync::Arc;
-
 use k8s_sched::{KubeSchedulerConfiguration, Scheduler};
 use k8s_types::core::{Container, Node, Pod, ResourceList};
 use k8s_types::gpushare::GPU_INDEX_ANNOTATION;
@@ -68,31 +66,39 @@ fn fractions_share_one_gpu_and_whole_gpus_avoid_it() {
     let mut s = Scheduler::new(cfg).expect("scheduler");
     s.add_node(node("gpu-a", "2"));
     // 0.6 GPU: a fresh 2-GPU node; best fit takes GPU 0 (first index among equal free).
-    let r = s.schedule_one(Arc::new(pod(
+    let r = s.schedule_one(k8s_types::object::Shared::from_typed(pod(
         "share-1",
         "alibabacloud.com/gpu-milli",
         "600",
     )));
     assert_eq!(r.decision.bound_node(), Some("gpu-a"));
     // 0.3 GPU: GpuPacking prefers the partly used GPU; best fit picks GPU 0 (400 free).
-    let r = s.schedule_one(Arc::new(pod(
+    let r = s.schedule_one(k8s_types::object::Shared::from_typed(pod(
         "share-2",
         "alibabacloud.com/gpu-milli",
         "300",
     )));
     assert_eq!(r.decision.bound_node(), Some("gpu-a"));
     // A whole GPU: only GPU 1 is fully free.
-    let r = s.schedule_one(Arc::new(pod("whole-1", "nvidia.com/gpu", "1")));
+    let r = s.schedule_one(k8s_types::object::Shared::from_typed(pod(
+        "whole-1",
+        "nvidia.com/gpu",
+        "1",
+    )));
     assert_eq!(r.decision.bound_node(), Some("gpu-a"));
     // Another whole GPU does not fit: GPU 0 holds 900 milli of shared pods.
-    let r = s.schedule_one(Arc::new(pod("whole-2", "nvidia.com/gpu", "1")));
+    let r = s.schedule_one(k8s_types::object::Shared::from_typed(pod(
+        "whole-2",
+        "nvidia.com/gpu",
+        "1",
+    )));
     assert!(
         matches!(&r.decision, k8s_sched::scheduler::detached::Decision::Unschedulable { message }
             if message.contains("not enough fully free GPUs")),
         "{r:?}"
     );
     // 0.2 GPU: 100 milli left on GPU 0, nothing on GPU 1.
-    let r = s.schedule_one(Arc::new(pod(
+    let r = s.schedule_one(k8s_types::object::Shared::from_typed(pod(
         "share-3",
         "alibabacloud.com/gpu-milli",
         "200",

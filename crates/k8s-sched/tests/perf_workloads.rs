@@ -4,14 +4,14 @@
 //! objects the criterion benches use, through the detached API only, checking that every pod the
 //! shape allows is scheduled and where it went.
 
+use k8s_types::object::Shared;
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use k8s_sched::perf_workloads::{self as w, RunStats, Workload, LABEL_ZONE};
 use k8s_sched::{Decision, Scheduler};
 use k8s_types::core::Pod;
 
-fn run(wl: &Workload) -> (Scheduler, Vec<Arc<Pod>>, RunStats) {
+fn run(wl: &Workload) -> (Scheduler, Vec<Shared<Pod>>, RunStats) {
     let (mut s, pods) = w::load(wl, None).expect("default profile");
     let stats = w::run(&mut s, &pods);
     (s, pods, stats)
@@ -58,7 +58,7 @@ fn scheduling_basic_fills_nodes_up_to_their_cpu() {
     assert_eq!(stats.unschedulable, 1);
     assert!(pods_per_node(&s).values().all(|n| *n == 40));
     let mut s = s;
-    let again = s.schedule_one(Arc::clone(&pods[40]));
+    let again = s.schedule_one(Shared::clone(&pods[40]));
     assert_eq!(
         again.decision,
         Decision::Unschedulable {
@@ -129,7 +129,7 @@ fn pod_anti_affinity_allows_one_green_pod_per_node() {
     assert_eq!(stats.unschedulable, 3);
     assert!(pods_per_node(&s).values().all(|n| *n == 1));
     let mut s = s;
-    let r = s.schedule_one(Arc::clone(&pods[9]));
+    let r = s.schedule_one(Shared::clone(&pods[9]));
     match r.decision {
         Decision::Unschedulable { message } => assert!(
             message.starts_with(
@@ -167,11 +167,11 @@ fn preemption_basic_evicts_three_low_priority_pods_per_high_priority_pod() {
 fn gang_members_wait_until_the_group_is_complete() {
     let wl = w::GANG_5000.scaled(5, 2, 6);
     let (mut s, pods) = w::load(&wl, None).expect("default profile");
-    let first = s.schedule_one(Arc::clone(&pods[0]));
+    let first = s.schedule_one(Shared::clone(&pods[0]));
     assert!(matches!(first.decision, Decision::Waiting { .. }));
-    let second = s.schedule_one(Arc::clone(&pods[1]));
+    let second = s.schedule_one(Shared::clone(&pods[1]));
     assert!(matches!(second.decision, Decision::Waiting { .. }));
-    let third = s.schedule_one(Arc::clone(&pods[2]));
+    let third = s.schedule_one(Shared::clone(&pods[2]));
     assert!(third.decision.bound_node().is_some());
     // The two waiting siblings bind with the third, in the order they started waiting.
     let others: Vec<&str> = third.others.iter().map(|(k, _)| k.as_str()).collect();
@@ -188,7 +188,7 @@ fn gang_without_enough_members_is_rejected_by_prefilter() {
     // PostFilter adds the group rejection after DefaultPreemption's reason.
     let wl = w::GANG_5000.scaled(3, 0, 2);
     let (mut s, pods) = w::load(&wl, None).expect("default profile");
-    let r = s.schedule_one(Arc::clone(&pods[0]));
+    let r = s.schedule_one(Shared::clone(&pods[0]));
     assert_eq!(
         r.decision,
         Decision::Unschedulable {

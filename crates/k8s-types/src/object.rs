@@ -789,6 +789,31 @@ impl<R: Resource> Shared<R> {
     }
 }
 
+impl<R> Shared<R> {
+    /// True when both views share one object (`Arc::ptr_eq`).
+    pub fn ptr_eq(a: &Shared<R>, b: &Shared<R>) -> bool {
+        std::sync::Arc::ptr_eq(&a.obj, &b.obj)
+    }
+}
+
+impl<R: Resource> From<R> for Shared<R> {
+    fn from(r: R) -> Self {
+        Shared::from_typed(r)
+    }
+}
+
+impl<R: Resource + Default> Default for Shared<R> {
+    fn default() -> Self {
+        Shared::from_typed(R::default())
+    }
+}
+
+impl<R: Resource + Serialize> Serialize for Shared<R> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        (**self).serialize(s)
+    }
+}
+
 impl<R: Resource> std::ops::Deref for Shared<R> {
     type Target = R;
     fn deref(&self) -> &R {

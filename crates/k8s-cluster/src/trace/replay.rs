@@ -26,6 +26,7 @@
 //! the generator differs from Go's `math/rand`, so runs match the paper in distribution, not pod
 //! by pod.
 
+use k8s_types::object::Shared;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -99,7 +100,7 @@ pub struct ReplayRun {
 #[derive(Clone, Debug)]
 pub struct Prepared {
     nodes: Vec<Arc<Node>>,
-    workload: Vec<(TracePod, Arc<Pod>)>,
+    workload: Vec<(TracePod, Shared<Pod>)>,
     typical: Vec<TypicalPod>,
     capacity_milli: i64,
 }
@@ -116,10 +117,10 @@ impl Prepared {
         }
         let capacity_milli = gpu_nodes.iter().map(|n| n.gpus * 1000).sum();
         let nodes = gpu_nodes.iter().map(|n| Arc::new(n.to_node())).collect();
-        let mut workload: Vec<(TracePod, Arc<Pod>)> = trace
+        let mut workload: Vec<(TracePod, Shared<Pod>)> = trace
             .pods
             .iter()
-            .map(|p| (p.clone(), Arc::new(p.to_pod())))
+            .map(|p| (p.clone(), Shared::from_typed(p.to_pod())))
             .collect();
         workload.sort_by(|a, b| a.0.name.cmp(&b.0.name));
         let typical = typical_pods(
@@ -151,13 +152,13 @@ impl Prepared {
 
     /// The arrival sequence of a seed: shuffled workload, then inflation copies (at most
     /// `MAX_ARRIVALS` pods in all).
-    pub fn arrivals(&self, rng: &mut SplitMix64, inflation: f64) -> Vec<Arc<Pod>> {
+    pub fn arrivals(&self, rng: &mut SplitMix64, inflation: f64) -> Vec<Shared<Pod>> {
         let n = self.workload.len();
         let mut order: Vec<usize> = (0..n).collect();
         rng.shuffle(&mut order);
-        let mut out: Vec<Arc<Pod>> = order
+        let mut out: Vec<Shared<Pod>> = order
             .iter()
-            .map(|i| Arc::clone(&self.workload[*i].1))
+            .map(|i| Shared::clone(&self.workload[*i].1))
             .collect();
         let mut total: i64 = self.workload.iter().map(|(p, _)| p.gpu.total_milli()).sum();
         let target = inflation * self.capacity_milli as f64;
@@ -175,7 +176,9 @@ impl Prepared {
                     break;
                 }
                 total += tp.gpu.total_milli();
-                out.push(Arc::new(tp.to_pod_named(&format!("{}-tuned-{i}", tp.name))));
+                out.push(Shared::from_typed(
+                    tp.to_pod_named(&format!("{}-tuned-{i}", tp.name)),
+                ));
                 i += 1;
             }
         } else {

@@ -27,6 +27,7 @@
 //! pod-group label PostFilter adds no reason (upstream adds `can not find pod group`), so
 //! FailedScheduling messages of ordinary pods stay those of the default profile.
 
+use k8s_types::object::Shared;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
@@ -143,7 +144,7 @@ fn group_pod_count(handle: &dyn Handle, pod: &Pod, pg: &str) -> usize {
 /// those that are unschedulable or backing off to activeQ when this attempt's scheduling cycle
 /// ends.
 fn activate_siblings(handle: &dyn Handle, state: &mut CycleState, pod: &Pod, pg: &str) {
-    let siblings: Vec<Arc<Pod>> = handle
+    let siblings: Vec<Shared<Pod>> = handle
         .pod_group_pods(pod.metadata.namespace(), pg)
         .into_iter()
         .filter(|p| !p.is_terminal() && !same_pod(p, pod))
@@ -239,7 +240,7 @@ impl PreFilterPlugin for Coscheduling {
                 );
             }
         }
-        let pods: Vec<Arc<Pod>> = handle
+        let pods: Vec<Shared<Pod>> = handle
             .pod_group_pods(pod.metadata.namespace(), pg_name)
             .into_iter()
             .filter(|p| !p.is_terminal())

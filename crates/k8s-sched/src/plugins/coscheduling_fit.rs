@@ -25,9 +25,9 @@
 //!   fit, and one it passes may still fail Filter later (inter-pod affinity, ports, GPU devices)
 //!   as before.
 
+use k8s_types::object::Shared;
 use std::collections::BTreeSet;
 use std::fmt;
-use std::sync::Arc;
 
 use k8s_sched_framework::node_info::same_pod;
 use k8s_sched_framework::{CycleState, FilterPlugin, Handle, NodeInfo};
@@ -305,7 +305,7 @@ fn node_bound(
 /// after which the gang is known to fit.
 pub fn assess_on(
     nodes: &[NodeInfo],
-    group_pods: &[Arc<Pod>],
+    group_pods: &[Shared<Pod>],
     is_placed: impl Fn(&Pod) -> bool,
     pod: &Pod,
     pg: &PodGroup,
@@ -313,7 +313,7 @@ pub fn assess_on(
 ) -> GangFit {
     let ns = pod.metadata.namespace();
     let name = pg.metadata.name.as_str();
-    let members: Vec<&Arc<Pod>> = group_pods.iter().filter(|p| !p.is_terminal()).collect();
+    let members: Vec<&Shared<Pod>> = group_pods.iter().filter(|p| !p.is_terminal()).collect();
     let is_member = |p: &Pod| p.metadata.namespace() == ns && p.pod_group() == Some(name);
     let mut placed = 0usize;
     let mut unplaced: Vec<&Pod> = Vec::new();
@@ -476,6 +476,7 @@ pub fn check_cluster_resource(
 mod tests {
     use super::*;
     use crate::plugins::testutil::{node_with_pods, pod};
+    use std::sync::Arc;
 
     const GPU: &str = "nvidia.com/gpu";
 
@@ -503,9 +504,9 @@ mod tests {
         pg
     }
 
-    fn members(n: usize, gpus: &str) -> Vec<Arc<Pod>> {
+    fn members(n: usize, gpus: &str) -> Vec<Shared<Pod>> {
         (0..n)
-            .map(|i| Arc::new(gpu_pod(&format!("train-{i}"), gpus, 1000, Some("train"))))
+            .map(|i| Shared::from_typed(gpu_pod(&format!("train-{i}"), gpus, 1000, Some("train"))))
             .collect()
     }
 
@@ -589,12 +590,12 @@ mod tests {
 
     #[test]
     fn node_selectors_and_taints_limit_the_admitting_nodes() {
-        let m: Vec<Arc<Pod>> = members(2, "8")
+        let m: Vec<Shared<Pod>> = members(2, "8")
             .into_iter()
             .map(|p| {
                 let mut p = (*p).clone();
                 p.spec.node_selector.insert("pool".into(), "a".into());
-                Arc::new(p)
+                Shared::from_typed(p)
             })
             .collect();
         let mut nodes = cluster();
@@ -602,9 +603,9 @@ mod tests {
         n.metadata.labels.insert("pool".into(), "a".into());
         nodes[2] = {
             let mut ni = NodeInfo::new(Arc::new(n));
-            ni.add_pod(k8s_sched_framework::PodInfo::new(Arc::new(gpu_pod(
-                "low-2", "8", 10, None,
-            ))));
+            ni.add_pod(k8s_sched_framework::PodInfo::new(Shared::from_typed(
+                gpu_pod("low-2", "8", 10, None),
+            )));
             ni
         };
         let fit = assess_on(&nodes, &m, |_| false, &m[0], &group(2), false);
@@ -621,8 +622,8 @@ mod tests {
         let node = vec![gpu_node("n0", vec![])];
         let mk = |a: &str, b: &str| {
             vec![
-                Arc::new(gpu_pod("train-0", a, 1000, Some("train"))),
-                Arc::new(gpu_pod("train-1", b, 1000, Some("train"))),
+                Shared::from_typed(gpu_pod("train-0", a, 1000, Some("train"))),
+                Shared::from_typed(gpu_pod("train-1", b, 1000, Some("train"))),
             ]
         };
         let m = mk("2", "6");
@@ -642,8 +643,8 @@ mod tests {
         let mut picky = gpu_pod("train-1", "8", 1000, Some("train"));
         picky.spec.node_selector.insert("pool".into(), "a".into());
         let m = vec![
-            Arc::new(gpu_pod("train-0", "8", 1000, Some("train"))),
-            Arc::new(picky),
+            Shared::from_typed(gpu_pod("train-0", "8", 1000, Some("train"))),
+            Shared::from_typed(picky),
         ];
         let fit = assess_on(&nodes, &m, |_| false, &m[0], &group(2), false);
         // n0 admits train-0 only (1), n1 both but holds one (1): 2 in all.
@@ -655,7 +656,7 @@ mod tests {
         let mut m3 = m.clone();
         let mut picky2 = gpu_pod("train-2", "8", 1000, Some("train"));
         picky2.spec.node_selector.insert("pool".into(), "a".into());
-        m3.push(Arc::new(picky2));
+        m3.push(Shared::from_typed(picky2));
         let fit = assess_on(&nodes, &m3, |_| false, &m3[0], &group(3), true);
         assert_eq!(fit.fit_with_preemption, 2);
         assert!(!fit.feasible());

@@ -16,6 +16,7 @@
 //! tie between equally good candidate nodes goes to the node whose name sorts last (the same rule
 //! as host selection); preemption is synchronous (upstream's async preemption is a feature gate).
 
+use k8s_types::object::Shared;
 use std::cmp::Ordering;
 use std::sync::Arc;
 
@@ -60,7 +61,7 @@ pub struct Candidate {
     /// Node name.
     pub name: String,
     /// Pods to evict.
-    pub victims: Vec<Arc<Pod>>,
+    pub victims: Vec<Shared<Pod>>,
     /// Victims whose eviction would violate a PodDisruptionBudget.
     pub num_pdb_violations: usize,
 }
@@ -150,7 +151,7 @@ impl DefaultPreemption {
         handle: &dyn Handle,
         now: Tick,
         pdbs: &[Arc<PodDisruptionBudget>],
-    ) -> Result<(Vec<Arc<Pod>>, usize), Status> {
+    ) -> Result<(Vec<Shared<Pod>>, usize), Status> {
         let prio = pod.priority();
         let mut potential: Vec<_> = node
             .pods()
@@ -458,7 +459,7 @@ fn more_important(a: &Pod, b: &Pod, now: Tick) -> Ordering {
 }
 
 /// Upstream `GetEarliestPodStartTime`: the earliest start among the highest-priority victims.
-fn earliest_start_of_highest(victims: &[Arc<Pod>], now: Tick) -> Tick {
+fn earliest_start_of_highest(victims: &[Shared<Pod>], now: Tick) -> Tick {
     let Some(first) = victims.first() else {
         return now;
     };
@@ -541,15 +542,15 @@ impl PostFilterPlugin for DefaultPreemption {
 mod tests {
     use super::*;
 
-    fn victim(name: &str, prio: i32, start: Option<Tick>) -> Arc<Pod> {
+    fn victim(name: &str, prio: i32, start: Option<Tick>) -> Shared<Pod> {
         let mut p = Pod::default();
         p.metadata.name = name.into();
         p.spec.priority = Some(prio);
         p.status.start_time = start.map(tick_timestamp);
-        Arc::new(p)
+        Shared::from_typed(p)
     }
 
-    fn cand(name: &str, victims: Vec<Arc<Pod>>) -> Candidate {
+    fn cand(name: &str, victims: Vec<Shared<Pod>>) -> Candidate {
         Candidate {
             name: name.into(),
             victims,
@@ -628,7 +629,7 @@ mod tests {
             p.metadata.name = name.into();
             p.metadata.namespace = Some("default".into());
             p.metadata.labels.insert("app".into(), app.into());
-            PodInfo::new(Arc::new(p))
+            PodInfo::new(Shared::from_typed(p))
         };
         let mut pdb = PodDisruptionBudget::default();
         pdb.metadata.namespace = Some("default".into());

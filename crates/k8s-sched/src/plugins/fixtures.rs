@@ -4,6 +4,7 @@
 //! `st.MakeNode().Label(..)`), a snapshot builder, a read-only in-memory apiserver and a
 //! [`FakeHandle`] (tests only).
 
+use k8s_types::object::Shared;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -303,7 +304,7 @@ pub fn snapshot(nodes: &[Node], pods: &[Pod]) -> Vec<NodeInfo> {
             .iter_mut()
             .find(|ni| Some(ni.name()) == p.spec.node_name.as_deref())
         {
-            ni.add_pod(PodInfo::new(Arc::new(p)));
+            ni.add_pod(PodInfo::new(Shared::from_typed(p)));
         }
     }
     infos
@@ -383,7 +384,7 @@ pub struct FakeHandle {
     /// default): the generations per node, their block maxima and the layout.
     pub generations: Option<crate::runtime::node_arrays::TestGenerations>,
     /// What [`Handle::pods`] lists (empty unless a test sets it).
-    pub all_pods: Vec<Arc<Pod>>,
+    pub all_pods: Vec<Shared<Pod>>,
 }
 
 impl FakeHandle {
@@ -422,7 +423,7 @@ impl Handle for FakeHandle {
     fn node_info(&self, name: &str) -> Option<&NodeInfo> {
         self.nodes.iter().find(|n| n.name() == name)
     }
-    fn pods(&self) -> &[Arc<Pod>] {
+    fn pods(&self) -> &[Shared<Pod>] {
         &self.all_pods
     }
     fn client(&self) -> &dyn ApiClient {
@@ -437,7 +438,7 @@ impl Handle for FakeHandle {
     }
     fn allow_waiting_pod(&mut self, _uid: &str, _plugin: &str) {}
     fn reject_waiting_pod(&mut self, _uid: &str, _plugin: &str, _message: &str) {}
-    fn nominated_pods_for_node(&self, _node: &str) -> Vec<Arc<Pod>> {
+    fn nominated_pods_for_node(&self, _node: &str) -> Vec<Shared<Pod>> {
         Vec::new()
     }
     fn run_filter_plugins_with_nominated_pods(

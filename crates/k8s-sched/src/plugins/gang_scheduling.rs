@@ -21,6 +21,7 @@
 //! placed in one cycle on one snapshot, with `PlacementFeasible`) is not built; members are
 //! attempted one by one and the all-or-nothing guarantee comes from Permit, as in v1.35.
 
+use k8s_types::object::Shared;
 use std::sync::Arc;
 
 use k8s_sched_framework::node_info::same_pod;
@@ -72,7 +73,7 @@ fn pod_group(handle: &dyn Handle, pod: &Pod, name: &str) -> Option<PodGroup> {
 }
 
 /// The group's non-terminal members known to the scheduler (upstream `PodGroupState`'s pods).
-fn members(handle: &dyn Handle, pod: &Pod, name: &str) -> Vec<Arc<Pod>> {
+fn members(handle: &dyn Handle, pod: &Pod, name: &str) -> Vec<Shared<Pod>> {
     handle
         .scheduling_group_pods(pod.metadata.namespace(), name)
         .into_iter()
@@ -145,7 +146,7 @@ impl PermitPlugin for GangScheduling {
             .filter(|p| !same_pod(p, pod) && handle.assigned_node(p).is_some())
             .count();
         if (scheduled as i64) < i64::from(min) {
-            let unscheduled: Vec<Arc<Pod>> = group
+            let unscheduled: Vec<Shared<Pod>> = group
                 .iter()
                 .filter(|p| !same_pod(p, pod) && handle.assigned_node(p).is_none())
                 .cloned()
@@ -254,7 +255,7 @@ mod tests {
     fn handle(pods: &[Pod], objects: Vec<Object>) -> FakeHandle {
         let nodes = [NodeBuilder::new("node-1").obj()];
         let mut h = FakeHandle::new(&nodes, pods, objects);
-        h.all_pods = pods.iter().cloned().map(Arc::new).collect();
+        h.all_pods = pods.iter().cloned().map(Shared::from_typed).collect();
         h
     }
 

@@ -155,6 +155,7 @@ mod tests {
     use super::*;
     use k8s_sched_framework::PodInfo;
     use k8s_types::core::{Container, ContainerPort, Node};
+    use k8s_types::object::Shared;
 
     fn pod_with_port(port: i32) -> Pod {
         let mut p = Pod::default();
@@ -173,7 +174,7 @@ mod tests {
     #[test]
     fn used_host_port_rejects() {
         let mut ni = NodeInfo::new(Arc::new(Node::default()));
-        ni.add_pod(PodInfo::new(Arc::new(pod_with_port(8080))));
+        ni.add_pod(PodInfo::new(Shared::from_typed(pod_with_port(8080))));
         let mut state = CycleState::new();
         state.write(
             PRE_FILTER_STATE_KEY,

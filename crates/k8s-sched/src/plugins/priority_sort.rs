@@ -56,13 +56,14 @@ impl QueueSortPlugin for PrioritySort {
 mod tests {
     use super::*;
     use k8s_types::core::Pod;
+    use k8s_types::object::Shared;
 
     fn q(name: &str, prio: i32, ts: u64, seq: i64) -> QueuedPodInfo {
         let mut p = Pod::default();
         p.metadata.name = name.into();
         p.spec.priority = Some(prio);
         QueuedPodInfo {
-            pod: Arc::new(p),
+            pod: Shared::from_typed(p),
             timestamp: ts,
             attempts: 0,
             initial_attempt_timestamp: None,

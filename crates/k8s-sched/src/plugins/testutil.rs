@@ -1,6 +1,7 @@
 //! Test builders for plugin unit tests: nodes and pods shaped like upstream's
 //! `pkg/scheduler/testing` wrappers (`st.MakeNode().Capacity(...)`, `st.MakePod().Req(...)`).
 
+use k8s_types::object::Shared;
 use std::sync::Arc;
 
 use k8s_sched_framework::{CycleState, NodeInfo, Plugin, PodInfo};
@@ -74,7 +75,7 @@ pub fn node_with_pods(
     let mut ni = NodeInfo::new(Arc::new(n));
     for (i, mut p) in pods.into_iter().enumerate() {
         p.metadata.name = format!("{name}-existing-{i}");
-        ni.add_pod(PodInfo::new(Arc::new(p)));
+        ni.add_pod(PodInfo::new(Shared::from_typed(p)));
     }
     ni
 }

@@ -221,6 +221,7 @@ impl Framework {
 
 #[cfg(test)]
 mod tests {
+    use k8s_types::object::Shared;
     use std::sync::Arc;
 
     use k8s_sched_framework::CycleState;
@@ -267,7 +268,7 @@ mod tests {
             for k in 0..count {
                 let mut p = make_pod(PodTemplate::Default, "default", node, k);
                 p.spec.node_name = Some(node.into());
-                c.upsert_pod(Arc::new(p));
+                c.upsert_pod(Shared::from_typed(p));
             }
         }
         let mut hp = make_pod(PodTemplate::Default, "default", "hp-", 0);
@@ -277,7 +278,7 @@ mod tests {
             ..Default::default()
         }];
         hp.spec.node_name = Some("n6".into());
-        c.upsert_pod(Arc::new(hp));
+        c.upsert_pod(Shared::from_typed(hp));
         c
     }
 

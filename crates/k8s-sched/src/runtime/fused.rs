@@ -916,7 +916,7 @@ mod tests {
                 }];
             }
             p.spec.node_name = Some(on);
-            c.upsert_pod(Arc::new(p));
+            c.upsert_pod(k8s_types::Shared::from_typed(p));
         }
         c
     }

@@ -2,6 +2,7 @@
 //! the waiting pods, the nominator, the apiserver and the profile's event source (upstream
 //! `frameworkImpl` as `framework.Handle`).
 
+use k8s_types::object::Shared;
 use std::sync::Arc;
 
 use k8s_sched_framework::{CycleState, Handle, NodeInfo, PodInfo, Status, WaitingPodInfo};
@@ -64,11 +65,11 @@ impl Handle for CycleHandle<'_> {
         self.cache.image_summary(image)
     }
 
-    fn pod_group_pods(&self, namespace: &str, pod_group: &str) -> Vec<Arc<Pod>> {
+    fn pod_group_pods(&self, namespace: &str, pod_group: &str) -> Vec<Shared<Pod>> {
         self.cache.pod_group_pods(namespace, pod_group)
     }
 
-    fn scheduling_group_pods(&self, namespace: &str, name: &str) -> Vec<Arc<Pod>> {
+    fn scheduling_group_pods(&self, namespace: &str, name: &str) -> Vec<Shared<Pod>> {
         self.cache.scheduling_group_pods(namespace, name)
     }
 
@@ -76,7 +77,7 @@ impl Handle for CycleHandle<'_> {
         self.cache.placement(&pod.key())
     }
 
-    fn pods(&self) -> &[Arc<Pod>] {
+    fn pods(&self) -> &[Shared<Pod>] {
         self.cache.pods()
     }
 
@@ -109,7 +110,7 @@ impl Handle for CycleHandle<'_> {
         self.waiting.reject(uid, plugin, message);
     }
 
-    fn nominated_pods_for_node(&self, node: &str) -> Vec<Arc<Pod>> {
+    fn nominated_pods_for_node(&self, node: &str) -> Vec<Shared<Pod>> {
         self.nominator.pods_for_node(node).to_vec()
     }
 

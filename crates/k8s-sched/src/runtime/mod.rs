@@ -12,6 +12,7 @@ pub(crate) mod kernel;
 pub(crate) mod node_arrays;
 pub(crate) mod score_explain;
 
+use k8s_types::object::Shared;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -23,8 +24,7 @@ use k8s_sched_framework::{
 };
 use k8s_types::apiserver::ApiClient;
 use k8s_types::core::Pod;
-use k8s_types::events::{EventRecorder, Recorded};
-use k8s_types::object::Object;
+use k8s_types::events::{EventRecorder, Involved, Recorded};
 use k8s_types::Tick;
 
 use crate::config::default_plugins::{default_plugins, merge_plugins};
@@ -324,10 +324,10 @@ impl Framework {
 
     /// Records an event about `involved` as this profile's scheduler (upstream
     /// `fwk.EventRecorder().Eventf`).
-    pub fn record_event(
+    pub fn record_event<'a>(
         &self,
         api: &mut dyn ApiClient,
-        involved: &Object,
+        involved: impl Into<Involved<'a>>,
         type_: &str,
         reason: &str,
         message: impl Into<String>,
@@ -512,7 +512,7 @@ impl Framework {
         pod: &Pod,
         node: &NodeInfo,
         skips: &[bool],
-        nominated: &[Arc<Pod>],
+        nominated: &[Shared<Pod>],
     ) -> Status {
         if nominated.is_empty() {
             return self.run_filter(state, pod, node, skips);
@@ -524,7 +524,7 @@ impl Framework {
                 continue;
             }
             let (ni, st) = added.get_or_insert_with(|| (node.clone(), state.clone()));
-            let pi = PodInfo::new(Arc::clone(n));
+            let pi = PodInfo::new(Shared::clone(n));
             let s = self.run_pre_filter_extension_add_pod(st, pod, &pi, ni);
             if !s.is_success() {
                 return s;

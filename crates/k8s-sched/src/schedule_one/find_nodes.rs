@@ -4,7 +4,7 @@
 //! through the fused node pass, the chunked per-plugin path, or, for an explained pod, node by node
 //! with the `--explain` observer.
 
-use std::sync::Arc;
+use k8s_types::object::Shared;
 
 use k8s_sched_framework::{CycleState, Diagnosis, NodeInfo, Status};
 use k8s_types::core::Pod;
@@ -23,7 +23,7 @@ pub(super) fn find_nodes_that_fit(
     ctx: &mut Ctx<'_>,
     fwk: &Framework,
     state: &mut CycleState,
-    pod: &Arc<Pod>,
+    pod: &Shared<Pod>,
     mut obs: Option<&mut explain::Observer>,
 ) -> Result<(Vec<usize>, Diagnosis), Failure> {
     let mut diagnosis = Diagnosis::default();

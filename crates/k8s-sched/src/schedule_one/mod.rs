@@ -11,7 +11,7 @@
 //! whose name sorts last wins (upstream picks uniformly at random among ties). This reproduces
 //! the project blueprint's `max(key=(score, name))`.
 
-use std::sync::Arc;
+use k8s_types::object::Shared;
 
 use k8s_sched_framework::{
     Code, CycleState, Diagnosis, FitError, NodeInfo, NominatingInfo, NominatingMode, PodInfo,
@@ -20,8 +20,8 @@ use k8s_sched_framework::{
 use k8s_types::apiserver::{ApiClient, ApiExt};
 use k8s_types::core::event::event_types;
 use k8s_types::core::{condition_status, pod_conditions, Pod, PodCondition};
+use k8s_types::events::Involved;
 use k8s_types::meta::tick_timestamp;
-use k8s_types::object::Object;
 use k8s_types::Tick;
 
 use crate::cache::Cache;
@@ -76,7 +76,7 @@ pub(crate) struct Ctx<'a> {
 
 /// Outcomes of the attempts of detached mode, in order: the pod, and its node when bound or the
 /// failure code and message.
-pub(crate) type AttemptLog = Vec<(Arc<Pod>, Result<String, (Code, String)>)>;
+pub(crate) type AttemptLog = Vec<(Shared<Pod>, Result<String, (Code, String)>)>;
 
 impl Ctx<'_> {
     pub(crate) fn handle<'b>(&'b mut self, fwk: &'b Framework) -> CycleHandle<'b> {
@@ -190,7 +190,7 @@ pub(crate) fn schedule_one(
     ctx: &mut Ctx<'_>,
     profiles: &[Framework],
     profile: usize,
-    pod: Arc<Pod>,
+    pod: Shared<Pod>,
 ) {
     let fwk = &profiles[profile];
     ctx.queue
@@ -225,7 +225,7 @@ pub(crate) fn schedule_one(
         note(ctx, &pod, || Outcome::Selected { node: host.clone() });
     }
     // Assume, then Reserve.
-    ctx.cache.assume(PodInfo::new(Arc::clone(&pod)), &host);
+    ctx.cache.assume(PodInfo::new(Shared::clone(&pod)), &host);
     let s = {
         let mut h = ctx.handle(fwk);
         fwk.run_reserve(&mut state, &pod, &host, &mut h)
@@ -264,7 +264,7 @@ pub(crate) fn schedule_one(
                 });
             }
             ctx.waiting
-                .add(Arc::clone(&pod), host, profile, waits, state, ctx.now);
+                .add(Shared::clone(&pod), host, profile, waits, state, ctx.now);
         }
         PermitOutcome::Allow => {
             // Siblings this Permit allowed bind first, in the order they started waiting.
@@ -299,7 +299,7 @@ fn binding_cycle(
     ctx: &mut Ctx<'_>,
     profiles: &[Framework],
     fwk: &Framework,
-    pod: &Arc<Pod>,
+    pod: &Shared<Pod>,
     host: &str,
     mut state: CycleState,
 ) {
@@ -325,11 +325,11 @@ fn binding_cycle(
         node: host.to_string(),
     });
     if let Some(log) = ctx.detached.as_deref_mut() {
-        log.push((Arc::clone(pod), Ok(host.to_string())));
+        log.push((Shared::clone(pod), Ok(host.to_string())));
     } else {
         fwk.record_event(
             &mut *ctx.api,
-            &Object::Pod((**pod).clone()),
+            Involved::of(&**pod),
             event_types::NORMAL,
             EVENT_REASON_SCHEDULED,
             format!(
@@ -361,7 +361,7 @@ fn binding_cycle_error(
     profiles: &[Framework],
     fwk: &Framework,
     state: &mut CycleState,
-    pod: &Arc<Pod>,
+    pod: &Shared<Pod>,
     host: &str,
     status: Status,
 ) {
@@ -376,7 +376,7 @@ fn binding_cycle_error(
     assumed.spec.node_name = Some(host.to_string());
     let ev = ObservedEvent {
         event: k8s_sched_framework::events::EVENT_ASSIGNED_POD_DELETE,
-        old: Some(EventObj::Pod(Arc::new(assumed))),
+        old: Some(EventObj::Pod(Shared::from_typed(assumed))),
         new: None,
         scope: EventScope::All,
     };
@@ -419,7 +419,7 @@ fn schedule_pod(
     ctx: &mut Ctx<'_>,
     fwk: &Framework,
     state: &mut CycleState,
-    pod: &Arc<Pod>,
+    pod: &Shared<Pod>,
     mut obs: Option<&mut explain::Observer>,
 ) -> Result<String, Failure> {
     let num_all_nodes = ctx.cache.num_nodes();
@@ -521,7 +521,7 @@ fn schedule_pod(
 /// Upstream `handleSchedulingFailure`: back to the queue with backoff; a `FailedScheduling`
 /// Warning event (only when the message differs from the last one recorded for the pod, to avoid
 /// one event per retry); the `PodScheduled=False` condition and the nomination, when they change.
-fn handle_failure(ctx: &mut Ctx<'_>, fwk: &Framework, pod: &Arc<Pod>, f: Failure) {
+fn handle_failure(ctx: &mut Ctx<'_>, fwk: &Framework, pod: &Shared<Pod>, f: Failure) {
     let key = pod.key();
     let rejected = matches!(
         f.code,
@@ -558,7 +558,10 @@ fn handle_failure(ctx: &mut Ctx<'_>, fwk: &Framework, pod: &Arc<Pod>, f: Failure
         }
     }
     if let Some(log) = ctx.detached.as_deref_mut() {
-        log.push((Arc::clone(pod), Err((f.code, truncate_message(&f.message)))));
+        log.push((
+            Shared::clone(pod),
+            Err((f.code, truncate_message(&f.message))),
+        ));
         return;
     }
     let Ok(fresh) = ctx
@@ -590,7 +593,7 @@ fn handle_failure(ctx: &mut Ctx<'_>, fwk: &Framework, pod: &Arc<Pod>, f: Failure
     if emit {
         fwk.record_event(
             &mut *ctx.api,
-            &Object::Pod(fresh.clone()),
+            Involved::of(&fresh),
             event_types::WARNING,
             EVENT_REASON_FAILED_SCHEDULING,
             msg.clone(),

@@ -12,6 +12,7 @@
 //! Do not mix modes on one scheduler: the first [`Scheduler::schedule`] relists from its
 //! apiserver and replaces the cache.
 
+use k8s_types::object::Shared;
 use std::sync::Arc;
 
 use k8s_sched_framework::Code;
@@ -98,7 +99,7 @@ impl Scheduler {
     /// Adds or replaces a pod (detached mode; upstream `addPod` / `updatePod`): a pod with
     /// `spec.nodeName` counts on that node; a pending pod is only known (gang members must be
     /// known for their group's quorum) until [`Scheduler::schedule_one`] schedules it.
-    pub fn add_pod(&mut self, pod: impl Into<Arc<Pod>>) {
+    pub fn add_pod(&mut self, pod: impl Into<Shared<Pod>>) {
         self.detached.put_pod(pod.into());
     }
 
@@ -189,15 +190,15 @@ impl Scheduler {
     /// `percentageOfNodesToScore` asks for, from the rotating start index, PreScore, Score,
     /// Reserve, Permit) followed by the binding cycle. Waiting pods whose Permit timed out by
     /// [`Scheduler::set_now`] are rejected first.
-    pub fn schedule_one(&mut self, pod: impl Into<Arc<Pod>>) -> ScheduleResult {
-        let pod: Arc<Pod> = pod.into();
+    pub fn schedule_one(&mut self, pod: impl Into<Shared<Pod>>) -> ScheduleResult {
+        let pod: Shared<Pod> = pod.into();
         let key = crate::cache::pod_key(&pod);
         if !self
             .detached
             .pod(&key)
-            .is_some_and(|stored| Arc::ptr_eq(stored, &pod))
+            .is_some_and(|stored| Shared::ptr_eq(stored, &pod))
         {
-            self.detached.put_pod(Arc::clone(&pod));
+            self.detached.put_pod(Shared::clone(&pod));
         }
         self.apply_detached_changes();
         let now = self.detached.now;
@@ -219,7 +220,7 @@ impl Scheduler {
                 fwk.run_pre_enqueue(&pod, &handle)
             };
             if s.is_success() {
-                self.run_detached(pi, Arc::clone(&pod), &mut log);
+                self.run_detached(pi, Shared::clone(&pod), &mut log);
                 None
             } else {
                 Some(s.message())
@@ -235,7 +236,7 @@ impl Scheduler {
         let mut others = Vec::new();
         for (p, outcome) in log {
             let d = decision_of(outcome);
-            if decision.is_none() && Arc::ptr_eq(&p, &pod) {
+            if decision.is_none() && Shared::ptr_eq(&p, &pod) {
                 decision = Some(d);
             } else {
                 others.push((p.key(), d));
@@ -257,7 +258,7 @@ impl Scheduler {
         }
     }
 
-    fn run_detached(&mut self, profile: usize, pod: Arc<Pod>, log: &mut AttemptLog) {
+    fn run_detached(&mut self, profile: usize, pod: Shared<Pod>, log: &mut AttemptLog) {
         let Scheduler {
             profiles,
             percentage_of_nodes_to_score,

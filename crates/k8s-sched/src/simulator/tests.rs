@@ -4,6 +4,7 @@ use k8s_types::core::{
     NodeSelectorTerm, ResourceList,
 };
 use k8s_types::gpushare::GPU_INDEX_ANNOTATION;
+use k8s_types::object::Shared;
 use k8s_types::rng::SplitMix64;
 use k8s_types::Quantity;
 
@@ -61,7 +62,7 @@ fn node(name: &str, cpu: i64, mem_gi: i64, gpus: i64, model: Option<&str>) -> Ar
 }
 
 /// `gpu`: `(count, milli per GPU)`; `models`: the required `nvidia.com/gpu.product` values.
-fn pod(name: &str, cpu: i64, mem_gi: i64, gpu: (u32, i64), models: &[&str]) -> Arc<Pod> {
+fn pod(name: &str, cpu: i64, mem_gi: i64, gpu: (u32, i64), models: &[&str]) -> Shared<Pod> {
     let mut p = Pod::default();
     p.metadata.name = name.into();
     p.metadata.namespace = Some("default".into());
@@ -103,7 +104,7 @@ fn pod(name: &str, cpu: i64, mem_gi: i64, gpu: (u32, i64), models: &[&str]) -> A
             pod_anti_affinity: None,
         });
     }
-    Arc::new(p)
+    Shared::from_typed(p)
 }
 
 fn config() -> KubeSchedulerConfiguration {
@@ -127,7 +128,7 @@ fn random_nodes(rng: &mut SplitMix64, n: usize) -> Vec<Arc<Node>> {
         .collect()
 }
 
-fn random_pod(rng: &mut SplitMix64, i: usize) -> Arc<Pod> {
+fn random_pod(rng: &mut SplitMix64, i: usize) -> Shared<Pod> {
     let gpu = match rng.below(4) {
         0 => (0, 0),
         1 => (1, 100 * (1 + rng.below(9) as i64)),
@@ -215,7 +216,7 @@ fn precheck_applies_only_when_the_two_plugins_filter_first() {
 fn precheck_rejects_only_what_the_plugins_reject_and_changes_no_placement() {
     let mut rng = SplitMix64::new(7);
     let nodes = random_nodes(&mut rng, 40);
-    let pods: Vec<Arc<Pod>> = (0..400).map(|i| random_pod(&mut rng, i)).collect();
+    let pods: Vec<Shared<Pod>> = (0..400).map(|i| random_pod(&mut rng, i)).collect();
     let mut with = Simulator::new(config(), &nodes, None).expect("simulator");
     let mut without = Simulator::new(config(), &nodes, None).expect("simulator");
     without.precheck_gpu = None;

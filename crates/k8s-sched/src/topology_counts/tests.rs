@@ -7,6 +7,7 @@
 //! those of upstream's count over every pod (`PreScoreState::compute`), for soft constraints
 //! and for ReplicaSet-owned and Service-selected pods (the system default constraints).
 
+use k8s_types::object::Shared;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -546,7 +547,7 @@ fn counters_equal_a_recount_after_every_cluster_change() {
     }
     cache.finish_batch();
     // Pods by key, with the node they were put on and whether that was an assumption.
-    let mut pods: BTreeMap<String, (Arc<Pod>, String, bool)> = BTreeMap::new();
+    let mut pods: BTreeMap<String, (Shared<Pod>, String, bool)> = BTreeMap::new();
     let mut next_pod = 0usize;
     let mut next_node = node_names.len();
     let mut ops = [0usize; 9];
@@ -563,8 +564,8 @@ fn counters_equal_a_recount_after_every_cluster_change() {
                 let node = node_names[rng.below(node_names.len())].clone();
                 let mut p = random_pod(&mut rng, &name);
                 p.spec.node_name = Some(node.clone());
-                let p = Arc::new(p);
-                cache.upsert_pod(Arc::clone(&p));
+                let p = Shared::from_typed(p);
+                cache.upsert_pod(Shared::clone(&p));
                 pods.insert(p.key(), (p, node, false));
             }
             // A pod is deleted.
@@ -585,13 +586,13 @@ fn counters_equal_a_recount_after_every_cluster_change() {
                     if rng.below(3) == 0 {
                         q.metadata.deletion_timestamp = Some("1970-01-01T00:00:01Z".into());
                     }
-                    let q = Arc::new(q);
+                    let q = Shared::from_typed(q);
                     if assumed {
                         // The scheduler's own copy changes: forget and assume again.
                         cache.forget(&p, &node);
-                        cache.assume(PodInfo::new(Arc::clone(&q)), &node);
+                        cache.assume(PodInfo::new(Shared::clone(&q)), &node);
                     } else {
-                        cache.upsert_pod(Arc::clone(&q));
+                        cache.upsert_pod(Shared::clone(&q));
                     }
                     pods.insert(key, (q, node, assumed));
                 }
@@ -601,9 +602,9 @@ fn counters_equal_a_recount_after_every_cluster_change() {
                 let name = format!("pod-{next_pod:03}");
                 next_pod += 1;
                 let node = node_names[rng.below(node_names.len())].clone();
-                let p = Arc::new(random_pod(&mut rng, &name));
-                cache.upsert_pod(Arc::clone(&p));
-                assert!(cache.assume(PodInfo::new(Arc::clone(&p)), &node));
+                let p = Shared::from_typed(random_pod(&mut rng, &name));
+                cache.upsert_pod(Shared::clone(&p));
+                assert!(cache.assume(PodInfo::new(Shared::clone(&p)), &node));
                 pods.insert(p.key(), (p, node, true));
             }
             // An assumed pod is forgotten, or confirmed by its binding.
@@ -623,8 +624,8 @@ fn counters_equal_a_recount_after_every_cluster_change() {
                     } else {
                         let mut bound = (*p).clone();
                         bound.spec.node_name = Some(node.clone());
-                        let bound = Arc::new(bound);
-                        cache.upsert_pod(Arc::clone(&bound));
+                        let bound = Shared::from_typed(bound);
+                        cache.upsert_pod(Shared::clone(&bound));
                         pods.insert(key, (bound, node, false));
                     }
                 }
@@ -662,7 +663,7 @@ fn counters_equal_a_recount_after_every_cluster_change() {
                 let node = node_names[rng.below(node_names.len())].clone();
                 let mut p = random_pod(&mut rng, "dry-run");
                 p.spec.node_name = Some(node.clone());
-                extra = Some((PodInfo::new(Arc::new(p)), node));
+                extra = Some((PodInfo::new(Shared::from_typed(p)), node));
             }
         }
         cache.finish_batch();

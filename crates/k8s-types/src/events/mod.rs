@@ -15,16 +15,48 @@ pub use correlator::EventCorrelator;
 use crate::apiserver::ApiClient;
 use crate::core::event::{Event, EventSource};
 use crate::meta::{tick_timestamp, ObjectMeta, ObjectReference};
-use crate::object::{Kind, Object};
+use crate::object::{Kind, Object, Resource, Shared};
 use crate::status::Status;
 
+/// What an Event takes from the object it is about: its kind and metadata (upstream `ref.GetReference`
+/// reads only these). Borrowed, so recording an event about a typed object never copies it.
+#[derive(Clone, Debug)]
+pub struct Involved<'a> {
+    kind: Kind,
+    meta: &'a ObjectMeta,
+}
+
+impl<'a> Involved<'a> {
+    /// The kind and metadata of `object`.
+    pub fn new(kind: Kind, meta: &'a ObjectMeta) -> Self {
+        Involved { kind, meta }
+    }
+
+    /// A typed object (`Pod`, `Node`, ...).
+    pub fn of<R: Resource>(object: &'a R) -> Self {
+        Involved {
+            kind: R::KIND,
+            meta: object.meta(),
+        }
+    }
+}
+
+impl<'a> From<&'a Object> for Involved<'a> {
+    fn from(object: &'a Object) -> Self {
+        Involved {
+            kind: object.kind(),
+            meta: object.meta(),
+        }
+    }
+}
+
 /// What became of one occurrence.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Recorded {
-    /// A new Event was written (as the apiserver returned it).
-    Created(Event),
-    /// An existing Event was counted up (as the apiserver returned it).
-    Updated(Event),
+    /// A new Event was written (as the apiserver stored it, shared: not a copy).
+    Created(Shared<Event>),
+    /// An existing Event was counted up (as the apiserver stored it, shared).
+    Updated(Shared<Event>),
     /// The spam filter had no token for it: nothing was written.
     Dropped,
     /// The apiserver refused the write (upstream gives up on such errors too).
@@ -64,10 +96,10 @@ impl EventRecorder {
     /// Records an event about `involved` (upstream `recorder.Event`, then the sink's
     /// `recordToSink`). Write failures are returned, not retried: upstream retries only transport
     /// errors, which k8s-mini has none of.
-    pub fn record(
+    pub fn record<'a>(
         &mut self,
         api: &mut dyn ApiClient,
-        involved: &Object,
+        involved: impl Into<Involved<'a>>,
         type_: &str,
         reason: &str,
         message: impl Into<String>,
@@ -78,17 +110,17 @@ impl EventRecorder {
 
     /// [`EventRecorder::record`] with another source (the scheduler's profiles each write as their
     /// own `schedulerName`; upstream gives each profile a recorder of one broadcaster).
-    pub fn record_as(
+    pub fn record_as<'a>(
         &mut self,
         api: &mut dyn ApiClient,
         source: EventSource,
-        involved: &Object,
+        involved: impl Into<Involved<'a>>,
         type_: &str,
         reason: &str,
         message: impl Into<String>,
     ) -> Recorded {
         let now = api.now();
-        let event = make_event(api, involved, type_, reason, message.into(), source);
+        let event = make_event(api, involved.into(), type_, reason, message.into(), source);
         let Some(event) = self.correlator.correlate(event, now) else {
             return Recorded::Dropped;
         };
@@ -110,14 +142,13 @@ impl EventRecorder {
 /// cluster-scoped objects live in `default`.
 pub fn make_event(
     api: &dyn ApiClient,
-    involved: &Object,
+    involved: Involved<'_>,
     type_: &str,
     reason: &str,
     message: String,
     source: EventSource,
 ) -> Event {
-    let meta = involved.meta();
-    let kind = involved.kind();
+    let Involved { kind, meta } = involved;
     let now = tick_timestamp(api.now());
     Event {
         api_version: "v1".into(),
@@ -157,9 +188,9 @@ fn fresh_name(api: &dyn ApiClient, involved_name: &str) -> String {
 fn create(api: &mut dyn ApiClient, mut event: Event) -> Recorded {
     // Upstream clears the resourceVersion before a create.
     event.metadata.resource_version = None;
-    match api.create(Object::Event(event)) {
-        Ok(Object::Event(e)) => Recorded::Created(e),
-        Ok(_) => Recorded::Failed(Status::internal("stored object has the wrong kind")),
+    match api.create_shared(Object::Event(event)).map(Shared::new) {
+        Ok(Some(e)) => Recorded::Created(e),
+        Ok(None) => Recorded::Failed(Status::internal("stored object has the wrong kind")),
         Err(e) => Recorded::Failed(e),
     }
 }
@@ -189,9 +220,9 @@ fn update_existing(api: &mut dyn ApiClient, mut event: Event) -> Recorded {
             stored.count = event.count;
             stored.last_timestamp = event.last_timestamp;
             stored.message = event.message;
-            match api.update(Object::Event(stored)) {
-                Ok(Object::Event(e)) => Recorded::Updated(e),
-                Ok(_) => Recorded::Failed(Status::internal("stored object has the wrong kind")),
+            match api.update_shared(Object::Event(stored)).map(Shared::new) {
+                Ok(Some(e)) => Recorded::Updated(e),
+                Ok(None) => Recorded::Failed(Status::internal("stored object has the wrong kind")),
                 Err(e) => Recorded::Failed(e),
             }
         }

@@ -117,14 +117,14 @@ fn recorder() -> EventRecorder {
 
 fn created(r: Recorded) -> Event {
     match r {
-        Recorded::Created(e) => e,
+        Recorded::Created(e) => (*e).clone(),
         other => panic!("expected a create, got {other:?}"),
     }
 }
 
 fn updated(r: Recorded) -> Event {
     match r {
-        Recorded::Updated(e) => e,
+        Recorded::Updated(e) => (*e).clone(),
         other => panic!("expected an update, got {other:?}"),
     }
 }
@@ -148,6 +148,29 @@ fn first_occurrence_is_created_with_count_one_and_a_revision_name() {
     assert_eq!(e.count, 1);
     assert_eq!(e.source.component, "test-controller");
     assert_eq!(e.reporting_component.as_deref(), Some("test-controller"));
+}
+
+/// An Event about a typed pod (`Involved::of`, no copy of the pod) is the Event recorded about the
+/// same pod as an `Object`, and both count as one series: the second is an update (count 2).
+#[test]
+fn typed_involved_object_records_the_same_event_as_the_object() {
+    let (mut api, mut r) = (EventApi::default(), recorder());
+    let Object::Pod(mut typed) = pod("p") else {
+        unreachable!("pod() builds a Pod")
+    };
+    typed.metadata.resource_version = Some("7".into());
+    let first = created(r.record(&mut api, Involved::of(&typed), NORMAL, "Pulled", "m"));
+    let mut other = EventRecorder::for_component("test-controller");
+    let mut api2 = EventApi::default();
+    let object = Object::Pod(typed.clone());
+    let same = created(other.record(&mut api2, &object, NORMAL, "Pulled", "m"));
+    assert_eq!(first, same);
+    assert_eq!(first.involved_object.kind, "Pod");
+    assert_eq!(first.involved_object.api_version, "v1");
+    assert_eq!(first.involved_object.uid, "uid-p");
+    assert_eq!(first.involved_object.resource_version, "7");
+    let again = updated(r.record(&mut api, Involved::of(&typed), NORMAL, "Pulled", "m"));
+    assert_eq!((again.metadata.name, again.count), (first.metadata.name, 2));
 }
 
 #[test]

@@ -566,7 +566,7 @@ fn add_and_remove_pod_follow_upstream_update_with_pod() {
     let h = FakeHandle::new(&nodes, &[], vec![]);
     let mut state = CycleState::new();
     assert!(pl.pre_filter(&mut state, &incoming, &h).1.is_success());
-    let blocker = PodInfo::new(std::sync::Arc::new(
+    let blocker = PodInfo::new(k8s_types::object::Shared::from_typed(
         PodBuilder::new("q")
             .label("app", "cache")
             .node("nodeA")
@@ -582,7 +582,7 @@ fn add_and_remove_pod_follow_upstream_update_with_pod() {
     );
     assert!(pl.filter(&state, &incoming, h.node("nodeB")).is_success());
     // A db pod added on nodeB violates the incoming pod's own anti-affinity there.
-    let db = PodInfo::new(std::sync::Arc::new(
+    let db = PodInfo::new(k8s_types::object::Shared::from_typed(
         PodBuilder::new("d").label("app", "db").node("nodeB").obj(),
     ));
     assert!(pl

@@ -596,7 +596,11 @@ fn add_pod_updates_state_as_upstream() {
     let h = FakeHandle::new(&nodes, &[], vec![]);
     let mut state = CycleState::new();
     assert!(pl.pre_filter(&mut state, &pod, &h).1.is_success());
-    let added = PodInfo::new(std::sync::Arc::new(ep("p-a1", "node-a", &["foo"])));
+    let added = PodInfo::new(k8s_types::object::Shared::from_typed(ep(
+        "p-a1",
+        "node-a",
+        &["foo"],
+    )));
     assert!(pl
         .add_pod(&mut state, &pod, &added, h.node("node-a"))
         .is_success());
@@ -655,7 +659,7 @@ fn add_pod_updates_state_as_upstream() {
     let h = FakeHandle::new(&nodes, &existing, vec![]);
     let mut state = CycleState::new();
     assert!(pl.pre_filter(&mut state, &pod, &h).1.is_success());
-    let added = PodInfo::new(std::sync::Arc::new(
+    let added = PodInfo::new(k8s_types::object::Shared::from_typed(
         PodBuilder::new("p-a1")
             .node("node-a")
             .label("foo", "")
