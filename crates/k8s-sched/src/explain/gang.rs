@@ -20,7 +20,7 @@ fn last_attempt<'a>(pod: &Pod, explanations: &'a [Explanation]) -> Option<&'a Ex
 }
 
 /// What the member's last attempt ended with, as one cell.
-pub(super) fn last_outcome(pod: &Pod, explanations: &[Explanation]) -> String {
+fn last_outcome(pod: &Pod, explanations: &[Explanation]) -> String {
     let Some(e) = last_attempt(pod, explanations) else {
         return "no scheduling attempt".to_string();
     };
@@ -51,7 +51,7 @@ pub(super) fn last_outcome(pod: &Pod, explanations: &[Explanation]) -> String {
     }
 }
 
-pub(super) fn is_waiting(pod: &Pod, explanations: &[Explanation]) -> bool {
+fn is_waiting(pod: &Pod, explanations: &[Explanation]) -> bool {
     pod.node_name().is_none()
         && last_attempt(pod, explanations)
             .and_then(|e| e.outcomes.last())
@@ -137,26 +137,15 @@ pub fn render_pod_group(
         }
         _ => {}
     }
-    let live: Vec<&&Pod> = members.iter().filter(|p| !p.is_terminal()).collect();
-    let bound = live.iter().filter(|p| p.node_name().is_some()).count();
-    let waiting = live.iter().filter(|p| is_waiting(p, explanations)).count();
-    let _ = writeln!(
-        o,
-        "  members: {} exist ({} terminal not counted), {} bound, {} waiting at Permit, {} pending",
-        live.len(),
-        members.len() - live.len(),
-        bound,
-        waiting,
-        live.len() - bound - waiting
-    );
+    let live = write_members(&mut o, &members, explanations);
     let quorum = usize::try_from(pg.spec.min_member).unwrap_or(0);
-    if live.len() < quorum {
+    if live < quorum {
         let _ = writeln!(
             o,
             "  quorum: {} of {} members exist, Coscheduling PreFilter waits for {} more",
-            live.len(),
+            live,
             quorum,
-            quorum - live.len()
+            quorum - live
         );
     }
     let latest = explanations
@@ -169,8 +158,36 @@ pub fn render_pod_group(
             let _ = writeln!(o, "  feasibility: no member attempt recorded");
         }
     }
+    write_last_attempts(&mut o, &members, explanations);
+    o
+}
+
+/// The `members:` line of a gang view (coscheduling or native); returns how many members are not
+/// terminal.
+pub(super) fn write_members(
+    o: &mut String,
+    members: &[&Pod],
+    explanations: &[Explanation],
+) -> usize {
+    let live: Vec<&&Pod> = members.iter().filter(|p| !p.is_terminal()).collect();
+    let bound = live.iter().filter(|p| p.node_name().is_some()).count();
+    let waiting = live.iter().filter(|p| is_waiting(p, explanations)).count();
+    let _ = writeln!(
+        o,
+        "  members: {} exist ({} terminal not counted), {} bound, {} waiting at Permit, {} pending",
+        live.len(),
+        members.len() - live.len(),
+        bound,
+        waiting,
+        live.len() - bound - waiting
+    );
+    live.len()
+}
+
+/// The `last attempt of each member:` lines of a gang view, by member name.
+pub(super) fn write_last_attempts(o: &mut String, members: &[&Pod], explanations: &[Explanation]) {
     let _ = writeln!(o, "  last attempt of each member:");
-    for p in &members {
+    for p in members {
         let node = p.node_name().unwrap_or("-");
         let _ = writeln!(
             o,
@@ -179,7 +196,6 @@ pub fn render_pod_group(
             last_outcome(p, explanations)
         );
     }
-    o
 }
 
 impl PodKey {

@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 use k8s_types::core::Pod;
 use k8s_types::scheduling::v1alpha2::PodGroup;
 
-use super::gang::{is_waiting, last_outcome};
+use super::gang::{write_last_attempts, write_members};
 use super::{Explanation, PodKey};
 use crate::plugins::gang_scheduling::MSG_WAITING_FOR_MIN_COUNT;
 
@@ -76,40 +76,19 @@ pub fn render_scheduling_pod_group(
     {
         let _ = writeln!(o, "  condition message: {msg}");
     }
-    let live: Vec<&&Pod> = members.iter().filter(|p| !p.is_terminal()).collect();
-    let bound = live.iter().filter(|p| p.node_name().is_some()).count();
-    let waiting = live.iter().filter(|p| is_waiting(p, explanations)).count();
-    let _ = writeln!(
-        o,
-        "  members: {} exist ({} terminal not counted), {} bound, {} waiting at Permit, {} pending",
-        live.len(),
-        members.len() - live.len(),
-        bound,
-        waiting,
-        live.len() - bound - waiting
-    );
+    let live = write_members(&mut o, &members, explanations);
     if let Some(min) = min_count {
         let quorum = usize::try_from(min).unwrap_or(0);
         // The barrier counts the group's pods that are not terminal, as the plugin does.
-        if live.len() < quorum {
+        if live < quorum {
             let _ = writeln!(
                 o,
                 "  quorum: {} of {} pods exist; GangScheduling PreEnqueue holds every member ({MSG_WAITING_FOR_MIN_COUNT})",
-                live.len(),
-                quorum
+                live, quorum
             );
         }
     }
-    let _ = writeln!(o, "  last attempt of each member:");
-    for p in &members {
-        let node = p.node_name().unwrap_or("-");
-        let _ = writeln!(
-            o,
-            "    {}  node {node}  {}",
-            p.metadata.name,
-            last_outcome(p, explanations)
-        );
-    }
+    write_last_attempts(&mut o, &members, explanations);
     o
 }
 
