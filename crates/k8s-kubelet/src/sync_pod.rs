@@ -14,7 +14,7 @@ use k8s_types::apiserver::{ApiClient, ApiExt};
 use k8s_types::core::event::event_types;
 use k8s_types::core::{
     condition_status, phases, pod_conditions, ContainerState, ContainerStateDetail,
-    ContainerStatus, Pod, PodCondition, PodStatus,
+    ContainerStatus, HostIP, Pod, PodCondition, PodIP, PodStatus,
 };
 use k8s_types::events::{EventRecorder, Involved};
 use k8s_types::meta::{go_duration, tick_timestamp};
@@ -451,7 +451,15 @@ pub fn generate_status(
         conditions: merge_conditions(&old.conditions, fresh, &ts),
         nominated_node_name: old.nominated_node_name.clone(),
         host_ip: host_ip.map(str::to_string),
+        // Upstream `generateAPIPodStatus`: `hostIPs` and `podIPs` list the same addresses (one
+        // family here).
+        host_ips: host_ip
+            .map(|ip| vec![HostIP { ip: ip.to_string() }])
+            .unwrap_or_default(),
         pod_ip: pod_ip.map(str::to_string),
+        pod_ips: pod_ip
+            .map(|ip| vec![PodIP { ip: ip.to_string() }])
+            .unwrap_or_default(),
         start_time: old.start_time.clone().or_else(|| Some(ts.clone())),
         container_statuses: app_statuses,
         init_container_statuses: init_statuses,
@@ -713,6 +721,19 @@ mod tests {
         assert_eq!(s.start_time.as_deref(), Some("1970-01-01T00:00:03Z"));
         assert_eq!(s.qos_class.as_deref(), Some("BestEffort"));
         assert_eq!(s.pod_ip.as_deref(), Some("10.244.1.2"));
+        // Upstream writes the plural fields too, first entry equal to the singular one.
+        assert_eq!(
+            s.pod_ips,
+            vec![PodIP {
+                ip: "10.244.1.2".into()
+            }]
+        );
+        assert_eq!(
+            s.host_ips,
+            vec![HostIP {
+                ip: "10.0.0.5".into()
+            }]
+        );
     }
 
     #[test]

@@ -315,6 +315,22 @@ pub struct ContainerPort {
     pub protocol: Option<String>,
 }
 
+/// Upstream `PodIP`: one IP of a pod.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PodIP {
+    /// The address.
+    #[serde(default)]
+    pub ip: String,
+}
+
+/// Upstream `HostIP`: one IP of the pod's node.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostIP {
+    /// The address.
+    #[serde(default)]
+    pub ip: String,
+}
+
 /// Upstream `corev1.PodStatus`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -331,9 +347,17 @@ pub struct PodStatus {
     /// The node's IP (`hostIP`).
     #[serde(default, rename = "hostIP", skip_serializing_if = "Option::is_none")]
     pub host_ip: Option<String>,
+    /// The node's IPs (`hostIPs`, upstream `[]HostIP`; the kubelet writes the InternalIP, the
+    /// first entry always equals `hostIP`).
+    #[serde(default, rename = "hostIPs", skip_serializing_if = "Vec::is_empty")]
+    pub host_ips: Vec<HostIP>,
     /// The pod's IP (`podIP`), from the node's podCIDR.
     #[serde(default, rename = "podIP", skip_serializing_if = "Option::is_none")]
     pub pod_ip: Option<String>,
+    /// The pod's IPs (`podIPs`, upstream `[]PodIP`: one per IP family; single-stack here, the
+    /// first entry always equals `podIP`).
+    #[serde(default, rename = "podIPs", skip_serializing_if = "Vec::is_empty")]
+    pub pod_ips: Vec<PodIP>,
     /// RFC 3339 time the kubelet accepted the pod.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_time: Option<String>,
