@@ -14,8 +14,28 @@ pub const DEFAULT_RESTART_POLICY: &str = "Always";
 /// Upstream `v1.ProtocolTCP`.
 pub const DEFAULT_PROTOCOL: &str = "TCP";
 
-/// Upstream `SetDefaults_Probe`: timeout 1 s, period 10 s, success threshold 1, failure threshold 3.
+/// Upstream `SetDefaults_HTTPGetAction`: `path: /` and `scheme: HTTP` when empty (every httpGet
+/// action: probes and lifecycle hooks).
+pub fn set_defaults_http_get(action: &mut Option<serde_json::Value>) {
+    let Some(serde_json::Value::Object(m)) = action else {
+        return;
+    };
+    for (field, default) in [("path", "/"), ("scheme", "HTTP")] {
+        let empty = match m.get(field) {
+            None | Some(serde_json::Value::Null) => true,
+            Some(serde_json::Value::String(v)) => v.is_empty(),
+            Some(_) => false,
+        };
+        if empty {
+            m.insert(field.to_string(), serde_json::Value::from(default));
+        }
+    }
+}
+
+/// Upstream `SetDefaults_Probe`: timeout 1 s, period 10 s, success threshold 1, failure threshold 3;
+/// its httpGet action as [`set_defaults_http_get`].
 pub fn set_defaults_probe(p: &mut Probe) {
+    set_defaults_http_get(&mut p.http_get);
     for (field, default) in [
         (&mut p.timeout_seconds, 1),
         (&mut p.period_seconds, 10),
@@ -63,6 +83,11 @@ fn default_containers(containers: &mut [Container]) {
         .flatten()
         {
             set_defaults_probe(p);
+        }
+        if let Some(l) = &mut c.lifecycle {
+            for h in [&mut l.post_start, &mut l.pre_stop].into_iter().flatten() {
+                set_defaults_http_get(&mut h.http_get);
+            }
         }
     }
     for c in containers {
@@ -143,5 +168,22 @@ mod tests {
             (Some(1), Some(5), Some(1), Some(3))
         );
         assert_eq!(p.initial_delay_seconds, None);
+        // SetDefaults_HTTPGetAction: empty path and scheme filled, set ones kept.
+        let mut p = Probe {
+            http_get: Some(serde_json::json!({"port": 8080})),
+            ..Default::default()
+        };
+        set_defaults_probe(&mut p);
+        assert_eq!(
+            p.http_get,
+            Some(serde_json::json!({"port": 8080, "path": "/", "scheme": "HTTP"}))
+        );
+        let mut kept =
+            Some(serde_json::json!({"port": 443, "path": "/healthz", "scheme": "HTTPS"}));
+        set_defaults_http_get(&mut kept);
+        assert_eq!(
+            kept,
+            Some(serde_json::json!({"port": 443, "path": "/healthz", "scheme": "HTTPS"}))
+        );
     }
 }
