@@ -351,3 +351,29 @@ fn a_pod_with_a_pending_gc_finalizer_outlives_its_grace_period() {
     );
     assert!(api.get(&Kind::Pod, "default", "web").is_ok());
 }
+
+/// The garbage collector does not watch Events (nor custom resources), so a propagation policy on
+/// one puts no finalizer that nothing would remove: it is deleted at once.
+#[test]
+fn a_kind_the_collector_does_not_watch_is_deleted_at_once_whatever_the_policy() {
+    let mut api = server();
+    let ev: k8s_types::core::Event = serde_json::from_value(serde_json::json!({
+        "apiVersion": "v1", "kind": "Event",
+        "metadata": {"name": "e1", "namespace": "default"},
+        "involvedObject": {"kind": "Pod", "name": "p", "namespace": "default"},
+        "reason": "Test", "message": "m", "type": "Normal"
+    }))
+    .unwrap();
+    api.create(ev.into_object()).unwrap();
+    api.delete(
+        &Kind::Event,
+        "default",
+        "e1",
+        with_policy(PropagationPolicy::Foreground),
+    )
+    .unwrap();
+    assert!(api
+        .get(&Kind::Event, "default", "e1")
+        .unwrap_err()
+        .is_not_found());
+}

@@ -124,12 +124,18 @@ impl ApiServer {
                 return Ok(old);
             }
         }
-        let finalizers = gc_finalizers(&old.meta().finalizers, options.propagation_policy);
-        let pending_gc = finalizers
-            .as_ref()
-            .unwrap_or(&old.meta().finalizers)
-            .iter()
-            .any(|f| is_gc_finalizer(f));
+        // The garbage collector watches every typed kind but Event; a propagation finalizer on
+        // an object it does not see (an Event, a custom resource) would never be removed, so
+        // those are deleted as with Background (docs/fidelity.md).
+        let collected = !matches!(kind, Kind::Other { .. } | Kind::Event);
+        let finalizers =
+            gc_finalizers(&old.meta().finalizers, options.propagation_policy).filter(|_| collected);
+        let pending_gc = collected
+            && finalizers
+                .as_ref()
+                .unwrap_or(&old.meta().finalizers)
+                .iter()
+                .any(|f| is_gc_finalizer(f));
         let with_finalizers = |o: &Object| {
             let mut o = o.clone();
             if let Some(f) = &finalizers {
