@@ -423,7 +423,7 @@ fn watch_resumes_from_a_resource_version_and_errors_are_status_objects() {
 }
 
 #[test]
-fn the_clock_runs_at_speed_and_a_server_dry_run_is_refused() {
+fn the_clock_runs_at_speed_and_a_server_dry_run_stores_nothing() {
     let started = Instant::now();
     let env = Env::with_clock("speed", false, Clock::Speed(100.0));
     std::thread::sleep(Duration::from_millis(500));
@@ -435,16 +435,127 @@ fn the_clock_runs_at_speed_and_a_server_dry_run_is_refused() {
     let tick = clock["tick"].as_u64().unwrap();
     let most = (started.elapsed().as_secs_f64() * 100.0).ceil() as u64;
     assert!(tick >= 10 && tick <= most, "{clock}, at most {most}");
-    let dry = env.run(&["apply", "-f", "web.yaml", "--dry-run=server"]);
-    assert!(!dry.status.success());
-    assert!(
-        String::from_utf8_lossy(&dry.stderr).contains("dryRun is not supported by k8s-mini serve")
+    assert_eq!(
+        env.ok(&["apply", "-f", "web.yaml", "--dry-run=server"]),
+        "deployment.apps/web created (server dry run)\n"
     );
     let none = env.run(&["get", "deploy"]);
     assert_eq!(
         String::from_utf8_lossy(&none.stderr),
         "No resources found in default namespace.\n"
     );
+}
+
+/// `--dry-run=server` (KEP-576) on create, scale, set image and delete: kubectl prints what the
+/// apiserver answered, nothing is stored, the recording holds only the real writes; a `dryRun`
+/// value other than `All` gets upstream's 422.
+#[test]
+fn server_dry_run_answers_every_verb_and_stores_nothing() {
+    let env = Env::new("dryrun", true);
+    env.ok(&["apply", "-f", "web.yaml"]);
+    env.server().step(5);
+    let rv = env.ok(&[
+        "get",
+        "deploy",
+        "web",
+        "-o",
+        "jsonpath={.metadata.resourceVersion}",
+    ]);
+    let state = env.ok(&["get", "--raw", "/k8s-mini/v1/state"]);
+    assert_eq!(
+        env.ok(&["scale", "deploy", "web", "--replicas=5", "--dry-run=server"]),
+        "deployment.apps/web scaled (server dry run)\n"
+    );
+    // The answer is the object as the write would leave it (`set image` prints it).
+    assert_eq!(
+        env.ok(&[
+            "patch",
+            "deploy",
+            "web",
+            "--subresource=scale",
+            "-p",
+            r#"{"spec":{"replicas":5}}"#,
+            "--dry-run=server",
+            "-o",
+            "jsonpath={.spec.replicas} {.status.replicas}"
+        ]),
+        "5 3"
+    );
+    assert_eq!(
+        env.ok(&[
+            "set",
+            "image",
+            "deploy/web",
+            "app=app:v2",
+            "--dry-run=server",
+            "-o",
+            "jsonpath={.spec.template.spec.containers[0].image} {.metadata.resourceVersion}"
+        ]),
+        format!("app:v2 {rv}")
+    );
+    assert_eq!(
+        env.ok(&["delete", "deploy", "web", "--dry-run=server"]),
+        "deployment.apps \"web\" deleted (server dry run)\n"
+    );
+    std::fs::write(env.dir.join("api.yaml"), WEB.replace("web", "api")).unwrap();
+    let dry = env.ok(&[
+        "create",
+        "-f",
+        "api.yaml",
+        "--dry-run=server",
+        "-o",
+        "jsonpath={.metadata.name} {.spec.replicas} [{.metadata.resourceVersion}] {.metadata.uid}",
+    ]);
+    assert!(dry.starts_with("api 3 [] "), "{dry}");
+    // kubectl's typed commands send protobuf, which serve does not decode: upstream's 415.
+    let proto = env.run(&["create", "deployment", "api", "--image=api:v1"]);
+    assert_eq!(
+        String::from_utf8_lossy(&proto.stderr),
+        "error: failed to create deployment: the body of the request was in an unknown format - accepted media types include: application/json, application/yaml\n"
+    );
+    // Invalid and existing objects fail as the real write would.
+    let exists = env.run(&["create", "-f", "web.yaml", "--dry-run=server"]);
+    assert_eq!(
+        String::from_utf8_lossy(&exists.stderr),
+        "Error from server (AlreadyExists): error when creating \"web.yaml\": deployments.apps \"web\" already exists\n"
+    );
+    // Nothing changed, now or after the controllers ran.
+    assert_eq!(env.ok(&["get", "--raw", "/k8s-mini/v1/state"]), state);
+    assert_eq!(env.run(&["get", "deploy", "api"]).status.code(), Some(1));
+    // The real create, at the same store revision, answers what the dry run did (the uid too).
+    let real = env.ok(&[
+        "create",
+        "-f",
+        "api.yaml",
+        "-o",
+        "jsonpath={.metadata.name} {.spec.replicas} [] {.metadata.uid}",
+    ]);
+    assert_eq!(real, dry);
+    env.server().step(3);
+    assert_eq!(
+        env.ok(&[
+            "get",
+            "deploy",
+            "web",
+            "-o",
+            "jsonpath={.spec.replicas} {.spec.template.spec.containers[0].image}"
+        ]),
+        "3 app:v1"
+    );
+    // Upstream's ValidateDryRun: only `All` (kubectl prints the 422's details its own way).
+    std::fs::write(env.dir.join("pod.json"), r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"i"}]}}"#).unwrap();
+    let bad = env.run(&[
+        "create",
+        "--raw",
+        "/api/v1/namespaces/default/pods?dryRun=Some",
+        "-f",
+        "pod.json",
+    ]);
+    assert_eq!(
+        String::from_utf8_lossy(&bad.stderr),
+        "The CreateOptions \"\" is invalid: dryRun: Unsupported value: []string{\"Some\"}: supported values: \"All\"\n"
+    );
+    env.assert_replays();
 }
 
 /// `kubectl get crd`, `get pytorchjobs -A` (the CRD's printer columns), `apply -f` of a custom

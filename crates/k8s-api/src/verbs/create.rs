@@ -114,14 +114,12 @@ impl ApiServer {
                     q.metadata.name.clone(),
                 );
                 let expected = q.metadata.resource_version_number();
-                self.store
-                    .update(&qkey, Object::ResourceQuota(q), Some(expected))
+                self.storage_update(&qkey, Object::ResourceQuota(q), Some(expected))
                     .map_err(|e| errors::from_store(e, &Kind::ResourceQuota, &qname))?;
             }
         }
         let key = obj.key();
-        self.store
-            .create(&key, obj)
+        self.storage_create(&key, obj)
             .map_err(|e| errors::from_store(e, &kind, &name))
     }
 }

@@ -54,8 +54,7 @@ impl ApiServer {
         let expected = old.meta().resource_version_number();
         let emptied = super::delete::emptied_gc_finalizers(&new, old);
         let written = self
-            .store
-            .update(&key, new, Some(expected))
+            .storage_update(&key, new, Some(expected))
             .map_err(|e| errors::from_store(e, &kind, &name))?;
         if !emptied {
             return Ok(written);
@@ -63,8 +62,7 @@ impl ApiServer {
         // Upstream `shouldDeleteDuringUpdate`: the update removed the last finalizer of an object
         // being deleted with no grace period left, so it is removed (watchers see MODIFIED then
         // DELETED).
-        self.store
-            .delete(&key, None)
+        self.storage_delete(&key, None)
             .map_err(|e| errors::from_store(e, &kind, &name))
     }
 

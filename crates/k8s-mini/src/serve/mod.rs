@@ -13,6 +13,7 @@
 mod custom;
 mod discovery;
 mod driver;
+mod dry_run;
 mod fields;
 pub mod fuzzing;
 mod http;

@@ -12,6 +12,7 @@ use k8s_types::policy::Eviction;
 use k8s_types::status::Status;
 use serde_json::{json, Value};
 
+use crate::serve::dry_run;
 use crate::serve::fields::FieldSelector;
 use crate::serve::patch;
 use crate::serve::reply::{self, Details, Reply};
@@ -82,12 +83,36 @@ pub(crate) fn typed_json(obj: &Object) -> Value {
     o.to_json()
 }
 
+/// The request body as JSON: a JSON body, or a YAML one (`application/yaml`), as
+/// kube-apiserver's serializers accept. Protobuf and CBOR bodies are refused with upstream's 415:
+/// kubectl's typed commands (`kubectl create deployment`, `create job`, ...) send protobuf
+/// (docs/serve.md).
 fn body_json(req: &Request) -> Result<Value, Reply> {
-    serde_json::from_slice(&req.body).map_err(|e| {
-        reply::bad_request(format!(
-            "the body of the request could not be decoded as JSON: {e}"
-        ))
-    })
+    let media = req
+        .content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    match media.as_str() {
+        // JSON, and the patch types (`application/merge-patch+json`, ...), checked by `patch`.
+        m if m.is_empty() || m == "*/*" || m.ends_with("json") => serde_json::from_slice(&req.body)
+            .map_err(|e| {
+                reply::bad_request(format!(
+                    "the body of the request could not be decoded as JSON: {e}"
+                ))
+            }),
+        "application/yaml" => serde_yaml::from_slice(&req.body).map_err(|e| {
+            reply::bad_request(format!(
+                "the body of the request could not be decoded as YAML: {e}"
+            ))
+        }),
+        other => Err(reply::unsupported_media_type(
+            other,
+            "application/json, application/yaml",
+        )),
+    }
 }
 
 /// Decodes a request body into an object of the target's kind, filling `apiVersion`, `kind` and
@@ -350,7 +375,9 @@ pub(crate) fn create(s: &mut Session, t: &Target, req: &Request) -> (Reply, Reco
     };
     let mut named = t.clone();
     named.name = Some(obj.meta().name.clone());
-    let result = if let Object::Node(_) = &obj {
+    let result = if dry_run::is_dry_run(req) {
+        s.dry_run(|api| api.create_shared(obj).map(|o| (*o).clone()))
+    } else if let Object::Node(_) = &obj {
         // A Node is a machine: it gets a kubelet (and device plugins) as in a scenario.
         let name = obj.meta().name.clone();
         s.apply(obj)
@@ -379,7 +406,13 @@ pub(crate) fn create(s: &mut Session, t: &Target, req: &Request) -> (Reply, Reco
 
 /// Writes `after` (the whole object, decoded) over the stored one: update, or update_status for
 /// the `status` subresource.
-fn write(s: &mut Session, t: &Target, before: &Value, after: Value) -> (Reply, Recorded) {
+fn write(
+    s: &mut Session,
+    t: &Target,
+    req: &Request,
+    before: &Value,
+    after: Value,
+) -> (Reply, Recorded) {
     let status = t.sub.as_deref() == Some("status");
     let obj = match decode(t, after.clone()) {
         Ok(o) => o,
@@ -391,11 +424,13 @@ fn write(s: &mut Session, t: &Target, before: &Value, after: Value) -> (Reply, R
             None,
         );
     }
-    let result = if status {
-        s.api().update_status(obj)
-    } else {
-        s.api().update(obj)
-    };
+    let result = dry_run::write(s, req, |api| {
+        if status {
+            api.update_status(obj)
+        } else {
+            api.update(obj)
+        }
+    });
     match result {
         Ok(o) => {
             let rec = if status {
@@ -421,12 +456,18 @@ pub(crate) fn update(s: &mut Session, t: &Target, req: &Request) -> (Reply, Reco
     };
     let before = current.to_json();
     if t.sub.as_deref() == Some("scale") {
-        return write_scale(s, t, &current, &body);
+        return write_scale(s, t, req, &current, &body);
     }
-    write(s, t, &before, body)
+    write(s, t, req, &before, body)
 }
 
-fn write_scale(s: &mut Session, t: &Target, current: &Object, scale: &Value) -> (Reply, Recorded) {
+fn write_scale(
+    s: &mut Session,
+    t: &Target,
+    req: &Request,
+    current: &Object,
+    scale: &Value,
+) -> (Reply, Recorded) {
     let Some(replicas) = scale["spec"]["replicas"].as_i64() else {
         return (
             reply::bad_request("spec.replicas of the Scale is not an integer"),
@@ -446,9 +487,16 @@ fn write_scale(s: &mut Session, t: &Target, current: &Object, scale: &Value) -> 
     after["spec"]["replicas"] = json!(replicas);
     let mut main = t.clone();
     main.sub = None;
-    let (r, rec) = write(s, &main, &before, after);
+    let (r, rec) = write(s, &main, req, &before, after.clone());
     if r.code != 200 {
         return (r, None);
+    }
+    if dry_run::is_dry_run(req) {
+        // Nothing was stored: the Scale of the object the update would have written.
+        return match decode(&main, after) {
+            Ok(o) => (Reply::json(200, &scale_json(&o)), rec),
+            Err(r) => (r, None),
+        };
     }
     match get_object(s, t) {
         Ok(o) => (Reply::json(200, &scale_json(&o)), rec),
@@ -544,9 +592,9 @@ pub(crate) fn patch(s: &mut Session, t: &Target, req: &Request) -> (Reply, Recor
         return fail(&status, t);
     }
     if scale {
-        return write_scale(s, t, &current, &after);
+        return write_scale(s, t, req, &current, &after);
     }
-    write(s, t, &typed_json(&current), after)
+    write(s, t, req, &typed_json(&current), after)
 }
 
 /// DELETE of one object: `gracePeriodSeconds`, `propagationPolicy` (`Orphan`, `Background`,
@@ -616,15 +664,17 @@ pub(crate) fn delete(s: &mut Session, t: &Target, req: &Request) -> (Reply, Reco
         }
     }
     let name = m.name.clone();
-    match s.api().delete(
-        &t.info.kind,
-        t.ns(),
-        &name,
-        DeleteOptions {
-            grace_period_seconds: grace,
-            propagation_policy,
-        },
-    ) {
+    match dry_run::write(s, req, |api| {
+        api.delete(
+            &t.info.kind,
+            t.ns(),
+            &name,
+            DeleteOptions {
+                grace_period_seconds: grace,
+                propagation_policy,
+            },
+        )
+    }) {
         Ok(o) => {
             let mut d = json!({"kind": kind_label(&t.info.kind), "name": name});
             name_kind(&mut d, t);
@@ -673,7 +723,7 @@ pub(crate) fn create_subresource(s: &mut Session, t: &Target, req: &Request) -> 
             };
             b.metadata.name.clone_from(&name);
             b.metadata.namespace = Some(t.ns().to_string());
-            match s.api().bind(&b) {
+            match dry_run::write(s, req, |api| api.bind(&b)) {
                 Ok(_) => (reply::success(201), None),
                 Err(e) => fail(&e, t),
             }
@@ -684,7 +734,7 @@ pub(crate) fn create_subresource(s: &mut Session, t: &Target, req: &Request) -> 
             e.metadata.name.clone_from(&name);
             e.metadata.namespace = Some(t.ns().to_string());
             e.delete_options.grace_period_seconds = grace;
-            match s.api().evict(&e) {
+            match dry_run::write(s, req, |api| api.evict(&e)) {
                 Ok(()) => {
                     let mut step = json!({"namespace": t.ns(), "name": name});
                     if let Some(g) = grace {
