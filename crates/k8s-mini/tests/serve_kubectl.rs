@@ -558,6 +558,65 @@ fn server_dry_run_answers_every_verb_and_stores_nothing() {
     env.assert_replays();
 }
 
+/// ControllerRevisions over HTTP: `kubectl get controllerrevisions` with upstream's columns,
+/// `rollout history` and `rollout undo` of a DaemonSet (kubectl reads the revisions and patches
+/// the template back), and the recording replays.
+#[test]
+fn kubectl_rollout_history_and_undo_of_a_daemonset() {
+    let env = Env::new("history", true);
+    let ds = "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: agent}\nspec:\n  selector: {matchLabels: {app: agent}}\n  template:\n    metadata: {labels: {app: agent}}\n    spec:\n      containers:\n      - name: agent\n        image: agent:v1\n";
+    std::fs::write(env.dir.join("ds.yaml"), ds).unwrap();
+    env.ok(&["apply", "-f", "ds.yaml"]);
+    env.server().step(2);
+    env.ok(&["set", "image", "ds/agent", "agent=agent:v2"]);
+    env.server().step(2);
+    let revisions = env.ok(&[
+        "get",
+        "controllerrevisions",
+        "-o",
+        "custom-columns=REV:.revision,IMAGE:.data.spec.template.spec.containers[0].image",
+        "--sort-by=.revision",
+    ]);
+    assert_eq!(revisions, "REV   IMAGE\n1     agent:v1\n2     agent:v2\n");
+    let table = env.ok(&["get", "controllerrevisions"]);
+    let rows: Vec<Vec<&str>> = table.lines().map(words).collect();
+    assert_eq!(rows[0], ["NAME", "CONTROLLER", "REVISION", "AGE"]);
+    assert_eq!(rows.len(), 3);
+    assert!(
+        rows[1..].iter().all(|r| r[1] == "daemonset.apps/agent"),
+        "{table}"
+    );
+    assert_eq!(
+        env.ok(&["rollout", "history", "ds/agent"]),
+        "daemonset.apps/agent \nREVISION  CHANGE-CAUSE\n1         <none>\n2         <none>\n\n"
+    );
+    assert_eq!(
+        env.ok(&["rollout", "undo", "ds/agent"]),
+        "daemonset.apps/agent rolled back\n"
+    );
+    env.server().step(2);
+    assert_eq!(
+        env.ok(&[
+            "get",
+            "ds",
+            "agent",
+            "-o",
+            "jsonpath={.spec.template.spec.containers[0].image}"
+        ]),
+        "agent:v1"
+    );
+    // Upstream's history: the rolled-back-to revision becomes the newest (3), its old number gone.
+    let revisions = env.ok(&[
+        "get",
+        "controllerrevisions",
+        "-o",
+        "custom-columns=REV:.revision,IMAGE:.data.spec.template.spec.containers[0].image",
+        "--sort-by=.revision",
+    ]);
+    assert_eq!(revisions, "REV   IMAGE\n2     agent:v2\n3     agent:v1\n");
+    env.assert_replays();
+}
+
 /// `kubectl get crd`, `get pytorchjobs -A` (the CRD's printer columns), `apply -f` of a custom
 /// resource, and `get workloads -A` / `get podgroups.scheduling.k8s.io -A` on the native gang.
 #[test]

@@ -5,7 +5,7 @@
 //! what `-o wide` does not ask for. See the module above for the clock.
 
 use k8s_types::apiserver::{ApiClient, ApiExt};
-use k8s_types::apps::{Deployment, PodTemplateSpec, ReplicaSet};
+use k8s_types::apps::{ControllerRevision, Deployment, PodTemplateSpec, ReplicaSet};
 use k8s_types::batch::Job;
 use k8s_types::core::{Event, Namespace, Node, Pod};
 use k8s_types::labels::LabelSelector;
@@ -52,7 +52,7 @@ const SELECTOR: Column = col("Selector", 1);
 /// The column definitions of `kind`'s Table, in order, as upstream's `AddHandlers` declares them
 /// (`podColumnDefinitions`, `nodeColumnDefinitions`, `deploymentColumnDefinitions`,
 /// `replicaSetColumnDefinitions`, `jobColumnDefinitions`, `eventColumnDefinitions`,
-/// `namespaceColumnDefinitions`); every other kind gets the default table convertor's Name and
+/// `namespaceColumnDefinitions`, `controllerRevisionColumnDefinitions`); every other kind gets the default table convertor's Name and
 /// Created At (`k8s.io/apiserver/pkg/registry/rest/table.go`, `swaggerMetadataDescriptions`).
 pub fn columns(kind: &Kind) -> Vec<Column> {
     match kind {
@@ -123,6 +123,9 @@ pub fn columns(kind: &Kind) -> Vec<Column> {
             name_col(1),
         ],
         Kind::Namespace => vec![name_col(0), col("Status", 0), AGE],
+        Kind::ControllerRevision => {
+            vec![name_col(0), col("Controller", 0), int_col("Revision"), AGE]
+        }
         _ => vec![
             name_col(0),
             Column {
@@ -137,6 +140,7 @@ pub fn columns(kind: &Kind) -> Vec<Column> {
 
 /// The cells of one object's row, one per column of [`columns`] of its kind: `printPod`,
 /// `printNode`, `printDeployment`, `printReplicaSet`, `printJob`, `printEvent`, `printNamespace`,
+/// `printControllerRevision`,
 /// else the default convertor's name and `creationTimestamp` (RFC 3339).
 pub fn cells(obj: &Object, now: Tick) -> Vec<Cell> {
     match obj {
@@ -147,6 +151,7 @@ pub fn cells(obj: &Object, now: Tick) -> Vec<Cell> {
         Object::Job(j) => job_cells(j, now),
         Object::Event(e) => event_cells(e, now),
         Object::Namespace(ns) => namespace_cells(ns, now),
+        Object::ControllerRevision(cr) => controller_revision_cells(cr, now),
         other => {
             let m = other.meta();
             vec![
@@ -181,6 +186,34 @@ pub fn list(api: &dyn ApiClient, kind: &Kind, namespace: Option<&str>, now: Tick
             .map(|o| row(o, now))
             .collect(),
     }
+}
+
+/// `printControllerRevision`: the controller as `formatResourceName` prints it with its kind
+/// (`daemonset.apps/fluentd`: lower-case `Kind.group`, then the name), `<none>` without one.
+fn controller_revision_cells(cr: &ControllerRevision, now: Tick) -> Vec<Cell> {
+    let controller = cr
+        .metadata
+        .owner_references
+        .iter()
+        .find(|o| o.controller == Some(true))
+        .map_or_else(
+            || "<none>".to_string(),
+            |o| {
+                let group = o.api_version.rsplit_once('/').map_or("", |(g, _)| g);
+                let kind = if group.is_empty() {
+                    o.kind.clone()
+                } else {
+                    format!("{}.{group}", o.kind)
+                };
+                format!("{}/{}", kind.to_lowercase(), o.name)
+            },
+        );
+    vec![
+        cr.metadata.name.as_str().into(),
+        controller.into(),
+        Cell::Int(cr.revision),
+        age(&cr.metadata, now),
+    ]
 }
 
 fn age(meta: &ObjectMeta, now: Tick) -> Cell {

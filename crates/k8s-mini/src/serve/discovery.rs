@@ -219,7 +219,10 @@ mod tests {
         assert_eq!(r.content_type, AGGREGATED);
         let v = body(&r);
         assert_eq!(v["items"][0]["metadata"]["name"], "apps");
-        let deploy = &v["items"][0]["versions"][0]["resources"][1];
+        // apps/v1 as upstream lists it: controllerrevisions, daemonsets, deployments, ...
+        let resources = &v["items"][0]["versions"][0]["resources"];
+        assert_eq!(resources[0]["resource"], "controllerrevisions");
+        let deploy = &resources[2];
         assert_eq!(deploy["resource"], "deployments");
         assert_eq!(deploy["shortNames"], json!(["deploy"]));
         assert_eq!(deploy["subresources"][0]["responseKind"]["kind"], "Scale");

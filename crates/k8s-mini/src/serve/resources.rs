@@ -196,6 +196,16 @@ pub(crate) fn all() -> Vec<ResourceInfo> {
             "v1",
         ),
         r(
+            Kind::ControllerRevision,
+            "apps",
+            "controllerrevisions",
+            "controllerrevision",
+            &[],
+            &[],
+            &[],
+            "v1",
+        ),
+        r(
             Kind::DaemonSet,
             "apps",
             "daemonsets",
@@ -421,6 +431,7 @@ mod tests {
         for kind in Kind::TYPED
             .into_iter()
             .chain(Kind::ALPHA)
+            .chain(Kind::HISTORY)
             .chain(Kind::RESOURCE)
         {
             let found: Vec<_> = all.iter().filter(|r| r.kind == kind).collect();
