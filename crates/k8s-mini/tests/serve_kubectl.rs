@@ -783,12 +783,13 @@ fn assert_same_but_ages(kubectl: &str, ours: &str, what: &str) {
 /// kubectl prints `IPs: <none>`.)
 #[test]
 fn describe_matches_kubectl_describe_on_the_same_cluster() {
-    let cases: [(&str, u64, &[&str]); 4] = [
+    let cases: [(&str, u64, &[&str]); 5] = [
         (
             "rolling-update.yaml",
             30,
-            &["node", "deployment", "replicaset"],
+            &["node", "deployment", "replicaset", "pod"],
         ),
+        ("service-endpoints.yaml", 40, &["service", "pod"]),
         ("gpu-device-plugin.yaml", 10, &["node"]),
         ("init-and-sidecars.yaml", 25, &["node"]),
         ("job-completions.yaml", 40, &["job", "node"]),
@@ -815,6 +816,30 @@ fn describe_matches_kubectl_describe_on_the_same_cluster() {
                 &ours,
                 &format!("{file} at {ticks}: describe {ty}"),
             );
+        }
+        if file == "service-endpoints.yaml" {
+            // Server-side printing (printService's columns) and `k8s-mini get` print the same.
+            let kubectl = env.ok(&["get", "svc", "-o", "wide"]);
+            let o = Command::new(env!("CARGO_BIN_EXE_k8s-mini"))
+                .args(["get", "svc", "-o", "wide", "-f"])
+                .arg(&scenario)
+                .args(["--at-tick", &ticks.to_string()])
+                .output()
+                .unwrap();
+            assert_eq!(kubectl, String::from_utf8_lossy(&o.stdout));
+            assert_eq!(
+                kubectl.lines().next().map(words),
+                Some(vec![
+                    "NAME",
+                    "TYPE",
+                    "CLUSTER-IP",
+                    "EXTERNAL-IP",
+                    "PORT(S)",
+                    "AGE",
+                    "SELECTOR"
+                ])
+            );
+            assert!(kubectl.contains("80:30086/TCP"), "{kubectl}");
         }
     }
 }

@@ -19,7 +19,7 @@ pub mod tabwriter;
 
 pub use tables::{
     cells, columns, event_interval, event_source, events_kubectl_events, format_label_selector,
-    label_selector_string, list,
+    format_labels, label_selector_string, list,
 };
 
 use k8s_types::meta::timestamp_tick;

@@ -7,7 +7,7 @@
 use k8s_types::apiserver::{ApiClient, ApiExt};
 use k8s_types::apps::{ControllerRevision, Deployment, PodTemplateSpec, ReplicaSet};
 use k8s_types::batch::Job;
-use k8s_types::core::{Event, Namespace, Node, Pod};
+use k8s_types::core::{Event, Namespace, Node, Pod, Service};
 use k8s_types::labels::LabelSelector;
 use k8s_types::meta::{timestamp_tick, ObjectMeta};
 use k8s_types::object::{Kind, Object};
@@ -52,7 +52,8 @@ const SELECTOR: Column = col("Selector", 1);
 /// The column definitions of `kind`'s Table, in order, as upstream's `AddHandlers` declares them
 /// (`podColumnDefinitions`, `nodeColumnDefinitions`, `deploymentColumnDefinitions`,
 /// `replicaSetColumnDefinitions`, `jobColumnDefinitions`, `eventColumnDefinitions`,
-/// `namespaceColumnDefinitions`, `controllerRevisionColumnDefinitions`); every other kind gets the default table convertor's Name and
+/// `namespaceColumnDefinitions`, `serviceColumnDefinitions`, `controllerRevisionColumnDefinitions`);
+/// every other kind gets the default table convertor's Name and
 /// Created At (`k8s.io/apiserver/pkg/registry/rest/table.go`, `swaggerMetadataDescriptions`).
 pub fn columns(kind: &Kind) -> Vec<Column> {
     match kind {
@@ -123,6 +124,15 @@ pub fn columns(kind: &Kind) -> Vec<Column> {
             name_col(1),
         ],
         Kind::Namespace => vec![name_col(0), col("Status", 0), AGE],
+        Kind::Service => vec![
+            name_col(0),
+            col("Type", 0),
+            col("Cluster-IP", 0),
+            col("External-IP", 0),
+            col("Port(s)", 0),
+            AGE,
+            SELECTOR,
+        ],
         Kind::ControllerRevision => {
             vec![name_col(0), col("Controller", 0), int_col("Revision"), AGE]
         }
@@ -140,7 +150,7 @@ pub fn columns(kind: &Kind) -> Vec<Column> {
 
 /// The cells of one object's row, one per column of [`columns`] of its kind: `printPod`,
 /// `printNode`, `printDeployment`, `printReplicaSet`, `printJob`, `printEvent`, `printNamespace`,
-/// `printControllerRevision`,
+/// `printService`, `printControllerRevision`,
 /// else the default convertor's name and `creationTimestamp` (RFC 3339).
 pub fn cells(obj: &Object, now: Tick) -> Vec<Cell> {
     match obj {
@@ -151,6 +161,7 @@ pub fn cells(obj: &Object, now: Tick) -> Vec<Cell> {
         Object::Job(j) => job_cells(j, now),
         Object::Event(e) => event_cells(e, now),
         Object::Namespace(ns) => namespace_cells(ns, now),
+        Object::Service(svc) => service_cells(svc, now),
         Object::ControllerRevision(cr) => controller_revision_cells(cr, now),
         other => {
             let m = other.meta();
@@ -273,6 +284,93 @@ pub fn format_label_selector(s: Option<&LabelSelector>) -> String {
         Some(t) if t.is_empty() => "<none>".into(),
         Some(t) => t,
     }
+}
+
+/// `labels.FormatLabels`: `k=v` pairs sorted by key, joined by `,`; `<none>` when empty.
+pub fn format_labels(labels: &std::collections::BTreeMap<String, String>) -> String {
+    if labels.is_empty() {
+        return "<none>".into();
+    }
+    labels
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// `printService`: NAME, TYPE, CLUSTER-IP, EXTERNAL-IP (`getServiceExternalIP`), PORT(S)
+/// (`makePortString`: `port[:nodePort]/protocol`, `,`-joined), AGE; wide: SELECTOR.
+fn service_cells(svc: &Service, now: Tick) -> Vec<Cell> {
+    let list = |key: &str| -> Vec<String> {
+        svc.spec
+            .rest
+            .get(key)
+            .and_then(serde_json::Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let external_ips = list("externalIPs");
+    let external = match svc.type_() {
+        "ClusterIP" | "NodePort" if external_ips.is_empty() => "<none>".to_string(),
+        "ClusterIP" | "NodePort" => external_ips.join(","),
+        "LoadBalancer" => {
+            let mut ips: Vec<String> = svc
+                .status
+                .get("loadBalancer")
+                .and_then(|lb| lb.get("ingress"))
+                .and_then(serde_json::Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|i| {
+                            ["ip", "hostname"]
+                                .iter()
+                                .find_map(|k| i.get(*k).and_then(|v| v.as_str()))
+                                .filter(|s| !s.is_empty())
+                                .map(String::from)
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            ips.extend(external_ips);
+            if ips.is_empty() {
+                "<pending>".to_string()
+            } else {
+                ips.join(",")
+            }
+        }
+        "ExternalName" => svc.spec.external_name.clone().unwrap_or_default(),
+        _ => "<unknown>".to_string(),
+    };
+    let ports: Vec<String> = svc
+        .spec
+        .ports
+        .iter()
+        .map(|p| {
+            let proto = p.protocol.as_deref().unwrap_or("");
+            match p.node_port.filter(|n| *n != 0) {
+                Some(n) => format!("{}:{n}/{proto}", p.port),
+                None => format!("{}/{proto}", p.port),
+            }
+        })
+        .collect();
+    let ports = if ports.is_empty() {
+        "<none>".to_string()
+    } else {
+        ports.join(",")
+    };
+    vec![
+        svc.metadata.name.as_str().into(),
+        svc.type_().into(),
+        svc.spec.cluster_ip.as_deref().unwrap_or("").into(),
+        external.into(),
+        ports.into(),
+        age(&svc.metadata, now),
+        format_labels(&svc.spec.selector.clone().unwrap_or_default()).into(),
+    ]
 }
 
 /// `printPod`: NAME, READY, STATUS, RESTARTS (with the age of the last restart), AGE; wide: IP,
