@@ -617,6 +617,52 @@ fn kubectl_rollout_history_and_undo_of_a_daemonset() {
     env.assert_replays();
 }
 
+/// `deletecollection`: DELETE on a collection with a label selector deletes what it selects (pods
+/// gracefully, as one by one), answers the selected list, records one `delete` step each; with
+/// `dryRun=All` nothing goes.
+#[test]
+fn deletecollection_deletes_what_the_selector_selects() {
+    let env = Env::new("deletecollection", true);
+    env.ok(&["apply", "-f", "web.yaml"]);
+    env.server().step(5);
+    let pods = env.ok(&["get", "pods", "-o", "jsonpath={.items[*].metadata.name}"]);
+    assert_eq!(pods.split(' ').count(), 3, "{pods}");
+    let url = "/api/v1/namespaces/default/pods?labelSelector=app%3Dweb";
+    let dry: serde_json::Value =
+        serde_json::from_str(&env.ok(&["delete", "--raw", &format!("{url}&dryRun=All")])).unwrap();
+    assert_eq!(dry["kind"], "PodList");
+    assert_eq!(
+        env.ok(&[
+            "get",
+            "pods",
+            "-o",
+            "jsonpath={.items[*].metadata.deletionTimestamp}"
+        ]),
+        ""
+    );
+    let deleted: serde_json::Value =
+        serde_json::from_str(&env.ok(&["delete", "--raw", url])).unwrap();
+    let names: Vec<&str> = deleted["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["metadata"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.join(" "), pods);
+    // Bound pods go gracefully (30 s): all three terminating, the ReplicaSet replaces them.
+    env.server().step(1);
+    let terminating = env.ok(&[
+        "get",
+        "pods",
+        "-o",
+        "jsonpath={range .items[?(@.metadata.deletionTimestamp)]}{.metadata.name} {end}",
+    ]);
+    assert_eq!(terminating.trim(), pods);
+    // Nothing else selected: the Deployment's other objects stay.
+    assert!(env.ok(&["get", "deploy", "web"]).contains("web"));
+    env.assert_replays();
+}
+
 /// `kubectl get crd`, `get pytorchjobs -A` (the CRD's printer columns), `apply -f` of a custom
 /// resource, and `get workloads -A` / `get podgroups.scheduling.k8s.io -A` on the native gang.
 #[test]

@@ -8,9 +8,10 @@ use std::time::{Duration, Instant};
 
 use k8s_cluster::Session;
 use k8s_types::Tick;
-use serde_json::json;
+use serde_json::{json, Value};
 use tokio::sync::mpsc::UnboundedReceiver;
 
+use crate::serve::collection;
 use crate::serve::custom;
 use crate::serve::discovery;
 use crate::serve::dry_run;
@@ -333,13 +334,22 @@ impl Driver {
             ("PUT", Some(_)) if !action_sub => rest::update(&mut self.session, &t, req),
             ("PATCH", Some(_)) if !action_sub => rest::patch(&mut self.session, &t, req),
             ("DELETE", Some(_)) if t.sub.is_none() => rest::delete(&mut self.session, &t, req),
+            ("DELETE", None) => collection::delete_collection(&mut self.session, &t, req),
             _ => (reply::method_not_allowed(), None),
         };
         if req.method != "GET" {
             // A dry run changed nothing: nothing to record.
             let recorded = recorded.filter(|_| !dry_run::is_dry_run(req));
             if let (Some(step), Some(rec)) = (recorded, self.recorder.as_mut()) {
-                rec.push(self.session.now(), step);
+                // A deletecollection records one `delete` step per object.
+                match step {
+                    Value::Array(steps) => {
+                        for step in steps {
+                            rec.push(self.session.now(), step);
+                        }
+                    }
+                    step => rec.push(self.session.now(), step),
+                }
             }
             self.sync();
             self.save();

@@ -48,8 +48,15 @@ fn get(d: &mut Driver, path: &str) -> (u16, Value) {
     call(d, "GET", path, "application/json", "", "")
 }
 
-const VERBS: [&str; 7] = [
-    "create", "delete", "get", "list", "patch", "update", "watch",
+const VERBS: [&str; 8] = [
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
 ];
 
 #[test]

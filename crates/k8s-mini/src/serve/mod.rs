@@ -10,6 +10,7 @@
 //! - `record`: `--record`, the session as a Scenario; `reply`: Status errors; `http`: axum;
 //! - `fuzzing`: one request without a socket, for the fuzz target `http_request`.
 
+mod collection;
 mod custom;
 mod discovery;
 mod driver;

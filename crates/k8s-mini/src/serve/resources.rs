@@ -6,9 +6,21 @@ use k8s_types::object::Kind;
 
 use crate::serve::custom::{self, PrinterColumn};
 
-/// The verbs of a served resource (upstream's storage of these kinds has them all but
-/// `deletecollection`, which `serve` does not offer).
-pub(crate) const VERBS: &[&str] = &[
+/// The verbs of a served resource, as upstream's storage has them (`kubectl api-resources -o
+/// wide`).
+const VERBS: &[&str] = &[
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+];
+
+/// Namespaces' verbs: no `deletecollection` (upstream's namespace storage does not offer it).
+const NAMESPACE_VERBS: &[&str] = &[
     "create", "delete", "get", "list", "patch", "update", "watch",
 ];
 
@@ -71,6 +83,15 @@ pub(crate) struct ResourceInfo {
 }
 
 impl ResourceInfo {
+    /// The verbs discovery lists for this resource.
+    pub(crate) fn verbs(&self) -> &'static [&'static str] {
+        if self.kind == Kind::Namespace {
+            NAMESPACE_VERBS
+        } else {
+            VERBS
+        }
+    }
+
     /// `v1` or `apps/v1`.
     pub(crate) fn group_version(&self) -> String {
         if self.group.is_empty() {

@@ -50,7 +50,7 @@ pub(crate) struct Target {
 }
 
 impl Target {
-    fn details(&self) -> Details {
+    pub(crate) fn details(&self) -> Details {
         Details {
             name: self.name.clone().unwrap_or_default(),
             group: self.info.group.clone(),
@@ -228,16 +228,26 @@ fn patch_step(t: &Target, before: &Value, after: &Value) -> Recorded {
 }
 
 /// GET of a collection (not a watch): list, selectors, pagination, Table or `<Kind>List`.
-pub(crate) fn list(s: &Session, t: &Target, req: &Request) -> Reply {
-    let kind = &t.info.kind;
+/// The request's `labelSelector` and `fieldSelector`.
+pub(crate) fn selectors(
+    kind: &Kind,
+    req: &Request,
+) -> Result<(Option<LabelSelector>, FieldSelector), Reply> {
     let labels = match req.param("labelSelector").map(LabelSelector::parse) {
-        Some(Err(e)) => return reply::bad_request(e),
+        Some(Err(e)) => return Err(reply::bad_request(e)),
         Some(Ok(l)) => Some(l),
         None => None,
     };
-    let fields = match FieldSelector::parse(kind, req.param("fieldSelector").unwrap_or("")) {
-        Ok(f) => f,
-        Err(e) => return reply::bad_request(e),
+    let fields = FieldSelector::parse(kind, req.param("fieldSelector").unwrap_or(""))
+        .map_err(reply::bad_request)?;
+    Ok((labels, fields))
+}
+
+pub(crate) fn list(s: &Session, t: &Target, req: &Request) -> Reply {
+    let kind = &t.info.kind;
+    let (labels, fields) = match selectors(kind, req) {
+        Ok(x) => x,
+        Err(r) => return r,
     };
     let limit: usize = match req.param("limit").map(str::parse::<usize>) {
         Some(Ok(n)) => n,
@@ -600,24 +610,25 @@ pub(crate) fn patch(s: &mut Session, t: &Target, req: &Request) -> (Reply, Recor
 /// DELETE of one object: `gracePeriodSeconds`, `propagationPolicy` (`Orphan`, `Background`,
 /// `Foreground`: the apiserver and the garbage collector do the rest) and
 /// `preconditions` (uid, resourceVersion) from the body or the query.
-pub(crate) fn delete(s: &mut Session, t: &Target, req: &Request) -> (Reply, Recorded) {
+/// A delete's options, from the query or the body (`DeleteOptions`): the body (for
+/// `preconditions`), the options, and the propagation policy as written (for the recorded step).
+pub(crate) struct DeleteRequest {
+    pub(crate) body: Value,
+    pub(crate) options: DeleteOptions,
+    pub(crate) policy: Option<String>,
+}
+
+/// Reads a delete's options (upstream `ValidateDeleteOptions` for `propagationPolicy`).
+pub(crate) fn delete_request(req: &Request) -> Result<DeleteRequest, Reply> {
     let body = if req.body.iter().all(u8::is_ascii_whitespace) {
         json!({})
     } else {
-        match body_json(req) {
-            Ok(b) => b,
-            Err(r) => return (r, None),
-        }
+        body_json(req)?
     };
     let grace = match req.param("gracePeriodSeconds") {
         Some(g) => match g.parse::<i64>() {
             Ok(n) => Some(n),
-            Err(_) => {
-                return (
-                    reply::bad_request("gracePeriodSeconds must be an integer"),
-                    None,
-                )
-            }
+            Err(_) => return Err(reply::bad_request("gracePeriodSeconds must be an integer")),
         },
         None => body["gracePeriodSeconds"].as_i64(),
     };
@@ -630,13 +641,42 @@ pub(crate) fn delete(s: &mut Session, t: &Target, req: &Request) -> (Reply, Reco
         Some(p) => match PropagationPolicy::parse(p) {
             Some(pp) => Some(pp),
             None => {
-                return (
-                    reply::bad_request(format!("propagationPolicy: Unsupported value: {p:?}: supported values: \"Foreground\", \"Background\", \"Orphan\"")),
-                    None,
-                )
+                return Err(reply::bad_request(format!("propagationPolicy: Unsupported value: {p:?}: supported values: \"Foreground\", \"Background\", \"Orphan\"")))
             }
         },
     };
+    Ok(DeleteRequest {
+        body,
+        options: DeleteOptions {
+            grace_period_seconds: grace,
+            propagation_policy,
+        },
+        policy,
+    })
+}
+
+/// The `delete` step that replays a delete of `name`.
+pub(crate) fn delete_step(t: &Target, name: &str, d: &DeleteRequest) -> Value {
+    let mut step = json!({"kind": kind_label(&t.info.kind), "name": name});
+    name_kind(&mut step, t);
+    if t.info.kind.namespaced() {
+        step["namespace"] = json!(t.ns());
+    }
+    if let Some(g) = d.options.grace_period_seconds {
+        step["gracePeriodSeconds"] = json!(g);
+    }
+    if let Some(p) = &d.policy {
+        step["propagationPolicy"] = json!(p);
+    }
+    json!({"delete": step})
+}
+
+pub(crate) fn delete(s: &mut Session, t: &Target, req: &Request) -> (Reply, Recorded) {
+    let d = match delete_request(req) {
+        Ok(d) => d,
+        Err(r) => return (r, None),
+    };
+    let body = &d.body;
     let current = match get_object(s, t) {
         Ok(o) => o,
         Err(e) => return fail(&e, t),
@@ -665,30 +705,9 @@ pub(crate) fn delete(s: &mut Session, t: &Target, req: &Request) -> (Reply, Reco
     }
     let name = m.name.clone();
     match dry_run::write(s, req, |api| {
-        api.delete(
-            &t.info.kind,
-            t.ns(),
-            &name,
-            DeleteOptions {
-                grace_period_seconds: grace,
-                propagation_policy,
-            },
-        )
+        api.delete(&t.info.kind, t.ns(), &name, d.options)
     }) {
-        Ok(o) => {
-            let mut d = json!({"kind": kind_label(&t.info.kind), "name": name});
-            name_kind(&mut d, t);
-            if t.info.kind.namespaced() {
-                d["namespace"] = json!(t.ns());
-            }
-            if let Some(g) = grace {
-                d["gracePeriodSeconds"] = json!(g);
-            }
-            if let Some(p) = policy {
-                d["propagationPolicy"] = json!(p);
-            }
-            (ok(200, &o).0, Some(json!({"delete": d})))
-        }
+        Ok(o) => (ok(200, &o).0, Some(delete_step(t, &name, &d))),
         Err(e) => fail(&e, t),
     }
 }
