@@ -663,6 +663,96 @@ fn deletecollection_deletes_what_the_selector_selects() {
     env.assert_replays();
 }
 
+/// A CRD's `status` and `scale` subresources (the PyTorchJob CRD declares both): the Scale reads
+/// the CRD's replica paths, `kubectl scale` writes `specReplicasPath`, an update of the main
+/// resource cannot change the status, `/status` can.
+#[test]
+fn custom_resources_have_their_crds_status_and_scale_subresources() {
+    let env = Env::on_scenario("crsub", "pytorchjob-operator.yaml");
+    env.server().step(5);
+    let resources = env.ok(&["get", "--raw", "/apis/kubeflow.org/v1"]);
+    assert!(
+        resources.contains(r#""name":"pytorchjobs/scale""#),
+        "{resources}"
+    );
+    assert!(
+        resources.contains(r#""name":"pytorchjobs/status""#),
+        "{resources}"
+    );
+    let scale = |env: &Env| {
+        env.ok(&[
+            "get",
+            "pytorchjob",
+            "mnist",
+            "--subresource=scale",
+            "-o",
+            "jsonpath={.spec.replicas} {.status.replicas} {.status.selector}",
+        ])
+    };
+    // Worker replicas 3 (spec), 3 active (status), and the operator's selector string.
+    assert_eq!(
+        scale(&env),
+        "3 3 training.kubeflow.org/job-name=mnist,training.kubeflow.org/operator-name=pytorchjob-controller,training.kubeflow.org/replica-type=worker"
+    );
+    assert_eq!(
+        env.ok(&["scale", "pytorchjob", "mnist", "--replicas=2"]),
+        "pytorchjob.kubeflow.org/mnist scaled\n"
+    );
+    assert_eq!(
+        env.ok(&[
+            "get",
+            "pytorchjob",
+            "mnist",
+            "-o",
+            "jsonpath={.spec.pytorchReplicaSpecs.Worker.replicas} {.metadata.generation}"
+        ]),
+        "2 2"
+    );
+    // The main resource's update keeps the status (and does not bump the generation for it).
+    env.ok(&[
+        "patch",
+        "pytorchjob",
+        "mnist",
+        "--type=merge",
+        "-p",
+        r#"{"status":{"startTime":"2000-01-01T00:00:00Z"}}"#,
+    ]);
+    let start = env.ok(&[
+        "get",
+        "pytorchjob",
+        "mnist",
+        "-o",
+        "jsonpath={.status.startTime} {.metadata.generation}",
+    ]);
+    assert_eq!(start, "1970-01-01T00:00:00Z 2");
+    env.ok(&[
+        "patch",
+        "pytorchjob",
+        "mnist",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        r#"{"status":{"startTime":"2000-01-01T00:00:00Z"}}"#,
+    ]);
+    assert_eq!(
+        env.ok(&[
+            "get",
+            "pytorchjob",
+            "mnist",
+            "-o",
+            "jsonpath={.status.startTime}"
+        ]),
+        "2000-01-01T00:00:00Z"
+    );
+    // A create cannot set the status either (upstream PrepareForCreate).
+    let job = r#"{"apiVersion":"kubeflow.org/v1","kind":"PyTorchJob","metadata":{"name":"other"},"spec":{"pytorchReplicaSpecs":{"Master":{"replicas":1,"template":{"spec":{"containers":[{"name":"pytorch","image":"i"}]}}}}},"status":{"startTime":"2000-01-01T00:00:00Z"}}"#;
+    std::fs::write(env.dir.join("other.json"), job).unwrap();
+    assert_eq!(
+        env.ok(&["create", "-f", "other.json", "-o", "jsonpath=[{.status}]"]),
+        "[]"
+    );
+}
+
 /// `kubectl get crd`, `get pytorchjobs -A` (the CRD's printer columns), `apply -f` of a custom
 /// resource, and `get workloads -A` / `get podgroups.scheduling.k8s.io -A` on the native gang.
 #[test]

@@ -65,9 +65,20 @@ impl ApiServer {
         registry::normalize_namespace(&mut obj);
         let uid = uid_for_revision(self.store.revision() + 1);
         registry::prepare_for_create(&mut obj, self.now, uid);
+        let status_subresource = match &obj {
+            Object::Other(u, _) if cr_schema.is_some() => {
+                apiextensions::has_status_subresource(self.store.as_ref(), u)
+            }
+            _ => false,
+        };
         if let Object::Other(u, _) = &mut obj {
             if cr_schema.is_some() {
                 u.metadata.generation = Some(1);
+                if status_subresource {
+                    // Upstream `customResourceStrategy.PrepareForCreate`: a create cannot set
+                    // the status when the status subresource is on.
+                    u.rest.remove("status");
+                }
             } else if k8s_types::apiextensions::CustomResourceDefinition::from_unstructured(u)
                 .is_some()
             {

@@ -79,6 +79,14 @@ impl ApiServer {
         let mut errs = validation::validate_update(&obj, &old);
         if let (Object::Other(u, namespaced), Object::Other(o, _)) = (&mut obj, &*old) {
             if let Some(schema) = &cr_schema {
+                if apiextensions::has_status_subresource(self.store.as_ref(), u) {
+                    // Upstream `customResourceStrategy.PrepareForUpdate`: with the status
+                    // subresource on, only `/status` changes the status.
+                    match o.rest.get("status") {
+                        Some(st) => u.rest.insert("status".to_string(), st.clone()),
+                        None => u.rest.remove("status"),
+                    };
+                }
                 u.metadata.generation = apiextensions::next_generation(u, o);
                 errs.extend(apiextensions::validate_custom_resource(
                     u,

@@ -24,6 +24,7 @@ mod record;
 mod reply;
 mod resources;
 mod rest;
+mod scale;
 mod table;
 mod watch;
 

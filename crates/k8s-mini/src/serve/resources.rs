@@ -34,14 +34,14 @@ pub(crate) struct Subresource {
     pub(crate) verbs: &'static [&'static str],
 }
 
-const STATUS: Subresource = Subresource {
+pub(crate) const STATUS: Subresource = Subresource {
     name: "status",
     group: "",
     version: "",
     kind: "",
     verbs: &["get", "patch", "update"],
 };
-const SCALE: Subresource = Subresource {
+pub(crate) const SCALE: Subresource = Subresource {
     name: "scale",
     group: "autoscaling",
     version: "v1",
@@ -80,6 +80,9 @@ pub(crate) struct ResourceInfo {
     pub(crate) columns: Vec<PrinterColumn>,
     /// A custom resource (no Go type: no strategic merge patch).
     pub(crate) custom: bool,
+    /// A custom resource's `scale` subresource paths (built-in kinds: `None`, the fixed
+    /// `spec.replicas` / `status.replicas` / `spec.selector`).
+    pub(crate) scale: Option<k8s_types::apiextensions::ScaleSubresource>,
 }
 
 impl ResourceInfo {
@@ -130,6 +133,7 @@ fn r(
         subresources: subresources.to_vec(),
         columns: Vec::new(),
         custom: false,
+        scale: None,
     }
 }
 

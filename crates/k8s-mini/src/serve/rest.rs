@@ -17,6 +17,7 @@ use crate::serve::fields::FieldSelector;
 use crate::serve::patch;
 use crate::serve::reply::{self, Details, Reply};
 use crate::serve::resources::ResourceInfo;
+use crate::serve::scale;
 use crate::serve::table::{self, Include};
 
 /// A request as the HTTP layer hands it over.
@@ -335,7 +336,7 @@ pub(crate) fn get(s: &Session, t: &Target, req: &Request) -> Reply {
         Err(e) => return fail(&e, t).0,
     };
     match t.sub.as_deref() {
-        Some("scale") => Reply::json(200, &scale_json(&obj)),
+        Some("scale") => Reply::json(200, &scale::scale_json(t, &obj)),
         _ if table::wants_table(&req.accept) => {
             let include = Include::parse(req.param("includeObject")).unwrap_or(Include::Metadata);
             let rv = obj.meta().resource_version.clone().unwrap_or_default();
@@ -354,23 +355,6 @@ pub(crate) fn get(s: &Session, t: &Target, req: &Request) -> Reply {
         }
         _ => Reply::json(200, &typed_json(&obj)),
     }
-}
-
-/// The `autoscaling/v1` Scale of a Deployment, ReplicaSet or StatefulSet; `status.selector` is
-/// `LabelSelectorAsSelector(spec.selector).String()` as upstream's `scaleFrom*` write it.
-fn scale_json(obj: &Object) -> Value {
-    let v = obj.to_json();
-    let m = obj.meta();
-    let selector = serde_json::from_value::<LabelSelector>(v["spec"]["selector"].clone()).ok();
-    let selector = k8s_cluster::printers::label_selector_string(selector.as_ref());
-    json!({
-        "kind": "Scale", "apiVersion": "autoscaling/v1",
-        "metadata": {"name": m.name, "namespace": m.namespace, "uid": m.uid,
-            "resourceVersion": m.resource_version, "creationTimestamp": m.creation_timestamp},
-        "spec": {"replicas": v["spec"]["replicas"].as_i64().unwrap_or(0)},
-        "status": {"replicas": v["status"]["replicas"].as_i64().unwrap_or(0),
-            "selector": selector.unwrap_or_default()},
-    })
 }
 
 /// POST to a collection: create.
@@ -494,7 +478,7 @@ fn write_scale(
     }
     let before = current.to_json();
     let mut after = before.clone();
-    after["spec"]["replicas"] = json!(replicas);
+    scale::set_replicas(t, &mut after, replicas);
     let mut main = t.clone();
     main.sub = None;
     let (r, rec) = write(s, &main, req, &before, after.clone());
@@ -504,12 +488,12 @@ fn write_scale(
     if dry_run::is_dry_run(req) {
         // Nothing was stored: the Scale of the object the update would have written.
         return match decode(&main, after) {
-            Ok(o) => (Reply::json(200, &scale_json(&o)), rec),
+            Ok(o) => (Reply::json(200, &scale::scale_json(t, &o)), rec),
             Err(r) => (r, None),
         };
     }
     match get_object(s, t) {
-        Ok(o) => (Reply::json(200, &scale_json(&o)), rec),
+        Ok(o) => (Reply::json(200, &scale::scale_json(t, &o)), rec),
         Err(e) => fail(&e, t),
     }
 }
@@ -566,7 +550,7 @@ pub(crate) fn patch(s: &mut Session, t: &Target, req: &Request) -> (Reply, Recor
     };
     let scale = t.sub.as_deref() == Some("scale");
     let before = if scale {
-        scale_json(&current)
+        scale::scale_json(t, &current)
     } else {
         typed_json(&current)
     };
