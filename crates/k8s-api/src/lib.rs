@@ -9,7 +9,7 @@
 //! system fields, generated names from [`names`]) -> [`validation`] (all field errors at once) ->
 //! validating [`admission`] -> the store.
 //!
-//! Modules: [`server`] (the struct), [`verbs`], [`subresources`] (`pods/binding`), [`qos`],
+//! Modules: [`server`] (the struct), [`verbs`], [`dry_run`] (`dryRun=All`: every write checked, none stored), [`subresources`] (`pods/binding`), [`qos`],
 //! [`errors`] (Status builders), [`watch_cache`] (the `spec.nodeName` pod index kubelets list from).
 //!
 //! Determinism: timestamps come from [`ApiServer::set_tick`]; generated names and UIDs are derived
@@ -18,6 +18,7 @@
 pub mod admission;
 pub mod apiextensions;
 pub mod defaults;
+pub mod dry_run;
 pub mod errors;
 pub mod names;
 pub mod qos;

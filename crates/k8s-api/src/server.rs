@@ -29,6 +29,8 @@ pub struct ApiServer {
     pub(crate) admission: AdmissionChain,
     /// Pods by `spec.nodeName` (the watch cache's field index), for kubelets' lists.
     node_index: NodeNameIndex,
+    /// Inside [`ApiServer::dry_run`]: writes are checked, not stored ([`crate::dry_run`]).
+    pub(crate) dry_run: bool,
 }
 
 impl ApiServer {
@@ -46,6 +48,7 @@ impl ApiServer {
             now: 0,
             admission,
             node_index: NodeNameIndex::default(),
+            dry_run: false,
         }
     }
 

@@ -309,6 +309,12 @@ impl Cluster {
         &self.api
     }
 
+    /// Runs `f` on the apiserver with every write a dry run (`dryRun=All`, see
+    /// [`ApiServer::dry_run`]): answered as the write would be, nothing stored.
+    pub fn dry_run<R>(&mut self, f: impl FnOnce(&mut dyn ApiClient) -> R) -> R {
+        self.api.dry_run_client(f)
+    }
+
     /// Node names with a kubelet, in name order.
     pub fn node_names(&self) -> Vec<String> {
         self.kubelets.keys().cloned().collect()

@@ -67,6 +67,11 @@ impl Session {
         self.cluster.api_ref()
     }
 
+    /// Runs `f` on the apiserver with every write a dry run (see [`Cluster::dry_run`]).
+    pub fn dry_run<R>(&mut self, f: impl FnOnce(&mut dyn ApiClient) -> R) -> R {
+        self.cluster.dry_run(f)
+    }
+
     /// Creates an object as a Scenario `apply` step does: a Node starts a kubelet for it (see
     /// [`Cluster::apply`]).
     ///

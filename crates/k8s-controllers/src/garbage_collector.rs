@@ -95,13 +95,13 @@ fn present(owner: &Object) -> OwnerState {
 }
 
 /// Every kind the collector knows, [`Kind::TYPED`] then [`Kind::ALPHA`] then
-/// [`Kind::UNSERVED`] then DRA's [`Kind::RESOURCE`] (so the queue keys of the older kinds keep
+/// [`Kind::HISTORY`] then DRA's [`Kind::RESOURCE`] (so the queue keys of the older kinds keep
 /// their indexes).
 fn gc_kinds() -> impl Iterator<Item = &'static Kind> {
     Kind::TYPED
         .iter()
         .chain(Kind::ALPHA.iter())
-        .chain(Kind::UNSERVED.iter())
+        .chain(Kind::HISTORY.iter())
         .chain(Kind::RESOURCE.iter())
 }
 

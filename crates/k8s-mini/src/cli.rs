@@ -36,7 +36,7 @@ enum Command {
     /// Display one or many resources as `kubectl get` does, at the end of the run or --at-tick.
     #[command(after_help = EXIT_CODES)]
     Get(GetArgs),
-    /// Show details of pods, nodes, deployments, replicasets or jobs as `kubectl describe` does,
+    /// Show details of pods, nodes, deployments, replicasets, jobs or services as `kubectl describe` does,
     /// Events included.
     #[command(after_help = EXIT_CODES)]
     Describe(DescribeArgs),

@@ -15,6 +15,7 @@ pub enum Resource {
     Deployments,
     ReplicaSets,
     Jobs,
+    Services,
     Events,
 }
 
@@ -30,6 +31,7 @@ impl Resource {
             "deployments" | "deployment" | "deploy" => Resource::Deployments,
             "replicasets" | "replicaset" | "rs" => Resource::ReplicaSets,
             "jobs" | "job" => Resource::Jobs,
+            "services" | "service" | "svc" => Resource::Services,
             "events" | "event" | "ev" => Resource::Events,
             _ => return None,
         };
@@ -38,7 +40,7 @@ impl Resource {
 
     /// The names `get` accepts, for messages.
     pub const KNOWN: &'static str =
-        "pods (po), nodes (no), deployments (deploy), replicasets (rs), jobs, events (ev)";
+        "pods (po), nodes (no), deployments (deploy), replicasets (rs), jobs, services (svc), events (ev)";
 
     fn plural(self) -> &'static str {
         match self {
@@ -47,6 +49,7 @@ impl Resource {
             Resource::Deployments => "deployments",
             Resource::ReplicaSets => "replicasets",
             Resource::Jobs => "jobs",
+            Resource::Services => "services",
             Resource::Events => "events",
         }
     }
@@ -70,6 +73,7 @@ impl Resource {
             Resource::Deployments => Kind::Deployment,
             Resource::ReplicaSets => Kind::ReplicaSet,
             Resource::Jobs => Kind::Job,
+            Resource::Services => Kind::Service,
             Resource::Events => Kind::Event,
         }
     }
@@ -238,7 +242,7 @@ pub fn describe(
     use k8s_cluster::describe as d;
     use k8s_types::apps::{Deployment, ReplicaSet};
     use k8s_types::batch::Job;
-    use k8s_types::core::Node;
+    use k8s_types::core::{Node, Service};
     let api = state.cluster.api_ref();
     let ns = scope.for_resource(r);
     let now = state.now;
@@ -286,6 +290,15 @@ pub fn describe(
             .iter()
             .map(|x| d::describe_job(x, d::job::job_events(api, x), now))
             .collect(),
+        Resource::Services => choose(api.list_typed::<Service>(ns, None), name, |x| {
+            &x.metadata.name
+        })
+        .iter()
+        .map(|x| {
+            let slices = d::service::service_endpoint_slices(api, x);
+            d::describe_service(x, &slices, d::service::service_events(api, x), now)
+        })
+        .collect(),
         Resource::Events => return None,
     };
     if texts.is_empty() {

@@ -3,153 +3,15 @@
 //! a cordon and drain, describe, events, delete and bad requests; then the recorded session
 //! replayed by the scenario runner to the same state, byte for byte.
 
+mod common_serve;
+
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use k8s_mini::serve::{Clock, ServeOptions, Server};
-
-const NODES: &str = "apiVersion: v1\nkind: Node\nmetadata: {name: node-1}\nstatus:\n  capacity: {cpu: \"8\", memory: 16Gi, pods: \"110\"}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: node-2}\nstatus:\n  capacity: {cpu: \"8\", memory: 16Gi, pods: \"110\"}\n";
-
-const WEB: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  labels: {app: web}\nspec:\n  replicas: 3\n  selector:\n    matchLabels: {app: web}\n  strategy:\n    type: RollingUpdate\n    rollingUpdate: {maxSurge: 1, maxUnavailable: 0}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n      - name: app\n        image: app:v1\n        resources:\n          requests: {cpu: 500m, memory: 256Mi}\n";
-
-struct Env {
-    dir: PathBuf,
-    server: Option<Server>,
-}
-
-impl Env {
-    fn new(name: &str, record: bool) -> Env {
-        Env::with_clock(name, record, Clock::Paused)
-    }
-
-    fn with_clock(name: &str, record: bool, clock: Clock) -> Env {
-        Env::start(name, record, clock, None)
-    }
-
-    /// A server on a bundled scenario (`scenarios/<file>`), paused at t=0, recording.
-    fn on_scenario(name: &str, file: &str) -> Env {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../scenarios")
-            .join(file);
-        Env::start(name, true, Clock::Paused, Some(path))
-    }
-
-    /// The recorded session replays to the server's state, byte for byte.
-    fn assert_replays(&self) {
-        let state = self.ok(&["get", "--raw", "/k8s-mini/v1/state"]);
-        let recorded = self.dir.join("recorded.yaml");
-        let replay = k8s_cluster::run_file(
-            &recorded,
-            &k8s_cluster::RunOptions {
-                output: k8s_cluster::OutputFormat::Json,
-                ..Default::default()
-            },
-        )
-        .unwrap();
-        assert_eq!(replay.failures, 0, "{}", replay.stderr);
-        assert!(
-            replay.stdout == state,
-            "the replay of {} differs:\n{}",
-            recorded.display(),
-            std::fs::read_to_string(&recorded).unwrap_or_default()
-        );
-    }
-
-    fn start(name: &str, record: bool, clock: Clock, file: Option<PathBuf>) -> Env {
-        assert!(
-            Path::new("/usr/bin/kubectl").exists() || which_kubectl(),
-            "kubectl is required for these tests (CI has /usr/bin/kubectl v1.32)"
-        );
-        let dir =
-            std::env::temp_dir().join(format!("k8s-mini-serve-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("nodes.yaml"), NODES).unwrap();
-        std::fs::write(dir.join("web.yaml"), WEB).unwrap();
-        let server = k8s_mini::serve::start(&ServeOptions {
-            file: file.unwrap_or_else(|| dir.join("nodes.yaml")),
-            port: 0,
-            clock,
-            kubeconfig_out: Some(dir.join("kubeconfig")),
-            record: record.then(|| dir.join("recorded.yaml")),
-        })
-        .unwrap();
-        Env {
-            dir,
-            server: Some(server),
-        }
-    }
-
-    fn server(&self) -> &Server {
-        self.server.as_ref().unwrap()
-    }
-
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new("kubectl");
-        c.args(args)
-            .env("KUBECONFIG", self.dir.join("kubeconfig"))
-            .env("HOME", &self.dir)
-            .current_dir(&self.dir);
-        c
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        self.cmd(args).output().expect("kubectl runs")
-    }
-
-    /// kubectl's standard output; panics when it fails.
-    fn ok(&self, args: &[&str]) -> String {
-        let o = self.run(args);
-        assert!(
-            o.status.success(),
-            "kubectl {args:?}: {}{}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        );
-        String::from_utf8_lossy(&o.stdout).into_owned()
-    }
-
-    /// Runs kubectl while the clock moves one tick every 50 ms (kubectl waits on the cluster).
-    fn while_ticking(&self, args: &[&str]) -> Output {
-        let mut child = self
-            .cmd(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let start = Instant::now();
-        while child.try_wait().unwrap().is_none() {
-            assert!(
-                start.elapsed() < Duration::from_secs(60),
-                "kubectl {args:?} hangs"
-            );
-            self.server().step(1);
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        child.wait_with_output().unwrap()
-    }
-}
-
-fn which_kubectl() -> bool {
-    Command::new("kubectl")
-        .arg("version")
-        .arg("--client")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
-impl Drop for Env {
-    fn drop(&mut self) {
-        drop(self.server.take());
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn words(line: &str) -> Vec<&str> {
-    line.split_whitespace().collect()
-}
+use common_serve::{words, Env};
+use k8s_mini::serve::Clock;
 
 #[test]
 fn kubectl_drives_a_rolling_update_a_drain_and_the_recording_replays() {
@@ -423,7 +285,7 @@ fn watch_resumes_from_a_resource_version_and_errors_are_status_objects() {
 }
 
 #[test]
-fn the_clock_runs_at_speed_and_a_server_dry_run_is_refused() {
+fn the_clock_runs_at_speed_and_a_server_dry_run_stores_nothing() {
     let started = Instant::now();
     let env = Env::with_clock("speed", false, Clock::Speed(100.0));
     std::thread::sleep(Duration::from_millis(500));
@@ -435,10 +297,9 @@ fn the_clock_runs_at_speed_and_a_server_dry_run_is_refused() {
     let tick = clock["tick"].as_u64().unwrap();
     let most = (started.elapsed().as_secs_f64() * 100.0).ceil() as u64;
     assert!(tick >= 10 && tick <= most, "{clock}, at most {most}");
-    let dry = env.run(&["apply", "-f", "web.yaml", "--dry-run=server"]);
-    assert!(!dry.status.success());
-    assert!(
-        String::from_utf8_lossy(&dry.stderr).contains("dryRun is not supported by k8s-mini serve")
+    assert_eq!(
+        env.ok(&["apply", "-f", "web.yaml", "--dry-run=server"]),
+        "deployment.apps/web created (server dry run)\n"
     );
     let none = env.run(&["get", "deploy"]);
     assert_eq!(
@@ -613,12 +474,13 @@ fn assert_same_but_ages(kubectl: &str, ours: &str, what: &str) {
 /// kubectl prints `IPs: <none>`.)
 #[test]
 fn describe_matches_kubectl_describe_on_the_same_cluster() {
-    let cases: [(&str, u64, &[&str]); 4] = [
+    let cases: [(&str, u64, &[&str]); 5] = [
         (
             "rolling-update.yaml",
             30,
-            &["node", "deployment", "replicaset"],
+            &["node", "deployment", "replicaset", "pod"],
         ),
+        ("service-endpoints.yaml", 40, &["service", "pod"]),
         ("gpu-device-plugin.yaml", 10, &["node"]),
         ("init-and-sidecars.yaml", 25, &["node"]),
         ("job-completions.yaml", 40, &["job", "node"]),
@@ -645,6 +507,30 @@ fn describe_matches_kubectl_describe_on_the_same_cluster() {
                 &ours,
                 &format!("{file} at {ticks}: describe {ty}"),
             );
+        }
+        if file == "service-endpoints.yaml" {
+            // Server-side printing (printService's columns) and `k8s-mini get` print the same.
+            let kubectl = env.ok(&["get", "svc", "-o", "wide"]);
+            let o = Command::new(env!("CARGO_BIN_EXE_k8s-mini"))
+                .args(["get", "svc", "-o", "wide", "-f"])
+                .arg(&scenario)
+                .args(["--at-tick", &ticks.to_string()])
+                .output()
+                .unwrap();
+            assert_eq!(kubectl, String::from_utf8_lossy(&o.stdout));
+            assert_eq!(
+                kubectl.lines().next().map(words),
+                Some(vec![
+                    "NAME",
+                    "TYPE",
+                    "CLUSTER-IP",
+                    "EXTERNAL-IP",
+                    "PORT(S)",
+                    "AGE",
+                    "SELECTOR"
+                ])
+            );
+            assert!(kubectl.contains("80:30086/TCP"), "{kubectl}");
         }
     }
 }

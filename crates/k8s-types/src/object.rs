@@ -116,9 +116,10 @@ impl Kind {
     /// [`Kind::TYPED`].
     pub const ALPHA: [Kind; 2] = [Kind::Workload, Kind::SchedulingPodGroup];
 
-    /// The typed kinds written by controllers that `serve` does not answer for yet (not in
-    /// [`Kind::TYPED`]): `apps/v1` ControllerRevision.
-    pub const UNSERVED: [Kind; 1] = [Kind::ControllerRevision];
+    /// The workloads' history (`apps/v1` ControllerRevision, written by the DaemonSet and
+    /// StatefulSet controllers), not in [`Kind::TYPED`] (so the garbage collector's queue keys of
+    /// the older kinds keep their indexes).
+    pub const HISTORY: [Kind; 1] = [Kind::ControllerRevision];
 
     /// Dynamic Resource Allocation's kinds (`resource.k8s.io/v1`, GA since v1.34), not in
     /// [`Kind::TYPED`] (so the garbage collector's queue keys of the older kinds keep their
@@ -132,11 +133,10 @@ impl Kind {
 
     /// Every typed kind, in the order output lists them: [`Kind::TYPED`] with the alpha kinds
     /// (`scheduling.k8s.io/v1alpha2` Workload and PodGroup) after the coscheduling PodGroup and
-    /// [`Kind::UNSERVED`] after PersistentVolumeClaim, and DRA's [`Kind::RESOURCE`] (DeviceClass
+    /// [`Kind::HISTORY`] after PersistentVolumeClaim, and DRA's [`Kind::RESOURCE`] (DeviceClass
     /// after RuntimeClass, ResourceSlice after Node, ResourceClaimTemplate and ResourceClaim
     /// before Pod).
-    /// `serve` answers for the typed and alpha kinds (and for CRDs and their custom resources); the
-    /// unserved kinds (ControllerRevision) are not served over HTTP yet.
+    /// `serve` answers for all of them (and for CRDs and their custom resources).
     pub const ALL: [Kind; 27] = [
         Kind::Namespace,
         Kind::PriorityClass,

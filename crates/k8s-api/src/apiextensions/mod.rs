@@ -21,7 +21,9 @@ pub mod structural;
 
 use serde_json::Value;
 
-use k8s_types::apiextensions::{crd_kind, CustomResourceDefinition, JsonSchemaProps};
+use k8s_types::apiextensions::{
+    crd_kind, CustomResourceDefinition, CustomResourceDefinitionVersion, JsonSchemaProps,
+};
 use k8s_types::object::Unstructured;
 use k8s_types::status::{Status, StatusReason};
 use k8s_types::store::ObjectStore;
@@ -151,6 +153,16 @@ pub fn validate_custom_resource(
     }
     schema::validate(&v, s, "", &mut errs);
     errs
+}
+
+/// Whether the CRD serving `u` gives its version the `status` subresource. Upstream's custom
+/// resource strategy then drops `status` on create (`PrepareForCreate`) and keeps the stored
+/// `status` on an update of the main resource (`PrepareForUpdate`); only `/status` writes it.
+pub fn has_status_subresource(store: &dyn ObjectStore, u: &Unstructured) -> bool {
+    crds(store).iter().any(|c| {
+        c.served(&u.api_version, &u.kind)
+            .is_some_and(CustomResourceDefinitionVersion::has_status_subresource)
+    })
 }
 
 /// `metadata.generation` of a custom resource on update (upstream `customResourceStrategy.

@@ -1,6 +1,7 @@
-//! Kinds k8s-mini stores without a type (Services, ConfigMaps, custom resources): treated as having
-//! no status subresource, so an update replaces the whole object and a `/status` update copies only
-//! the top-level `status` field.
+//! Kinds k8s-mini stores without a type (ConfigMaps, custom resources, ...): a `/status` update
+//! copies only the top-level `status` field. An update of the main resource replaces the whole
+//! object, except that a custom resource whose CRD version has the `status` subresource keeps its
+//! stored status (`verbs/update.rs`, upstream `customResourceStrategy.PrepareForUpdate`).
 
 use k8s_types::object::Unstructured;
 

@@ -53,15 +53,13 @@ impl ApiServer {
         let expected = old.meta().resource_version_number();
         if should_delete_during_update(&new) {
             return self
-                .store
-                .delete(&key, Some(expected))
+                .storage_delete(&key, Some(expected))
                 .map_err(|e| errors::from_store(e, &Kind::Namespace, name));
         }
         if new == *stored {
             return Ok(old);
         }
-        self.store
-            .update(&key, Object::Namespace(new), Some(expected))
+        self.storage_update(&key, Object::Namespace(new), Some(expected))
             .map_err(|e| errors::from_store(e, &Kind::Namespace, name))
     }
 }

@@ -65,9 +65,20 @@ impl ApiServer {
         registry::normalize_namespace(&mut obj);
         let uid = uid_for_revision(self.store.revision() + 1);
         registry::prepare_for_create(&mut obj, self.now, uid);
+        let status_subresource = match &obj {
+            Object::Other(u, _) if cr_schema.is_some() => {
+                apiextensions::has_status_subresource(self.store.as_ref(), u)
+            }
+            _ => false,
+        };
         if let Object::Other(u, _) = &mut obj {
             if cr_schema.is_some() {
                 u.metadata.generation = Some(1);
+                if status_subresource {
+                    // Upstream `customResourceStrategy.PrepareForCreate`: a create cannot set
+                    // the status when the status subresource is on.
+                    u.rest.remove("status");
+                }
             } else if k8s_types::apiextensions::CustomResourceDefinition::from_unstructured(u)
                 .is_some()
             {
@@ -114,14 +125,12 @@ impl ApiServer {
                     q.metadata.name.clone(),
                 );
                 let expected = q.metadata.resource_version_number();
-                self.store
-                    .update(&qkey, Object::ResourceQuota(q), Some(expected))
+                self.storage_update(&qkey, Object::ResourceQuota(q), Some(expected))
                     .map_err(|e| errors::from_store(e, &Kind::ResourceQuota, &qname))?;
             }
         }
         let key = obj.key();
-        self.store
-            .create(&key, obj)
+        self.storage_create(&key, obj)
             .map_err(|e| errors::from_store(e, &kind, &name))
     }
 }

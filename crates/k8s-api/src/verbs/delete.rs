@@ -116,8 +116,7 @@ impl ApiServer {
                 registry::namespace::begin_termination(&mut updated, tick_timestamp(self.now));
                 let expected = old.meta().resource_version_number();
                 return self
-                    .store
-                    .update(&key, Object::Namespace(updated), Some(expected))
+                    .storage_update(&key, Object::Namespace(updated), Some(expected))
                     .map_err(|e| errors::from_store(e, kind, name));
             }
             if !registry::namespace::spec_finalizers(ns).is_empty() {
@@ -146,20 +145,17 @@ impl ApiServer {
         let expected = old.meta().resource_version_number();
         match self.pod_graceful(&old, options) {
             Graceful::Pending if finalizers.is_some() => self
-                .store
-                .update(&key, with_finalizers(&old), Some(expected))
+                .storage_update(&key, with_finalizers(&old), Some(expected))
                 .map_err(|e| errors::from_store(e, kind, name)),
             Graceful::Pending => Ok(old),
             Graceful::Immediately if pending_gc => {
                 let mut updated = with_finalizers(&old);
                 mark_as_deleting(updated.meta_mut(), self.now);
-                self.store
-                    .update(&key, updated, Some(expected))
+                self.storage_update(&key, updated, Some(expected))
                     .map_err(|e| errors::from_store(e, kind, name))
             }
             Graceful::Immediately => self
-                .store
-                .delete(&key, None)
+                .storage_delete(&key, None)
                 .map_err(|e| errors::from_store(e, kind, name)),
             Graceful::Update {
                 deletion_tick,
@@ -175,14 +171,12 @@ impl ApiServer {
                 meta.deletion_timestamp = Some(tick_timestamp(deletion_tick));
                 meta.deletion_grace_period_seconds = Some(grace);
                 let written = self
-                    .store
-                    .update(&key, updated, Some(expected))
+                    .storage_update(&key, updated, Some(expected))
                     .map_err(|e| errors::from_store(e, kind, name))?;
                 if grace > 0 || pending_gc {
                     return Ok(written);
                 }
-                self.store
-                    .delete(&key, None)
+                self.storage_delete(&key, None)
                     .map_err(|e| errors::from_store(e, kind, name))
             }
         }

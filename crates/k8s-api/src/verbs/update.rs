@@ -54,8 +54,7 @@ impl ApiServer {
         let expected = old.meta().resource_version_number();
         let emptied = super::delete::emptied_gc_finalizers(&new, old);
         let written = self
-            .store
-            .update(&key, new, Some(expected))
+            .storage_update(&key, new, Some(expected))
             .map_err(|e| errors::from_store(e, &kind, &name))?;
         if !emptied {
             return Ok(written);
@@ -63,8 +62,7 @@ impl ApiServer {
         // Upstream `shouldDeleteDuringUpdate`: the update removed the last finalizer of an object
         // being deleted with no grace period left, so it is removed (watchers see MODIFIED then
         // DELETED).
-        self.store
-            .delete(&key, None)
+        self.storage_delete(&key, None)
             .map_err(|e| errors::from_store(e, &kind, &name))
     }
 
@@ -81,6 +79,14 @@ impl ApiServer {
         let mut errs = validation::validate_update(&obj, &old);
         if let (Object::Other(u, namespaced), Object::Other(o, _)) = (&mut obj, &*old) {
             if let Some(schema) = &cr_schema {
+                if apiextensions::has_status_subresource(self.store.as_ref(), u) {
+                    // Upstream `customResourceStrategy.PrepareForUpdate`: with the status
+                    // subresource on, only `/status` changes the status.
+                    match o.rest.get("status") {
+                        Some(st) => u.rest.insert("status".to_string(), st.clone()),
+                        None => u.rest.remove("status"),
+                    };
+                }
                 u.metadata.generation = apiextensions::next_generation(u, o);
                 errs.extend(apiextensions::validate_custom_resource(
                     u,

@@ -1,7 +1,7 @@
 //! `kubectl describe`: upstream `staging/src/k8s.io/kubectl/pkg/describe/describe.go` (v1.32), one
 //! describer per file as upstream has one `Describer` per kind ([`pod`] `PodDescriber`, [`node`]
 //! `NodeDescriber`, [`deployment`] `DeploymentDescriber`, [`replicaset`] `ReplicaSetDescriber`,
-//! [`job`] `JobDescriber`);
+//! [`job`] `JobDescriber`, [`service`] `ServiceDescriber`);
 //! here the pieces they share: the `PrefixWriter` (two spaces per level) over a `text/tabwriter`
 //! (minimum width 0, padding 2) that `tabbedString` flushes at the end and `DescribeEvents` flushes
 //! before the Events table, `printLabelsMultiline`, `printAnnotationsMultiline`, `DescribeEvents`
@@ -21,12 +21,14 @@ pub mod job;
 pub mod node;
 pub mod pod;
 pub mod replicaset;
+pub mod service;
 
 pub use deployment::describe_deployment;
 pub use job::describe_job;
 pub use node::describe_node;
 pub use pod::{describe_pod, pod_events};
 pub use replicaset::describe_replica_set;
+pub use service::describe_service;
 
 /// Upstream's `PrefixWriter`: each level indents two spaces; `flush` ends the tabwriter's blocks.
 pub(crate) struct PrefixWriter {

@@ -14,12 +14,13 @@
 //! 1970-01-01T00:00:00Z), and every AGE, LAST SEEN and DURATION is `now` minus the timestamp,
 //! printed with `duration.HumanDuration` ([`human_duration`]).
 
+mod events;
 mod tables;
 pub mod tabwriter;
 
+pub use events::{event_interval, event_source, events_kubectl_events};
 pub use tables::{
-    cells, columns, event_interval, event_source, events_kubectl_events, format_label_selector,
-    label_selector_string, list,
+    cells, columns, format_label_selector, format_labels, label_selector_string, list,
 };
 
 use k8s_types::meta::timestamp_tick;

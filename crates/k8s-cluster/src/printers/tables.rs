@@ -4,19 +4,20 @@
 //! `TableConvertor`, the cells are generated wide (priority-1 columns included); the client hides
 //! what `-o wide` does not ask for. See the module above for the clock.
 
-use k8s_types::apiserver::{ApiClient, ApiExt};
-use k8s_types::apps::{Deployment, PodTemplateSpec, ReplicaSet};
+use k8s_types::apiserver::ApiClient;
+use k8s_types::apps::{ControllerRevision, Deployment, PodTemplateSpec, ReplicaSet};
 use k8s_types::batch::Job;
-use k8s_types::core::{Event, Namespace, Node, Pod};
+use k8s_types::core::{Namespace, Node, Pod, Service};
 use k8s_types::labels::LabelSelector;
 use k8s_types::meta::{timestamp_tick, ObjectMeta};
 use k8s_types::object::{Kind, Object};
 use k8s_types::Tick;
 
+use super::events::event_cells;
 use super::{since, Cell, Column, Row, Table};
 use crate::state::{human_duration, print_pod};
 
-const fn col(name: &'static str, priority: u8) -> Column {
+pub(super) const fn col(name: &'static str, priority: u8) -> Column {
     Column {
         name,
         type_: "string",
@@ -52,7 +53,8 @@ const SELECTOR: Column = col("Selector", 1);
 /// The column definitions of `kind`'s Table, in order, as upstream's `AddHandlers` declares them
 /// (`podColumnDefinitions`, `nodeColumnDefinitions`, `deploymentColumnDefinitions`,
 /// `replicaSetColumnDefinitions`, `jobColumnDefinitions`, `eventColumnDefinitions`,
-/// `namespaceColumnDefinitions`); every other kind gets the default table convertor's Name and
+/// `namespaceColumnDefinitions`, `serviceColumnDefinitions`, `controllerRevisionColumnDefinitions`);
+/// every other kind gets the default table convertor's Name and
 /// Created At (`k8s.io/apiserver/pkg/registry/rest/table.go`, `swaggerMetadataDescriptions`).
 pub fn columns(kind: &Kind) -> Vec<Column> {
     match kind {
@@ -123,6 +125,18 @@ pub fn columns(kind: &Kind) -> Vec<Column> {
             name_col(1),
         ],
         Kind::Namespace => vec![name_col(0), col("Status", 0), AGE],
+        Kind::Service => vec![
+            name_col(0),
+            col("Type", 0),
+            col("Cluster-IP", 0),
+            col("External-IP", 0),
+            col("Port(s)", 0),
+            AGE,
+            SELECTOR,
+        ],
+        Kind::ControllerRevision => {
+            vec![name_col(0), col("Controller", 0), int_col("Revision"), AGE]
+        }
         _ => vec![
             name_col(0),
             Column {
@@ -137,6 +151,7 @@ pub fn columns(kind: &Kind) -> Vec<Column> {
 
 /// The cells of one object's row, one per column of [`columns`] of its kind: `printPod`,
 /// `printNode`, `printDeployment`, `printReplicaSet`, `printJob`, `printEvent`, `printNamespace`,
+/// `printService`, `printControllerRevision`,
 /// else the default convertor's name and `creationTimestamp` (RFC 3339).
 pub fn cells(obj: &Object, now: Tick) -> Vec<Cell> {
     match obj {
@@ -147,6 +162,8 @@ pub fn cells(obj: &Object, now: Tick) -> Vec<Cell> {
         Object::Job(j) => job_cells(j, now),
         Object::Event(e) => event_cells(e, now),
         Object::Namespace(ns) => namespace_cells(ns, now),
+        Object::Service(svc) => service_cells(svc, now),
+        Object::ControllerRevision(cr) => controller_revision_cells(cr, now),
         other => {
             let m = other.meta();
             vec![
@@ -183,6 +200,34 @@ pub fn list(api: &dyn ApiClient, kind: &Kind, namespace: Option<&str>, now: Tick
     }
 }
 
+/// `printControllerRevision`: the controller as `formatResourceName` prints it with its kind
+/// (`daemonset.apps/fluentd`: lower-case `Kind.group`, then the name), `<none>` without one.
+fn controller_revision_cells(cr: &ControllerRevision, now: Tick) -> Vec<Cell> {
+    let controller = cr
+        .metadata
+        .owner_references
+        .iter()
+        .find(|o| o.controller == Some(true))
+        .map_or_else(
+            || "<none>".to_string(),
+            |o| {
+                let group = o.api_version.rsplit_once('/').map_or("", |(g, _)| g);
+                let kind = if group.is_empty() {
+                    o.kind.clone()
+                } else {
+                    format!("{}.{group}", o.kind)
+                };
+                format!("{}/{}", kind.to_lowercase(), o.name)
+            },
+        );
+    vec![
+        cr.metadata.name.as_str().into(),
+        controller.into(),
+        Cell::Int(cr.revision),
+        age(&cr.metadata, now),
+    ]
+}
+
 fn age(meta: &ObjectMeta, now: Tick) -> Cell {
     since(meta.creation_timestamp.as_deref(), now).into()
 }
@@ -191,7 +236,7 @@ fn or_none(s: Option<&str>) -> Cell {
     s.filter(|s| !s.is_empty()).unwrap_or("<none>").into()
 }
 
-fn count(n: i32) -> Cell {
+pub(super) fn count(n: i32) -> Cell {
     Cell::Int(i64::from(n))
 }
 
@@ -240,6 +285,93 @@ pub fn format_label_selector(s: Option<&LabelSelector>) -> String {
         Some(t) if t.is_empty() => "<none>".into(),
         Some(t) => t,
     }
+}
+
+/// `labels.FormatLabels`: `k=v` pairs sorted by key, joined by `,`; `<none>` when empty.
+pub fn format_labels(labels: &std::collections::BTreeMap<String, String>) -> String {
+    if labels.is_empty() {
+        return "<none>".into();
+    }
+    labels
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// `printService`: NAME, TYPE, CLUSTER-IP, EXTERNAL-IP (`getServiceExternalIP`), PORT(S)
+/// (`makePortString`: `port[:nodePort]/protocol`, `,`-joined), AGE; wide: SELECTOR.
+fn service_cells(svc: &Service, now: Tick) -> Vec<Cell> {
+    let list = |key: &str| -> Vec<String> {
+        svc.spec
+            .rest
+            .get(key)
+            .and_then(serde_json::Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let external_ips = list("externalIPs");
+    let external = match svc.type_() {
+        "ClusterIP" | "NodePort" if external_ips.is_empty() => "<none>".to_string(),
+        "ClusterIP" | "NodePort" => external_ips.join(","),
+        "LoadBalancer" => {
+            let mut ips: Vec<String> = svc
+                .status
+                .get("loadBalancer")
+                .and_then(|lb| lb.get("ingress"))
+                .and_then(serde_json::Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|i| {
+                            ["ip", "hostname"]
+                                .iter()
+                                .find_map(|k| i.get(*k).and_then(|v| v.as_str()))
+                                .filter(|s| !s.is_empty())
+                                .map(String::from)
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            ips.extend(external_ips);
+            if ips.is_empty() {
+                "<pending>".to_string()
+            } else {
+                ips.join(",")
+            }
+        }
+        "ExternalName" => svc.spec.external_name.clone().unwrap_or_default(),
+        _ => "<unknown>".to_string(),
+    };
+    let ports: Vec<String> = svc
+        .spec
+        .ports
+        .iter()
+        .map(|p| {
+            let proto = p.protocol.as_deref().unwrap_or("");
+            match p.node_port.filter(|n| *n != 0) {
+                Some(n) => format!("{}:{n}/{proto}", p.port),
+                None => format!("{}/{proto}", p.port),
+            }
+        })
+        .collect();
+    let ports = if ports.is_empty() {
+        "<none>".to_string()
+    } else {
+        ports.join(",")
+    };
+    vec![
+        svc.metadata.name.as_str().into(),
+        svc.type_().into(),
+        svc.spec.cluster_ip.as_deref().unwrap_or("").into(),
+        external.into(),
+        ports.into(),
+        age(&svc.metadata, now),
+        format_labels(&svc.spec.selector.clone().unwrap_or_default()).into(),
+    ]
 }
 
 /// `printPod`: NAME, READY, STATUS, RESTARTS (with the age of the last restart), AGE; wide: IP,
@@ -420,50 +552,6 @@ fn job_cells(j: &Job, now: Tick) -> Vec<Cell> {
     ]
 }
 
-/// `formatEventSource`: `component, host`, the component falling back to
-/// `reportingComponent` (`reportingController` in Go) as upstream's `firstNonEmpty`.
-pub fn event_source(e: &Event) -> String {
-    let component = if e.source.component.is_empty() {
-        e.reporting_component.as_deref().unwrap_or("")
-    } else {
-        e.source.component.as_str()
-    };
-    if e.source.host.is_empty() {
-        component.to_string()
-    } else {
-        format!("{component}, {}", e.source.host)
-    }
-}
-
-/// `printEvent`: LAST SEEN (age of `lastTimestamp`, else of `firstTimestamp`), TYPE, REASON,
-/// OBJECT (`kind/name`, kind lower-cased), MESSAGE (trimmed); wide adds SUBOBJECT, SOURCE, FIRST
-/// SEEN, COUNT (an integer, 1 when unset), NAME, in upstream's column order.
-fn event_cells(e: &Event, now: Tick) -> Vec<Cell> {
-    let first = since(e.first_timestamp.as_deref(), now);
-    let last = match &e.last_timestamp {
-        Some(t) => since(Some(t), now),
-        None => first.clone(),
-    };
-    let o = &e.involved_object;
-    let target = if o.name.is_empty() {
-        o.kind.to_lowercase()
-    } else {
-        format!("{}/{}", o.kind.to_lowercase(), o.name)
-    };
-    vec![
-        last.into(),
-        e.type_.as_str().into(),
-        e.reason.as_str().into(),
-        target.into(),
-        o.field_path.as_str().into(),
-        event_source(e).into(),
-        e.message.trim().into(),
-        first.into(),
-        count(if e.count == 0 { 1 } else { e.count }),
-        e.metadata.name.as_str().into(),
-    ]
-}
-
 /// `printNamespace`: NAME, STATUS (`status.phase`), AGE.
 fn namespace_cells(ns: &Namespace, now: Tick) -> Vec<Cell> {
     let phase = ns
@@ -479,69 +567,16 @@ fn namespace_cells(ns: &Namespace, now: Tick) -> Vec<Cell> {
     ]
 }
 
-/// `kubectl events`' interval (`getInterval`): the age of the first timestamp, or for an Event
-/// seen more than once `<age of last> (x<count> over <age of first>)`.
-pub fn event_interval(e: &Event, now: Tick) -> String {
-    let first = since(e.first_timestamp.as_deref(), now);
-    if e.count > 1 {
-        format!(
-            "{} (x{} over {first})",
-            since(e.last_timestamp.as_deref(), now),
-            e.count
-        )
-    } else {
-        first
-    }
-}
-
-/// `kubectl events`: LAST SEEN (with repeats folded: `40s (x3 over 2m)`), TYPE, REASON, OBJECT
-/// (`Kind/name`, kind as written), MESSAGE, sorted by last timestamp as upstream sorts them
-/// (`SortableEvents`); Events of the same second (tick) in the order they were last written
-/// (`resourceVersion`), where upstream's order within a second is its sort's.
-pub fn events_kubectl_events(api: &dyn ApiClient, namespace: Option<&str>, now: Tick) -> Table {
-    let mut list = api.list_typed::<Event>(namespace, None);
-    list.sort_by_key(|e| {
-        (
-            e.last_timestamp
-                .as_deref()
-                .or(e.first_timestamp.as_deref())
-                .and_then(timestamp_tick),
-            e.metadata.resource_version_number(),
-        )
-    });
-    let rows = list
-        .iter()
-        .map(|e| Row {
-            namespace: e.metadata.namespace().to_string(),
-            name: e.metadata.name.clone(),
-            cells: vec![
-                event_interval(e, now).into(),
-                e.type_.as_str().into(),
-                e.reason.as_str().into(),
-                format!("{}/{}", e.involved_object.kind, e.involved_object.name).into(),
-                e.message.trim().into(),
-            ],
-        })
-        .collect();
-    Table {
-        columns: vec![
-            col("Last Seen", 0),
-            col("Type", 0),
-            col("Reason", 0),
-            col("Object", 0),
-            col("Message", 0),
-        ],
-        rows,
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::events::event_interval;
     use super::*;
     use k8s_api::ApiServer;
     use k8s_store::MemStore;
     use k8s_types::apiserver::ApiClient;
+    use k8s_types::apiserver::ApiExt;
     use k8s_types::batch::JobCondition;
+    use k8s_types::core::Event;
     use k8s_types::core::{Container, Namespace, NodeCondition};
     use k8s_types::labels::LabelSelectorRequirement;
     use k8s_types::meta::tick_timestamp;

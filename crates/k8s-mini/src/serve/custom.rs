@@ -11,7 +11,7 @@ use k8s_types::apiserver::ApiClient;
 use k8s_types::Tick;
 use serde_json::{json, Value};
 
-use crate::serve::resources::{self, ResourceInfo};
+use crate::serve::resources::{self, ResourceInfo, SCALE, STATUS};
 
 /// One Table column of a custom resource: upstream `CustomResourceColumnDefinition`.
 #[derive(Clone, Debug, PartialEq)]
@@ -207,9 +207,16 @@ pub(crate) fn crd_resources(api: &dyn ApiClient) -> Vec<ResourceInfo> {
                 singular,
                 short_names: names.short_names.clone(),
                 categories: categories.clone(),
-                subresources: Vec::new(),
+                subresources: [
+                    v.has_status_subresource().then_some(STATUS),
+                    v.scale_subresource().map(|_| SCALE),
+                ]
+                .into_iter()
+                .flatten()
+                .collect(),
                 columns,
                 custom: true,
+                scale: v.scale_subresource(),
             });
         }
     }

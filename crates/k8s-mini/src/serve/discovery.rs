@@ -40,7 +40,7 @@ fn resource_entries(r: &ResourceInfo) -> Vec<Value> {
     let mut out = Vec::new();
     let mut main = json!({
         "name": r.plural, "singularName": r.singular, "namespaced": r.kind.namespaced(),
-        "kind": r.kind.name(), "verbs": resources::VERBS,
+        "kind": r.kind.name(), "verbs": r.verbs(),
     });
     if !r.short_names.is_empty() {
         main["shortNames"] = json!(r.short_names);
@@ -174,7 +174,7 @@ fn aggregated_resources(rs: &[ResourceInfo]) -> Vec<Value> {
             let mut e = json!({
                 "resource": r.plural,
                 "responseKind": {"group": r.group, "version": r.version, "kind": r.kind.name()},
-                "scope": scope, "singularResource": r.singular, "verbs": resources::VERBS,
+                "scope": scope, "singularResource": r.singular, "verbs": r.verbs(),
             });
             if !r.short_names.is_empty() {
                 e["shortNames"] = json!(r.short_names);
@@ -219,7 +219,10 @@ mod tests {
         assert_eq!(r.content_type, AGGREGATED);
         let v = body(&r);
         assert_eq!(v["items"][0]["metadata"]["name"], "apps");
-        let deploy = &v["items"][0]["versions"][0]["resources"][1];
+        // apps/v1 as upstream lists it: controllerrevisions, daemonsets, deployments, ...
+        let resources = &v["items"][0]["versions"][0]["resources"];
+        assert_eq!(resources[0]["resource"], "controllerrevisions");
+        let deploy = &resources[2];
         assert_eq!(deploy["resource"], "deployments");
         assert_eq!(deploy["shortNames"], json!(["deploy"]));
         assert_eq!(deploy["subresources"][0]["responseKind"]["kind"], "Scale");

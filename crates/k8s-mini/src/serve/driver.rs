@@ -8,11 +8,13 @@ use std::time::{Duration, Instant};
 
 use k8s_cluster::Session;
 use k8s_types::Tick;
-use serde_json::json;
+use serde_json::{json, Value};
 use tokio::sync::mpsc::UnboundedReceiver;
 
+use crate::serve::collection;
 use crate::serve::custom;
 use crate::serve::discovery;
+use crate::serve::dry_run;
 use crate::serve::fields::FieldSelector;
 use crate::serve::openapi;
 use crate::serve::record::Recorder;
@@ -311,12 +313,10 @@ impl Driver {
         let namespaced_object = t.info.kind.namespaced() && t.namespace.is_none();
         // `binding` and `eviction` take a create only; the others get, update and patch.
         let action_sub = matches!(t.sub.as_deref(), Some("binding" | "eviction"));
-        if req.method != "GET" && req.param("dryRun").is_some_and(|d| !d.is_empty()) {
-            // A dry run would need every write path to stop before the store; refusing is
-            // better than applying it.
-            return Answer::Reply(reply::bad_request(
-                "dryRun is not supported by k8s-mini serve",
-            ));
+        if req.method != "GET" {
+            if let Err(r) = dry_run::check(req) {
+                return Answer::Reply(r);
+            }
         }
         let (r, recorded) = match (req.method.as_str(), &t.name) {
             ("GET", None) => {
@@ -334,11 +334,22 @@ impl Driver {
             ("PUT", Some(_)) if !action_sub => rest::update(&mut self.session, &t, req),
             ("PATCH", Some(_)) if !action_sub => rest::patch(&mut self.session, &t, req),
             ("DELETE", Some(_)) if t.sub.is_none() => rest::delete(&mut self.session, &t, req),
+            ("DELETE", None) => collection::delete_collection(&mut self.session, &t, req),
             _ => (reply::method_not_allowed(), None),
         };
         if req.method != "GET" {
+            // A dry run changed nothing: nothing to record.
+            let recorded = recorded.filter(|_| !dry_run::is_dry_run(req));
             if let (Some(step), Some(rec)) = (recorded, self.recorder.as_mut()) {
-                rec.push(self.session.now(), step);
+                // A deletecollection records one `delete` step per object.
+                match step {
+                    Value::Array(steps) => {
+                        for step in steps {
+                            rec.push(self.session.now(), step);
+                        }
+                    }
+                    step => rec.push(self.session.now(), step),
+                }
             }
             self.sync();
             self.save();

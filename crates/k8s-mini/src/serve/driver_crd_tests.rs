@@ -48,8 +48,15 @@ fn get(d: &mut Driver, path: &str) -> (u16, Value) {
     call(d, "GET", path, "application/json", "", "")
 }
 
-const VERBS: [&str; 7] = [
-    "create", "delete", "get", "list", "patch", "update", "watch",
+const VERBS: [&str; 8] = [
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
 ];
 
 #[test]
@@ -72,7 +79,13 @@ fn a_stored_crd_is_discovered_with_its_names_and_scope() {
         v,
         json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": "kubeflow.org/v1",
             "resources": [{"name": "pytorchjobs", "singularName": "pytorchjob", "namespaced": true,
-                "kind": "PyTorchJob", "verbs": VERBS}]})
+                "kind": "PyTorchJob", "verbs": VERBS},
+                // The CRD version's `subresources: {status: {}, scale: {...}}`.
+                {"name": "pytorchjobs/status", "singularName": "", "namespaced": true,
+                "kind": "PyTorchJob", "verbs": ["get", "patch", "update"]},
+                {"name": "pytorchjobs/scale", "singularName": "", "namespaced": true,
+                "group": "autoscaling", "version": "v1", "kind": "Scale",
+                "verbs": ["get", "patch", "update"]}]})
     );
     let (_, g) = get(&mut d, "/apis/kubeflow.org");
     assert_eq!(
@@ -92,7 +105,11 @@ fn a_stored_crd_is_discovered_with_its_names_and_scope() {
         item["versions"][0]["resources"][0],
         json!({"resource": "pytorchjobs", "responseKind": {"group": "kubeflow.org", "version": "v1",
             "kind": "PyTorchJob"}, "scope": "Namespaced", "singularResource": "pytorchjob",
-            "verbs": VERBS})
+            "verbs": VERBS, "subresources": [
+                {"subresource": "status", "responseKind": {"group": "kubeflow.org",
+                    "version": "v1", "kind": "PyTorchJob"}, "verbs": ["get", "patch", "update"]},
+                {"subresource": "scale", "responseKind": {"group": "autoscaling",
+                    "version": "v1", "kind": "Scale"}, "verbs": ["get", "patch", "update"]}]})
     );
     assert_eq!(get(&mut d, "/apis/kubeflow.org/v2").0, 404);
     assert_eq!(get(&mut d, "/apis/kubeflow.org/v1/tfjobs").0, 404);

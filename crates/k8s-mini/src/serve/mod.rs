@@ -10,9 +10,11 @@
 //! - `record`: `--record`, the session as a Scenario; `reply`: Status errors; `http`: axum;
 //! - `fuzzing`: one request without a socket, for the fuzz target `http_request`.
 
+mod collection;
 mod custom;
 mod discovery;
 mod driver;
+mod dry_run;
 mod fields;
 pub mod fuzzing;
 mod http;
@@ -22,6 +24,7 @@ mod record;
 mod reply;
 mod resources;
 mod rest;
+mod scale;
 mod table;
 mod watch;
 

@@ -6,9 +6,21 @@ use k8s_types::object::Kind;
 
 use crate::serve::custom::{self, PrinterColumn};
 
-/// The verbs of a served resource (upstream's storage of these kinds has them all but
-/// `deletecollection`, which `serve` does not offer).
-pub(crate) const VERBS: &[&str] = &[
+/// The verbs of a served resource, as upstream's storage has them (`kubectl api-resources -o
+/// wide`).
+const VERBS: &[&str] = &[
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+];
+
+/// Namespaces' verbs: no `deletecollection` (upstream's namespace storage does not offer it).
+const NAMESPACE_VERBS: &[&str] = &[
     "create", "delete", "get", "list", "patch", "update", "watch",
 ];
 
@@ -22,14 +34,14 @@ pub(crate) struct Subresource {
     pub(crate) verbs: &'static [&'static str],
 }
 
-const STATUS: Subresource = Subresource {
+pub(crate) const STATUS: Subresource = Subresource {
     name: "status",
     group: "",
     version: "",
     kind: "",
     verbs: &["get", "patch", "update"],
 };
-const SCALE: Subresource = Subresource {
+pub(crate) const SCALE: Subresource = Subresource {
     name: "scale",
     group: "autoscaling",
     version: "v1",
@@ -68,9 +80,21 @@ pub(crate) struct ResourceInfo {
     pub(crate) columns: Vec<PrinterColumn>,
     /// A custom resource (no Go type: no strategic merge patch).
     pub(crate) custom: bool,
+    /// A custom resource's `scale` subresource paths (built-in kinds: `None`, the fixed
+    /// `spec.replicas` / `status.replicas` / `spec.selector`).
+    pub(crate) scale: Option<k8s_types::apiextensions::ScaleSubresource>,
 }
 
 impl ResourceInfo {
+    /// The verbs discovery lists for this resource.
+    pub(crate) fn verbs(&self) -> &'static [&'static str] {
+        if self.kind == Kind::Namespace {
+            NAMESPACE_VERBS
+        } else {
+            VERBS
+        }
+    }
+
     /// `v1` or `apps/v1`.
     pub(crate) fn group_version(&self) -> String {
         if self.group.is_empty() {
@@ -109,6 +133,7 @@ fn r(
         subresources: subresources.to_vec(),
         columns: Vec::new(),
         custom: false,
+        scale: None,
     }
 }
 
@@ -193,6 +218,16 @@ pub(crate) fn all() -> Vec<ResourceInfo> {
             &["svc"],
             ALL,
             &[STATUS],
+            "v1",
+        ),
+        r(
+            Kind::ControllerRevision,
+            "apps",
+            "controllerrevisions",
+            "controllerrevision",
+            &[],
+            &[],
+            &[],
             "v1",
         ),
         r(
@@ -421,6 +456,7 @@ mod tests {
         for kind in Kind::TYPED
             .into_iter()
             .chain(Kind::ALPHA)
+            .chain(Kind::HISTORY)
             .chain(Kind::RESOURCE)
         {
             let found: Vec<_> = all.iter().filter(|r| r.kind == kind).collect();

@@ -12,10 +12,12 @@ use k8s_types::policy::Eviction;
 use k8s_types::status::Status;
 use serde_json::{json, Value};
 
+use crate::serve::dry_run;
 use crate::serve::fields::FieldSelector;
 use crate::serve::patch;
 use crate::serve::reply::{self, Details, Reply};
 use crate::serve::resources::ResourceInfo;
+use crate::serve::scale;
 use crate::serve::table::{self, Include};
 
 /// A request as the HTTP layer hands it over.
@@ -49,7 +51,7 @@ pub(crate) struct Target {
 }
 
 impl Target {
-    fn details(&self) -> Details {
+    pub(crate) fn details(&self) -> Details {
         Details {
             name: self.name.clone().unwrap_or_default(),
             group: self.info.group.clone(),
@@ -82,12 +84,36 @@ pub(crate) fn typed_json(obj: &Object) -> Value {
     o.to_json()
 }
 
+/// The request body as JSON: a JSON body, or a YAML one (`application/yaml`), as
+/// kube-apiserver's serializers accept. Protobuf and CBOR bodies are refused with upstream's 415:
+/// kubectl's typed commands (`kubectl create deployment`, `create job`, ...) send protobuf
+/// (docs/serve.md).
 fn body_json(req: &Request) -> Result<Value, Reply> {
-    serde_json::from_slice(&req.body).map_err(|e| {
-        reply::bad_request(format!(
-            "the body of the request could not be decoded as JSON: {e}"
-        ))
-    })
+    let media = req
+        .content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    match media.as_str() {
+        // JSON, and the patch types (`application/merge-patch+json`, ...), checked by `patch`.
+        m if m.is_empty() || m == "*/*" || m.ends_with("json") => serde_json::from_slice(&req.body)
+            .map_err(|e| {
+                reply::bad_request(format!(
+                    "the body of the request could not be decoded as JSON: {e}"
+                ))
+            }),
+        "application/yaml" => serde_yaml::from_slice(&req.body).map_err(|e| {
+            reply::bad_request(format!(
+                "the body of the request could not be decoded as YAML: {e}"
+            ))
+        }),
+        other => Err(reply::unsupported_media_type(
+            other,
+            "application/json, application/yaml",
+        )),
+    }
 }
 
 /// Decodes a request body into an object of the target's kind, filling `apiVersion`, `kind` and
@@ -203,16 +229,26 @@ fn patch_step(t: &Target, before: &Value, after: &Value) -> Recorded {
 }
 
 /// GET of a collection (not a watch): list, selectors, pagination, Table or `<Kind>List`.
-pub(crate) fn list(s: &Session, t: &Target, req: &Request) -> Reply {
-    let kind = &t.info.kind;
+/// The request's `labelSelector` and `fieldSelector`.
+pub(crate) fn selectors(
+    kind: &Kind,
+    req: &Request,
+) -> Result<(Option<LabelSelector>, FieldSelector), Reply> {
     let labels = match req.param("labelSelector").map(LabelSelector::parse) {
-        Some(Err(e)) => return reply::bad_request(e),
+        Some(Err(e)) => return Err(reply::bad_request(e)),
         Some(Ok(l)) => Some(l),
         None => None,
     };
-    let fields = match FieldSelector::parse(kind, req.param("fieldSelector").unwrap_or("")) {
-        Ok(f) => f,
-        Err(e) => return reply::bad_request(e),
+    let fields = FieldSelector::parse(kind, req.param("fieldSelector").unwrap_or(""))
+        .map_err(reply::bad_request)?;
+    Ok((labels, fields))
+}
+
+pub(crate) fn list(s: &Session, t: &Target, req: &Request) -> Reply {
+    let kind = &t.info.kind;
+    let (labels, fields) = match selectors(kind, req) {
+        Ok(x) => x,
+        Err(r) => return r,
     };
     let limit: usize = match req.param("limit").map(str::parse::<usize>) {
         Some(Ok(n)) => n,
@@ -300,7 +336,7 @@ pub(crate) fn get(s: &Session, t: &Target, req: &Request) -> Reply {
         Err(e) => return fail(&e, t).0,
     };
     match t.sub.as_deref() {
-        Some("scale") => Reply::json(200, &scale_json(&obj)),
+        Some("scale") => Reply::json(200, &scale::scale_json(t, &obj)),
         _ if table::wants_table(&req.accept) => {
             let include = Include::parse(req.param("includeObject")).unwrap_or(Include::Metadata);
             let rv = obj.meta().resource_version.clone().unwrap_or_default();
@@ -321,23 +357,6 @@ pub(crate) fn get(s: &Session, t: &Target, req: &Request) -> Reply {
     }
 }
 
-/// The `autoscaling/v1` Scale of a Deployment, ReplicaSet or StatefulSet; `status.selector` is
-/// `LabelSelectorAsSelector(spec.selector).String()` as upstream's `scaleFrom*` write it.
-fn scale_json(obj: &Object) -> Value {
-    let v = obj.to_json();
-    let m = obj.meta();
-    let selector = serde_json::from_value::<LabelSelector>(v["spec"]["selector"].clone()).ok();
-    let selector = k8s_cluster::printers::label_selector_string(selector.as_ref());
-    json!({
-        "kind": "Scale", "apiVersion": "autoscaling/v1",
-        "metadata": {"name": m.name, "namespace": m.namespace, "uid": m.uid,
-            "resourceVersion": m.resource_version, "creationTimestamp": m.creation_timestamp},
-        "spec": {"replicas": v["spec"]["replicas"].as_i64().unwrap_or(0)},
-        "status": {"replicas": v["status"]["replicas"].as_i64().unwrap_or(0),
-            "selector": selector.unwrap_or_default()},
-    })
-}
-
 /// POST to a collection: create.
 pub(crate) fn create(s: &mut Session, t: &Target, req: &Request) -> (Reply, Recorded) {
     let body = match body_json(req) {
@@ -350,7 +369,9 @@ pub(crate) fn create(s: &mut Session, t: &Target, req: &Request) -> (Reply, Reco
     };
     let mut named = t.clone();
     named.name = Some(obj.meta().name.clone());
-    let result = if let Object::Node(_) = &obj {
+    let result = if dry_run::is_dry_run(req) {
+        s.dry_run(|api| api.create_shared(obj).map(|o| (*o).clone()))
+    } else if let Object::Node(_) = &obj {
         // A Node is a machine: it gets a kubelet (and device plugins) as in a scenario.
         let name = obj.meta().name.clone();
         s.apply(obj)
@@ -379,7 +400,13 @@ pub(crate) fn create(s: &mut Session, t: &Target, req: &Request) -> (Reply, Reco
 
 /// Writes `after` (the whole object, decoded) over the stored one: update, or update_status for
 /// the `status` subresource.
-fn write(s: &mut Session, t: &Target, before: &Value, after: Value) -> (Reply, Recorded) {
+fn write(
+    s: &mut Session,
+    t: &Target,
+    req: &Request,
+    before: &Value,
+    after: Value,
+) -> (Reply, Recorded) {
     let status = t.sub.as_deref() == Some("status");
     let obj = match decode(t, after.clone()) {
         Ok(o) => o,
@@ -391,11 +418,13 @@ fn write(s: &mut Session, t: &Target, before: &Value, after: Value) -> (Reply, R
             None,
         );
     }
-    let result = if status {
-        s.api().update_status(obj)
-    } else {
-        s.api().update(obj)
-    };
+    let result = dry_run::write(s, req, |api| {
+        if status {
+            api.update_status(obj)
+        } else {
+            api.update(obj)
+        }
+    });
     match result {
         Ok(o) => {
             let rec = if status {
@@ -421,12 +450,18 @@ pub(crate) fn update(s: &mut Session, t: &Target, req: &Request) -> (Reply, Reco
     };
     let before = current.to_json();
     if t.sub.as_deref() == Some("scale") {
-        return write_scale(s, t, &current, &body);
+        return write_scale(s, t, req, &current, &body);
     }
-    write(s, t, &before, body)
+    write(s, t, req, &before, body)
 }
 
-fn write_scale(s: &mut Session, t: &Target, current: &Object, scale: &Value) -> (Reply, Recorded) {
+fn write_scale(
+    s: &mut Session,
+    t: &Target,
+    req: &Request,
+    current: &Object,
+    scale: &Value,
+) -> (Reply, Recorded) {
     let Some(replicas) = scale["spec"]["replicas"].as_i64() else {
         return (
             reply::bad_request("spec.replicas of the Scale is not an integer"),
@@ -443,15 +478,22 @@ fn write_scale(s: &mut Session, t: &Target, current: &Object, scale: &Value) -> 
     }
     let before = current.to_json();
     let mut after = before.clone();
-    after["spec"]["replicas"] = json!(replicas);
+    scale::set_replicas(t, &mut after, replicas);
     let mut main = t.clone();
     main.sub = None;
-    let (r, rec) = write(s, &main, &before, after);
+    let (r, rec) = write(s, &main, req, &before, after.clone());
     if r.code != 200 {
         return (r, None);
     }
+    if dry_run::is_dry_run(req) {
+        // Nothing was stored: the Scale of the object the update would have written.
+        return match decode(&main, after) {
+            Ok(o) => (Reply::json(200, &scale::scale_json(t, &o)), rec),
+            Err(r) => (r, None),
+        };
+    }
     match get_object(s, t) {
-        Ok(o) => (Reply::json(200, &scale_json(&o)), rec),
+        Ok(o) => (Reply::json(200, &scale::scale_json(t, &o)), rec),
         Err(e) => fail(&e, t),
     }
 }
@@ -508,7 +550,7 @@ pub(crate) fn patch(s: &mut Session, t: &Target, req: &Request) -> (Reply, Recor
     };
     let scale = t.sub.as_deref() == Some("scale");
     let before = if scale {
-        scale_json(&current)
+        scale::scale_json(t, &current)
     } else {
         typed_json(&current)
     };
@@ -544,32 +586,33 @@ pub(crate) fn patch(s: &mut Session, t: &Target, req: &Request) -> (Reply, Recor
         return fail(&status, t);
     }
     if scale {
-        return write_scale(s, t, &current, &after);
+        return write_scale(s, t, req, &current, &after);
     }
-    write(s, t, &typed_json(&current), after)
+    write(s, t, req, &typed_json(&current), after)
 }
 
 /// DELETE of one object: `gracePeriodSeconds`, `propagationPolicy` (`Orphan`, `Background`,
 /// `Foreground`: the apiserver and the garbage collector do the rest) and
 /// `preconditions` (uid, resourceVersion) from the body or the query.
-pub(crate) fn delete(s: &mut Session, t: &Target, req: &Request) -> (Reply, Recorded) {
+/// A delete's options, from the query or the body (`DeleteOptions`): the body (for
+/// `preconditions`), the options, and the propagation policy as written (for the recorded step).
+pub(crate) struct DeleteRequest {
+    pub(crate) body: Value,
+    pub(crate) options: DeleteOptions,
+    pub(crate) policy: Option<String>,
+}
+
+/// Reads a delete's options (upstream `ValidateDeleteOptions` for `propagationPolicy`).
+pub(crate) fn delete_request(req: &Request) -> Result<DeleteRequest, Reply> {
     let body = if req.body.iter().all(u8::is_ascii_whitespace) {
         json!({})
     } else {
-        match body_json(req) {
-            Ok(b) => b,
-            Err(r) => return (r, None),
-        }
+        body_json(req)?
     };
     let grace = match req.param("gracePeriodSeconds") {
         Some(g) => match g.parse::<i64>() {
             Ok(n) => Some(n),
-            Err(_) => {
-                return (
-                    reply::bad_request("gracePeriodSeconds must be an integer"),
-                    None,
-                )
-            }
+            Err(_) => return Err(reply::bad_request("gracePeriodSeconds must be an integer")),
         },
         None => body["gracePeriodSeconds"].as_i64(),
     };
@@ -582,13 +625,42 @@ pub(crate) fn delete(s: &mut Session, t: &Target, req: &Request) -> (Reply, Reco
         Some(p) => match PropagationPolicy::parse(p) {
             Some(pp) => Some(pp),
             None => {
-                return (
-                    reply::bad_request(format!("propagationPolicy: Unsupported value: {p:?}: supported values: \"Foreground\", \"Background\", \"Orphan\"")),
-                    None,
-                )
+                return Err(reply::bad_request(format!("propagationPolicy: Unsupported value: {p:?}: supported values: \"Foreground\", \"Background\", \"Orphan\"")))
             }
         },
     };
+    Ok(DeleteRequest {
+        body,
+        options: DeleteOptions {
+            grace_period_seconds: grace,
+            propagation_policy,
+        },
+        policy,
+    })
+}
+
+/// The `delete` step that replays a delete of `name`.
+pub(crate) fn delete_step(t: &Target, name: &str, d: &DeleteRequest) -> Value {
+    let mut step = json!({"kind": kind_label(&t.info.kind), "name": name});
+    name_kind(&mut step, t);
+    if t.info.kind.namespaced() {
+        step["namespace"] = json!(t.ns());
+    }
+    if let Some(g) = d.options.grace_period_seconds {
+        step["gracePeriodSeconds"] = json!(g);
+    }
+    if let Some(p) = &d.policy {
+        step["propagationPolicy"] = json!(p);
+    }
+    json!({"delete": step})
+}
+
+pub(crate) fn delete(s: &mut Session, t: &Target, req: &Request) -> (Reply, Recorded) {
+    let d = match delete_request(req) {
+        Ok(d) => d,
+        Err(r) => return (r, None),
+    };
+    let body = &d.body;
     let current = match get_object(s, t) {
         Ok(o) => o,
         Err(e) => return fail(&e, t),
@@ -616,29 +688,10 @@ pub(crate) fn delete(s: &mut Session, t: &Target, req: &Request) -> (Reply, Reco
         }
     }
     let name = m.name.clone();
-    match s.api().delete(
-        &t.info.kind,
-        t.ns(),
-        &name,
-        DeleteOptions {
-            grace_period_seconds: grace,
-            propagation_policy,
-        },
-    ) {
-        Ok(o) => {
-            let mut d = json!({"kind": kind_label(&t.info.kind), "name": name});
-            name_kind(&mut d, t);
-            if t.info.kind.namespaced() {
-                d["namespace"] = json!(t.ns());
-            }
-            if let Some(g) = grace {
-                d["gracePeriodSeconds"] = json!(g);
-            }
-            if let Some(p) = policy {
-                d["propagationPolicy"] = json!(p);
-            }
-            (ok(200, &o).0, Some(json!({"delete": d})))
-        }
+    match dry_run::write(s, req, |api| {
+        api.delete(&t.info.kind, t.ns(), &name, d.options)
+    }) {
+        Ok(o) => (ok(200, &o).0, Some(delete_step(t, &name, &d))),
         Err(e) => fail(&e, t),
     }
 }
@@ -673,7 +726,7 @@ pub(crate) fn create_subresource(s: &mut Session, t: &Target, req: &Request) -> 
             };
             b.metadata.name.clone_from(&name);
             b.metadata.namespace = Some(t.ns().to_string());
-            match s.api().bind(&b) {
+            match dry_run::write(s, req, |api| api.bind(&b)) {
                 Ok(_) => (reply::success(201), None),
                 Err(e) => fail(&e, t),
             }
@@ -684,7 +737,7 @@ pub(crate) fn create_subresource(s: &mut Session, t: &Target, req: &Request) -> 
             e.metadata.name.clone_from(&name);
             e.metadata.namespace = Some(t.ns().to_string());
             e.delete_options.grace_period_seconds = grace;
-            match s.api().evict(&e) {
+            match dry_run::write(s, req, |api| api.evict(&e)) {
                 Ok(()) => {
                     let mut step = json!({"namespace": t.ns(), "name": name});
                     if let Some(g) = grace {

@@ -102,6 +102,38 @@ pub struct CustomResourceDefinitionVersion {
     pub subresources: Option<serde_json::Value>,
 }
 
+/// Upstream `CustomResourceSubresourceScale`: where the replicas and the selector live in a custom
+/// resource (JSON paths like `.spec.replicas`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ScaleSubresource {
+    /// `specReplicasPath`.
+    pub spec_replicas_path: String,
+    /// `statusReplicasPath`.
+    pub status_replicas_path: String,
+    /// `labelSelectorPath` (optional).
+    pub label_selector_path: Option<String>,
+}
+
+impl CustomResourceDefinitionVersion {
+    /// Whether the version has the `status` subresource (`subresources.status: {}`).
+    pub fn has_status_subresource(&self) -> bool {
+        self.subresources
+            .as_ref()
+            .is_some_and(|s| s.get("status").is_some_and(|v| !v.is_null()))
+    }
+
+    /// The version's `scale` subresource, if it declares one with its two replica paths.
+    pub fn scale_subresource(&self) -> Option<ScaleSubresource> {
+        let scale = self.subresources.as_ref()?.get("scale")?;
+        let path = |k: &str| scale.get(k).and_then(|v| v.as_str()).map(str::to_string);
+        Some(ScaleSubresource {
+            spec_replicas_path: path("specReplicasPath")?,
+            status_replicas_path: path("statusReplicasPath")?,
+            label_selector_path: path("labelSelectorPath"),
+        })
+    }
+}
+
 /// Upstream `CustomResourceValidation`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CustomResourceValidation {
