@@ -763,7 +763,8 @@ fn explain_section(cluster: &Cluster, opts: &RunOptions) -> Option<String> {
                 &key,
                 &pg,
                 &pods,
-                cluster.explanations()
+                cluster.explanations(),
+                cluster.pod_group_cycle(&key.namespace, &key.name)
             )
         ));
     }

@@ -39,6 +39,8 @@ use crate::waiting::WaitingPods;
 
 mod find_nodes;
 use find_nodes::find_nodes_that_fit;
+mod pod_group;
+pub(crate) use pod_group::schedule_one_pod_group;
 
 /// Event reason of a successful binding.
 pub const EVENT_REASON_SCHEDULED: &str = "Scheduled";
