@@ -197,25 +197,12 @@ pub(crate) fn schedule_one(
     let fwk = &profiles[profile];
     ctx.queue
         .record_attempt(&crate::cache::pod_key(&pod), ctx.now);
-    // `--explain`: the only per-attempt cost when nothing is explained is this Option check.
     let explaining = ctx.explain.as_deref().is_some_and(|x| x.wants(&pod));
-    let mut observer = explaining.then(|| {
-        let attempt = ctx.explain.as_deref().map_or(1, |x| x.next_attempt(&pod));
-        let n = ctx.cache.num_nodes();
-        let gang = (n > 0)
-            .then(|| explain::gang_fit(&ctx.handle(fwk), &pod))
-            .flatten();
-        explain::Observer::start(&pod, attempt, ctx.now, fwk.scheduler_name(), n, gang)
-    });
+    let mut observer = observe(ctx, fwk, &pod);
     let mut state = CycleState::new();
     pods_to_activate::init(&mut state);
     let result = schedule_pod(ctx, fwk, &mut state, &pod, observer.as_mut());
-    if let Some(o) = observer {
-        let e = o.finish(ctx.cache.node_infos());
-        if let Some(x) = ctx.explain.as_deref_mut() {
-            x.begin(e);
-        }
-    }
+    record_observation(ctx, observer);
     let host = match result {
         Ok(h) => h,
         Err(f) => {
@@ -272,6 +259,37 @@ pub(crate) fn schedule_one(
             // Siblings this Permit allowed bind first, in the order they started waiting.
             process_waiting(ctx, profiles);
             binding_cycle(ctx, profiles, fwk, &pod, &host, state);
+        }
+    }
+}
+
+/// The `--explain` observer of an attempt of `pod`, when it is explained (the only per-attempt
+/// cost when nothing is explained is this Option check).
+fn observe(ctx: &mut Ctx<'_>, fwk: &Framework, pod: &Pod) -> Option<explain::Observer> {
+    if !ctx.explain.as_deref().is_some_and(|x| x.wants(pod)) {
+        return None;
+    }
+    let attempt = ctx.explain.as_deref().map_or(1, |x| x.next_attempt(pod));
+    let n = ctx.cache.num_nodes();
+    let gang = (n > 0)
+        .then(|| explain::gang_fit(&ctx.handle(fwk), pod))
+        .flatten();
+    Some(explain::Observer::start(
+        pod,
+        attempt,
+        ctx.now,
+        fwk.scheduler_name(),
+        n,
+        gang,
+    ))
+}
+
+/// Stores the attempt `observer` watched in the `--explain` record.
+fn record_observation(ctx: &mut Ctx<'_>, observer: Option<explain::Observer>) {
+    if let Some(o) = observer {
+        let e = o.finish(ctx.cache.node_infos());
+        if let Some(x) = ctx.explain.as_deref_mut() {
+            x.begin(e);
         }
     }
 }

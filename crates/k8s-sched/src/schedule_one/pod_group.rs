@@ -44,8 +44,8 @@ use k8s_sched_framework::{Code, CycleState, NominatingInfo, NominatingMode, PodI
 use k8s_types::core::Pod;
 
 use super::{
-    activate_requested, binding_cycle, clear_nomination, handle_failure, note, rollback,
-    schedule_pod, Ctx, Failure,
+    activate_requested, binding_cycle, clear_nomination, handle_failure, note, observe,
+    record_observation, rollback, schedule_pod, Ctx, Failure,
 };
 use crate::explain::{Outcome, PodGroupCycle, PodGroupCycleOutcome};
 use crate::plugins::default_preemption::{
@@ -94,7 +94,10 @@ pub(crate) fn schedule_one_pod_group(
         let mut state = CycleState::new();
         pods_to_activate::init(&mut state);
         state.write(DELAYED_VICTIMS_KEY, DelayedVictims::default());
-        let mut m = match schedule_pod(ctx, fwk, &mut state, &pod, None) {
+        let mut observer = observe(ctx, fwk, &pod);
+        let result = schedule_pod(ctx, fwk, &mut state, &pod, observer.as_mut());
+        record_observation(ctx, observer);
+        let mut m = match result {
             Ok(host) => Member {
                 pod,
                 state,
