@@ -822,15 +822,6 @@ impl Cluster {
         self.scheduler.explanations()
     }
 
-    /// The last PodGroup scheduling cycle of the native PodGroup `namespace/name`, if any ran.
-    pub fn pod_group_cycle(
-        &self,
-        namespace: &str,
-        name: &str,
-    ) -> Option<&k8s_sched::explain::PodGroupCycle> {
-        self.scheduler.pod_group_cycle(namespace, name)
-    }
-
     /// Whether a device of a node's device plugins is healthy (`Ok(None)`: no such device).
     ///
     /// # Errors

@@ -764,7 +764,9 @@ fn explain_section(cluster: &Cluster, opts: &RunOptions) -> Option<String> {
                 &pg,
                 &pods,
                 cluster.explanations(),
-                cluster.pod_group_cycle(&key.namespace, &key.name)
+                cluster
+                    .scheduler()
+                    .pod_group_cycle(&key.namespace, &key.name)
             )
         ));
     }
