@@ -231,34 +231,46 @@ pub(crate) fn schedule_one(
         ctx.cache.forget(&pod, &host);
         ctx.cache.assume(PodInfo::new(annotated), &host);
     }
+    permit_then_bind(ctx, profiles, profile, &pod, host, state);
+}
+
+/// Permit, then (upstream `schedulingCycle`'s end and `bindingCycle`): a rejection unreserves and
+/// reports; a wait parks the pod at Permit; an allowed pod binds (after the siblings its Permit
+/// allowed). A successful scheduling cycle (allowed or waiting) first activates the pods plugins
+/// asked for.
+fn permit_then_bind(
+    ctx: &mut Ctx<'_>,
+    profiles: &[Framework],
+    profile: usize,
+    pod: &Shared<Pod>,
+    host: String,
+    mut state: CycleState,
+) {
+    let fwk = &profiles[profile];
     let outcome = {
         let mut h = ctx.handle(fwk);
-        fwk.run_permit(&mut state, &pod, &host, &mut h)
+        fwk.run_permit(&mut state, pod, &host, &mut h)
     };
-    // A successful scheduling cycle (Permit allowed or said Wait) ends by activating the pods
-    // plugins asked for (upstream `schedulingCycle`).
     if !matches!(outcome, PermitOutcome::Reject(_)) {
         activate_requested(ctx, &mut state);
     }
     match outcome {
         PermitOutcome::Reject(s) => {
-            rollback(ctx, fwk, &mut state, &pod, &host);
-            handle_failure(ctx, fwk, &pod, Failure::on_node(&host, s));
+            rollback(ctx, fwk, &mut state, pod, &host);
+            handle_failure(ctx, fwk, pod, Failure::on_node(&host, s));
         }
         PermitOutcome::Wait(waits) => {
-            if explaining {
-                note(ctx, &pod, || Outcome::Waiting {
-                    node: host.clone(),
-                    plugins: waits.clone(),
-                });
-            }
+            note(ctx, pod, || Outcome::Waiting {
+                node: host.clone(),
+                plugins: waits.clone(),
+            });
             ctx.waiting
-                .add(Shared::clone(&pod), host, profile, waits, state, ctx.now);
+                .add(Shared::clone(pod), host, profile, waits, state, ctx.now);
         }
         PermitOutcome::Allow => {
             // Siblings this Permit allowed bind first, in the order they started waiting.
             process_waiting(ctx, profiles);
-            binding_cycle(ctx, profiles, fwk, &pod, &host, state);
+            binding_cycle(ctx, profiles, fwk, pod, &host, state);
         }
     }
 }

@@ -44,8 +44,8 @@ use k8s_sched_framework::{Code, CycleState, NominatingInfo, NominatingMode, PodI
 use k8s_types::core::Pod;
 
 use super::{
-    activate_requested, binding_cycle, clear_nomination, handle_failure, note, observe,
-    record_observation, rollback, schedule_pod, Ctx, Failure,
+    clear_nomination, handle_failure, note, observe, permit_then_bind, record_observation,
+    rollback, schedule_pod, Ctx, Failure,
 };
 use crate::explain::{Outcome, PodGroupCycle, PodGroupCycleOutcome};
 use crate::plugins::default_preemption::{
@@ -54,7 +54,7 @@ use crate::plugins::default_preemption::{
 use crate::plugins::gang_scheduling::placement_feasible;
 use crate::pods_to_activate;
 use crate::queue::Rejection;
-use crate::runtime::{Framework, PermitOutcome};
+use crate::runtime::Framework;
 
 /// Upstream's status message for a feasible group that waits for its victims to go.
 pub const MSG_WAITING_FOR_PREEMPTION: &str = "pod group is waiting for preemption to complete";
@@ -295,43 +295,21 @@ fn undo(ctx: &mut Ctx<'_>, fwk: &Framework, results: &mut [Member], removed: Vec
     }
 }
 
-/// The group fits without preemption: each placed member runs Permit and binds, in cycle order;
-/// members that fit nowhere go back to the queue with their own failure.
+/// The group fits without preemption: each placed member runs Permit (GangScheduling allows: the
+/// quorum is assumed) and binds, in cycle order; members that fit nowhere go back to the queue
+/// with their own failure.
 fn bind_all(ctx: &mut Ctx<'_>, profiles: &[Framework], profile: usize, results: Vec<Member>) {
     let fwk = &profiles[profile];
-    for mut m in results {
-        let Some(host) = m.host.clone() else {
-            if let Some(f) = m.failure {
-                handle_failure(ctx, fwk, &m.pod, f);
+    for m in results {
+        match m.host {
+            Some(host) => {
+                note(ctx, &m.pod, || Outcome::Selected { node: host.clone() });
+                permit_then_bind(ctx, profiles, profile, &m.pod, host, m.state);
             }
-            continue;
-        };
-        note(ctx, &m.pod, || Outcome::Selected { node: host.clone() });
-        let outcome = {
-            let mut h = ctx.handle(fwk);
-            fwk.run_permit(&mut m.state, &m.pod, &host, &mut h)
-        };
-        if !matches!(outcome, PermitOutcome::Reject(_)) {
-            activate_requested(ctx, &mut m.state);
-        }
-        match outcome {
-            PermitOutcome::Reject(s) => {
-                rollback(ctx, fwk, &mut m.state, &m.pod, &host);
-                handle_failure(ctx, fwk, &m.pod, Failure::on_node(&host, s));
-            }
-            PermitOutcome::Wait(waits) => {
-                ctx.waiting.add(
-                    Shared::clone(&m.pod),
-                    host,
-                    profile,
-                    waits,
-                    m.state,
-                    ctx.now,
-                );
-            }
-            PermitOutcome::Allow => {
-                super::process_waiting(ctx, profiles);
-                binding_cycle(ctx, profiles, fwk, &m.pod, &host, m.state);
+            None => {
+                if let Some(f) = m.failure {
+                    handle_failure(ctx, fwk, &m.pod, f);
+                }
             }
         }
     }
