@@ -249,4 +249,57 @@ mod tests {
         assert!(out.contains("  condition message: 0/2 nodes are available: 2 Insufficient cpu.\n"));
         assert!(!out.contains("quorum:"));
     }
+
+    /// The last PodGroup cycle of a 5-member gang on four nodes (scenarios/gang-group-cycle.yaml at
+    /// t=2): 1 placed, 3 only with preemption (3 victims), 1 blocking: 4 of minCount 5, rejected,
+    /// victims not evicted.
+    #[test]
+    fn the_last_pod_group_cycle_is_shown_with_its_counts_and_first_blocking_member() {
+        let cycle = PodGroupCycle {
+            tick: 2,
+            min_count: 5,
+            already_scheduled: 0,
+            members: 5,
+            placed: 1,
+            placed_with_preemption: 3,
+            victims: 3,
+            outcome: PodGroupCycleOutcome::Unschedulable,
+            message: "minCount (5) cannot be satisfied: 4 scheduled, 0 remaining".into(),
+            first_blocking: Some((
+                "train-4".into(),
+                "0/4 nodes are available: 4 Insufficient nvidia.com/gpu.".into(),
+            )),
+        };
+        let members = vec![pod("train-0", "train", None, "Pending")];
+        let out = render_scheduling_pod_group(
+            &PodKey::new("default", "train"),
+            &group(Some(5)),
+            &members,
+            &[],
+            Some(&cycle),
+        );
+        assert!(out.contains(
+            "  last PodGroup cycle (t=2): unschedulable, whole group rejected; 4 of minCount 5 placeable (0 bound before, 1 placed, 3 only with preemption) of 5 pending evaluated\n\
+             \x20   victims chosen: 3 (not evicted)\n\
+             \x20   message: minCount (5) cannot be satisfied: 4 scheduled, 0 remaining\n\
+             \x20   first blocking member: train-4: 0/4 nodes are available: 4 Insufficient nvidia.com/gpu.\n\
+             \x20 last attempt of each member:\n"
+        ), "{out}");
+        let waiting = PodGroupCycle {
+            outcome: PodGroupCycleOutcome::WaitingForPreemption,
+            message: "pod group is waiting for preemption to complete".into(),
+            first_blocking: None,
+            ..cycle
+        };
+        let out = render_scheduling_pod_group(
+            &PodKey::new("default", "train"),
+            &group(Some(5)),
+            &members,
+            &[],
+            Some(&waiting),
+        );
+        assert!(out.contains("waiting for preemption (victims evicted)"));
+        assert!(out.contains("    victims chosen: 3 (evicted)\n"));
+        assert!(!out.contains("first blocking member"));
+    }
 }
