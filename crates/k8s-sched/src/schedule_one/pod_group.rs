@@ -35,8 +35,9 @@
 //!
 //! Simplified (docs/fidelity.md): k8s-mini runs the cycle for `gang` groups only (upstream also
 //! runs it for `basic` groups, without the quorum check, for batching), does not forbid new
-//! preemptions in the retry that follows a preemption, and does not sort members by pod
-//! signature.
+//! preemptions in the retry that follows a preemption, does not sort members by pod signature,
+//! and leaves a victim that waits at Permit (assumed, not bound) in the snapshot for the later
+//! members.
 
 use k8s_types::object::Shared;
 
@@ -121,8 +122,15 @@ pub(crate) fn schedule_one_pod_group(
                 } else {
                     // Upstream: a member that needs preemption is handled like a feasible one on
                     // its nominated node, with the victims removed in memory.
+                    // A victim waiting at Permit (assumed, not bound) stays in the snapshot:
+                    // k8s-mini's conservative simplification (later members do not count on its
+                    // room).
                     for v in &chosen.victims {
-                        if let Some(old) = ctx.cache.remove_pod(&crate::cache::pod_key(v)) {
+                        let key = crate::cache::pod_key(v);
+                        if ctx.cache.is_assumed(&key) {
+                            continue;
+                        }
+                        if let Some(old) = ctx.cache.remove_pod(&key) {
                             removed.push(old);
                         }
                     }
