@@ -763,7 +763,10 @@ fn explain_section(cluster: &Cluster, opts: &RunOptions) -> Option<String> {
                 &key,
                 &pg,
                 &pods,
-                cluster.explanations()
+                cluster.explanations(),
+                cluster
+                    .scheduler()
+                    .pod_group_cycle(&key.namespace, &key.name)
             )
         ));
     }

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use k8s_sched_framework::events::EVENT_FORCE_ACTIVATE;
 use k8s_sched_framework::node_info::same_pod;
 use k8s_sched_framework::{PodInfo, QueuedPodInfo, WaitingPodInfo};
-use k8s_types::apiserver::ApiClient;
+use k8s_types::apiserver::{ApiClient, ApiExt};
 use k8s_types::core::Pod;
 use k8s_types::Tick;
 
@@ -52,6 +52,11 @@ pub struct Scheduler {
     /// The gates `GenericWorkload` and `GangScheduling` are on: native PodGroups get their
     /// `PodGroupScheduled` condition.
     gang_scheduling: bool,
+    /// Gangs go through the PodGroup scheduling cycle ([`KubeSchedulerConfiguration::
+    /// pod_group_cycle_enabled`]).
+    pod_group_cycle: bool,
+    /// The last PodGroup cycle of each gang, by `namespace/name` (for `--explain`).
+    pod_group_cycles: BTreeMap<String, crate::explain::PodGroupCycle>,
 }
 
 impl Scheduler {
@@ -105,6 +110,8 @@ impl Scheduler {
             detached: DetachedClient::default(),
             explain: None,
             gang_scheduling: config.gang_scheduling_enabled(),
+            pod_group_cycle: config.pod_group_cycle_enabled(),
+            pod_group_cycles: BTreeMap::new(),
         })
     }
 
@@ -281,6 +288,8 @@ impl Scheduler {
             next_start_node_index,
             explain,
             gang_scheduling,
+            pod_group_cycle,
+            pod_group_cycles,
             ..
         } = self;
         let mut ctx = Ctx {
@@ -323,17 +332,42 @@ impl Scheduler {
                 std::cmp::Ordering::Equal
             }
         });
-        for (pi, q) in queued {
+        let mut cycled: BTreeSet<String> = BTreeSet::new();
+        for (pi, q) in &queued {
             if !ctx.queue.should_attempt(&q.pod.key(), now) {
                 continue;
             }
-            schedule_one(&mut ctx, profiles, pi, q.pod);
+            if *pod_group_cycle {
+                if let Some((key, min_count)) = gang_of(&*ctx.api, &q.pod) {
+                    if cycled.insert(key.clone()) {
+                        let members = gang_members(&queued, *pi, &q.pod, now);
+                        let before = scheduled_members(ctx.cache, &q.pod);
+                        let record = crate::schedule_one::schedule_one_pod_group(
+                            &mut ctx, profiles, *pi, members, min_count, before,
+                        );
+                        pod_group_cycles.insert(key, record);
+                        process_waiting(&mut ctx, profiles);
+                    }
+                    continue;
+                }
+            }
+            schedule_one(&mut ctx, profiles, *pi, Shared::clone(&q.pod));
             process_waiting(&mut ctx, profiles);
         }
         update_pod_groups(&mut *ctx.api);
         if *gang_scheduling {
             crate::podgroup_scheduled::update_pod_group_conditions(&mut *ctx.api);
         }
+    }
+
+    /// The last PodGroup scheduling cycle of the gang `namespace/name`, when the cycle is on and
+    /// one ran.
+    pub fn pod_group_cycle(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Option<&crate::explain::PodGroupCycle> {
+        self.pod_group_cycles.get(&format!("{namespace}/{name}"))
     }
 
     /// Offers the tick's cluster events to the queue, in order (upstream
@@ -409,4 +443,58 @@ impl Scheduler {
             }
         }
     }
+}
+
+/// The `namespace/name` key and `minCount` of the `gang` PodGroup `pod` belongs to (None for a
+/// pod outside any native group, or in a `basic` one, or whose PodGroup is gone).
+fn gang_of(api: &dyn ApiClient, pod: &Pod) -> Option<(String, i32)> {
+    let name = pod.scheduling_group_name()?;
+    let ns = pod.metadata.namespace();
+    let pg = api
+        .get_typed::<k8s_types::scheduling::v1alpha2::PodGroup>(ns, name)
+        .ok()?;
+    let min = pg.spec.gang_min_count()?;
+    Some((format!("{ns}/{name}"), min))
+}
+
+/// The pending members of `pod`'s group admitted this tick with the same profile, in upstream's
+/// `podGroupInfoForPod` order: higher priority first, then the earlier first attempt (never
+/// attempted: now), then the queue's arrival sequence (k8s-mini's tie-break).
+fn gang_members(
+    queued: &[(usize, QueuedPodInfo)],
+    profile: usize,
+    pod: &Pod,
+    now: Tick,
+) -> Vec<Shared<Pod>> {
+    let ns = pod.metadata.namespace();
+    let group = pod.scheduling_group_name();
+    let mut members: Vec<&QueuedPodInfo> = queued
+        .iter()
+        .filter(|(pi, q)| {
+            *pi == profile
+                && q.pod.metadata.namespace() == ns
+                && q.pod.scheduling_group_name() == group
+        })
+        .map(|(_, q)| q)
+        .collect();
+    members.sort_by_key(|q| {
+        (
+            std::cmp::Reverse(q.pod.priority()),
+            q.initial_attempt_timestamp.unwrap_or(now),
+            q.sequence,
+        )
+    });
+    members.into_iter().map(|q| Shared::clone(&q.pod)).collect()
+}
+
+/// Members of `pod`'s group bound or assumed (upstream `ScheduledPodsCount` before the cycle).
+fn scheduled_members(cache: &Cache, pod: &Pod) -> usize {
+    let Some(name) = pod.scheduling_group_name() else {
+        return 0;
+    };
+    cache
+        .scheduling_group_pods(pod.metadata.namespace(), name)
+        .iter()
+        .filter(|p| !p.is_terminal() && cache.placement(&pod_key(p)).is_some())
+        .count()
 }

@@ -37,7 +37,7 @@ use k8s_types::Tick;
 use crate::plugins::coscheduling_fit::GangFit;
 
 pub use gang::render_pod_group;
-pub use native_gang::render_scheduling_pod_group;
+pub use native_gang::{render_scheduling_pod_group, PodGroupCycle, PodGroupCycleOutcome};
 pub use render::render;
 
 /// The pod to explain: `namespace/name`.

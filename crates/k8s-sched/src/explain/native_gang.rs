@@ -20,6 +20,46 @@ use super::gang::{write_last_attempts, write_members};
 use super::{Explanation, PodKey};
 use crate::plugins::gang_scheduling::MSG_WAITING_FOR_MIN_COUNT;
 
+/// How a PodGroup scheduling cycle ended (kube-scheduler v1.36, KEP-4671; upstream
+/// `schedule_one_podgroup.go`'s feasible / requires-preemption / unschedulable results).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PodGroupCycleOutcome {
+    /// At least `minCount` members placed without preemption: they went to binding together.
+    Scheduled,
+    /// At least `minCount` members placed, some only with victims gone: the victims were evicted
+    /// and the members nominated, to be placed by a later cycle.
+    WaitingForPreemption,
+    /// Fewer than `minCount` members could be placed even with preemption: the whole group was
+    /// rejected, nothing reserved, nobody evicted.
+    Unschedulable,
+}
+
+/// The last PodGroup scheduling cycle of a gang, for `--explain <namespace>/<podgroup>`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PodGroupCycle {
+    /// The tick of the cycle.
+    pub tick: k8s_types::Tick,
+    /// The gang's `minCount`.
+    pub min_count: i32,
+    /// Members bound or assumed before the cycle.
+    pub already_scheduled: usize,
+    /// Pending members evaluated in the cycle.
+    pub members: usize,
+    /// Members that fit without preemption.
+    pub placed: usize,
+    /// Members that fit only with victims gone (delayed preemption).
+    pub placed_with_preemption: usize,
+    /// Victims chosen for them (evicted only when the outcome is `WaitingForPreemption`).
+    pub victims: usize,
+    /// The outcome.
+    pub outcome: PodGroupCycleOutcome,
+    /// The group's status message (GangScheduling's PlacementFeasible, or upstream's
+    /// `pod group is waiting for preemption to complete`); empty when scheduled.
+    pub message: String,
+    /// The first member that fit nowhere, with its reasons.
+    pub first_blocking: Option<(String, String)>,
+}
+
 /// The condition type kube-scheduler writes on a native PodGroup.
 const POD_GROUP_SCHEDULED: &str = "PodGroupScheduled";
 
@@ -30,6 +70,7 @@ pub fn render_scheduling_pod_group(
     pg: &PodGroup,
     members: &[Pod],
     explanations: &[Explanation],
+    cycle: Option<&PodGroupCycle>,
 ) -> String {
     let mut o = String::new();
     let mut members: Vec<&Pod> = members
@@ -88,8 +129,40 @@ pub fn render_scheduling_pod_group(
             );
         }
     }
+    if let Some(c) = cycle {
+        write_cycle(&mut o, c);
+    }
     write_last_attempts(&mut o, &members, explanations);
     o
+}
+
+/// The `last PodGroup cycle` lines.
+fn write_cycle(o: &mut String, c: &PodGroupCycle) {
+    let scheduled = c.already_scheduled + c.placed + c.placed_with_preemption;
+    let verdict = match c.outcome {
+        PodGroupCycleOutcome::Scheduled => "scheduled, members bound together",
+        PodGroupCycleOutcome::WaitingForPreemption => "waiting for preemption (victims evicted)",
+        PodGroupCycleOutcome::Unschedulable => "unschedulable, whole group rejected",
+    };
+    let _ = writeln!(
+        o,
+        "  last PodGroup cycle (t={}): {verdict}; {scheduled} of minCount {} placeable ({} bound before, {} placed, {} only with preemption) of {} pending evaluated",
+        c.tick, c.min_count, c.already_scheduled, c.placed, c.placed_with_preemption, c.members
+    );
+    let evicted = if c.outcome == PodGroupCycleOutcome::WaitingForPreemption {
+        "evicted"
+    } else {
+        "not evicted"
+    };
+    if c.victims > 0 {
+        let _ = writeln!(o, "    victims chosen: {} ({evicted})", c.victims);
+    }
+    if !c.message.is_empty() {
+        let _ = writeln!(o, "    message: {}", c.message);
+    }
+    if let Some((pod, reasons)) = &c.first_blocking {
+        let _ = writeln!(o, "    first blocking member: {pod}: {reasons}");
+    }
 }
 
 #[cfg(test)]
@@ -142,6 +215,7 @@ mod tests {
             &group(Some(4)),
             &members,
             &[],
+            None,
         );
         assert_eq!(
             out,
@@ -167,11 +241,65 @@ mod tests {
         }))
         .unwrap()];
         let members = vec![pod("train-0", "train", None, "Pending")];
-        let out = render_scheduling_pod_group(&PodKey::new("default", "train"), &pg, &members, &[]);
+        let out =
+            render_scheduling_pod_group(&PodKey::new("default", "train"), &pg, &members, &[], None);
         assert!(out.starts_with(
             "podGroup default/train (scheduling.k8s.io/v1alpha2): basic (no quorum), PodGroupScheduled False (Unschedulable)\n"
         ));
         assert!(out.contains("  condition message: 0/2 nodes are available: 2 Insufficient cpu.\n"));
         assert!(!out.contains("quorum:"));
+    }
+
+    /// The last PodGroup cycle of a 5-member gang on four nodes (scenarios/gang-group-cycle.yaml at
+    /// t=2): 1 placed, 3 only with preemption (3 victims), 1 blocking: 4 of minCount 5, rejected,
+    /// victims not evicted.
+    #[test]
+    fn the_last_pod_group_cycle_is_shown_with_its_counts_and_first_blocking_member() {
+        let cycle = PodGroupCycle {
+            tick: 2,
+            min_count: 5,
+            already_scheduled: 0,
+            members: 5,
+            placed: 1,
+            placed_with_preemption: 3,
+            victims: 3,
+            outcome: PodGroupCycleOutcome::Unschedulable,
+            message: "minCount (5) cannot be satisfied: 4 scheduled, 0 remaining".into(),
+            first_blocking: Some((
+                "train-4".into(),
+                "0/4 nodes are available: 4 Insufficient nvidia.com/gpu.".into(),
+            )),
+        };
+        let members = vec![pod("train-0", "train", None, "Pending")];
+        let out = render_scheduling_pod_group(
+            &PodKey::new("default", "train"),
+            &group(Some(5)),
+            &members,
+            &[],
+            Some(&cycle),
+        );
+        assert!(out.contains(
+            "  last PodGroup cycle (t=2): unschedulable, whole group rejected; 4 of minCount 5 placeable (0 bound before, 1 placed, 3 only with preemption) of 5 pending evaluated\n\
+             \x20   victims chosen: 3 (not evicted)\n\
+             \x20   message: minCount (5) cannot be satisfied: 4 scheduled, 0 remaining\n\
+             \x20   first blocking member: train-4: 0/4 nodes are available: 4 Insufficient nvidia.com/gpu.\n\
+             \x20 last attempt of each member:\n"
+        ), "{out}");
+        let waiting = PodGroupCycle {
+            outcome: PodGroupCycleOutcome::WaitingForPreemption,
+            message: "pod group is waiting for preemption to complete".into(),
+            first_blocking: None,
+            ..cycle
+        };
+        let out = render_scheduling_pod_group(
+            &PodKey::new("default", "train"),
+            &group(Some(5)),
+            &members,
+            &[],
+            Some(&waiting),
+        );
+        assert!(out.contains("waiting for preemption (victims evicted)"));
+        assert!(out.contains("    victims chosen: 3 (evicted)\n"));
+        assert!(!out.contains("first blocking member"));
     }
 }

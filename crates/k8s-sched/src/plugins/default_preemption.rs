@@ -15,6 +15,12 @@
 //! Simplified on purpose: candidates are searched from offset 0 in node-name order instead of a random offset; the last
 //! tie between equally good candidate nodes goes to the node whose name sorts last (the same rule
 //! as host selection); preemption is synchronous (upstream's async preemption is a feature gate).
+//!
+//! Delayed preemption (KEP-4671 "Delayed Preemption", kube-scheduler v1.36's PodGroup scheduling
+//! cycle): when the attempt's [`CycleState`] holds a [`DelayedVictims`] entry (written by the
+//! PodGroup cycle, `schedule_one/pod_group.rs`), PostFilter chooses the node and its victims as
+//! usual but evicts nothing: it records them there and nominates the node. The cycle evicts them
+//! (with [`prepare_candidate`]) only when the whole group can be placed with them gone.
 
 use k8s_types::object::Shared;
 use std::cmp::Ordering;
@@ -64,6 +70,19 @@ pub struct Candidate {
     pub victims: Vec<Shared<Pod>>,
     /// Victims whose eviction would violate a PodDisruptionBudget.
     pub num_pdb_violations: usize,
+}
+
+/// The [`CycleState`] key of [`DelayedVictims`].
+pub const DELAYED_VICTIMS_KEY: &str = "PostFilterDefaultPreemptionDelayed";
+
+/// Victims chosen but not evicted (delayed preemption): written empty into a member's state by
+/// the PodGroup scheduling cycle, filled by PostFilter with the chosen node and its victims.
+#[derive(Clone, Debug, Default)]
+pub struct DelayedVictims {
+    /// The node the preemptor was nominated to ("" while none was chosen).
+    pub node: String,
+    /// The victims on it, most important first.
+    pub victims: Vec<Shared<Pod>>,
 }
 
 /// The DefaultPreemption plugin.
@@ -259,95 +278,10 @@ impl DefaultPreemption {
         (candidates, statuses)
     }
 
-    /// Upstream `prepareCandidate`: evicts the victims (waiting pods are rejected instead) and
-    /// clears the nomination of lower-priority pods nominated to the node.
-    fn prepare_candidate(
-        &self,
-        c: &Candidate,
-        pod: &Pod,
-        handle: &mut dyn Handle,
-    ) -> Result<(), Status> {
-        let waiting: Vec<String> = handle
-            .waiting_pods()
-            .iter()
-            .filter_map(|w| w.pod.metadata.uid.clone())
-            .collect();
-        let preemptor_uid = pod.metadata.uid.clone().unwrap_or_default();
-        let scheduler_name = pod.scheduler_name().to_string();
-        for victim in &c.victims {
-            let uid = victim.metadata.uid.clone().unwrap_or_default();
-            if !uid.is_empty() && waiting.contains(&uid) {
-                handle.reject_waiting_pod(&uid, names::DEFAULT_PREEMPTION, "preempted");
-                continue;
-            }
-            let ns = victim.metadata.namespace().to_string();
-            let name = victim.metadata.name.clone();
-            let fresh = match handle.client().get_typed::<Pod>(&ns, &name) {
-                Ok(p) => p,
-                Err(e) if e.is_not_found() => continue,
-                Err(e) => return Err(Status::error(e.message)),
-            };
-            let mut updated = fresh.clone();
-            updated.set_condition(PodCondition {
-                type_: CONDITION_DISRUPTION_TARGET.to_string(),
-                status: condition_status::TRUE.to_string(),
-                reason: Some(REASON_PREEMPTION_BY_SCHEDULER.to_string()),
-                message: Some(format!(
-                    "{scheduler_name}: preempting to accommodate a higher priority pod"
-                )),
-                last_transition_time: Some(tick_timestamp(handle.now())),
-            });
-            if updated.status != fresh.status {
-                match handle.client_mut().update_status_typed(updated) {
-                    Ok(_) => {}
-                    Err(e) if e.is_not_found() => continue,
-                    Err(e) => return Err(Status::error(e.message)),
-                }
-            }
-            let deleted =
-                match handle
-                    .client_mut()
-                    .delete(&Kind::Pod, &ns, &name, DeleteOptions::default())
-                {
-                    Ok(obj) => obj,
-                    Err(e) if e.is_not_found() => continue,
-                    Err(e) => return Err(Status::error(e.message)),
-                };
-            let involved = match deleted {
-                Object::Pod(p) => Object::Pod(p),
-                _ => Object::Pod(fresh),
-            };
-            handle.record_event(
-                &involved,
-                k8s_types::core::event::event_types::NORMAL,
-                EVENT_REASON_PREEMPTED,
-                &format!("Preempted by pod {preemptor_uid} on node {}", c.name),
-            );
-        }
-        let prio = pod.priority();
-        for p in handle.nominated_pods_for_node(&c.name) {
-            if p.priority() >= prio || k8s_sched_framework::node_info::same_pod(&p, pod) {
-                continue;
-            }
-            let Ok(mut fresh) = handle
-                .client()
-                .get_typed::<Pod>(p.metadata.namespace(), &p.metadata.name)
-            else {
-                continue;
-            };
-            if fresh.status.nominated_node_name.is_some() {
-                fresh.status.nominated_node_name = None;
-                // Best effort, as upstream logs and continues.
-                let _ = handle.client_mut().update_status_typed(fresh);
-            }
-        }
-        Ok(())
-    }
-
     /// Upstream `Evaluator.Preempt` without the message prefix.
     fn preempt(
         &self,
-        state: &CycleState,
+        state: &mut CycleState,
         pod: &Pod,
         m: &NodeToStatus,
         handle: &mut dyn Handle,
@@ -359,7 +293,7 @@ impl DefaultPreemption {
         if num_all_nodes == 0 {
             return (None, Status::error("no nodes available"));
         }
-        let (candidates, statuses) = self.find_candidates(state, pod, m, handle);
+        let (candidates, statuses) = self.find_candidates(&*state, pod, m, handle);
         if candidates.is_empty() {
             let mut diagnosis = Diagnosis {
                 node_to_status: statuses,
@@ -378,7 +312,16 @@ impl DefaultPreemption {
             );
         }
         let best = select_candidate(&candidates, handle.now());
-        if let Err(s) = self.prepare_candidate(&best, pod, handle) {
+        if let Some(delayed) = state.read_mut::<DelayedVictims>(DELAYED_VICTIMS_KEY) {
+            // Delayed preemption: the PodGroup cycle evicts them if the whole group fits.
+            delayed.node = best.name.clone();
+            delayed.victims = best.victims;
+            return (
+                Some(PostFilterResult::with_nominated_node(best.name)),
+                Status::success(),
+            );
+        }
+        if let Err(s) = prepare_candidate(&best, pod, handle) {
             return (None, s);
         }
         (
@@ -386,6 +329,86 @@ impl DefaultPreemption {
             Status::success(),
         )
     }
+}
+
+/// Upstream `prepareCandidate`: evicts the victims (waiting pods are rejected instead) and
+/// clears the nomination of lower-priority pods nominated to the node.
+pub fn prepare_candidate(c: &Candidate, pod: &Pod, handle: &mut dyn Handle) -> Result<(), Status> {
+    let waiting: Vec<String> = handle
+        .waiting_pods()
+        .iter()
+        .filter_map(|w| w.pod.metadata.uid.clone())
+        .collect();
+    let preemptor_uid = pod.metadata.uid.clone().unwrap_or_default();
+    let scheduler_name = pod.scheduler_name().to_string();
+    for victim in &c.victims {
+        let uid = victim.metadata.uid.clone().unwrap_or_default();
+        if !uid.is_empty() && waiting.contains(&uid) {
+            handle.reject_waiting_pod(&uid, names::DEFAULT_PREEMPTION, "preempted");
+            continue;
+        }
+        let ns = victim.metadata.namespace().to_string();
+        let name = victim.metadata.name.clone();
+        let fresh = match handle.client().get_typed::<Pod>(&ns, &name) {
+            Ok(p) => p,
+            Err(e) if e.is_not_found() => continue,
+            Err(e) => return Err(Status::error(e.message)),
+        };
+        let mut updated = fresh.clone();
+        updated.set_condition(PodCondition {
+            type_: CONDITION_DISRUPTION_TARGET.to_string(),
+            status: condition_status::TRUE.to_string(),
+            reason: Some(REASON_PREEMPTION_BY_SCHEDULER.to_string()),
+            message: Some(format!(
+                "{scheduler_name}: preempting to accommodate a higher priority pod"
+            )),
+            last_transition_time: Some(tick_timestamp(handle.now())),
+        });
+        if updated.status != fresh.status {
+            match handle.client_mut().update_status_typed(updated) {
+                Ok(_) => {}
+                Err(e) if e.is_not_found() => continue,
+                Err(e) => return Err(Status::error(e.message)),
+            }
+        }
+        let deleted =
+            match handle
+                .client_mut()
+                .delete(&Kind::Pod, &ns, &name, DeleteOptions::default())
+            {
+                Ok(obj) => obj,
+                Err(e) if e.is_not_found() => continue,
+                Err(e) => return Err(Status::error(e.message)),
+            };
+        let involved = match deleted {
+            Object::Pod(p) => Object::Pod(p),
+            _ => Object::Pod(fresh),
+        };
+        handle.record_event(
+            &involved,
+            k8s_types::core::event::event_types::NORMAL,
+            EVENT_REASON_PREEMPTED,
+            &format!("Preempted by pod {preemptor_uid} on node {}", c.name),
+        );
+    }
+    let prio = pod.priority();
+    for p in handle.nominated_pods_for_node(&c.name) {
+        if p.priority() >= prio || k8s_sched_framework::node_info::same_pod(&p, pod) {
+            continue;
+        }
+        let Ok(mut fresh) = handle
+            .client()
+            .get_typed::<Pod>(p.metadata.namespace(), &p.metadata.name)
+        else {
+            continue;
+        };
+        if fresh.status.nominated_node_name.is_some() {
+            fresh.status.nominated_node_name = None;
+            // Best effort, as upstream logs and continues.
+            let _ = handle.client_mut().update_status_typed(fresh);
+        }
+    }
+    Ok(())
 }
 
 /// Upstream `filterPodsWithPDBViolation`: splits `pods` (kept in their order) into those whose

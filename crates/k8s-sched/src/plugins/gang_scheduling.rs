@@ -17,9 +17,15 @@
 //!   member (`rejected due to timeout after waiting 5m0s at plugin GangScheduling`) and its
 //!   reservation is rolled back, so a gang that cannot reach `minCount` leaves nothing bound.
 //!
-//! Simplification (see docs/fidelity.md): v1.36's "PodGroup scheduling cycle" (all members
-//! placed in one cycle on one snapshot, with `PlacementFeasible`) is not built; members are
-//! attempted one by one and the all-or-nothing guarantee comes from Permit, as in v1.35.
+//! - PlacementFeasible (v1.36's PodGroup scheduling cycle, KEP-4671 "Scheduling Algorithm"):
+//!   [`placement_feasible`], called by the cycle (`schedule_one/pod_group.rs`) after each member
+//!   is evaluated: `Success` once `minCount` members are scheduled (bound, assumed, or placed in
+//!   this cycle), `Wait` while the members not yet evaluated could still make it, `Unschedulable`
+//!   when they cannot. k8s-mini calls it as a function of this plugin rather than through a
+//!   framework extension point.
+//!
+//! With the PodGroup cycle off (k8s-mini's default, see docs/fidelity.md), members are attempted
+//! one by one and the all-or-nothing guarantee comes from Permit, as in v1.35's alpha.
 
 use k8s_types::object::Shared;
 use std::sync::Arc;
@@ -45,6 +51,29 @@ pub const MSG_WAITING_FOR_MIN_COUNT: &str =
     "waiting for minCount pods from a gang to appear in scheduling queue";
 /// Permit's message while fewer than `minCount` members are assumed or bound.
 pub const MSG_WAITING_AT_PERMIT: &str = "waiting for minCount pods from a gang to be scheduled";
+
+/// PlacementFeasible's verdict after a member of a gang with `min_count` was evaluated in the
+/// PodGroup scheduling cycle: `scheduled` members are bound, assumed or placed in this cycle,
+/// `remaining` members of the cycle are not evaluated yet. Upstream `GangScheduling.
+/// PlacementFeasible` (`pkg/scheduler/framework/plugins/gangscheduling/gangscheduling.go`),
+/// with its messages.
+pub fn placement_feasible(min_count: i32, scheduled: usize, remaining: usize) -> Status {
+    let min = usize::try_from(min_count).unwrap_or(0);
+    if remaining + scheduled < min {
+        return Status::unschedulable(format!(
+            "minCount ({min}) cannot be satisfied: {scheduled} scheduled, {remaining} remaining"
+        ));
+    }
+    if scheduled < min {
+        return Status::new(
+            k8s_sched_framework::Code::Wait,
+            [format!(
+                "minCount ({min}) is not yet satisfied: {scheduled} scheduled, {remaining} remaining"
+            )],
+        );
+    }
+    Status::success()
+}
 
 /// PreEnqueue's message while the PodGroup does not exist.
 pub fn msg_pod_group_missing(name: &str) -> String {
@@ -293,6 +322,31 @@ mod tests {
         assert!(GangScheduling.pre_enqueue_with(&basic, &h).is_success());
         let plain = PodBuilder::new("plain").namespace("default").obj();
         assert!(GangScheduling.pre_enqueue_with(&plain, &h).is_success());
+    }
+
+    /// minCount 3, three members evaluated in turn. The first placed: 1 scheduled, 2 remaining,
+    /// 1 + 2 >= 3 -> Wait. The second failed: 1 scheduled, 1 remaining, 1 + 1 < 3 ->
+    /// Unschedulable. Two placed and the last failed: 2 + 0 < 3 -> Unschedulable. Three placed ->
+    /// Success.
+    #[test]
+    fn placement_feasible_counts_scheduled_and_remaining_members() {
+        use k8s_sched_framework::Code;
+        let s = placement_feasible(3, 1, 2);
+        assert_eq!(s.code(), Code::Wait);
+        assert_eq!(
+            s.message(),
+            "minCount (3) is not yet satisfied: 1 scheduled, 2 remaining"
+        );
+        assert_eq!(placement_feasible(3, 1, 1).code(), Code::Unschedulable);
+        let s = placement_feasible(3, 2, 0);
+        assert_eq!(s.code(), Code::Unschedulable);
+        assert_eq!(
+            s.message(),
+            "minCount (3) cannot be satisfied: 2 scheduled, 0 remaining"
+        );
+        assert!(placement_feasible(3, 3, 0).is_success());
+        // Members bound in an earlier cycle count: 2 bound + 1 placed now.
+        assert!(placement_feasible(3, 3, 2).is_success());
     }
 
     /// minCount 3: with one sibling placed, this pod makes 2 scheduled (itself counted, as

@@ -39,6 +39,8 @@ use crate::waiting::WaitingPods;
 
 mod find_nodes;
 use find_nodes::find_nodes_that_fit;
+mod pod_group;
+pub(crate) use pod_group::schedule_one_pod_group;
 
 /// Event reason of a successful binding.
 pub const EVENT_REASON_SCHEDULED: &str = "Scheduled";
@@ -195,25 +197,12 @@ pub(crate) fn schedule_one(
     let fwk = &profiles[profile];
     ctx.queue
         .record_attempt(&crate::cache::pod_key(&pod), ctx.now);
-    // `--explain`: the only per-attempt cost when nothing is explained is this Option check.
     let explaining = ctx.explain.as_deref().is_some_and(|x| x.wants(&pod));
-    let mut observer = explaining.then(|| {
-        let attempt = ctx.explain.as_deref().map_or(1, |x| x.next_attempt(&pod));
-        let n = ctx.cache.num_nodes();
-        let gang = (n > 0)
-            .then(|| explain::gang_fit(&ctx.handle(fwk), &pod))
-            .flatten();
-        explain::Observer::start(&pod, attempt, ctx.now, fwk.scheduler_name(), n, gang)
-    });
+    let mut observer = observe(ctx, fwk, &pod);
     let mut state = CycleState::new();
     pods_to_activate::init(&mut state);
     let result = schedule_pod(ctx, fwk, &mut state, &pod, observer.as_mut());
-    if let Some(o) = observer {
-        let e = o.finish(ctx.cache.node_infos());
-        if let Some(x) = ctx.explain.as_deref_mut() {
-            x.begin(e);
-        }
-    }
+    record_observation(ctx, observer);
     let host = match result {
         Ok(h) => h,
         Err(f) => {
@@ -242,34 +231,77 @@ pub(crate) fn schedule_one(
         ctx.cache.forget(&pod, &host);
         ctx.cache.assume(PodInfo::new(annotated), &host);
     }
+    permit_then_bind(ctx, profiles, profile, &pod, host, state);
+}
+
+/// Permit, then (upstream `schedulingCycle`'s end and `bindingCycle`): a rejection unreserves and
+/// reports; a wait parks the pod at Permit; an allowed pod binds (after the siblings its Permit
+/// allowed). A successful scheduling cycle (allowed or waiting) first activates the pods plugins
+/// asked for.
+fn permit_then_bind(
+    ctx: &mut Ctx<'_>,
+    profiles: &[Framework],
+    profile: usize,
+    pod: &Shared<Pod>,
+    host: String,
+    mut state: CycleState,
+) {
+    let fwk = &profiles[profile];
     let outcome = {
         let mut h = ctx.handle(fwk);
-        fwk.run_permit(&mut state, &pod, &host, &mut h)
+        fwk.run_permit(&mut state, pod, &host, &mut h)
     };
-    // A successful scheduling cycle (Permit allowed or said Wait) ends by activating the pods
-    // plugins asked for (upstream `schedulingCycle`).
     if !matches!(outcome, PermitOutcome::Reject(_)) {
         activate_requested(ctx, &mut state);
     }
     match outcome {
         PermitOutcome::Reject(s) => {
-            rollback(ctx, fwk, &mut state, &pod, &host);
-            handle_failure(ctx, fwk, &pod, Failure::on_node(&host, s));
+            rollback(ctx, fwk, &mut state, pod, &host);
+            handle_failure(ctx, fwk, pod, Failure::on_node(&host, s));
         }
         PermitOutcome::Wait(waits) => {
-            if explaining {
-                note(ctx, &pod, || Outcome::Waiting {
-                    node: host.clone(),
-                    plugins: waits.clone(),
-                });
-            }
+            note(ctx, pod, || Outcome::Waiting {
+                node: host.clone(),
+                plugins: waits.clone(),
+            });
             ctx.waiting
-                .add(Shared::clone(&pod), host, profile, waits, state, ctx.now);
+                .add(Shared::clone(pod), host, profile, waits, state, ctx.now);
         }
         PermitOutcome::Allow => {
             // Siblings this Permit allowed bind first, in the order they started waiting.
             process_waiting(ctx, profiles);
-            binding_cycle(ctx, profiles, fwk, &pod, &host, state);
+            binding_cycle(ctx, profiles, fwk, pod, &host, state);
+        }
+    }
+}
+
+/// The `--explain` observer of an attempt of `pod`, when it is explained (the only per-attempt
+/// cost when nothing is explained is this Option check).
+fn observe(ctx: &mut Ctx<'_>, fwk: &Framework, pod: &Pod) -> Option<explain::Observer> {
+    if !ctx.explain.as_deref().is_some_and(|x| x.wants(pod)) {
+        return None;
+    }
+    let attempt = ctx.explain.as_deref().map_or(1, |x| x.next_attempt(pod));
+    let n = ctx.cache.num_nodes();
+    let gang = (n > 0)
+        .then(|| explain::gang_fit(&ctx.handle(fwk), pod))
+        .flatten();
+    Some(explain::Observer::start(
+        pod,
+        attempt,
+        ctx.now,
+        fwk.scheduler_name(),
+        n,
+        gang,
+    ))
+}
+
+/// Stores the attempt `observer` watched in the `--explain` record.
+fn record_observation(ctx: &mut Ctx<'_>, observer: Option<explain::Observer>) {
+    if let Some(o) = observer {
+        let e = o.finish(ctx.cache.node_infos());
+        if let Some(x) = ctx.explain.as_deref_mut() {
+            x.begin(e);
         }
     }
 }
