@@ -21,9 +21,23 @@ const GATES: [&str; 4] = [
     "PodGroupSchedulingCycle",
 ];
 
+/// The gang gates with k8s-mini's v1.35 emulation: the Permit-only path.
+const V1_35: [&str; 4] = [
+    "GenericWorkload",
+    "GangScheduling",
+    "EnableWorkloadWithJob",
+    "!PodGroupSchedulingCycle",
+];
+
 fn cluster(gates: &[&str]) -> Cluster {
-    let feature_gates: BTreeMap<String, bool> =
-        gates.iter().map(|g| (g.to_string(), true)).collect();
+    // `!Gate` turns a gate off.
+    let feature_gates: BTreeMap<String, bool> = gates
+        .iter()
+        .map(|g| match g.strip_prefix('!') {
+            Some(off) => (off.to_string(), false),
+            None => (g.to_string(), true),
+        })
+        .collect();
     let mut c = Cluster::new(ClusterConfig {
         feature_gates,
         ..Default::default()
@@ -204,7 +218,7 @@ fn an_infeasible_gang_is_rejected_at_once_with_nothing_reserved() {
 ///   whole node each): 3 + 0 < 4, the group is rejected and **nothing** is preempted.
 #[test]
 fn delayed_preemption_evicts_only_for_a_gang_that_can_be_placed() {
-    for gates in [&GATES[..], &GATES[..3]] {
+    for gates in [&GATES[..], &V1_35[..]] {
         let mut c = cluster(gates);
         for (i, n) in ["node-a", "node-b", "node-c"].iter().enumerate() {
             c.apply(filler(&format!("filler-{i}"), n)).expect("filler");
@@ -262,7 +276,7 @@ fn delayed_preemption_evicts_only_for_a_gang_that_can_be_placed() {
 /// recorded.
 #[test]
 fn without_the_gate_the_permit_path_is_kept() {
-    let mut c = cluster(&GATES[..3]);
+    let mut c = cluster(&V1_35);
     c.apply(job(4, "2", "high")).expect("job");
     c.tick();
     c.tick();

@@ -70,8 +70,8 @@ pub struct KubeSchedulerConfiguration {
     /// k8s-mini's stand-in for kube-scheduler's `--feature-gates` flag (not a field of upstream's
     /// configuration file): gate name -> enabled. Read: `GenericWorkload` and `GangScheduling`
     /// (both alpha and off by default in v1.36); with both on, GangScheduling is a default
-    /// plugin; k8s-mini's `PodGroupSchedulingCycle` on top turns on v1.36's PodGroup scheduling
-    /// cycle. Other names are ignored.
+    /// plugin and gangs go through v1.36's PodGroup scheduling cycle; k8s-mini's
+    /// `PodGroupSchedulingCycle: false` keeps v1.35's Permit-only path. Other names are ignored.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub feature_gates: std::collections::BTreeMap<String, bool>,
 }
@@ -84,22 +84,22 @@ impl KubeSchedulerConfiguration {
         on("GenericWorkload") && on("GangScheduling")
     }
 
-    /// Gangs go through v1.36's PodGroup scheduling cycle (KEP-4671) instead of the Permit-only
-    /// path: gang scheduling is enabled and k8s-mini's own gate `PodGroupSchedulingCycle` is on.
-    /// Upstream v1.36 has no gate of its own for the cycle (it runs whenever `GenericWorkload` is
-    /// on); k8s-mini keeps the v1.35-style Permit path unless this gate is set, so scenarios
-    /// written before the cycle keep their output (docs/fidelity.md, GangScheduling).
+    /// Gangs go through v1.36's PodGroup scheduling cycle (KEP-4671, upstream
+    /// `schedule_one_podgroup.go`) whenever gang scheduling is enabled, as upstream v1.36 runs it
+    /// whenever `GenericWorkload` is on (it has no gate of its own). k8s-mini's own gate
+    /// `PodGroupSchedulingCycle: false` emulates v1.35's Permit-only path instead, to compare the
+    /// two (docs/gangs.md, docs/fidelity.md GangScheduling).
     pub fn pod_group_cycle_enabled(&self) -> bool {
         self.gang_scheduling_enabled()
             && self
                 .feature_gates
                 .get(POD_GROUP_SCHEDULING_CYCLE)
                 .copied()
-                .unwrap_or(false)
+                .unwrap_or(true)
     }
 }
 
-/// k8s-mini's gate for the PodGroup scheduling cycle (see
+/// k8s-mini's switch for the PodGroup scheduling cycle, on unless set false (see
 /// [`KubeSchedulerConfiguration::pod_group_cycle_enabled`]).
 pub const POD_GROUP_SCHEDULING_CYCLE: &str = "PodGroupSchedulingCycle";
 
