@@ -37,6 +37,8 @@
 //! ResourceClaims; claim updates that matter come with a pod update).
 
 pub mod allocator;
+#[cfg(test)]
+mod allocator_tests;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
@@ -248,6 +250,14 @@ impl PreFilterPlugin for DynamicResources {
                     for r in &c.spec.devices.requests {
                         if let Some(e) = &r.exactly {
                             class_names.insert((r.name.clone(), e.device_class_name.clone()));
+                        }
+                        // Upstream PreFilter checks each sub-request's class, named
+                        // `<request>/<subrequest>` in the message.
+                        for sub in &r.first_available {
+                            class_names.insert((
+                                format!("{}/{}", r.name, sub.name),
+                                sub.device_class_name.clone(),
+                            ));
                         }
                     }
                 }
