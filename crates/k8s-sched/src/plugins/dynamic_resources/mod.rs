@@ -39,6 +39,7 @@
 pub mod allocator;
 #[cfg(test)]
 mod allocator_tests;
+mod score;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
@@ -172,6 +173,12 @@ impl Plugin for DynamicResources {
         Some(self)
     }
     fn as_filter(&self) -> Option<&dyn FilterPlugin> {
+        Some(self)
+    }
+    fn as_pre_score(&self) -> Option<&dyn k8s_sched_framework::PreScorePlugin> {
+        Some(self)
+    }
+    fn as_score(&self) -> Option<&dyn k8s_sched_framework::ScorePlugin> {
         Some(self)
     }
     fn as_reserve(&self) -> Option<&dyn k8s_sched_framework::ReservePlugin> {
