@@ -12,11 +12,11 @@ use std::collections::BTreeSet;
 use k8s_types::core::{ContainerResourceClaim, PodResourceClaim};
 use k8s_types::resource::cel::CelSelector;
 use k8s_types::resource::{
-    DeviceClass, DeviceConstraint, DeviceRequest, DeviceSelector, ResourceClaim,
-    ResourceClaimSpec, ResourceClaimTemplate, ResourceSlice, ALLOCATION_MODE_ALL,
-    ALLOCATION_MODE_EXACT_COUNT, ALLOCATION_RESULTS_MAX_SIZE, CEL_SELECTOR_EXPRESSION_MAX_LENGTH,
-    DEVICE_CONSTRAINTS_MAX_SIZE, DEVICE_MAX_ID_LENGTH, DEVICE_SELECTORS_MAX_SIZE,
-    DRIVER_NAME_MAX_LENGTH, FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE, RESOURCE_SLICE_MAX_DEVICES,
+    DeviceClass, DeviceConstraint, DeviceRequest, DeviceSelector, ResourceClaim, ResourceClaimSpec,
+    ResourceClaimTemplate, ResourceSlice, ALLOCATION_MODE_ALL, ALLOCATION_MODE_EXACT_COUNT,
+    ALLOCATION_RESULTS_MAX_SIZE, CEL_SELECTOR_EXPRESSION_MAX_LENGTH, DEVICE_CONSTRAINTS_MAX_SIZE,
+    DEVICE_MAX_ID_LENGTH, DEVICE_SELECTORS_MAX_SIZE, DRIVER_NAME_MAX_LENGTH,
+    FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE, RESOURCE_SLICE_MAX_DEVICES,
 };
 use k8s_types::status::FieldError;
 
@@ -112,7 +112,11 @@ fn validate_class_selectors_mode(
     if class.is_empty() {
         errs.push(FieldError::required(class_path, ""));
     } else {
-        errs.extend(invalid_each(&class_path, class, is_dns1123_subdomain(class)));
+        errs.extend(invalid_each(
+            &class_path,
+            class,
+            is_dns1123_subdomain(class),
+        ));
     }
     errs.extend(validate_selectors(selectors, &child(path, "selectors")));
     let count = count.unwrap_or(0);
@@ -156,8 +160,7 @@ fn validate_request(r: &DeviceRequest, path: &str) -> ErrorList {
         (None, false) => {
             let path = child(path, "firstAvailable");
             let subs = &r.first_available;
-            if let Some(e) = too_many(&path, subs.len(), FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE)
-            {
+            if let Some(e) = too_many(&path, subs.len(), FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE) {
                 errs.push(e);
                 return errs;
             }

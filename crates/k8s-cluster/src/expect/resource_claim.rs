@@ -74,7 +74,13 @@ pub(super) fn check_resource_claim(
     }
     if let Some(want) = &c.requests {
         let got: Vec<String> = allocation
-            .map(|a| a.devices.results.iter().map(|r| r.request.clone()).collect())
+            .map(|a| {
+                a.devices
+                    .results
+                    .iter()
+                    .map(|r| r.request.clone())
+                    .collect()
+            })
             .unwrap_or_default();
         if got != *want {
             problems.push(format!("expected requests {want:?}, got {got:?}"));

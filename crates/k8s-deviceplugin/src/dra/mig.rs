@@ -53,16 +53,10 @@ pub struct GiProfile {
     pub ofa_engines: i64,
 }
 
-const fn p(
-    name: &'static str,
-    id: u32,
-    memory_mib: i64,
-    sm: i64,
-    ce: i64,
-    dec: i64,
-    jpeg: i64,
-    ofa: i64,
-) -> GiProfile {
+/// A profile from `(name, id, memory MiB)` and `[SMs, copy engines, decoders, JPEG, OFA]`
+/// (H100s have no encoders).
+const fn p(name: &'static str, id: u32, memory_mib: i64, units: [i64; 5]) -> GiProfile {
+    let [sm, ce, dec, jpeg, ofa] = units;
     GiProfile {
         name,
         id,
@@ -78,12 +72,12 @@ const fn p(
 
 /// The H100 80GB (SXM, HBM3) GPU instance profiles (`nvidia-smi mig -lgip`).
 pub const H100_80GB_PROFILES: &[GiProfile] = &[
-    p("1g.10gb", 19, 9984, 16, 1, 1, 1, 0),
-    p("1g.20gb", 15, 20096, 26, 1, 1, 1, 0),
-    p("2g.20gb", 14, 20096, 32, 2, 2, 2, 0),
-    p("3g.40gb", 9, 40448, 60, 3, 3, 3, 0),
-    p("4g.40gb", 5, 40448, 64, 4, 4, 4, 0),
-    p("7g.80gb", 0, 81152, 132, 8, 7, 7, 1),
+    p("1g.10gb", 19, 9984, [16, 1, 1, 1, 0]),
+    p("1g.20gb", 15, 20096, [26, 1, 1, 1, 0]),
+    p("2g.20gb", 14, 20096, [32, 2, 2, 2, 0]),
+    p("3g.40gb", 9, 40448, [60, 3, 3, 3, 0]),
+    p("4g.40gb", 5, 40448, [64, 4, 4, 4, 0]),
+    p("7g.80gb", 0, 81152, [132, 8, 7, 7, 1]),
 ];
 
 /// The memory slices of an 8-slice GPU (A100, H100).
@@ -135,9 +129,10 @@ pub fn place(layout: &[&'static str], model_profiles: &[(&str, u32)]) -> Option<
     let mut out = Vec::new();
     for profile in layout {
         let (id, size, starts) = shape(profile, model_profiles)?;
-        let start = starts.iter().copied().find(|&s| {
-            s + size <= MEMORY_SLICES && (s..s + size).all(|i| !used[i as usize])
-        })?;
+        let start = starts
+            .iter()
+            .copied()
+            .find(|&s| s + size <= MEMORY_SLICES && (s..s + size).all(|i| !used[i as usize]))?;
         for i in start..start + size {
             used[i as usize] = true;
         }
@@ -291,7 +286,12 @@ mod tests {
             .collect();
         assert_eq!(
             slices,
-            ["memorySlice4", "memorySlice5", "memorySlice6", "memorySlice7"]
+            [
+                "memorySlice4",
+                "memorySlice5",
+                "memorySlice6",
+                "memorySlice7"
+            ]
         );
         // 1g.10gb: 9.75 GiB = 9984 MiB.
         assert_eq!(
@@ -321,7 +321,10 @@ mod tests {
             ("nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB"),
             ("nvidia.com/mig.config", "all-1g.5gb"),
         ]);
-        let devices = NvidiaDraDriver::for_node(&a100, 1).resource_slice().spec.devices;
+        let devices = NvidiaDraDriver::for_node(&a100, 1)
+            .resource_slice()
+            .spec
+            .devices;
         let names: Vec<&str> = devices.iter().map(|d| d.name.as_str()).collect();
         assert_eq!(
             names,

@@ -161,7 +161,11 @@ impl MatchAttribute {
 
 /// Upstream `lookupAttribute`: by the fully qualified name, else by the name without the domain
 /// when the domain is the device's driver.
-fn lookup_attribute<'d>(device: &'d Device, driver: &str, name: &str) -> Option<&'d DeviceAttribute> {
+fn lookup_attribute<'d>(
+    device: &'d Device,
+    driver: &str,
+    name: &str,
+) -> Option<&'d DeviceAttribute> {
     if let Some(a) = device.attributes.get(name) {
         return Some(a);
     }
@@ -522,7 +526,12 @@ impl Search<'_, '_> {
                 }
                 continue;
             }
-            if !alt.admin && alt.candidates.iter().any(|c| (self.busy)(&c.id, &self.used)) {
+            if !alt.admin
+                && alt
+                    .candidates
+                    .iter()
+                    .any(|c| (self.busy)(&c.id, &self.used))
+            {
                 continue;
             }
             let mut taken = 0;
@@ -534,7 +543,8 @@ impl Search<'_, '_> {
             }
             if taken == alt.candidates.len() {
                 if !alt.admin {
-                    self.used.extend(alt.candidates.iter().map(|c| c.id.clone()));
+                    self.used
+                        .extend(alt.candidates.iter().map(|c| c.id.clone()));
                 }
                 self.chosen[s].1 = (0..alt.candidates.len()).collect();
                 if self.fill(s + 1) {

@@ -171,8 +171,7 @@ fn all_mode_needs_every_matching_device_free_and_admin_access_ignores_allocation
         devices(&r[0]),
         ["h100s:gpu-0", "h100s:gpu-2", "h100s:gpu-3"]
     );
-    let taken: BTreeSet<DeviceId> =
-        [("gpu.nvidia.com".into(), "n1".into(), "gpu-2".into())].into();
+    let taken: BTreeSet<DeviceId> = [("gpu.nvidia.com".into(), "n1".into(), "gpu-2".into())].into();
     let busy = Allocator::new(
         vec![class()],
         slices.clone(),
@@ -249,7 +248,9 @@ fn old_pool_generations_are_ignored_and_cel_errors_are_reported() {
     );
     let e = a.allocate(&node("n1"), &[c], &BTreeSet::new()).unwrap_err();
     assert!(
-        e.starts_with("claim default/bad: selector #0 on device gpu.nvidia.com/n1/gpu-1: CEL runtime error: "),
+        e.starts_with(
+            "claim default/bad: selector #0 on device gpu.nvidia.com/n1/gpu-1: CEL runtime error: "
+        ),
         "{e}"
     );
 }
@@ -278,7 +279,12 @@ fn allocate_on(slices: &[ResourceSlice], c: &ResourceClaim, taken: &[&str]) -> O
         .iter()
         .map(|d| ("gpu.nvidia.com".into(), "n1".into(), d.to_string()))
         .collect();
-    let a = Allocator::new(vec![class()], slices.to_vec(), taken, std::slice::from_ref(c));
+    let a = Allocator::new(
+        vec![class()],
+        slices.to_vec(),
+        taken,
+        std::slice::from_ref(c),
+    );
     a.allocate(&node("n1"), std::slice::from_ref(c), &BTreeSet::new())
         .unwrap()
         .map(|r| devices(&r[0]))
@@ -337,7 +343,10 @@ fn a_later_request_can_push_an_earlier_one_to_its_next_alternative() {
     let c = claim(
         "c",
         vec![
-            prioritized("first", vec![sub("h100", 1, &[H100]), sub("a100", 1, &[A100])]),
+            prioritized(
+                "first",
+                vec![sub("h100", 1, &[H100]), sub("a100", 1, &[A100])],
+            ),
             request("second", "ExactCount", 1, &[H100]),
         ],
     );
@@ -348,7 +357,8 @@ fn a_later_request_can_push_an_earlier_one_to_its_next_alternative() {
 }
 
 fn with_attr(mut d: Device, key: &str, value: &str) -> Device {
-    d.attributes.insert(key.into(), DeviceAttribute::string(value));
+    d.attributes
+        .insert(key.into(), DeviceAttribute::string(value));
     d
 }
 
@@ -363,7 +373,12 @@ fn match_attribute_keeps_the_devices_of_the_named_requests_on_one_value() {
     let slices = vec![slice(
         "n1",
         1,
-        vec![d("gpu-0", "A"), d("gpu-2", "B"), d("gpu-1", "A"), d("gpu-3", "B")],
+        vec![
+            d("gpu-0", "A"),
+            d("gpu-2", "B"),
+            d("gpu-1", "A"),
+            d("gpu-3", "B"),
+        ],
     )];
     let mut c = claim(
         "c",
@@ -373,19 +388,28 @@ fn match_attribute_keeps_the_devices_of_the_named_requests_on_one_value() {
         ],
     );
     // Slice order: gpu-0, gpu-2, gpu-1, gpu-3; unconstrained, b takes the next free: gpu-2.
-    assert_eq!(allocate_on(&slices, &c, &[]).unwrap(), ["a:gpu-0", "b:gpu-2"]);
+    assert_eq!(
+        allocate_on(&slices, &c, &[]).unwrap(),
+        ["a:gpu-0", "b:gpu-2"]
+    );
     c.spec.devices.constraints = vec![DeviceConstraint {
         requests: vec!["a".into(), "b".into()],
         match_attribute: Some("gpu.nvidia.com/parentUUID".into()),
     }];
-    assert_eq!(allocate_on(&slices, &c, &[]).unwrap(), ["a:gpu-0", "b:gpu-1"]);
+    assert_eq!(
+        allocate_on(&slices, &c, &[]).unwrap(),
+        ["a:gpu-0", "b:gpu-1"]
+    );
     assert_eq!(
         allocate_on(&slices, &c, &["gpu-1"]).unwrap(),
         ["a:gpu-2", "b:gpu-3"]
     );
     // A constraint that names only `a` does not bind `b`.
     c.spec.devices.constraints[0].requests = vec!["a".into()];
-    assert_eq!(allocate_on(&slices, &c, &[]).unwrap(), ["a:gpu-0", "b:gpu-2"]);
+    assert_eq!(
+        allocate_on(&slices, &c, &[]).unwrap(),
+        ["a:gpu-0", "b:gpu-2"]
+    );
     // A device without the attribute never satisfies the constraint (upstream: lookup fails).
     c.spec.devices.constraints[0].match_attribute = Some("gpu.nvidia.com/pcieRoot".into());
     assert_eq!(allocate_on(&slices, &c, &[]), None);

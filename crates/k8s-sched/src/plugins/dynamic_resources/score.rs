@@ -59,8 +59,8 @@ impl ScorePlugin for DynamicResources {
                 for (i, sub) in r.first_available.iter().enumerate() {
                     let name = format!("{}/{}", r.name, sub.name);
                     if result.devices.results.iter().any(|d| d.request == name) {
-                        score += i64::try_from(FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE - i)
-                            .unwrap_or(0);
+                        score +=
+                            i64::try_from(FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE - i).unwrap_or(0);
                     }
                 }
             }
@@ -155,7 +155,8 @@ mod tests {
             .map(|n| {
                 let mut node = Node::default();
                 node.metadata.name = n.to_string();
-                pl.score(&state, &pod, &NodeInfo::new(Arc::new(node))).unwrap()
+                pl.score(&state, &pod, &NodeInfo::new(Arc::new(node)))
+                    .unwrap()
             })
             .collect();
         assert_eq!(raw, [8, 7, 6, 0]);
