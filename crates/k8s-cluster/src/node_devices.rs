@@ -48,11 +48,16 @@ pub(crate) fn gpu_count_errors(node: &Node) -> Vec<FieldError> {
         return errs;
     }
     let n = gpu_count(node);
-    let cfg =
+    let mut cfg =
         match DevicePluginConfig::from_node(&node.metadata.labels, &node.metadata.annotations, n) {
             Ok(c) => c,
             Err(e) => return e,
         };
+    if k8s_deviceplugin::dra::dra_enabled(node) && cfg.mig_config.is_some() {
+        // The DRA driver has no MIG strategy: every MIG device is a device of its own (as the
+        // device plugin's `mixed`); only the layout is checked.
+        cfg.mig_strategy = k8s_deviceplugin::config::MigStrategy::Mixed;
+    }
     if n == 0 {
         return errs;
     }

@@ -182,3 +182,42 @@ fn a_resource_slice_says_where_its_devices_are() {
         "{e}"
     );
 }
+
+/// `firstAvailable` entries are defaulted like `exactly` (`SetDefaults_DeviceSubRequest`) and
+/// validated (`validateDeviceSubRequest`: DNS-label names without repeats, class, mode/count);
+/// constraints name requests of the claim (`validateRequestNameRef`) and need a fully
+/// qualified `matchAttribute` (`validateDeviceConstraint`, `validateFullyQualifiedName`).
+#[test]
+fn first_available_and_constraints_are_defaulted_and_validated() {
+    let ok = "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: c}\nspec:\n  devices:\n    requests:\n    - name: gpu\n      firstAvailable:\n      - {name: h100, deviceClassName: gpu.nvidia.com}\n      - {name: a100, deviceClassName: gpu.nvidia.com, count: 2}\n    constraints:\n    - {requests: [gpu/a100], matchAttribute: gpu.nvidia.com/productName}\n";
+    let out = run_text(ok, OutputFormat::Json).expect("valid");
+    let items = objects(&out.stdout);
+    let claim = items.iter().find(|o| o["kind"] == "ResourceClaim").unwrap();
+    assert_eq!(
+        claim["spec"]["devices"]["requests"][0]["firstAvailable"],
+        serde_json::json!([
+            {"name": "h100", "deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount", "count": 1},
+            {"name": "a100", "deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount", "count": 2}
+        ])
+    );
+    assert_eq!(
+        claim["spec"]["devices"]["constraints"],
+        serde_json::json!([{"requests": ["gpu/a100"], "matchAttribute": "gpu.nvidia.com/productName"}])
+    );
+    let bad = "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: c}\nspec:\n  devices:\n    requests:\n    - name: gpu\n      firstAvailable:\n      - {name: h100, deviceClassName: gpu.nvidia.com, allocationMode: All, count: 1}\n      - {name: h100, deviceClassName: ''}\n    constraints:\n    - {requests: [gpu/l4, other, gpu], matchAttribute: productName}\n    - {requests: [gpu, gpu]}\n";
+    let e = run_text(bad, OutputFormat::Text).unwrap_err();
+    for want in [
+        "spec.devices.requests[0].firstAvailable[0].count: Invalid value: 1: must not be specified when allocationMode is 'All'",
+        "spec.devices.requests[0].firstAvailable[1].deviceClassName: Required value",
+        "spec.devices.requests[0].firstAvailable[1]: Duplicate value: \"h100\"",
+        "spec.devices.constraints[0].requests[0]: Invalid value: \"gpu/l4\": must be the name of a request in the claim or the name of a request and a subrequest separated by '/'",
+        "spec.devices.constraints[0].requests[1]: Invalid value: \"other\": must be the name of a request",
+        "spec.devices.constraints[0].matchAttribute: Invalid value: \"productName\": a fully qualified name must be a domain and a name separated by a slash",
+        "spec.devices.constraints[1].requests[1]: Duplicate value: \"gpu\"",
+        "spec.devices.constraints[1].matchAttribute: Required value",
+    ] {
+        assert!(e.contains(want), "missing {want:?} in {e}");
+    }
+    // `gpu` alone is a valid reference to the whole prioritized request.
+    assert!(!e.contains("constraints[0].requests[2]"), "{e}");
+}

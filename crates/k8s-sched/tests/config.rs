@@ -88,6 +88,8 @@ fn unknown_plugins_are_rejected_and_unimplemented_ones_skipped() {
             ("NodeResourcesFit".to_string(), 1),
             ("PodTopologySpread".to_string(), 2),
             ("InterPodAffinity".to_string(), 2),
+            // v1.35's prioritized-list Score (default weight 1).
+            ("DynamicResources".to_string(), 1),
             ("NodeResourcesBalancedAllocation".to_string(), 1),
         ]
     );

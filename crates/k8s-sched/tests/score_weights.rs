@@ -15,8 +15,9 @@ fn weights(yaml: &str) -> Result<Vec<(String, i64)>, String> {
 
 /// score.enabled = TaintToleration 3, NodeAffinity 2, NodeResourcesFit -4: running totals
 /// 300, 500, 100, then the default MultiPoint Score plugins (VolumeBinding 1 -> 200,
-/// PodTopologySpread 2 -> 400, InterPodAffinity 2 -> 600, NodeResourcesBalancedAllocation
-/// 1 -> 700, ImageLocality 1 -> 800): never negative, accepted, -4 used as is; weight 0 -> 1.
+/// PodTopologySpread 2 -> 400, InterPodAffinity 2 -> 600, DynamicResources 1 -> 700,
+/// NodeResourcesBalancedAllocation 1 -> 800, ImageLocality 1 -> 900): never negative,
+/// accepted, -4 used as is; weight 0 -> 1.
 #[test]
 fn negative_weight_is_accepted_while_the_running_total_stays_non_negative() {
     let yaml = r#"
@@ -35,6 +36,7 @@ profiles:
     assert_eq!(
         w,
         vec![
+            ("DynamicResources".to_string(), 1),
             ("ImageLocality".to_string(), 1),
             ("InterPodAffinity".to_string(), 2),
             ("NodeAffinity".to_string(), 2),

@@ -5,18 +5,18 @@
 //! compiled (`compilation failed: ...` as upstream's wording around the cel-rust parser's
 //! message). Simplifications (docs/fidelity.md): size limits report `Invalid ... must have at
 //! most N items` (k8s-mini's field errors have no TooMany type), the CEL cost limit is not
-//! estimated, and `firstAvailable` sub-requests, constraints and opaque config are checked only
-//! for presence.
+//! estimated, sub-request tolerations and opaque config are checked only for presence.
 
 use std::collections::BTreeSet;
 
 use k8s_types::core::{ContainerResourceClaim, PodResourceClaim};
 use k8s_types::resource::cel::CelSelector;
 use k8s_types::resource::{
-    DeviceClass, DeviceRequest, DeviceSelector, ResourceClaim, ResourceClaimSpec,
+    DeviceClass, DeviceConstraint, DeviceRequest, DeviceSelector, ResourceClaim, ResourceClaimSpec,
     ResourceClaimTemplate, ResourceSlice, ALLOCATION_MODE_ALL, ALLOCATION_MODE_EXACT_COUNT,
-    ALLOCATION_RESULTS_MAX_SIZE, CEL_SELECTOR_EXPRESSION_MAX_LENGTH, DEVICE_SELECTORS_MAX_SIZE,
-    DRIVER_NAME_MAX_LENGTH, RESOURCE_SLICE_MAX_DEVICES,
+    ALLOCATION_RESULTS_MAX_SIZE, CEL_SELECTOR_EXPRESSION_MAX_LENGTH, DEVICE_CONSTRAINTS_MAX_SIZE,
+    DEVICE_MAX_ID_LENGTH, DEVICE_SELECTORS_MAX_SIZE, DRIVER_NAME_MAX_LENGTH,
+    FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE, RESOURCE_SLICE_MAX_DEVICES,
 };
 use k8s_types::status::FieldError;
 
@@ -98,7 +98,53 @@ fn validate_selectors(selectors: &[DeviceSelector], path: &str) -> ErrorList {
     errs
 }
 
-/// Upstream `validateDeviceRequest` and `validateExactDeviceRequest`.
+/// Upstream `validateDeviceClass` (a request's class name), `validateSelectorSlice` and
+/// `validateDeviceAllocationMode`: the checks `exactly` and a `firstAvailable` entry share.
+fn validate_class_selectors_mode(
+    class: &str,
+    selectors: &[DeviceSelector],
+    mode: Option<&str>,
+    count: Option<i64>,
+    path: &str,
+) -> ErrorList {
+    let mut errs = Vec::new();
+    let class_path = child(path, "deviceClassName");
+    if class.is_empty() {
+        errs.push(FieldError::required(class_path, ""));
+    } else {
+        errs.extend(invalid_each(
+            &class_path,
+            class,
+            is_dns1123_subdomain(class),
+        ));
+    }
+    errs.extend(validate_selectors(selectors, &child(path, "selectors")));
+    let count = count.unwrap_or(0);
+    let count_path = child(path, "count");
+    match mode.unwrap_or("") {
+        ALLOCATION_MODE_ALL if count != 0 => errs.push(FieldError::invalid(
+            count_path,
+            count.to_string(),
+            "must not be specified when allocationMode is 'All'",
+        )),
+        ALLOCATION_MODE_EXACT_COUNT if count <= 0 => errs.push(FieldError::invalid(
+            count_path,
+            count.to_string(),
+            "must be greater than zero",
+        )),
+        ALLOCATION_MODE_ALL | ALLOCATION_MODE_EXACT_COUNT => {}
+        other => errs.push(FieldError::not_supported(
+            child(path, "allocationMode"),
+            other,
+            &[ALLOCATION_MODE_ALL, ALLOCATION_MODE_EXACT_COUNT],
+        )),
+    }
+    errs
+}
+
+/// Upstream `validateDeviceRequest`, `validateExactDeviceRequest` and `validateDeviceSubRequest`:
+/// exactly one of `exactly` and `firstAvailable`; sub-requests (at most 8) have unique DNS-label
+/// names (a repeated one is `Duplicate value` at `firstAvailable[i]`).
 fn validate_request(r: &DeviceRequest, path: &str) -> ErrorList {
     let mut errs = required_label(&r.name, &child(path, "name"));
     match (&r.exactly, r.first_available.is_empty()) {
@@ -111,48 +157,173 @@ fn validate_request(r: &DeviceRequest, path: &str) -> ErrorList {
             "null",
             "exactly one of `exactly` or `firstAvailable` is required, but multiple fields are set",
         )),
-        (None, false) => {}
-        (Some(e), true) => {
-            let path = child(path, "exactly");
-            let class_path = child(&path, "deviceClassName");
-            if e.device_class_name.is_empty() {
-                errs.push(FieldError::required(class_path, ""));
-            } else {
-                errs.extend(invalid_each(
-                    &class_path,
-                    &e.device_class_name,
-                    is_dns1123_subdomain(&e.device_class_name),
+        (None, false) => {
+            let path = child(path, "firstAvailable");
+            let subs = &r.first_available;
+            if let Some(e) = too_many(&path, subs.len(), FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE) {
+                errs.push(e);
+                return errs;
+            }
+            let mut seen = BTreeSet::new();
+            for (i, sub) in subs.iter().enumerate() {
+                let p = index(&path, i);
+                errs.extend(required_label(&sub.name, &child(&p, "name")));
+                errs.extend(validate_class_selectors_mode(
+                    &sub.device_class_name,
+                    &sub.selectors,
+                    sub.allocation_mode.as_deref(),
+                    sub.count,
+                    &p,
                 ));
             }
-            errs.extend(validate_selectors(&e.selectors, &child(&path, "selectors")));
-            let count = e.count.unwrap_or(0);
-            let count_path = child(&path, "count");
-            match e.allocation_mode.as_deref().unwrap_or("") {
-                ALLOCATION_MODE_ALL if count != 0 => errs.push(FieldError::invalid(
-                    count_path,
-                    count.to_string(),
-                    "must not be specified when allocationMode is 'All'",
-                )),
-                ALLOCATION_MODE_EXACT_COUNT if count <= 0 => errs.push(FieldError::invalid(
-                    count_path,
-                    count.to_string(),
-                    "must be greater than zero",
-                )),
-                ALLOCATION_MODE_ALL | ALLOCATION_MODE_EXACT_COUNT => {}
-                other => errs.push(FieldError::not_supported(
-                    child(&path, "allocationMode"),
-                    other,
-                    &[ALLOCATION_MODE_ALL, ALLOCATION_MODE_EXACT_COUNT],
-                )),
+            for (i, sub) in subs.iter().enumerate() {
+                if !seen.insert(sub.name.as_str()) {
+                    errs.push(FieldError::duplicate(
+                        index(&path, i),
+                        format!("\"{}\"", sub.name),
+                    ));
+                }
+            }
+        }
+        (Some(e), true) => {
+            errs.extend(validate_class_selectors_mode(
+                &e.device_class_name,
+                &e.selectors,
+                e.allocation_mode.as_deref(),
+                e.count,
+                &child(path, "exactly"),
+            ));
+        }
+    }
+    errs
+}
+
+const REQUEST_REF_MSG: &str =
+    "must be the name of a request in the claim or the name of a request and a subrequest separated by '/'";
+
+/// Upstream `validateRequestNameRef`: `<request>` or `<request>/<subrequest>` naming a request
+/// (and one of its `firstAvailable` entries) of the claim.
+fn validate_request_ref(name: &str, requests: &[DeviceRequest], path: &str) -> ErrorList {
+    let segments: Vec<&str> = name.split('/').collect();
+    if segments.len() > 2 {
+        return vec![FieldError::invalid(
+            path,
+            format!("\"{name}\""),
+            REQUEST_REF_MSG,
+        )];
+    }
+    let mut errs: ErrorList = segments
+        .iter()
+        .flat_map(|s| required_label(s, path))
+        .collect();
+    let known = requests.iter().any(|r| {
+        r.name == segments[0]
+            && match segments.get(1) {
+                None => true,
+                Some(sub) => r.first_available.iter().any(|s| s.name == *sub),
+            }
+    });
+    if !known {
+        errs.push(FieldError::invalid(
+            path,
+            format!("\"{name}\""),
+            REQUEST_REF_MSG,
+        ));
+    }
+    errs
+}
+
+/// Upstream `IsCIdentifier` (the name part of a qualified attribute name).
+fn validate_c_identifier(id: &str, value: &str, path: &str) -> ErrorList {
+    let mut errs = Vec::new();
+    if id.len() > DEVICE_MAX_ID_LENGTH {
+        errs.push(FieldError::invalid(
+            path,
+            "\"\"",
+            format!("may not be more than {DEVICE_MAX_ID_LENGTH} bytes"),
+        ));
+    }
+    let mut chars = id.chars();
+    let ok = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !ok {
+        errs.push(FieldError::invalid(
+            path,
+            format!("\"{value}\""),
+            "a valid C identifier must start with alphabetic character or '_', followed by a string of alphanumeric characters or '_' (e.g. 'my_name',  or 'MY_NAME',  or 'MyName', regex used for validation is '[A-Za-z_][A-Za-z0-9_]*')",
+        ));
+    }
+    errs
+}
+
+/// Upstream `validateFullyQualifiedName` (with `validateQualifiedName`): `<domain>/<name>`, the
+/// domain a driver name, the name a C identifier.
+fn validate_fully_qualified_name(name: &str, path: &str) -> ErrorList {
+    if name.is_empty() {
+        return vec![FieldError::required(path, "name required")];
+    }
+    let mut errs = Vec::new();
+    match name.split_once('/') {
+        None => {
+            errs.extend(validate_c_identifier(name, name, path));
+            errs.push(FieldError::invalid(
+                path,
+                format!("\"{name}\""),
+                "a fully qualified name must be a domain and a name separated by a slash",
+            ));
+        }
+        Some((domain, id)) => {
+            if domain.is_empty() {
+                errs.push(FieldError::required(path, "the domain must not be empty"));
+            } else {
+                errs.extend(validate_driver_name(domain, path));
+            }
+            if id.is_empty() {
+                errs.push(FieldError::required(path, "the name must not be empty"));
+            } else {
+                errs.extend(validate_c_identifier(id, id, path));
             }
         }
     }
     errs
 }
 
+/// Upstream `validateDeviceConstraint` (with `DRAConsumableCapacity` off, its v1.34/v1.35
+/// default): the `requests` name requests of the claim, without repeats; `matchAttribute` is
+/// required and fully qualified.
+fn validate_constraint(c: &DeviceConstraint, requests: &[DeviceRequest], path: &str) -> ErrorList {
+    let rpath = child(path, "requests");
+    let mut errs: ErrorList = too_many(&rpath, c.requests.len(), ALLOCATION_RESULTS_MAX_SIZE)
+        .into_iter()
+        .collect();
+    if errs.is_empty() {
+        let mut seen = BTreeSet::new();
+        for (i, name) in c.requests.iter().enumerate() {
+            errs.extend(validate_request_ref(name, requests, &index(&rpath, i)));
+        }
+        for (i, name) in c.requests.iter().enumerate() {
+            if !seen.insert(name.as_str()) {
+                errs.push(FieldError::duplicate(
+                    index(&rpath, i),
+                    format!("\"{name}\""),
+                ));
+            }
+        }
+    }
+    let mpath = child(path, "matchAttribute");
+    match &c.match_attribute {
+        None => errs.push(FieldError::required(mpath, "")),
+        Some(a) => errs.extend(validate_fully_qualified_name(a, &mpath)),
+    }
+    errs
+}
+
 /// Upstream `validateResourceClaimSpec` at `path` (`spec` or `spec.spec`).
 pub fn validate_resource_claim_spec(spec: &ResourceClaimSpec, path: &str) -> ErrorList {
-    let path = child(&child(path, "devices"), "requests");
+    let devices = child(path, "devices");
+    let path = child(&devices, "requests");
     let reqs = &spec.devices.requests;
     let mut errs: ErrorList = too_many(&path, reqs.len(), ALLOCATION_RESULTS_MAX_SIZE)
         .into_iter()
@@ -167,6 +338,16 @@ pub fn validate_resource_claim_spec(spec: &ResourceClaimSpec, path: &str) -> Err
             ));
         }
         errs.extend(validate_request(r, &p));
+    }
+    let cpath = child(&devices, "constraints");
+    let constraints = &spec.devices.constraints;
+    match too_many(&cpath, constraints.len(), DEVICE_CONSTRAINTS_MAX_SIZE) {
+        Some(e) => errs.push(e),
+        None => {
+            for (i, c) in constraints.iter().enumerate() {
+                errs.extend(validate_constraint(c, reqs, &index(&cpath, i)));
+            }
+        }
     }
     errs
 }

@@ -22,6 +22,10 @@ pub struct ResourceClaimExpectation {
     /// The allocated devices as `<pool>/<device>` (e.g. `h100-a/gpu-0`), in result order.
     #[serde(default)]
     pub devices: Option<Vec<String>>,
+    /// The allocation results' `request` names, in result order (`<request>/<subrequest>` for a
+    /// `firstAvailable` request).
+    #[serde(default)]
+    pub requests: Option<Vec<String>>,
     /// The names of the pods in `status.reservedFor`, in order.
     #[serde(default)]
     pub reserved_for: Option<Vec<String>>,
@@ -66,6 +70,20 @@ pub(super) fn check_resource_claim(
             .unwrap_or_default();
         if got != *want {
             problems.push(format!("expected devices {want:?}, got {got:?}"));
+        }
+    }
+    if let Some(want) = &c.requests {
+        let got: Vec<String> = allocation
+            .map(|a| {
+                a.devices
+                    .results
+                    .iter()
+                    .map(|r| r.request.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        if got != *want {
+            problems.push(format!("expected requests {want:?}, got {got:?}"));
         }
     }
     if let Some(want) = &c.reserved_for {

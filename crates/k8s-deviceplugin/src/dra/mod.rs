@@ -14,6 +14,12 @@
 //! compute capability and memory as NVML reports them); the driver and CUDA driver versions are
 //! fixed ([`DRIVER_VERSION`], [`CUDA_DRIVER_VERSION`]). UUIDs are synthetic
 //! (`GPU-` and a hash of node and minor), stable from run to run.
+//!
+//! A node whose GPUs are MIG-configured (label `nvidia.com/mig.config`, read as for the device
+//! plugin: [`crate::config`]) announces each GPU's static MIG devices instead of the GPU
+//! ([`mig`]).
+
+pub mod mig;
 
 use std::collections::BTreeMap;
 
@@ -126,6 +132,10 @@ pub struct NvidiaDraDriver {
     product_name: String,
     product: Option<Product>,
     memory_mib: Option<i64>,
+    /// The MIG devices of each GPU, when MIG is on (a mig-parted layout an 8-slice model takes).
+    mig: Option<Vec<mig::MigPlacement>>,
+    /// The model's GPU instance profile properties, when k8s-mini has them.
+    gi_profiles: Option<&'static [mig::GiProfile]>,
 }
 
 /// FNV-1a, for the synthetic UUIDs.
@@ -148,6 +158,18 @@ impl NvidiaDraDriver {
             .iter()
             .find(|p| p.name.replace(' ', "-") == label)
             .copied();
+        let mig_model = crate::mig::mig_model(label);
+        let mig = labels
+            .get(crate::config::LABEL_MIG_CONFIG)
+            .filter(|c| c.as_str() != "all-disabled")
+            .zip(mig_model)
+            .and_then(|(c, m)| {
+                let layout = crate::mig::layout(c, &m).ok()?;
+                mig::place(&layout, m.profiles)
+            });
+        let gi_profiles = mig_model
+            .filter(|m| m.name == "H100-80GB")
+            .map(|_| mig::H100_80GB_PROFILES);
         NvidiaDraDriver {
             node: node.metadata.name.clone(),
             n_gpus,
@@ -159,12 +181,38 @@ impl NvidiaDraDriver {
                 .get(LABEL_GPU_MEMORY)
                 .and_then(|m| m.parse::<i64>().ok())
                 .or(product.map(|p| p.memory_mib)),
+            mig,
+            gi_profiles,
+        }
+    }
+
+    /// The synthetic UUID of MIG device `name` (`MIG-` and a UUID-shaped hash).
+    fn mig_uuid(&self, name: &str) -> String {
+        let u = self.uuid_of(&format!("{}/{name}", self.node));
+        format!("MIG-{}", &u[4..])
+    }
+
+    /// The devices GPU `minor` announces: itself, or its MIG devices when MIG is on.
+    pub fn devices_of(&self, minor: usize) -> Vec<Device> {
+        let gpu = self.device(minor);
+        match &self.mig {
+            None => vec![gpu],
+            Some(placements) => placements
+                .iter()
+                .map(|m| {
+                    let uuid = self.mig_uuid(&mig::canonical_name(minor, m));
+                    mig::device(minor, m, &gpu.attributes, uuid, self.gi_profiles)
+                })
+                .collect(),
         }
     }
 
     /// The synthetic UUID of GPU `minor`: `GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`.
     pub fn uuid(&self, minor: usize) -> String {
-        let key = format!("{}/{minor}", self.node);
+        self.uuid_of(&format!("{}/{minor}", self.node))
+    }
+
+    fn uuid_of(&self, key: &str) -> String {
         let a = fnv(key.as_bytes(), 0xcbf2_9ce4_8422_2325);
         let b = fnv(key.as_bytes(), a);
         let hex = format!("{a:016x}{b:016x}");
@@ -238,7 +286,7 @@ impl NvidiaDraDriver {
                     resource_slice_count: 1,
                 },
                 node_name: Some(self.node.clone()),
-                devices: (0..self.n_gpus).map(|i| self.device(i)).collect(),
+                devices: (0..self.n_gpus).flat_map(|i| self.devices_of(i)).collect(),
                 ..ResourceSliceSpec::default()
             },
         }

@@ -47,9 +47,9 @@ pub struct DeviceClaim {
     /// The requests; every one must be satisfied (at most 32).
     #[serde(default)]
     pub requests: Vec<DeviceRequest>,
-    /// Constraints across requests (`matchAttribute`, `distinctAttribute`), kept as given.
+    /// Constraints across requests (at most 32): `matchAttribute` (upstream `DeviceConstraint`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub constraints: Vec<serde_json::Value>,
+    pub constraints: Vec<DeviceConstraint>,
     /// Opaque configuration for the drivers, kept as given.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub config: Vec<serde_json::Value>,
@@ -65,10 +65,69 @@ pub struct DeviceRequest {
     /// Upstream `ExactDeviceRequest`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exactly: Option<ExactDeviceRequest>,
-    /// Prioritized alternatives (KEP-4816), kept as given; k8s-mini's allocator does not
-    /// evaluate them (docs/fidelity.md).
+    /// Prioritized alternatives (KEP-4816, feature gate `DRAPrioritizedList`, beta and on by
+    /// default since v1.34): the first sub-request (at most 8) that can be satisfied is
+    /// allocated; results name it `<request>/<subrequest>`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub first_available: Vec<serde_json::Value>,
+    pub first_available: Vec<DeviceSubRequest>,
+}
+
+/// Upstream `DeviceSubRequest`: one alternative of a `firstAvailable` list; the fields of
+/// [`ExactDeviceRequest`] without `adminAccess`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeviceSubRequest {
+    /// Unique among the request's sub-requests (a DNS label).
+    #[serde(default)]
+    pub name: String,
+    /// The DeviceClass whose selectors every allocated device must also match.
+    #[serde(default)]
+    pub device_class_name: String,
+    /// CEL selectors; all must match.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub selectors: Vec<DeviceSelector>,
+    /// `ExactCount` (the default) or `All`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocation_mode: Option<String>,
+    /// How many devices with `ExactCount` (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<i64>,
+    /// Device taint tolerations, kept as given.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tolerations: Vec<serde_json::Value>,
+    /// Consumable capacity requests (KEP-5075), kept as given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<serde_json::Value>,
+}
+
+impl DeviceSubRequest {
+    /// The allocation mode, `ExactCount` when unset (upstream's default).
+    pub fn mode(&self) -> &str {
+        self.allocation_mode
+            .as_deref()
+            .unwrap_or(super::ALLOCATION_MODE_EXACT_COUNT)
+    }
+
+    /// The count, 1 when unset (upstream's default for `ExactCount`).
+    pub fn count(&self) -> i64 {
+        self.count.unwrap_or(1)
+    }
+}
+
+/// Upstream `DeviceConstraint`. `distinctAttribute` belongs to the alpha feature gate
+/// `DRAConsumableCapacity` (off by default in v1.34/v1.35), so, as kube-apiserver with the gate
+/// off, it is not kept.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeviceConstraint {
+    /// The requests (`<request>` or `<request>/<subrequest>`) the constraint applies to; empty:
+    /// every request of the claim.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requests: Vec<String>,
+    /// A fully qualified attribute name (`gpu.nvidia.com/productName`): every device allocated
+    /// for these requests must have it, with the same value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub match_attribute: Option<String>,
 }
 
 /// Upstream `ExactDeviceRequest`.

@@ -6,8 +6,8 @@
 //! `resources.claims` ([`crate::core::ContainerResourceClaim`]).
 //!
 //! The fields k8s-mini does not evaluate (device taints and tolerations, counters, binding
-//! conditions, consumable capacity, `firstAvailable` sub-requests, constraints, opaque config) are
-//! kept as given (JSON values), so nothing a user wrote is dropped (docs/fidelity.md, "DRA").
+//! conditions, consumable capacity, opaque config) are kept as given (JSON values), so nothing a
+//! user wrote is dropped (docs/fidelity.md, "DRA").
 
 pub mod cel;
 mod claim;
@@ -28,6 +28,12 @@ pub const ALLOCATION_MODE_EXACT_COUNT: &str = "ExactCount";
 pub const ALLOCATION_MODE_ALL: &str = "All";
 /// Upstream `AllocationResultsMaxSize` (also `DeviceRequestsMaxSize`).
 pub const ALLOCATION_RESULTS_MAX_SIZE: usize = 32;
+/// Upstream `FirstAvailableDeviceRequestMaxSize`.
+pub const FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE: usize = 8;
+/// Upstream `DeviceConstraintsMaxSize`.
+pub const DEVICE_CONSTRAINTS_MAX_SIZE: usize = 32;
+/// Upstream `DeviceMaxIDLength`: the longest name part of a qualified attribute name.
+pub const DEVICE_MAX_ID_LENGTH: usize = 32;
 /// Upstream `ResourceClaimReservedForMaxSize`.
 pub const RESERVED_FOR_MAX_SIZE: usize = 256;
 /// Upstream `ResourceSliceMaxDevices`.

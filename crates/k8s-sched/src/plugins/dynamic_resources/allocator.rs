@@ -17,18 +17,29 @@
 //!   with `adminAccess` devices are taken whether allocated or not and stay free for others.
 //! - The search backtracks over the requests in claim order (upstream's `allocateOne`), so an
 //!   earlier request never takes the only device a later one could use while another would do.
+//! - `firstAvailable` (KEP-4816, `DRAPrioritizedList`, beta and on since v1.34): the
+//!   sub-requests are alternatives tried in the order given, inside the same backtracking search
+//!   (upstream `allocator_incubating.go` `allocateOne` moves on to the next sub-request when the
+//!   rest of the claims cannot be satisfied with this one); a result names the request
+//!   `<request>/<subrequest>`.
+//! - `constraints[].matchAttribute` (upstream `matchAttributeConstraint`): every device allocated
+//!   for the requests the constraint names (all requests of the claim when it names none; a
+//!   sub-request matches by `<request>` or `<request>/<subrequest>`) must have the attribute, with
+//!   equal values; the attribute is looked up by its full name, then, when its domain is the
+//!   device's driver, by its short name (`lookupAttribute`).
 //!
-//! Not done (docs/fidelity.md): `firstAvailable` sub-requests, constraints (`matchAttribute`,
-//! `distinctAttribute`), device taints, partitionable devices and counters, consumable capacity,
-//! binding conditions, and the copy of class/claim config into the allocation result.
+//! Not done (docs/fidelity.md): `distinctAttribute` (alpha `DRAConsumableCapacity`), device
+//! taints, partitionable devices and counters (alpha `DRAPartitionableDevices` until v1.36),
+//! consumable capacity, binding conditions, the scoring of nodes by the sub-request they
+//! satisfy, and the copy of class/claim config into the allocation result.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_types::core::{Node, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm};
 use k8s_types::resource::cel::CelSelector;
 use k8s_types::resource::{
-    AllocationResult, Device, DeviceAllocationResult, DeviceClass, DeviceRequestAllocationResult,
-    ResourceClaim, ResourceSlice, ALLOCATION_MODE_ALL,
+    AllocationResult, Device, DeviceAllocationResult, DeviceAttribute, DeviceClass,
+    DeviceRequestAllocationResult, ResourceClaim, ResourceSlice, ALLOCATION_MODE_ALL,
 };
 
 /// A device's identity: (driver, pool, device).
@@ -67,8 +78,9 @@ pub struct Allocator {
     /// The slices of each pool's newest generation, sorted by (driver, pool, name).
     slices: Vec<ResourceSlice>,
     allocated: BTreeSet<DeviceId>,
-    /// Per claim (in the order given to [`Allocator::new`]), per request: compiled selectors.
-    claim_selectors: Vec<Vec<Selectors>>,
+    /// Per claim (in the order given to [`Allocator::new`]), per request, per alternative (one
+    /// for `exactly`, one per `firstAvailable` entry): compiled selectors.
+    claim_selectors: Vec<Vec<Vec<Selectors>>>,
 }
 
 impl std::fmt::Debug for Allocator {
@@ -110,15 +122,70 @@ fn node_selector_for(node: &str, local: bool) -> Option<NodeSelector> {
     })
 }
 
-/// One device slot to fill: a request of a claim.
-struct Slot<'a> {
-    claim: usize,
-    request: String,
+/// One alternative of a request: `exactly`, or one `firstAvailable` entry.
+struct Alt<'a> {
+    /// The sub-request's name (`None` for `exactly`).
+    sub: Option<String>,
     admin: bool,
     candidates: Vec<Candidate<'a>>,
     /// `All`: every candidate, fixed.
     all: bool,
     count: usize,
+}
+
+/// One request of a claim to satisfy with one of its alternatives.
+struct Slot<'a> {
+    claim: usize,
+    request: String,
+    alts: Vec<Alt<'a>>,
+}
+
+/// A `matchAttribute` constraint of a claim while the search runs (upstream
+/// `matchAttributeConstraint`): the value the devices taken so far share, and how many there are.
+struct MatchAttribute {
+    requests: Vec<String>,
+    attribute: String,
+    value: Option<DeviceAttribute>,
+    devices: usize,
+}
+
+impl MatchAttribute {
+    /// Whether the constraint covers `request` (and its sub-request `sub`).
+    fn applies(&self, request: &str, sub: Option<&str>) -> bool {
+        self.requests.is_empty()
+            || self.requests.iter().any(|r| {
+                r == request || sub.is_some_and(|s| r.split_once('/') == Some((request, s)))
+            })
+    }
+}
+
+/// Upstream `lookupAttribute`: by the fully qualified name, else by the name without the domain
+/// when the domain is the device's driver.
+fn lookup_attribute<'d>(
+    device: &'d Device,
+    driver: &str,
+    name: &str,
+) -> Option<&'d DeviceAttribute> {
+    if let Some(a) = device.attributes.get(name) {
+        return Some(a);
+    }
+    let (domain, id) = name.split_once('/')?;
+    if domain != driver {
+        return None;
+    }
+    device.attributes.get(id)
+}
+
+/// The mutable state of one search.
+struct Search<'s, 'a> {
+    slots: &'s [Slot<'a>],
+    used: BTreeSet<DeviceId>,
+    /// Per slot: the alternative taken and the candidates picked.
+    chosen: Vec<(usize, Vec<usize>)>,
+    /// Per claim: its `matchAttribute` constraints.
+    constraints: Vec<Vec<MatchAttribute>>,
+    steps: usize,
+    busy: &'s dyn Fn(&DeviceId, &BTreeSet<DeviceId>) -> bool,
 }
 
 impl Allocator {
@@ -164,8 +231,13 @@ impl Allocator {
                     .devices
                     .requests
                     .iter()
-                    .map(|r| {
-                        Selectors::compile(r.exactly.as_ref().map_or(&[][..], |e| &e.selectors))
+                    .map(|r| match &r.exactly {
+                        Some(e) => vec![Selectors::compile(&e.selectors)],
+                        None => r
+                            .first_available
+                            .iter()
+                            .map(|sub| Selectors::compile(&sub.selectors))
+                            .collect(),
                     })
                     .collect()
             })
@@ -188,6 +260,7 @@ impl Allocator {
         claim: &ResourceClaim,
         claim_index: usize,
         request_index: usize,
+        alt_index: usize,
         class: &str,
         cand: &Candidate<'_>,
     ) -> Result<bool, String> {
@@ -211,7 +284,7 @@ impl Allocator {
             }
         }
         let claim_key = format!("{}/{}", claim.metadata.namespace(), claim.metadata.name);
-        let sels = &self.claim_selectors[claim_index][request_index];
+        let sels = &self.claim_selectors[claim_index][request_index][alt_index];
         for (i, sel) in sels.0.iter().enumerate() {
             let sel = sel
                 .as_ref()
@@ -270,61 +343,111 @@ impl Allocator {
         let mut slots = Vec::new();
         for (ci, claim) in claims.iter().enumerate() {
             for (ri, request) in claim.spec.devices.requests.iter().enumerate() {
-                let Some(exact) = &request.exactly else {
-                    return Err(format!(
-                        "claim {}/{}, request {}: firstAvailable is not supported by k8s-mini's allocator",
-                        claim.metadata.namespace(),
-                        claim.metadata.name,
-                        request.name
-                    ));
+                // (sub-request name, class, mode, count, admin access) per alternative.
+                let specs: Vec<(Option<&str>, &str, &str, i64, bool)> = match &request.exactly {
+                    Some(e) => vec![(
+                        None,
+                        e.device_class_name.as_str(),
+                        e.mode(),
+                        e.count(),
+                        e.admin_access == Some(true),
+                    )],
+                    None => request
+                        .first_available
+                        .iter()
+                        .map(|sub| {
+                            (
+                                Some(sub.name.as_str()),
+                                sub.device_class_name.as_str(),
+                                sub.mode(),
+                                sub.count(),
+                                false,
+                            )
+                        })
+                        .collect(),
                 };
-                let mut candidates = Vec::new();
-                for cand in &devices {
-                    if self.matches(claim, ci, ri, &exact.device_class_name, cand)? {
-                        candidates.push(cand.clone());
+                let mut alts = Vec::new();
+                for (ai, (sub, class, mode, count, admin)) in specs.into_iter().enumerate() {
+                    let mut candidates = Vec::new();
+                    for cand in &devices {
+                        if self.matches(claim, ci, ri, ai, class, cand)? {
+                            candidates.push(cand.clone());
+                        }
                     }
+                    let all = mode == ALLOCATION_MODE_ALL;
+                    let count = if all {
+                        candidates.len()
+                    } else {
+                        usize::try_from(count).unwrap_or(usize::MAX)
+                    };
+                    alts.push(Alt {
+                        sub: sub.map(str::to_string),
+                        admin,
+                        candidates,
+                        all,
+                        count,
+                    });
                 }
-                let all = exact.mode() == ALLOCATION_MODE_ALL;
-                let count = if all {
-                    candidates.len()
-                } else {
-                    usize::try_from(exact.count()).unwrap_or(usize::MAX)
-                };
                 slots.push(Slot {
                     claim: ci,
                     request: request.name.clone(),
-                    admin: exact.admin_access == Some(true),
-                    candidates,
-                    all,
-                    count,
+                    alts,
                 });
             }
         }
-        let mut used: BTreeSet<DeviceId> = BTreeSet::new();
-        let mut chosen: Vec<Vec<usize>> = slots.iter().map(|_| Vec::new()).collect();
-        let mut steps = 0usize;
         let busy = |id: &DeviceId, used: &BTreeSet<DeviceId>| {
             self.allocated.contains(id) || extra_allocated.contains(id) || used.contains(id)
         };
-        if !search(&slots, 0, &mut used, &mut chosen, &mut steps, &busy) {
+        let mut search = Search {
+            slots: &slots,
+            used: BTreeSet::new(),
+            chosen: slots.iter().map(|_| (0, Vec::new())).collect(),
+            constraints: claims
+                .iter()
+                .map(|c| {
+                    c.spec
+                        .devices
+                        .constraints
+                        .iter()
+                        .filter_map(|k| {
+                            Some(MatchAttribute {
+                                requests: k.requests.clone(),
+                                attribute: k.match_attribute.clone()?,
+                                value: None,
+                                devices: 0,
+                            })
+                        })
+                        .collect()
+                })
+                .collect(),
+            steps: 0,
+            busy: &busy,
+        };
+        if !search.fill(0) {
             return Ok(None);
         }
+        let chosen = search.chosen;
         let mut results: Vec<AllocationResult> =
             claims.iter().map(|_| AllocationResult::default()).collect();
         let mut all_local: Vec<bool> = claims.iter().map(|_| true).collect();
-        for (slot, picks) in slots.iter().zip(&chosen) {
+        for (slot, (ai, picks)) in slots.iter().zip(&chosen) {
+            let alt = &slot.alts[*ai];
+            let request = match &alt.sub {
+                Some(sub) => format!("{}/{sub}", slot.request),
+                None => slot.request.clone(),
+            };
             for &i in picks {
-                let c = &slot.candidates[i];
+                let c = &alt.candidates[i];
                 all_local[slot.claim] &= local.contains(&c.id);
                 results[slot.claim]
                     .devices
                     .results
                     .push(DeviceRequestAllocationResult {
-                        request: slot.request.clone(),
+                        request: request.clone(),
                         driver: c.id.0.clone(),
                         pool: c.id.1.clone(),
                         device: c.id.2.clone(),
-                        admin_access: slot.admin.then_some(true),
+                        admin_access: alt.admin.then_some(true),
                         other: BTreeMap::new(),
                     });
             }
@@ -341,334 +464,142 @@ impl Allocator {
     }
 }
 
-/// Fills `slots[s..]` (upstream `allocateOne`): an `All` slot takes every candidate (all must be
-/// free unless admin access); an `ExactCount` slot tries candidates in order, backtracking.
-fn search(
-    slots: &[Slot<'_>],
-    s: usize,
-    used: &mut BTreeSet<DeviceId>,
-    chosen: &mut Vec<Vec<usize>>,
-    steps: &mut usize,
-    busy: &dyn Fn(&DeviceId, &BTreeSet<DeviceId>) -> bool,
-) -> bool {
-    let Some(slot) = slots.get(s) else {
-        return true;
-    };
-    *steps += 1;
-    if *steps > MAX_STEPS {
-        return false;
-    }
-    if slot.all {
-        if !slot.admin && slot.candidates.iter().any(|c| busy(&c.id, used)) {
-            return false;
-        }
-        let idx: Vec<usize> = (0..slot.candidates.len()).collect();
-        if !slot.admin {
-            used.extend(slot.candidates.iter().map(|c| c.id.clone()));
-        }
-        chosen[s] = idx;
-        if search(slots, s + 1, used, chosen, steps, busy) {
-            return true;
-        }
-        if !slot.admin {
-            for c in &slot.candidates {
-                used.remove(&c.id);
-            }
-        }
-        chosen[s].clear();
-        return false;
-    }
-    pick(slots, s, 0, used, chosen, steps, busy)
-}
-
-/// Picks the next device of an `ExactCount` slot from candidate `from` on.
-fn pick(
-    slots: &[Slot<'_>],
-    s: usize,
-    from: usize,
-    used: &mut BTreeSet<DeviceId>,
-    chosen: &mut Vec<Vec<usize>>,
-    steps: &mut usize,
-    busy: &dyn Fn(&DeviceId, &BTreeSet<DeviceId>) -> bool,
-) -> bool {
-    let slot = &slots[s];
-    if chosen[s].len() == slot.count {
-        return search(slots, s + 1, used, chosen, steps, busy);
-    }
-    for i in from..slot.candidates.len() {
-        *steps += 1;
-        if *steps > MAX_STEPS {
-            return false;
-        }
-        let id = &slot.candidates[i].id;
-        if slot.admin {
-            if chosen[s].contains(&i) {
+impl Search<'_, '_> {
+    /// Adds a device of slot `s` to the claim's constraints; false (nothing changed) when one
+    /// rejects it (upstream `matchAttributeConstraint.add`).
+    fn constrain(&mut self, s: usize, cand: &Candidate<'_>) -> bool {
+        let slot = &self.slots[s];
+        let sub = slot.alts[self.chosen[s].0].sub.as_deref();
+        let constraints = &mut self.constraints[slot.claim];
+        let mut values = Vec::new();
+        for (k, c) in constraints.iter().enumerate() {
+            if !c.applies(&slot.request, sub) {
                 continue;
             }
-        } else if busy(id, used) {
-            continue;
+            let Some(v) = lookup_attribute(cand.device, &cand.id.0, &c.attribute) else {
+                return false;
+            };
+            if c.value.as_ref().is_some_and(|have| have != v) {
+                return false;
+            }
+            values.push((k, v.clone()));
         }
-        chosen[s].push(i);
-        if !slot.admin {
-            used.insert(id.clone());
+        for (k, v) in values {
+            let c = &mut constraints[k];
+            c.value = Some(v);
+            c.devices += 1;
         }
-        if pick(slots, s, i + 1, used, chosen, steps, busy) {
+        true
+    }
+
+    /// Undoes [`Search::constrain`] for a device of slot `s`.
+    fn unconstrain(&mut self, s: usize) {
+        let slot = &self.slots[s];
+        let sub = slot.alts[self.chosen[s].0].sub.as_deref();
+        for c in &mut self.constraints[slot.claim] {
+            if c.applies(&slot.request, sub) {
+                c.devices -= 1;
+                if c.devices == 0 {
+                    c.value = None;
+                }
+            }
+        }
+    }
+
+    /// Fills `slots[s..]` (upstream `allocateOne`): each alternative of the slot in order; an
+    /// `All` alternative takes every candidate (all must be free unless admin access), an
+    /// `ExactCount` one tries candidates in order, backtracking.
+    fn fill(&mut self, s: usize) -> bool {
+        let Some(slot) = self.slots.get(s) else {
             return true;
-        }
-        chosen[s].pop();
-        if !slot.admin {
-            used.remove(id);
-        }
-    }
-    false
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use k8s_types::resource::{
-        CelDeviceSelector, DeviceAttribute, DeviceRequest, DeviceSelector, ExactDeviceRequest,
-        ResourcePool, ResourceSliceSpec,
-    };
-
-    fn device(name: &str, product: &str) -> Device {
-        let mut d = Device {
-            name: name.into(),
-            ..Device::default()
         };
-        d.attributes
-            .insert("productName".into(), DeviceAttribute::string(product));
-        d
-    }
-
-    fn slice(node: &str, generation: i64, devices: Vec<Device>) -> ResourceSlice {
-        ResourceSlice {
-            metadata: k8s_types::meta::ObjectMeta {
-                name: format!("{node}-gpu.nvidia.com-{generation}"),
-                ..Default::default()
-            },
-            spec: ResourceSliceSpec {
-                driver: "gpu.nvidia.com".into(),
-                pool: ResourcePool {
-                    name: node.into(),
-                    generation,
-                    resource_slice_count: 1,
-                },
-                node_name: Some(node.into()),
-                devices,
-                ..Default::default()
-            },
-            ..Default::default()
+        for ai in 0..slot.alts.len() {
+            self.steps += 1;
+            if self.steps > MAX_STEPS {
+                return false;
+            }
+            self.chosen[s] = (ai, Vec::new());
+            let alt = &slot.alts[ai];
+            if !alt.all {
+                if self.pick(s, 0) {
+                    return true;
+                }
+                continue;
+            }
+            if !alt.admin
+                && alt
+                    .candidates
+                    .iter()
+                    .any(|c| (self.busy)(&c.id, &self.used))
+            {
+                continue;
+            }
+            let mut taken = 0;
+            for c in &alt.candidates {
+                if !self.constrain(s, c) {
+                    break;
+                }
+                taken += 1;
+            }
+            if taken == alt.candidates.len() {
+                if !alt.admin {
+                    self.used
+                        .extend(alt.candidates.iter().map(|c| c.id.clone()));
+                }
+                self.chosen[s].1 = (0..alt.candidates.len()).collect();
+                if self.fill(s + 1) {
+                    return true;
+                }
+                if !alt.admin {
+                    for c in &alt.candidates {
+                        self.used.remove(&c.id);
+                    }
+                }
+            }
+            for _ in 0..taken {
+                self.unconstrain(s);
+            }
+            self.chosen[s].1.clear();
         }
+        false
     }
 
-    fn class() -> DeviceClass {
-        let mut c = DeviceClass::default();
-        c.metadata.name = "gpu.nvidia.com".into();
-        c.spec.selectors = vec![sel("device.driver == 'gpu.nvidia.com'")];
-        c
-    }
-
-    fn sel(e: &str) -> DeviceSelector {
-        DeviceSelector {
-            cel: Some(CelDeviceSelector {
-                expression: e.into(),
-            }),
+    /// Picks the next device of slot `s`'s `ExactCount` alternative from candidate `from` on.
+    fn pick(&mut self, s: usize, from: usize) -> bool {
+        let slot = &self.slots[s];
+        let alt = &slot.alts[self.chosen[s].0];
+        if self.chosen[s].1.len() == alt.count {
+            return self.fill(s + 1);
         }
-    }
-
-    fn request(name: &str, mode: &str, count: i64, selectors: &[&str]) -> DeviceRequest {
-        DeviceRequest {
-            name: name.into(),
-            exactly: Some(ExactDeviceRequest {
-                device_class_name: "gpu.nvidia.com".into(),
-                selectors: selectors.iter().map(|s| sel(s)).collect(),
-                allocation_mode: Some(mode.into()),
-                count: (mode == "ExactCount").then_some(count),
-                ..Default::default()
-            }),
-            ..Default::default()
+        for i in from..alt.candidates.len() {
+            self.steps += 1;
+            if self.steps > MAX_STEPS {
+                return false;
+            }
+            let cand = &alt.candidates[i];
+            if alt.admin {
+                if self.chosen[s].1.contains(&i) {
+                    continue;
+                }
+            } else if (self.busy)(&cand.id, &self.used) {
+                continue;
+            }
+            if !self.constrain(s, cand) {
+                continue;
+            }
+            self.chosen[s].1.push(i);
+            if !alt.admin {
+                self.used.insert(cand.id.clone());
+            }
+            if self.pick(s, i + 1) {
+                return true;
+            }
+            self.chosen[s].1.pop();
+            if !alt.admin {
+                self.used.remove(&cand.id);
+            }
+            self.unconstrain(s);
         }
-    }
-
-    fn claim(name: &str, requests: Vec<DeviceRequest>) -> ResourceClaim {
-        let mut c = ResourceClaim::default();
-        c.metadata.name = name.into();
-        c.metadata.namespace = Some("default".into());
-        c.spec.devices.requests = requests;
-        c
-    }
-
-    fn node(name: &str) -> Node {
-        let mut n = Node::default();
-        n.metadata.name = name.into();
-        n
-    }
-
-    fn devices(r: &AllocationResult) -> Vec<String> {
-        r.devices
-            .results
-            .iter()
-            .map(|d| format!("{}:{}", d.request, d.device))
-            .collect()
-    }
-
-    const H100: &str = "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100'";
-
-    /// gpu-0 is the node's only H100, gpu-1 an A100. Request `any` (no selector) comes first:
-    /// taking gpu-0 would leave `h100` nothing, so the search backtracks: any -> gpu-1,
-    /// h100 -> gpu-0 (worked out by hand, as upstream's allocateOne would).
-    #[test]
-    fn the_search_backtracks_so_a_later_request_gets_the_only_device_it_can_use() {
-        let slices = vec![slice(
-            "n1",
-            1,
-            vec![
-                device("gpu-0", "NVIDIA H100"),
-                device("gpu-1", "NVIDIA A100"),
-            ],
-        )];
-        let c = claim(
-            "c",
-            vec![
-                request("any", "ExactCount", 1, &[]),
-                request("h100", "ExactCount", 1, &[H100]),
-            ],
-        );
-        let a = Allocator::new(
-            vec![class()],
-            slices,
-            BTreeSet::new(),
-            std::slice::from_ref(&c),
-        );
-        let r = a
-            .allocate(&node("n1"), &[c], &BTreeSet::new())
-            .unwrap()
-            .unwrap();
-        assert_eq!(devices(&r[0]), ["any:gpu-1", "h100:gpu-0"]);
-        // The node selector pins the node-local devices to n1.
-        let sel = r[0].node_selector.as_ref().unwrap();
-        assert_eq!(sel.node_selector_terms[0].match_fields[0].values, ["n1"]);
-        // Another node has no slice: nothing fits.
-        let c2 = claim("c", vec![request("any", "ExactCount", 1, &[])]);
-        let a = Allocator::new(
-            vec![class()],
-            vec![],
-            BTreeSet::new(),
-            std::slice::from_ref(&c2),
-        );
-        assert_eq!(a.allocate(&node("n2"), &[c2], &BTreeSet::new()), Ok(None));
-    }
-
-    /// `All` takes every matching device (3 H100s of 4 GPUs), and none when one of them is
-    /// allocated; admin access takes an allocated device anyway.
-    #[test]
-    fn all_mode_needs_every_matching_device_free_and_admin_access_ignores_allocations() {
-        let slices = vec![slice(
-            "n1",
-            1,
-            vec![
-                device("gpu-0", "NVIDIA H100"),
-                device("gpu-1", "NVIDIA A100"),
-                device("gpu-2", "NVIDIA H100"),
-                device("gpu-3", "NVIDIA H100"),
-            ],
-        )];
-        let c = claim("all", vec![request("h100s", "All", 0, &[H100])]);
-        let free = Allocator::new(
-            vec![class()],
-            slices.clone(),
-            BTreeSet::new(),
-            std::slice::from_ref(&c),
-        );
-        let r = free
-            .allocate(&node("n1"), std::slice::from_ref(&c), &BTreeSet::new())
-            .unwrap()
-            .unwrap();
-        assert_eq!(
-            devices(&r[0]),
-            ["h100s:gpu-0", "h100s:gpu-2", "h100s:gpu-3"]
-        );
-        let taken: BTreeSet<DeviceId> =
-            [("gpu.nvidia.com".into(), "n1".into(), "gpu-2".into())].into();
-        let busy = Allocator::new(
-            vec![class()],
-            slices.clone(),
-            taken.clone(),
-            std::slice::from_ref(&c),
-        );
-        assert_eq!(busy.allocate(&node("n1"), &[c], &BTreeSet::new()), Ok(None));
-        // In flight counts as taken too.
-        let c = claim("one", vec![request("gpu", "ExactCount", 1, &[H100])]);
-        let a = Allocator::new(
-            vec![class()],
-            slices.clone(),
-            BTreeSet::new(),
-            std::slice::from_ref(&c),
-        );
-        let r = a.allocate(&node("n1"), &[c], &taken).unwrap().unwrap();
-        assert_eq!(devices(&r[0]), ["gpu:gpu-0"]);
-        let mut admin = request(
-            "debug",
-            "ExactCount",
-            1,
-            &["device.attributes['gpu.nvidia.com'].productName == 'NVIDIA A100'"],
-        );
-        admin.exactly.as_mut().unwrap().admin_access = Some(true);
-        let c = claim("admin", vec![admin]);
-        let all_taken: BTreeSet<DeviceId> =
-            [("gpu.nvidia.com".into(), "n1".into(), "gpu-1".into())].into();
-        let a = Allocator::new(vec![class()], slices, all_taken, std::slice::from_ref(&c));
-        let r = a
-            .allocate(&node("n1"), &[c], &BTreeSet::new())
-            .unwrap()
-            .unwrap();
-        assert_eq!(devices(&r[0]), ["debug:gpu-1"]);
-        assert_eq!(r[0].devices.results[0].admin_access, Some(true));
-    }
-
-    /// Only the newest generation of a pool counts; a selector that fails to evaluate is an
-    /// error naming the claim, the selector and the device, as upstream words it.
-    #[test]
-    fn old_pool_generations_are_ignored_and_cel_errors_are_reported() {
-        let slices = vec![
-            slice(
-                "n1",
-                1,
-                vec![
-                    device("gpu-0", "NVIDIA H100"),
-                    device("gpu-1", "NVIDIA H100"),
-                ],
-            ),
-            slice("n1", 2, vec![device("gpu-1", "NVIDIA H100")]),
-        ];
-        let c = claim("two", vec![request("gpus", "ExactCount", 2, &[])]);
-        let a = Allocator::new(
-            vec![class()],
-            slices.clone(),
-            BTreeSet::new(),
-            std::slice::from_ref(&c),
-        );
-        assert_eq!(a.allocate(&node("n1"), &[c], &BTreeSet::new()), Ok(None));
-        let c = claim(
-            "bad",
-            vec![request(
-                "gpu",
-                "ExactCount",
-                1,
-                &["device.attributes['gpu.nvidia.com'].memory > 1"],
-            )],
-        );
-        let a = Allocator::new(
-            vec![class()],
-            slices,
-            BTreeSet::new(),
-            std::slice::from_ref(&c),
-        );
-        let e = a.allocate(&node("n1"), &[c], &BTreeSet::new()).unwrap_err();
-        assert!(
-            e.starts_with("claim default/bad: selector #0 on device gpu.nvidia.com/n1/gpu-1: CEL runtime error: "),
-            "{e}"
-        );
+        false
     }
 }

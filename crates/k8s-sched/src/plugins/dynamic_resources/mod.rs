@@ -37,6 +37,9 @@
 //! ResourceClaims; claim updates that matter come with a pod update).
 
 pub mod allocator;
+#[cfg(test)]
+mod allocator_tests;
+mod score;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
@@ -172,6 +175,12 @@ impl Plugin for DynamicResources {
     fn as_filter(&self) -> Option<&dyn FilterPlugin> {
         Some(self)
     }
+    fn as_pre_score(&self) -> Option<&dyn k8s_sched_framework::PreScorePlugin> {
+        Some(self)
+    }
+    fn as_score(&self) -> Option<&dyn k8s_sched_framework::ScorePlugin> {
+        Some(self)
+    }
     fn as_reserve(&self) -> Option<&dyn k8s_sched_framework::ReservePlugin> {
         Some(self)
     }
@@ -248,6 +257,14 @@ impl PreFilterPlugin for DynamicResources {
                     for r in &c.spec.devices.requests {
                         if let Some(e) = &r.exactly {
                             class_names.insert((r.name.clone(), e.device_class_name.clone()));
+                        }
+                        // Upstream PreFilter checks each sub-request's class, named
+                        // `<request>/<subrequest>` in the message.
+                        for sub in &r.first_available {
+                            class_names.insert((
+                                format!("{}/{}", r.name, sub.name),
+                                sub.device_class_name.clone(),
+                            ));
                         }
                     }
                 }
