@@ -125,7 +125,7 @@ impl ApiServer {
             last_transition_time: Some(tick_timestamp(self.now)),
         });
         self.store
-            .update(&key, Object::Pod(pod), Some(expected))
+            .update(&key, Object::Pod(Box::new(pod)), Some(expected))
             .map_err(|e| errors::from_store(e, &Kind::Pod, name))
     }
 }

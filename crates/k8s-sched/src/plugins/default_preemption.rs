@@ -315,7 +315,7 @@ impl DefaultPreemption {
                 };
             let involved = match deleted {
                 Object::Pod(p) => Object::Pod(p),
-                _ => Object::Pod(fresh),
+                _ => Object::Pod(Box::new(fresh)),
             };
             handle.record_event(
                 &involved,
