@@ -108,7 +108,7 @@ impl NodeNameIndex {
         self.pods_on_node(store, node)
             .into_iter()
             .filter_map(|o| match Arc::unwrap_or_clone(o) {
-                Object::Pod(p) => Some(p),
+                Object::Pod(p) => Some(*p),
                 _ => None,
             })
             .collect()

@@ -60,7 +60,9 @@ fn priority_class_name_resolves_value_and_preemption_policy() {
 #[test]
 fn unknown_class_is_forbidden() {
     let mut api = server();
-    let err = api.create(Object::Pod(with_class("gold"))).unwrap_err();
+    let err = api
+        .create(Object::Pod(Box::new(with_class("gold"))))
+        .unwrap_err();
     assert_eq!(err.reason, StatusReason::Forbidden);
     assert_eq!(err.code, 403);
     assert_eq!(
@@ -71,7 +73,7 @@ fn unknown_class_is_forbidden() {
     let mut g = with_class("gold");
     g.metadata.name.clear();
     g.metadata.generate_name = Some("job-".into());
-    let err = api.create(Object::Pod(g)).unwrap_err();
+    let err = api.create(Object::Pod(Box::new(g))).unwrap_err();
     assert_eq!(
         err.message,
         "pods \"job-\" is forbidden: no PriorityClass with name gold was found"
@@ -104,7 +106,7 @@ fn a_given_priority_must_agree_with_the_class() {
     let mut api = server();
     let mut p = pod("web");
     p.spec.priority = Some(5);
-    let err = api.create(Object::Pod(p)).unwrap_err();
+    let err = api.create(Object::Pod(Box::new(p))).unwrap_err();
     assert_eq!(
         err.message,
         "pods \"web\" is forbidden: the integer value of priority (5) must not be provided in pod spec; priority admission controller computed 0 from the given PriorityClass name"
@@ -199,7 +201,7 @@ fn custom_plugins_run_in_the_chain() {
     assert_eq!(p.metadata.labels["team"], "rev2");
     let mut bad = pod("bad");
     bad.metadata.labels.insert("forbidden".into(), "1".into());
-    let err = api.create(Object::Pod(bad)).unwrap_err();
+    let err = api.create(Object::Pod(Box::new(bad))).unwrap_err();
     assert_eq!(err.message, "label \"forbidden\" is not allowed");
     assert!(api
         .get(&k8s_types::object::Kind::Pod, "default", "bad")

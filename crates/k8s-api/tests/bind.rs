@@ -14,7 +14,7 @@ use k8s_types::Object;
 #[test]
 fn binding_sets_node_name_and_pod_scheduled() {
     let mut api = server();
-    api.create(Object::Pod(pod("web"))).unwrap();
+    api.create(Object::Pod(Box::new(pod("web")))).unwrap();
     api.set_tick(7);
     let mut b = Binding::new("default", "web", "node-a");
     b.metadata
@@ -35,7 +35,7 @@ fn binding_sets_node_name_and_pod_scheduled() {
 #[test]
 fn binding_conflicts_use_upstream_causes() {
     let mut api = server();
-    api.create(Object::Pod(pod("web"))).unwrap();
+    api.create(Object::Pod(Box::new(pod("web")))).unwrap();
     api.bind(&Binding::new("default", "web", "node-a")).unwrap();
     let err = api
         .bind(&Binding::new("default", "web", "node-b"))
@@ -57,7 +57,7 @@ fn binding_conflicts_use_upstream_causes() {
     gated.spec.scheduling_gates = vec![PodSchedulingGate {
         name: "wait".into(),
     }];
-    api.create(Object::Pod(gated)).unwrap();
+    api.create(Object::Pod(Box::new(gated))).unwrap();
     let err = api
         .bind(&Binding::new("default", "gated", "node-a"))
         .unwrap_err();
@@ -70,7 +70,7 @@ fn binding_conflicts_use_upstream_causes() {
 #[test]
 fn a_terminating_pod_cannot_be_bound() {
     let mut api = server();
-    api.create(Object::Pod(pod("web"))).unwrap();
+    api.create(Object::Pod(Box::new(pod("web")))).unwrap();
     api.bind(&Binding::new("default", "web", "node-a")).unwrap();
     // Terminating and bound: the being-deleted check comes before the already-assigned one.
     api.delete(&Kind::Pod, "default", "web", DeleteOptions::default())

@@ -90,8 +90,8 @@ fn create_resets_pod_status_and_gates_scheduling() {
 #[test]
 fn duplicate_names_are_already_exists() {
     let mut api = server();
-    api.create(Object::Pod(pod("web"))).unwrap();
-    let err = api.create(Object::Pod(pod("web"))).unwrap_err();
+    api.create(Object::Pod(Box::new(pod("web")))).unwrap();
+    let err = api.create(Object::Pod(Box::new(pod("web")))).unwrap_err();
     assert_eq!(err.reason, StatusReason::AlreadyExists);
     assert_eq!(err.code, 409);
     assert_eq!(err.message, "pods \"web\" already exists");
@@ -102,7 +102,7 @@ fn namespaces_must_exist_and_not_be_terminating() {
     let mut api = server();
     let mut p = pod("web");
     p.metadata.namespace = Some("prod".into());
-    let err = api.create(Object::Pod(p.clone())).unwrap_err();
+    let err = api.create(Object::Pod(Box::new(p.clone()))).unwrap_err();
     assert_eq!(err.reason, StatusReason::NotFound);
     assert_eq!(err.message, "namespaces \"prod\" not found");
 
@@ -116,13 +116,13 @@ fn namespaces_must_exist_and_not_be_terminating() {
     assert_eq!(ns.status, Some(json!({"phase": "Active"})));
     assert_eq!(ns.spec, Some(json!({"finalizers": ["kubernetes"]})));
     assert_eq!(ns.metadata.labels["kubernetes.io/metadata.name"], "prod");
-    api.create(Object::Pod(p.clone())).unwrap();
+    api.create(Object::Pod(Box::new(p.clone()))).unwrap();
 
     let mut terminating = ns.clone();
     terminating.status = Some(json!({"phase": "Terminating"}));
     api.update_status(Object::Namespace(terminating)).unwrap();
     p.metadata.name = "web-2".into();
-    let err = api.create(Object::Pod(p)).unwrap_err();
+    let err = api.create(Object::Pod(Box::new(p))).unwrap_err();
     assert_eq!(err.reason, StatusReason::Forbidden);
     assert_eq!(
         err.message,
@@ -147,7 +147,11 @@ fn generated_names(api: &mut ApiServer) -> Vec<String> {
         .map(|_| {
             let mut p = pod("");
             p.metadata.generate_name = Some("web-".into());
-            api.create(Object::Pod(p)).unwrap().meta().name.clone()
+            api.create(Object::Pod(Box::new(p)))
+                .unwrap()
+                .meta()
+                .name
+                .clone()
         })
         .collect()
 }
@@ -184,7 +188,7 @@ fn generate_name_and_uid_are_deterministic() {
 #[test]
 fn missing_name_is_invalid() {
     let mut api = server();
-    let err = api.create(Object::Pod(pod(""))).unwrap_err();
+    let err = api.create(Object::Pod(Box::new(pod("")))).unwrap_err();
     assert_eq!(err.reason, StatusReason::Invalid);
     assert_eq!(
         err.message,

@@ -14,7 +14,7 @@ use k8s_types::store::WatchEventType;
 use k8s_types::Object;
 
 fn bound_pod(api: &mut k8s_api::ApiServer, name: &str) -> Pod {
-    api.create(Object::Pod(pod(name))).unwrap();
+    api.create(Object::Pod(Box::new(pod(name)))).unwrap();
     api.bind(&Binding::new("default", name, "node-a")).unwrap()
 }
 
@@ -92,7 +92,7 @@ fn explicit_grace_period_overrides_the_pod_default() {
 #[test]
 fn unbound_and_terminal_pods_are_removed_at_once() {
     let mut api = server();
-    api.create(Object::Pod(pod("pending"))).unwrap();
+    api.create(Object::Pod(Box::new(pod("pending")))).unwrap();
     let before = api.revision();
     let out = api
         .delete(&Kind::Pod, "default", "pending", DeleteOptions::default())
@@ -113,7 +113,7 @@ fn unbound_and_terminal_pods_are_removed_at_once() {
 
     let mut done = bound_pod(&mut api, "done");
     done.status.phase = Some("Succeeded".into());
-    api.update_status(Object::Pod(done)).unwrap();
+    api.update_status(Object::Pod(Box::new(done))).unwrap();
     api.delete(&Kind::Pod, "default", "done", DeleteOptions::default())
         .unwrap();
     assert!(api.get(&Kind::Pod, "default", "done").is_err());

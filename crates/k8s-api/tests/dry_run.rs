@@ -20,7 +20,9 @@ fn a_dry_run_create_answers_the_defaulted_object_without_storing_it() {
     let rev = api.revision();
     let mut p = pod("");
     p.metadata.generate_name = Some("web-".into());
-    let created = api.dry_run(|a| a.create(Object::Pod(p.clone()))).unwrap();
+    let created = api
+        .dry_run(|a| a.create(Object::Pod(Box::new(p.clone()))))
+        .unwrap();
     // Defaulted and named as a real create would be, but not stored: no resourceVersion
     // (KEP-576 "ResourceVersion will also be left empty on creation").
     let Object::Pod(created) = created else {
@@ -36,7 +38,7 @@ fn a_dry_run_create_answers_the_defaulted_object_without_storing_it() {
         .is_err());
     assert!(api.watch(&Kind::Pod, rev).unwrap().is_empty());
     // The real create of the same request gets the same name, now stored.
-    let real = api.create(Object::Pod(p)).unwrap();
+    let real = api.create(Object::Pod(Box::new(p))).unwrap();
     assert_eq!(real.meta().name, created.metadata.name);
     assert_eq!(api.revision(), rev + 1);
     assert!(!api.is_dry_run());
@@ -47,13 +49,15 @@ fn a_dry_run_create_of_an_existing_or_invalid_object_fails_as_the_real_one() {
     let mut api = server();
     api.create_typed(pod("a")).unwrap();
     let err = api
-        .dry_run(|a| a.create(Object::Pod(pod("a"))))
+        .dry_run(|a| a.create(Object::Pod(Box::new(pod("a")))))
         .unwrap_err();
     assert_eq!(err.reason, StatusReason::AlreadyExists);
     assert_eq!(err.message, "pods \"a\" already exists");
     let mut bad = pod("b");
     bad.spec.containers[0].image = String::new();
-    let err = api.dry_run(|a| a.create(Object::Pod(bad))).unwrap_err();
+    let err = api
+        .dry_run(|a| a.create(Object::Pod(Box::new(bad))))
+        .unwrap_err();
     assert_eq!(err.reason, StatusReason::Invalid);
     assert_eq!(
         err.message,
@@ -69,7 +73,7 @@ fn a_dry_run_update_keeps_the_stored_resource_version_and_object() {
     let mut changed = stored.clone();
     changed.metadata.labels.insert("tier".into(), "web".into());
     let answered = api
-        .dry_run(|a| a.update(Object::Pod(changed.clone())))
+        .dry_run(|a| a.update(Object::Pod(Box::new(changed.clone()))))
         .unwrap();
     assert_eq!(
         answered.meta().labels.get("tier").map(String::as_str),
@@ -84,7 +88,9 @@ fn a_dry_run_update_keeps_the_stored_resource_version_and_object() {
     assert!(now.metadata.labels.is_empty());
     // A stale resourceVersion conflicts as the real update would.
     changed.metadata.resource_version = Some("1".into());
-    let err = api.dry_run(|a| a.update(Object::Pod(changed))).unwrap_err();
+    let err = api
+        .dry_run(|a| a.update(Object::Pod(Box::new(changed))))
+        .unwrap_err();
     assert_eq!(err.reason, StatusReason::Conflict);
 }
 
@@ -126,14 +132,15 @@ fn a_dry_run_create_is_checked_against_the_quota_but_not_charged() {
     api.update_status_typed(rq).unwrap();
     // Twice: the first dry run charged nothing, so the second fits too.
     for _ in 0..2 {
-        api.dry_run(|a| a.create(Object::Pod(pod("a")))).unwrap();
+        api.dry_run(|a| a.create(Object::Pod(Box::new(pod("a")))))
+            .unwrap();
     }
     let rq: ResourceQuota = api.get_typed("default", "compute").unwrap();
     assert_eq!(rq.status.used, list(&[("pods", "0")]));
     api.create_typed(pod("a")).unwrap();
     // Now the quota is full: a dry run is refused as the real create would be.
     let err = api
-        .dry_run(|a| a.create(Object::Pod(pod("b"))))
+        .dry_run(|a| a.create(Object::Pod(Box::new(pod("b")))))
         .unwrap_err();
     assert_eq!(err.reason, StatusReason::Forbidden);
     assert_eq!(

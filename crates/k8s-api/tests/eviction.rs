@@ -17,7 +17,7 @@ use k8s_types::Object;
 fn running(api: &mut ApiServer, name: &str, ready: bool) {
     let mut p = pod(name);
     p.metadata.labels.insert("app".into(), "web".into());
-    api.create(Object::Pod(p)).unwrap();
+    api.create(Object::Pod(Box::new(p))).unwrap();
     api.bind(&Binding::new("default", name, "node-a")).unwrap();
     let mut p: Pod = api.get_typed("default", name).unwrap();
     p.status.phase = Some("Running".into());

@@ -71,7 +71,7 @@ fn label_keys_are_merged_into_every_term_at_create() {
         }),
         ..Default::default()
     });
-    api.create(Object::Pod(p)).expect("created");
+    api.create(Object::Pod(Box::new(p))).expect("created");
     let Object::Pod(got) = api.get(&Kind::Pod, "default", "web-v2").expect("get") else {
         panic!("the pod is stored");
     };
@@ -110,7 +110,7 @@ fn create_error(t: PodAffinityTerm) -> Vec<(String, String)> {
         }),
         ..Default::default()
     });
-    let err = api.create(Object::Pod(p)).expect_err("rejected");
+    let err = api.create(Object::Pod(Box::new(p))).expect_err("rejected");
     assert_eq!(err.reason, StatusReason::Invalid);
     err.causes
         .iter()

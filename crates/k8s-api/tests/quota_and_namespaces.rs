@@ -61,7 +61,7 @@ fn deleting_a_namespace_terminates_it_until_it_is_finalized() {
     );
     // New content is refused; a second delete answers the namespace unchanged.
     let err = api
-        .create(Object::Pod(pod_in("team", "p", None)))
+        .create(Object::Pod(Box::new(pod_in("team", "p", None))))
         .unwrap_err();
     assert_eq!(err.reason, StatusReason::Forbidden);
     assert_eq!(
@@ -120,7 +120,7 @@ fn quota_admission_charges_then_refuses_with_upstreams_message() {
         list(&[("pods", "1"), ("requests.cpu", "600m")])
     );
     let err = api
-        .create(Object::Pod(pod_in("default", "b", Some("500m"))))
+        .create(Object::Pod(Box::new(pod_in("default", "b", Some("500m")))))
         .unwrap_err();
     assert_eq!(err.reason, StatusReason::Forbidden);
     assert_eq!(
@@ -129,7 +129,7 @@ fn quota_admission_charges_then_refuses_with_upstreams_message() {
     );
     // A pod without a cpu request is refused before any usage is counted.
     let err = api
-        .create(Object::Pod(pod_in("default", "c", None)))
+        .create(Object::Pod(Box::new(pod_in("default", "c", None))))
         .unwrap_err();
     assert_eq!(
         err.message,
@@ -153,7 +153,7 @@ fn a_tracked_resource_without_usage_is_status_unknown() {
     );
     let mut p = pod_in("default", "a", None);
     p.spec.containers[0].resources.requests = list(&[("memory", "1Mi")]);
-    let err = api.create(Object::Pod(p)).unwrap_err();
+    let err = api.create(Object::Pod(Box::new(p))).unwrap_err();
     assert_eq!(
         err.message,
         "pods \"a\" is forbidden: status unknown for quota: compute, resources: requests.memory"
@@ -190,7 +190,7 @@ fn limit_ranger_defaults_then_validates() {
         "LimitRanger plugin set: cpu request for container app; cpu limit for container app"
     );
     let err = api
-        .create(Object::Pod(pod_in("default", "b", Some("2"))))
+        .create(Object::Pod(Box::new(pod_in("default", "b", Some("2")))))
         .unwrap_err();
     assert_eq!(
         err.message,
@@ -230,14 +230,14 @@ fn runtime_class_overhead_is_copied_and_charged_to_the_quota() {
 
     let mut unknown = pod_in("default", "b", Some("100m"));
     unknown.spec.runtime_class_name = Some("gvisor".into());
-    let err = api.create(Object::Pod(unknown)).unwrap_err();
+    let err = api.create(Object::Pod(Box::new(unknown))).unwrap_err();
     assert_eq!(
         err.message,
         "pods \"b\" is forbidden: pod rejected: RuntimeClass \"gvisor\" not found"
     );
     let mut bare = pod_in("default", "c", Some("100m"));
     bare.spec.overhead = list(&[("cpu", "1")]);
-    let err = api.create(Object::Pod(bare)).unwrap_err();
+    let err = api.create(Object::Pod(Box::new(bare))).unwrap_err();
     assert_eq!(
         err.message,
         "pods \"c\" is forbidden: pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead"

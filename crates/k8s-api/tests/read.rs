@@ -26,7 +26,7 @@ fn list_filters_by_namespace_and_selector_in_key_order() {
         let mut p = pod(name);
         p.metadata.namespace = Some(ns.into());
         p.metadata.labels.insert("app".into(), app.into());
-        api.create(Object::Pod(p)).unwrap();
+        api.create(Object::Pod(Box::new(p))).unwrap();
     }
     api.create(Object::Node(node("n1"))).unwrap();
     let names =
@@ -54,7 +54,7 @@ fn list_filters_by_namespace_and_selector_in_key_order() {
 fn watch_serves_changes_of_one_kind_and_gone_after_compaction() {
     let mut api = server();
     let start = api.revision();
-    let created = api.create(Object::Pod(pod("web"))).unwrap();
+    let created = api.create(Object::Pod(Box::new(pod("web")))).unwrap();
     api.create(Object::Node(node("n1"))).unwrap();
     let mut labelled = created.clone();
     labelled.meta_mut().labels.insert("a".into(), "b".into());
@@ -87,7 +87,7 @@ fn watch_serves_changes_of_one_kind_and_gone_after_compaction() {
 fn list_pods_on_node_is_the_spec_node_name_field_selector() {
     let mut api = server();
     for name in ["a", "b", "c"] {
-        api.create(Object::Pod(pod(name))).unwrap();
+        api.create(Object::Pod(Box::new(pod(name)))).unwrap();
     }
     api.bind(&Binding::new("default", "a", "n1")).unwrap();
     api.bind(&Binding::new("default", "c", "n1")).unwrap();
@@ -106,11 +106,11 @@ fn list_pods_on_node_is_the_spec_node_name_field_selector() {
         ..Default::default()
     };
     api.delete(&Kind::Pod, "default", "a", force).unwrap();
-    api.create(Object::Pod(pod("a"))).unwrap();
+    api.create(Object::Pod(Box::new(pod("a")))).unwrap();
     api.bind(&Binding::new("default", "a", "n2")).unwrap();
     assert_eq!(names(api.list_pods_on_node("n1")), ["c"]);
     assert_eq!(names(api.list_pods_on_node("n2")), ["a", "b"]);
-    api.create(Object::Pod(pod("d"))).unwrap();
+    api.create(Object::Pod(Box::new(pod("d")))).unwrap();
     api.bind(&Binding::new("default", "d", "n1")).unwrap();
     let now = api.revision();
     api.store_mut().compact(now);
@@ -127,7 +127,7 @@ fn list_pods_on_node_is_the_spec_node_name_field_selector() {
 fn a_restarted_apiserver_rebuilds_its_node_index_from_the_store() {
     let mut api = server();
     for name in ["a", "b"] {
-        api.create(Object::Pod(pod(name))).unwrap();
+        api.create(Object::Pod(Box::new(pod(name)))).unwrap();
     }
     api.bind(&Binding::new("default", "a", "n1")).unwrap();
     let names =

@@ -25,10 +25,10 @@ fn restore_keeps_status_uid_and_admitted_fields() {
     p.status.phase = Some("Running".into());
     p.status.qos_class = Some("Guaranteed".into());
     p.status.pod_ip = Some("10.1.2.3".into());
-    let refused = api.create(Object::Pod(p.clone())).unwrap_err();
+    let refused = api.create(Object::Pod(Box::new(p.clone()))).unwrap_err();
     assert_eq!(refused.reason, StatusReason::Forbidden, "{refused:?}");
     let before = api.revision();
-    api.restore(Object::Pod(p)).unwrap();
+    api.restore(Object::Pod(Box::new(p))).unwrap();
     let got: Pod = api.get_typed("default", "p").unwrap();
     assert_eq!(got.metadata.uid.as_deref(), Some("1f2e"));
     assert_eq!(
@@ -60,7 +60,7 @@ fn restore_fills_what_is_missing() {
         r.insert("cpu".into(), q("1"));
         r.insert("memory".into(), q("1Gi"));
     }
-    api.restore(Object::Pod(p)).unwrap();
+    api.restore(Object::Pod(Box::new(p))).unwrap();
     let got: Pod = api.get_typed("default", "g").unwrap();
     assert_eq!(got.status.qos_class.as_deref(), Some("Guaranteed"));
     assert_eq!(got.status.phase.as_deref(), Some("Pending"));
@@ -80,9 +80,9 @@ fn restore_validates_and_refuses_duplicates() {
     let mut api = server();
     let mut empty = pod("e");
     empty.spec.containers.clear();
-    let e = api.restore(Object::Pod(empty)).unwrap_err();
+    let e = api.restore(Object::Pod(Box::new(empty))).unwrap_err();
     assert_eq!(e.code, 422, "{e:?}");
-    api.restore(Object::Pod(pod("d"))).unwrap();
-    let e = api.restore(Object::Pod(pod("d"))).unwrap_err();
+    api.restore(Object::Pod(Box::new(pod("d")))).unwrap();
+    let e = api.restore(Object::Pod(Box::new(pod("d")))).unwrap_err();
     assert_eq!(e.reason, StatusReason::AlreadyExists, "{e:?}");
 }

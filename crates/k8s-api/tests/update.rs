@@ -19,7 +19,9 @@ fn stale_resource_version_is_a_conflict() {
     api.update_typed(first).unwrap();
     let mut stale = created;
     stale.metadata.labels.insert("b".into(), "2".into());
-    let err = api.update(Object::Pod(stale.clone())).unwrap_err();
+    let err = api
+        .update(Object::Pod(Box::new(stale.clone())))
+        .unwrap_err();
     assert_eq!(err.reason, StatusReason::Conflict);
     assert_eq!(
         err.message,
@@ -139,7 +141,7 @@ fn node_name_cannot_be_changed_by_update() {
     let created: Pod = api.create_typed(pod("web")).unwrap();
     let mut moved = created;
     moved.spec.node_name = Some("node-b".into());
-    let err = api.update(Object::Pod(moved)).unwrap_err();
+    let err = api.update(Object::Pod(Box::new(moved))).unwrap_err();
     assert_eq!(err.reason, StatusReason::Invalid);
     assert_eq!(err.causes.len(), 1);
     assert_eq!(err.causes[0].field, "spec");
@@ -153,9 +155,11 @@ fn node_name_cannot_be_changed_by_update() {
 #[test]
 fn update_of_a_missing_object_is_not_found() {
     let mut api = server();
-    let err = api.update(Object::Pod(pod("ghost"))).unwrap_err();
+    let err = api.update(Object::Pod(Box::new(pod("ghost")))).unwrap_err();
     assert_eq!(err.message, "pods \"ghost\" not found");
-    let err = api.update_status(Object::Pod(pod("ghost"))).unwrap_err();
+    let err = api
+        .update_status(Object::Pod(Box::new(pod("ghost"))))
+        .unwrap_err();
     assert!(err.is_not_found());
     assert!(api
         .get(&Kind::Pod, "default", "ghost")
@@ -185,7 +189,9 @@ fn deployment_selector_is_immutable() {
     let created: Deployment = api.create_typed(d).unwrap();
     let mut changed = created.clone();
     changed.spec.selector = Some(LabelSelector::from_labels([("v", "2")]));
-    let err = api.update(Object::Deployment(changed)).unwrap_err();
+    let err = api
+        .update(Object::Deployment(Box::new(changed)))
+        .unwrap_err();
     assert_eq!(
         err.message,
         "Deployment.apps \"web\" is invalid: spec.selector: Invalid value: &LabelSelector{MatchLabels:map[string]string{v: 2,},MatchExpressions:[]LabelSelectorRequirement{},}: field is immutable"

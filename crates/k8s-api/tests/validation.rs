@@ -18,7 +18,7 @@ fn negative_request_reports_the_issue_field_path() {
         .resources
         .requests
         .insert("cpu".into(), q("-1"));
-    let err = api.create(Object::Pod(p)).unwrap_err();
+    let err = api.create(Object::Pod(Box::new(p))).unwrap_err();
     assert_eq!(err.reason, StatusReason::Invalid);
     assert_eq!(err.code, 422);
     assert_eq!(
@@ -54,7 +54,7 @@ fn every_error_is_gathered() {
         .resources
         .limits
         .insert("nvidia.com/gpu".into(), q("500m"));
-    let err = api.create(Object::Pod(p)).unwrap_err();
+    let err = api.create(Object::Pod(Box::new(p))).unwrap_err();
     let fields: Vec<&str> = err.causes.iter().map(|c| c.field.as_str()).collect();
     assert_eq!(
         fields,
@@ -98,10 +98,10 @@ fn deployment(selector: &[(&str, &str)], labels: &[(&str, &str)]) -> Deployment 
 fn deployment_selector_must_match_template() {
     let mut api = server();
     let err = api
-        .create(Object::Deployment(deployment(
+        .create(Object::Deployment(Box::new(deployment(
             &[("app", "web")],
             &[("app", "db")],
-        )))
+        ))))
         .unwrap_err();
     assert_eq!(
         err.message,
@@ -121,7 +121,7 @@ fn deployment_rolling_update_may_not_be_all_zero() {
             max_surge: Some(IntOrString::Int(0)),
         }),
     });
-    let err = api.create(Object::Deployment(d)).unwrap_err();
+    let err = api.create(Object::Deployment(Box::new(d))).unwrap_err();
     let msgs: Vec<String> = err
         .causes
         .iter()
@@ -140,10 +140,10 @@ fn deployment_rolling_update_may_not_be_all_zero() {
 fn valid_deployment_gets_apps_v1_defaults() {
     let mut api = server();
     let d = api
-        .create(Object::Deployment(deployment(
+        .create(Object::Deployment(Box::new(deployment(
             &[("app", "web")],
             &[("app", "web")],
-        )))
+        ))))
         .unwrap();
     let d = Deployment::from_object(d).unwrap();
     assert_eq!(d.api_version, "apps/v1");

@@ -356,7 +356,7 @@ fn unserved_scheduler_events(cluster: &mut Cluster) {
         }
         recorder.record(
             cluster.api(),
-            &Object::Pod(p),
+            &Object::Pod(Box::new(p)),
             k8s_types::core::event::event_types::WARNING,
             UNSERVED_SCHEDULER_REASON,
             format!("no scheduler profile serves schedulerName {name:?}: the pod stays Pending (kube-scheduler ignores it without an event; this event is k8s-mini's)"),

@@ -327,7 +327,7 @@ mod tests {
                 image: "app:v1".into(),
                 ..Default::default()
             });
-            api.create(Object::Pod(pod)).expect("pod");
+            api.create(Object::Pod(Box::new(pod))).expect("pod");
         }
         let other = BTreeSet::new();
         let view = ListView::new(&api, &other);
@@ -378,7 +378,7 @@ mod tests {
             image: "app:v1".into(),
             ..Default::default()
         });
-        let Object::Pod(mut pod) = api.create(Object::Pod(pod)).expect("pod") else {
+        let Object::Pod(mut pod) = api.create(Object::Pod(Box::new(pod))).expect("pod") else {
             panic!("not a pod");
         };
         let detail = |reason: &str| ContainerStateDetail {

@@ -49,7 +49,7 @@ fn daemon_set(name: &str, spec: serde_json::Value) -> Object {
         "spec": s
     }))
     .expect("ds");
-    Object::DaemonSet(ds)
+    Object::DaemonSet(Box::new(ds))
 }
 
 fn get(c: &mut Cluster, name: &str) -> DaemonSet {
@@ -332,7 +332,7 @@ fn pods_that_arrive_with_their_daemon_set_keep_their_revision() {
         "spec": {"nodeName": "node-1", "containers": [{"name": "c", "image": "img:v1"}]}
     }))
     .expect("pod");
-    c.apply(Object::Pod(pod)).expect("pod");
+    c.apply(Object::Pod(Box::new(pod))).expect("pod");
     run_to(&mut c, 5);
     // No rollout: the pod is the current revision; a new node's pod gets the same label.
     let s = get(&mut c, "agent").status;

@@ -48,7 +48,7 @@ fn pod(name: &str, owner_uid: Option<&str>) -> Object {
         image: "app:v1".into(),
         ..Default::default()
     });
-    Object::Pod(p)
+    Object::Pod(Box::new(p))
 }
 
 fn names(objs: Vec<&std::sync::Arc<Object>>) -> Vec<String> {

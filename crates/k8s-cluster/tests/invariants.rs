@@ -188,7 +188,7 @@ fn pod(i: usize, g: &PodGen) -> Object {
     p.spec.restart_policy = Some(["Always", "OnFailure", "Never"][usize::from(g.restart)].into());
     p.spec.termination_grace_period_seconds = Some(i64::from(g.grace));
     p.spec.priority_class_name = Some(format!("prio-{}", g.priority));
-    Object::Pod(p)
+    Object::Pod(Box::new(p))
 }
 
 /// What a tick left: per pod uid, (name, terminal, terminating or unbound, restarts).
@@ -375,7 +375,7 @@ fn run(nodes: &[NodeGen], pods: &[PodGen], w: &WorkloadGen) -> Result<String, St
             d.spec.template.spec.containers[0].image = "web:v2".into();
             cluster
                 .api()
-                .update(Object::Deployment(d))
+                .update(Object::Deployment(Box::new(d)))
                 .map_err(|e| e.message)?;
         }
         let mut deleted = BTreeSet::new();
@@ -460,7 +460,7 @@ fn the_checker_reports_each_broken_invariant() {
                 .annotations
                 .insert(ALLOCATED_DEVICES_ANNOTATION.into(), d.into());
         }
-        Object::Pod(p)
+        Object::Pod(Box::new(p))
     };
     // Two pods holding device 0.
     cluster

@@ -51,7 +51,7 @@ fn job(name: &str, extra: serde_json::Value, behavior: Option<&str>) -> Object {
         "spec": spec
     }))
     .expect("job");
-    Object::Job(j)
+    Object::Job(Box::new(j))
 }
 
 fn get(c: &mut Cluster, name: &str) -> Job {

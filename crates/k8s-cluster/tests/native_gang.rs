@@ -50,7 +50,7 @@ fn job(name: &str, parallelism: i32, completions: i32, mode: &str) -> Object {
         }
     }))
     .expect("job");
-    Object::Job(j)
+    Object::Job(Box::new(j))
 }
 
 fn pods(c: &mut Cluster) -> Vec<Pod> {
@@ -233,12 +233,15 @@ fn validation_answers_like_kube_apiserver() {
                  "containers": [{"name": "w", "image": "busybox:1.36"}]}
     }))
     .expect("pod");
-    c.apply(Object::Pod(pod)).expect("pod");
+    c.apply(Object::Pod(Box::new(pod))).expect("pod");
     let mut stored = c.api().get_typed::<Pod>("default", "p").expect("stored");
     stored.spec.scheduling_group = Some(k8s_types::core::PodSchedulingGroup {
         pod_group_name: Some("other".into()),
     });
-    let err = c.api().update(Object::Pod(stored)).expect_err("immutable");
+    let err = c
+        .api()
+        .update(Object::Pod(Box::new(stored)))
+        .expect_err("immutable");
     assert_eq!(err.code, 422);
     assert!(
         err.message

@@ -416,7 +416,7 @@ fn after_a_boot_init_containers_run_again_and_finished_containers_stay_finished(
                  "containers": [{"name": "done", "image": "i"}, {"name": "srv", "image": "i"}]}
     }))
     .expect("pod");
-    c.apply(Object::Pod(p)).expect("pod");
+    c.apply(Object::Pod(Box::new(p))).expect("pod");
     run_to(&mut c, 9);
     let p: Pod = c.api().get_typed("default", "worker").expect("pod");
     let done = &p.status.container_statuses[0];

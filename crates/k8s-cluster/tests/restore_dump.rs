@@ -269,7 +269,7 @@ fn the_example_dump_restores_as_it_was() {
         .iter()
         .filter_map(|d| match &d.doc {
             manifest::Document::Object(o) => match &**o {
-                k8s_types::Object::Pod(p) => Some(p.clone()),
+                k8s_types::Object::Pod(p) => Some((**p).clone()),
                 _ => None,
             },
             _ => None,

@@ -44,7 +44,7 @@ fn stateful_set(spec: serde_json::Value) -> Object {
         "spec": s
     }))
     .expect("sts");
-    Object::StatefulSet(ss)
+    Object::StatefulSet(Box::new(ss))
 }
 
 fn run_to(c: &mut Cluster, tick: u64) {

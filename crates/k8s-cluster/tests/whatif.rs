@@ -181,7 +181,7 @@ fn max_replicas_counts_as_cluster_capacity_does() {
     else {
         panic!("cpu-pod.yaml holds a Pod");
     };
-    r.max_replicas = Some(p);
+    r.max_replicas = Some(*p);
     let a = whatif::what_if(&r).expect("answers");
     // Copies of 4 CPU / 8Gi (memory never binds first: 8Gi x 8 = 64Gi): the workers and the batch
     // pods ask for GPUs only, `web` (1 CPU) runs on gpu-2 (`k8s-mini get pods -f cluster.yaml -o

@@ -225,7 +225,7 @@ impl DisruptionController {
             if expected < now {
                 self.events.record(
                     api,
-                    &Object::Pod((*pod).clone()),
+                    &Object::Pod(Box::new((*pod).clone())),
                     event_types::WARNING,
                     "NotDeleted",
                     format!(

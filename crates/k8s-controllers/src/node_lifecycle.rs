@@ -215,7 +215,7 @@ impl NodeLifecycleController {
             }
             c.status = condition_status::FALSE.into();
             c.last_transition_time = Some(tick_timestamp(now));
-            let obj = Object::Pod(pod.clone());
+            let obj = Object::Pod(Box::new(pod.clone()));
             if api.update_status_typed(pod).is_ok() {
                 self.events.record(
                     api,

@@ -190,7 +190,7 @@ impl ReplicaSetController {
             let events = &mut self.events;
             let (successes, err) =
                 slow_start_batch(diff, SLOW_START_INITIAL_BATCH_SIZE, &mut || match api
-                    .create_shared(Object::Pod(template.clone()))
+                    .create_shared(Object::Pod(Box::new(template.clone())))
                 {
                     Ok(created) => {
                         events.record(

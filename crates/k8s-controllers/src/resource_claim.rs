@@ -157,7 +157,7 @@ impl ResourceClaimController {
                 return Ok(Action::AwaitChange);
             }
             fresh.status.resource_claim_statuses = statuses;
-            api.update_status(Object::Pod(fresh))?;
+            api.update_status(Object::Pod(Box::new(fresh)))?;
         }
         Ok(Action::AwaitChange)
     }

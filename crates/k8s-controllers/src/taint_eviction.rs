@@ -177,7 +177,7 @@ impl Controller for TaintEvictionController {
         );
         self.events.record(
             api,
-            &Object::Pod(pod.clone()),
+            &Object::Pod(Box::new(pod.clone())),
             event_types::NORMAL,
             REASON_TAINT_MANAGER_EVICTION,
             format!("Marking for deletion Pod {ns}/{name}"),

@@ -159,7 +159,7 @@ fn ready_serving_and_terminating_follow_the_pods() {
     assert!(api.pod("a").is_terminating());
     let mut b = api.pod("b");
     b.status.conditions[0].status = "True".into();
-    api.update_status(Object::Pod(b)).unwrap();
+    api.update_status(Object::Pod(Box::new(b))).unwrap();
     tick(&mut api, &mut m);
     assert_eq!(slices(&api)[0].metadata.name, name);
     assert_eq!(

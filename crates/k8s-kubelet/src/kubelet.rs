@@ -953,7 +953,7 @@ impl Kubelet {
                     self.devices.free_pod(&key);
                     self.events.record(
                         api,
-                        &Object::Pod(pod.clone()),
+                        &Object::Pod(Box::new(pod.clone())),
                         event_types::WARNING,
                         "FailedPrepareDynamicResources",
                         format!("Failed to prepare dynamic resources: {e}"),

@@ -521,7 +521,7 @@ pub fn write_status(
             status: status(&stored),
         };
         drop(stored);
-        match api.update_status_shared(Object::Pod(pod)) {
+        match api.update_status_shared(Object::Pod(Box::new(pod))) {
             Ok(p) => return Shared::new(p),
             Err(e) if e.is_conflict() => continue,
             Err(e) => {

@@ -3,7 +3,9 @@
 use std::process::ExitCode;
 
 /// The process allocator: mimalloc, a faster general-purpose allocator than the system's for the
-/// many small objects a replay creates (results do not depend on it).
+/// many small objects a replay creates (results do not depend on it). The `system-allocator`
+/// feature keeps the system's instead, for heap profilers that intercept `malloc` (heaptrack).
+#[cfg(not(feature = "system-allocator"))]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

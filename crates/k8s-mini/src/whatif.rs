@@ -137,7 +137,7 @@ fn pod_file(name: &str) -> Result<k8s_types::core::Pod, ExitCode> {
         .into_iter()
         .find_map(|d| match d.doc {
             Document::Object(o) => match *o {
-                Object::Pod(p) => Some(p),
+                Object::Pod(p) => Some(*p),
                 _ => None,
             },
             _ => None,

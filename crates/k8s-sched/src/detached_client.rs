@@ -137,9 +137,9 @@ impl ApiClient for DetachedClient {
                 if self.pods.contains_key(&k) {
                     return Err(Status::already_exists(&Kind::Pod, &p.metadata.name));
                 }
-                let p = Shared::from_typed(p);
+                let p = Shared::from_typed(*p);
                 self.put_pod(Shared::clone(&p));
-                Ok(Object::Pod((*p).clone()))
+                Ok(Object::Pod(Box::new((*p).clone())))
             }
             Object::PodGroup(g) => {
                 let k = key(g.metadata.namespace(), &g.metadata.name);
@@ -161,7 +161,7 @@ impl ApiClient for DetachedClient {
             Kind::Pod => self
                 .pods
                 .get(&k)
-                .map(|p| Object::Pod((**p).clone()))
+                .map(|p| Object::Pod(Box::new((**p).clone())))
                 .ok_or_else(|| Status::not_found(kind, name)),
             Kind::PodGroup => self
                 .pod_groups
@@ -189,7 +189,7 @@ impl ApiClient for DetachedClient {
                 .pods
                 .values()
                 .filter(|p| ns_ok(p.metadata.namespace()) && sel_ok(&p.metadata.labels))
-                .map(|p| Object::Pod((**p).clone()))
+                .map(|p| Object::Pod(Box::new((**p).clone())))
                 .collect(),
             Kind::PodGroup => self
                 .pod_groups
@@ -217,7 +217,7 @@ impl ApiClient for DetachedClient {
                     return Err(Status::not_found(&Kind::Pod, &p.metadata.name));
                 };
                 p.status = old.status.clone();
-                self.put_pod(Shared::from_typed(p.clone()));
+                self.put_pod(Shared::from_typed((*p).clone()));
                 Ok(Object::Pod(p))
             }
             Object::PodGroup(mut g) => {
@@ -243,7 +243,7 @@ impl ApiClient for DetachedClient {
                 let mut new = (**old).clone();
                 new.status = p.status;
                 self.put_pod(Shared::from_typed(new.clone()));
-                Ok(Object::Pod(new))
+                Ok(Object::Pod(Box::new(new)))
             }
             Object::PodGroup(g) => {
                 let k = key(g.metadata.namespace(), &g.metadata.name);
@@ -275,7 +275,7 @@ impl ApiClient for DetachedClient {
                     .map(|p| (**p).clone())
                     .ok_or_else(|| Status::not_found(kind, name))?;
                 self.remove_pod(&k);
-                Ok(Object::Pod(old))
+                Ok(Object::Pod(Box::new(old)))
             }
             Kind::PodGroup => {
                 let old = self

@@ -356,7 +356,7 @@ mod tests {
         pod.metadata.uid = Some("uid-0".into());
         pod.spec.node_name = Some(node_name.clone());
         let key = pod.key();
-        let stored = Arc::new(Object::Pod(pod.clone()));
+        let stored = Arc::new(Object::Pod(Box::new(pod.clone())));
         tracker.apply(
             &mut cache,
             WatchEvent {
@@ -373,7 +373,7 @@ mod tests {
         assert!(Arc::ptr_eq(on_node[0].pod.object(), &stored));
         // A new version (a label added) is held in place of the first.
         pod.metadata.labels.insert("v".into(), "2".into());
-        let second = Arc::new(Object::Pod(pod));
+        let second = Arc::new(Object::Pod(Box::new(pod)));
         tracker.apply(
             &mut cache,
             WatchEvent {

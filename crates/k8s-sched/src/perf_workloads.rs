@@ -570,7 +570,7 @@ pub fn load(
         s.add_pod_group(g);
     }
     for rs in w.replica_sets() {
-        s.add_object(Object::ReplicaSet(rs));
+        s.add_object(Object::ReplicaSet(Box::new(rs)));
     }
     let pods: Vec<Shared<Pod>> = (0..w.measure_pods)
         .map(|i| Shared::from_typed(w.measure_pod(i)))

@@ -145,7 +145,7 @@ fn replica_set(ns: &str, app: &str) -> Object {
         match_labels: BTreeMap::from([("app".to_string(), app.to_string())]),
         ..Default::default()
     });
-    Object::ReplicaSet(rs)
+    Object::ReplicaSet(Box::new(rs))
 }
 
 /// xorshift64: a small deterministic generator.

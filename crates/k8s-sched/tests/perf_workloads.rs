@@ -230,7 +230,7 @@ fn deployment_pods_get_the_system_default_spreading() {
         s.add_node(w::make_node("node-b", Some("moon-2")));
         if with_replica_set {
             for rs in wl.replica_sets() {
-                s.add_object(k8s_types::object::Object::ReplicaSet(rs));
+                s.add_object(k8s_types::object::Object::ReplicaSet(Box::new(rs)));
             }
         }
         let mut first = wl.measure_pod(0);

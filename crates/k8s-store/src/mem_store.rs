@@ -242,14 +242,14 @@ mod tests {
     use k8s_types::meta::ObjectMeta;
 
     fn pod(name: &str) -> Object {
-        Object::Pod(Pod {
+        Object::Pod(Box::new(Pod {
             metadata: ObjectMeta {
                 name: name.into(),
                 namespace: Some("default".into()),
                 ..Default::default()
             },
             ..Default::default()
-        })
+        }))
     }
 
     #[test]

@@ -9,14 +9,14 @@ use k8s_types::store::{ObjectStore, StoreError, WatchEventType};
 use k8s_types::Object;
 
 fn pod(ns: &str, name: &str) -> Object {
-    Object::Pod(Pod {
+    Object::Pod(Box::new(Pod {
         metadata: ObjectMeta {
             name: name.into(),
             namespace: Some(ns.into()),
             ..Default::default()
         },
         ..Default::default()
-    })
+    }))
 }
 
 fn node(name: &str) -> Object {

@@ -54,7 +54,7 @@ impl FakeApi {
     /// The pod `default/name` (panics when absent).
     pub fn pod(&self, name: &str) -> Pod {
         match self.get(&Kind::Pod, "default", name) {
-            Ok(Object::Pod(p)) => p,
+            Ok(Object::Pod(p)) => *p,
             other => panic!("pod {name}: {other:?}"),
         }
     }
@@ -398,7 +398,7 @@ impl ApiClient for FakeApi {
         self.bump(&mut obj);
         self.store(key, obj.clone());
         match obj {
-            Object::Pod(p) => Ok(p),
+            Object::Pod(p) => Ok(*p),
             _ => unreachable!("stored a pod"),
         }
     }

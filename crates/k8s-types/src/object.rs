@@ -429,6 +429,12 @@ pub struct Unstructured {
 }
 
 /// Any stored object.
+///
+/// Every stored object is an `Arc<Object>`, whose allocation is the size of the largest variant
+/// whatever the kind. The variants larger than an Event (a Pod, 1,312 bytes, and the workload
+/// kinds, 1,368-1,656 bytes) are boxed, so the enum is about the size of an Event (720 bytes
+/// instead of 1,656): the Events, Leases and Nodes of a large cluster no longer each carry a
+/// Pod-sized slot (`object_size` in this module's tests holds the bound).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Object {
     /// A Namespace.
@@ -436,19 +442,19 @@ pub enum Object {
     /// A Node.
     Node(Node),
     /// A Pod.
-    Pod(Pod),
+    Pod(Box<Pod>),
     /// A ReplicaSet.
-    ReplicaSet(ReplicaSet),
+    ReplicaSet(Box<ReplicaSet>),
     /// A Deployment.
-    Deployment(Deployment),
+    Deployment(Box<Deployment>),
     /// A Job.
-    Job(Job),
+    Job(Box<Job>),
     /// A DaemonSet.
-    DaemonSet(DaemonSet),
+    DaemonSet(Box<DaemonSet>),
     /// A CronJob.
     CronJob(CronJob),
     /// A StatefulSet.
-    StatefulSet(StatefulSet),
+    StatefulSet(Box<StatefulSet>),
     /// A PersistentVolumeClaim.
     PersistentVolumeClaim(PersistentVolumeClaim),
     /// A ControllerRevision.
@@ -630,6 +636,29 @@ macro_rules! impl_resource {
     ($t:ident) => {
         impl_resource!($t, $t);
     };
+    (boxed $t:ident) => {
+        impl Resource for $t {
+            const KIND: Kind = Kind::$t;
+            fn into_object(self) -> Object {
+                Object::$t(Box::new(self))
+            }
+            fn from_object(obj: Object) -> Option<Self> {
+                match obj {
+                    Object::$t(o) => Some(*o),
+                    _ => None,
+                }
+            }
+            fn from_object_ref(obj: &Object) -> Option<&Self> {
+                match obj {
+                    Object::$t(o) => Some(o),
+                    _ => None,
+                }
+            }
+            fn meta(&self) -> &ObjectMeta {
+                &self.metadata
+            }
+        }
+    };
     ($t:ident, $v:ident) => {
         impl Resource for $t {
             const KIND: Kind = Kind::$v;
@@ -657,13 +686,13 @@ macro_rules! impl_resource {
 
 impl_resource!(Namespace);
 impl_resource!(Node);
-impl_resource!(Pod);
-impl_resource!(ReplicaSet);
-impl_resource!(Deployment);
-impl_resource!(Job);
-impl_resource!(DaemonSet);
+impl_resource!(boxed Pod);
+impl_resource!(boxed ReplicaSet);
+impl_resource!(boxed Deployment);
+impl_resource!(boxed Job);
+impl_resource!(boxed DaemonSet);
 impl_resource!(CronJob);
-impl_resource!(StatefulSet);
+impl_resource!(boxed StatefulSet);
 impl_resource!(PersistentVolumeClaim);
 impl_resource!(ControllerRevision);
 impl_resource!(PriorityClass);
@@ -739,8 +768,21 @@ mod tests {
     }
 
     #[test]
+    fn object_size() {
+        // The enum is at most as large as its largest inline variant (an Event, a
+        // ResourceClaimTemplate: 712 bytes on x86_64) plus a tag word, not a Pod (1,312) or a
+        // workload (up to 1,656; boxed). Keeps a new large inline variant from growing every
+        // stored object.
+        use crate::core::Event;
+        use crate::resource::ResourceClaimTemplate;
+        let largest_inline = size_of::<Event>().max(size_of::<ResourceClaimTemplate>());
+        assert!(size_of::<Pod>() > largest_inline);
+        assert!(size_of::<Object>() <= largest_inline + 8);
+    }
+
+    #[test]
     fn set_type_meta_fills_api_version_and_kind() {
-        let mut o = Object::Pod(Pod::default());
+        let mut o = Pod::default().into_object();
         o.set_type_meta();
         let json = o.to_json();
         assert_eq!(json["apiVersion"], "v1");

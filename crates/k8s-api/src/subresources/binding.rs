@@ -124,7 +124,7 @@ impl ApiServer {
             message: None,
             last_transition_time: Some(tick_timestamp(self.now)),
         });
-        self.storage_update(&key, Object::Pod(pod), Some(expected))
+        self.storage_update(&key, Object::Pod(Box::new(pod)), Some(expected))
             .map_err(|e| errors::from_store(e, &Kind::Pod, name))
     }
 }

@@ -168,7 +168,7 @@ impl ApiServer {
             last_transition_time: Some(tick_timestamp(self.now)),
         });
         if pod.status != before {
-            self.update_object_status(Object::Pod(pod))?;
+            self.update_object_status(Object::Pod(Box::new(pod)))?;
         }
         self.delete(&Kind::Pod, &ns, &name, eviction.delete_options)
             .map(|_| ())

@@ -42,7 +42,7 @@ fn add_pod(api: &mut ApiServer, name: &str, init: &[Container], app: &[&str], st
     };
     pod.spec.init_containers = init.to_vec();
     pod.spec.containers = app.iter().map(|n| container(n)).collect();
-    let Object::Pod(mut pod) = api.create(Object::Pod(pod)).expect("create") else {
+    let Object::Pod(mut pod) = api.create(Object::Pod(Box::new(pod))).expect("create") else {
         panic!("not a pod");
     };
     pod.status = status;

@@ -626,7 +626,7 @@ mod tests {
             job("b-running", None, Some(2)),
             job("c-new", None, None),
         ] {
-            api.create(Object::Job(j)).expect("job");
+            api.create(Object::Job(Box::new(j))).expect("job");
         }
         let mut done: Job = api.get_typed("default", "a-done").expect("a");
         done.status.succeeded = 3;
@@ -637,11 +637,13 @@ mod tests {
             status: "True".into(),
             ..Default::default()
         });
-        api.update_status(Object::Job(done)).expect("status");
+        api.update_status(Object::Job(Box::new(done)))
+            .expect("status");
         let mut running: Job = api.get_typed("default", "b-running").expect("b");
         running.status.succeeded = 1;
         running.status.start_time = Some(tick_timestamp(10));
-        api.update_status(Object::Job(running)).expect("status");
+        api.update_status(Object::Job(Box::new(running)))
+            .expect("status");
         let t = list(&api, &Kind::Job, Some("default"), 100);
         assert_eq!(
             t.render(false, false),
@@ -773,7 +775,7 @@ c-new       Running    0/1                      100s
         d.status.ready_replicas = 2;
         d.status.updated_replicas = 3;
         d.status.available_replicas = 2;
-        let c = cells(&Object::Deployment(d.clone()), 0);
+        let c = cells(&Object::Deployment(Box::new(d.clone())), 0);
         assert_eq!(c[1..4], ["2/3".into(), Cell::Int(3), Cell::Int(2)]);
         assert_eq!(c[7], "".into());
         let bogus = LabelSelector {
@@ -785,7 +787,10 @@ c-new       Running    0/1                      100s
             ..Default::default()
         };
         d.spec.selector = Some(bogus.clone());
-        assert_eq!(cells(&Object::Deployment(d), 0)[7], "<invalid>".into());
+        assert_eq!(
+            cells(&Object::Deployment(Box::new(d)), 0)[7],
+            "<invalid>".into()
+        );
         let mut r = ReplicaSet {
             metadata: meta("web-1", Some("default")),
             ..Default::default()
@@ -793,7 +798,7 @@ c-new       Running    0/1                      100s
         r.spec.replicas = Some(4);
         r.status.replicas = 4;
         r.status.ready_replicas = 1;
-        let c = cells(&Object::ReplicaSet(r), 0);
+        let c = cells(&Object::ReplicaSet(Box::new(r)), 0);
         assert_eq!(c[1..4], [Cell::Int(4), Cell::Int(4), Cell::Int(1)]);
         assert_eq!(c[7], "<none>".into());
         assert_eq!(format_label_selector(Some(&bogus)), "<error>");
@@ -859,7 +864,7 @@ c-new       Running    0/1                      100s
             ..Default::default()
         };
         assert_eq!(
-            texts(&cells(&Object::StatefulSet(s), 65)),
+            texts(&cells(&Object::StatefulSet(Box::new(s)), 65)),
             ["team-a", "1970-01-01T00:00:05Z"]
         );
         let created = columns(&Kind::StatefulSet)[1];

@@ -64,7 +64,7 @@ pub fn scenario_objects(
         out.push((Object::Node(n.to_node()), at(&nodes_path)));
     }
     for p in pods.iter().take(spec.limit.unwrap_or(usize::MAX)) {
-        out.push((Object::Pod(p.to_pod()), at(&pods_path)));
+        out.push((Object::Pod(Box::new(p.to_pod())), at(&pods_path)));
     }
     Ok(out)
 }

@@ -364,7 +364,7 @@ pub fn replay_timeline(
                 let mut pod = arrivals[i].trace.to_pod();
                 pod.spec.scheduler_name = Some(scheduler_name.clone());
                 // A pod the apiserver rejects (e.g. an invalid name) ends the replay.
-                if let Err(e) = cluster.api().create(Object::Pod(pod)) {
+                if let Err(e) = cluster.api().create(Object::Pod(Box::new(pod))) {
                     return Err(TimelineError::CreateFailed {
                         at: at(file, arrivals[i].trace.line),
                         pod: arrivals[i].trace.name.clone(),

@@ -101,7 +101,7 @@ pub fn max_replicas(cluster: &mut Cluster, template: &Pod, max_limit: usize) -> 
             let mut refused = None;
             for _ in 0..n {
                 let p = copy(template, created + 1);
-                match cluster.api().create(Object::Pod(p)) {
+                match cluster.api().create(Object::Pod(Box::new(p))) {
                     Ok(_) => created += 1,
                     Err(s) => {
                         refused = Some(s.message);

@@ -138,7 +138,7 @@ pub(super) fn workload_pods(
                 *bound_per_root.entry(r.clone()).or_insert(0) += 1;
             }
         }
-        pods.push(p.clone());
+        pods.push((**p).clone());
     }
     // Controllers of the workload with fewer bound pods than `spec.replicas`.
     let mut short: BTreeMap<String, (String, i32)> = BTreeMap::new();

@@ -556,7 +556,7 @@ impl DaemonSetsController {
                         pod.spec.affinity.take(),
                         node,
                     ));
-                    match api.create_shared(Object::Pod(pod)) {
+                    match api.create_shared(Object::Pod(Box::new(pod))) {
                         Ok(created) => {
                             events.record(
                                 api,

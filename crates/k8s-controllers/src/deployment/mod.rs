@@ -99,7 +99,7 @@ impl DeploymentController {
             if d.status.observed_generation.unwrap_or(0) < d.metadata.generation.unwrap_or(0) {
                 self.events.record(
                     api,
-                    &k8s_types::Object::Deployment(d.clone()),
+                    &k8s_types::Object::Deployment(Box::new(d.clone())),
                     event_types::WARNING,
                     SELECTING_ALL_REASON,
                     SELECTING_ALL_MESSAGE,
@@ -227,7 +227,7 @@ impl DeploymentSync<'_> {
 
     /// Records a Normal event on the Deployment.
     fn event(&mut self, type_: &str, reason: &str, message: String) {
-        let obj = k8s_types::Object::Deployment(self.d.clone());
+        let obj = k8s_types::Object::Deployment(Box::new(self.d.clone()));
         self.events.record(self.api, &obj, type_, reason, message);
     }
 

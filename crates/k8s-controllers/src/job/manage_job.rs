@@ -160,7 +160,7 @@ impl JobController {
                                 }
                             }
                         }
-                        match api.create_shared(Object::Pod(pod)) {
+                        match api.create_shared(Object::Pod(Box::new(pod))) {
                             Ok(created) => {
                                 self.events.record(
                                     api,

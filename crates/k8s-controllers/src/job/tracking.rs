@@ -271,7 +271,7 @@ pub(super) fn remove_tracking_finalizer(api: &mut dyn ApiClient, pod: &Pod) -> R
         .metadata
         .finalizers
         .retain(|f| f != JOB_TRACKING_FINALIZER);
-    match api.update(Object::Pod(fresh)) {
+    match api.update(Object::Pod(Box::new(fresh))) {
         Ok(_) => Ok(()),
         Err(e) if e.is_not_found() => Ok(()),
         Err(e) => Err(e),

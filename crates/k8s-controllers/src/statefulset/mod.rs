@@ -379,7 +379,7 @@ impl StatefulSetController {
                 return Err(e);
             }
             let name = new_pod.metadata.name.clone();
-            match api.create(Object::Pod(new_pod)) {
+            match api.create(Object::Pod(Box::new(new_pod))) {
                 Ok(_) => self.record_pod_event(api, set, "create", &name, None),
                 Err(e) if e.is_already_exists() => {}
                 Err(e) => {
@@ -426,7 +426,7 @@ impl StatefulSetController {
         update_storage(set, &mut fixed, ord);
         self.create_claims(api, informers, set, &fixed, ord)?;
         let name = fixed.metadata.name.clone();
-        match api.update(Object::Pod(fixed)) {
+        match api.update(Object::Pod(Box::new(fixed))) {
             Ok(_) => {
                 self.record_pod_event(api, set, "update", &name, None);
                 Ok(())

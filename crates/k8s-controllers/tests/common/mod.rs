@@ -36,7 +36,8 @@ pub fn fake_scheduler_and_kubelet(api: &mut FakeApi) {
                 last_transition_time: Some(tick_timestamp(now)),
                 ..Default::default()
             });
-            api.update_status(Object::Pod(bound)).expect("scheduled");
+            api.update_status(Object::Pod(Box::new(bound)))
+                .expect("scheduled");
             continue;
         }
         let scheduled_at = pod
@@ -52,7 +53,7 @@ pub fn fake_scheduler_and_kubelet(api: &mut FakeApi) {
                 last_transition_time: Some(tick_timestamp(now)),
                 ..Default::default()
             });
-            api.update_status(Object::Pod(p)).expect("ready");
+            api.update_status(Object::Pod(Box::new(p))).expect("ready");
         }
     }
 }

@@ -45,7 +45,7 @@ impl FakeApi {
 
     pub fn pod(&self, ns: &str, name: &str) -> Option<Pod> {
         match self.objects.get(&Kind::Pod.key(ns, name)) {
-            Some(Object::Pod(p)) => Some(p.clone()),
+            Some(Object::Pod(p)) => Some(*p.clone()),
             _ => None,
         }
     }
@@ -71,8 +71,8 @@ impl FakeApi {
 
     /// Creates a pod bound to `node`.
     pub fn add_pod(&mut self, pod: Pod) -> Pod {
-        match self.create(Object::Pod(pod)) {
-            Ok(Object::Pod(p)) => p,
+        match self.create(Object::Pod(Box::new(pod))) {
+            Ok(Object::Pod(p)) => *p,
             other => panic!("create pod: {other:?}"),
         }
     }
@@ -219,7 +219,7 @@ impl ApiClient for FakeApi {
         self.bump(&mut obj);
         self.objects.insert(key, obj.clone());
         match obj {
-            Object::Pod(p) => Ok(p),
+            Object::Pod(p) => Ok(*p),
             _ => Err(Status::internal("not a pod")),
         }
     }

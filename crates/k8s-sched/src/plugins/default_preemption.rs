@@ -382,7 +382,7 @@ pub fn prepare_candidate(c: &Candidate, pod: &Pod, handle: &mut dyn Handle) -> R
             };
         let involved = match deleted {
             Object::Pod(p) => Object::Pod(p),
-            _ => Object::Pod(fresh),
+            _ => Object::Pod(Box::new(fresh)),
         };
         handle.record_event(
             &involved,

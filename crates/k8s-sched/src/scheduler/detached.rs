@@ -120,7 +120,7 @@ impl Scheduler {
     /// and [`Scheduler::add_node`] put them.
     pub fn add_object(&mut self, obj: Object) {
         match obj {
-            Object::Pod(p) => self.add_pod(p),
+            Object::Pod(p) => self.add_pod(*p),
             Object::PodGroup(g) => self.add_pod_group(g),
             Object::Node(n) => self.add_node(n),
             other => self.detached.put_object(other),

@@ -246,7 +246,7 @@ fn objects() -> Vec<Object> {
         rs.metadata.name = name.into();
         rs.metadata.namespace = Some(ns.into());
         rs.spec.selector = Some(req_selector("app", "In", &[app]));
-        Object::ReplicaSet(rs)
+        Object::ReplicaSet(Box::new(rs))
     };
     let mut svc = k8s_types::core::Service::default();
     svc.metadata.name = "cache".into();

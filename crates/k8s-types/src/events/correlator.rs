@@ -21,7 +21,7 @@
 //! `rate.Limiter` at `float32(1/300)` tokens per second gives back its first token after exactly
 //! 300 whole seconds too.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::hash::{DefaultHasher, Hasher};
 
 use crate::core::event::Event;
@@ -208,8 +208,38 @@ impl KeyDigest {
 /// Upstream `aggregateRecord`: the distinct messages of a group and when it was last seen.
 #[derive(Clone, Debug, Default)]
 struct AggregateRecord {
-    local_keys: BTreeSet<String>,
+    local_keys: LocalKeys,
     last: Option<Tick>,
+}
+
+/// Upstream `aggregateRecord.localKeys` (a `sets.String`): the distinct messages of a group, kept
+/// as a sorted vector of exactly sized strings. Most groups hold one message (one event per
+/// object and reason), for which a `BTreeSet` would allocate a whole node (11 slots); this holds
+/// one pointer and the message's bytes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct LocalKeys(Vec<Box<str>>);
+
+impl LocalKeys {
+    /// Adds `message` unless present; true when it was new.
+    pub(crate) fn insert(&mut self, message: &str) -> bool {
+        match self.0.binary_search_by(|k| (**k).cmp(message)) {
+            Ok(_) => false,
+            Err(at) => {
+                self.0.insert(at, Box::from(message));
+                true
+            }
+        }
+    }
+
+    /// Removes and returns the smallest message (the set's first in string order).
+    pub(crate) fn pop_first(&mut self) -> Option<Box<str>> {
+        (!self.0.is_empty()).then(|| self.0.remove(0))
+    }
+
+    /// Number of distinct messages.
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
 }
 
 /// Upstream `EventAggregator` with `EventAggregatorByReasonFunc` and
@@ -233,9 +263,7 @@ impl EventAggregator {
         {
             record = AggregateRecord::default();
         }
-        if !record.local_keys.contains(&event.message) {
-            record.local_keys.insert(event.message.clone());
-        }
+        record.local_keys.insert(&event.message);
         record.last = Some(now);
         if record.local_keys.len() < DEFAULT_AGGREGATE_MAX_EVENTS {
             self.cache.add(aggregate_key, record);

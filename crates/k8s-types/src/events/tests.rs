@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::correlator::{event_key, spam_key, KeyDigest, Lru, AGGREGATE_MESSAGE_PREFIX};
+use super::correlator::{event_key, spam_key, KeyDigest, LocalKeys, Lru, AGGREGATE_MESSAGE_PREFIX};
 use super::*;
 use crate::core::event::event_types::{NORMAL, WARNING};
 use crate::core::{Binding, Pod};
@@ -108,7 +108,7 @@ fn pod(name: &str) -> Object {
     p.metadata.name = name.to_string();
     p.metadata.namespace = Some("default".into());
     p.metadata.uid = Some(format!("uid-{name}"));
-    Object::Pod(p)
+    Object::Pod(Box::new(p))
 }
 
 fn recorder() -> EventRecorder {
@@ -159,7 +159,7 @@ fn typed_involved_object_records_the_same_event_as_the_object() {
         unreachable!("pod() builds a Pod")
     };
     typed.metadata.resource_version = Some("7".into());
-    let first = created(r.record(&mut api, Involved::of(&typed), NORMAL, "Pulled", "m"));
+    let first = created(r.record(&mut api, Involved::of(&*typed), NORMAL, "Pulled", "m"));
     let mut other = EventRecorder::for_component("test-controller");
     let mut api2 = EventApi::default();
     let object = Object::Pod(typed.clone());
@@ -169,7 +169,7 @@ fn typed_involved_object_records_the_same_event_as_the_object() {
     assert_eq!(first.involved_object.api_version, "v1");
     assert_eq!(first.involved_object.uid, "uid-p");
     assert_eq!(first.involved_object.resource_version, "7");
-    let again = updated(r.record(&mut api, Involved::of(&typed), NORMAL, "Pulled", "m"));
+    let again = updated(r.record(&mut api, Involved::of(&*typed), NORMAL, "Pulled", "m"));
     assert_eq!((again.metadata.name, again.count), (first.metadata.name, 2));
 }
 
@@ -354,4 +354,27 @@ fn key_digests_are_digests_of_the_joined_key() {
         KeyDigest::of(&[spam_key(&e).as_str()]),
         KeyDigest::of(&["kubeletp"])
     );
+}
+
+#[test]
+fn local_keys_are_a_set_in_string_order() {
+    // Inserted out of order and with a repeat: the set holds each message once and pops them
+    // smallest first, as the `BTreeSet<String>` it replaces did ("m10" < "m2" as strings).
+    let mut keys = LocalKeys::default();
+    assert!(keys.insert("m2"));
+    assert!(keys.insert("m10"));
+    assert!(!keys.insert("m2"));
+    assert!(keys.insert("a"));
+    assert_eq!(keys.len(), 3);
+    let popped: Vec<Option<Box<str>>> = (0..4).map(|_| keys.pop_first()).collect();
+    assert_eq!(
+        popped,
+        vec![
+            Some("a".into()),
+            Some("m10".into()),
+            Some("m2".into()),
+            None
+        ]
+    );
+    assert_eq!(keys.len(), 0);
 }

@@ -1319,7 +1319,7 @@ fn replica_set(name: &str, selector: LabelSelector) -> Object {
     rs.metadata.name = name.into();
     rs.metadata.namespace = Some("default".into());
     rs.spec.selector = Some(selector);
-    Object::ReplicaSet(rs)
+    Object::ReplicaSet(Box::new(rs))
 }
 
 #[test]
@@ -1472,7 +1472,7 @@ fn replica_set_in(ns: &str, name: &str, app: &str) -> Object {
     rs.metadata.name = name.into();
     rs.metadata.namespace = Some(ns.into());
     rs.spec.selector = Some(req_selector("app", "In", &[app]));
-    Object::ReplicaSet(rs)
+    Object::ReplicaSet(Box::new(rs))
 }
 
 /// A random cluster: nodes with or without a zone (some with the zone `""`), a few without a
