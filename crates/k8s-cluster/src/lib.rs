@@ -35,6 +35,7 @@ pub mod manifest;
 pub(crate) mod node_devices;
 pub(crate) mod output;
 pub(crate) mod output_conflicts;
+pub(crate) mod output_json;
 pub(crate) mod output_services;
 pub mod printers;
 pub(crate) mod run;

@@ -10,6 +10,7 @@ use k8s_types::object::Kind;
 use k8s_types::resources::Resources;
 use k8s_types::Tick;
 
+use crate::output_json::SortedPretty;
 use crate::state::{allocated_by_node, format_amount, human_duration, pod_devices, print_pod};
 
 /// Formats rows as left-aligned columns separated by two spaces (trailing spaces trimmed).
@@ -258,6 +259,49 @@ impl<'a> ListView<'a> {
     }
 }
 
+impl ListView<'_> {
+    /// Writes the List as pretty JSON, byte for byte what `serde_json::to_writer_pretty` writes
+    /// for it (the `Serialize` below, each object a sorted `serde_json::Value`), but each object
+    /// is written straight from its typed fields by [`SortedPretty`], which puts the keys in the
+    /// same sorted order without building the `Value`; the bytes go to `out` every 64 KiB. No
+    /// newline after the closing brace.
+    ///
+    /// # Errors
+    /// The writer's error.
+    pub fn write_json(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        const FLUSH_AT: usize = 1 << 16;
+        let mut w = SortedPretty::default();
+        w.buf.extend_from_slice(b"{\n  \"apiVersion\": \"v1\",\n");
+        if let Some(c) = &self.conflicts {
+            w.buf.extend_from_slice(b"  \"conflicts\": ");
+            w.write(c, 1)?;
+            w.buf.extend_from_slice(b",\n");
+        }
+        w.buf.extend_from_slice(b"  \"items\": [");
+        let mut first = true;
+        for kind in self.kinds() {
+            for o in self.api.list_shared(&kind, None, None) {
+                let sep: &[u8] = if first { b"\n    " } else { b",\n    " };
+                w.buf.extend_from_slice(sep);
+                first = false;
+                w.write(&*o, 2)?;
+                if w.buf.len() >= FLUSH_AT {
+                    out.write_all(&w.buf)?;
+                    w.buf.clear();
+                }
+            }
+        }
+        let end: &[u8] = if first { b"],\n" } else { b"\n  ],\n" };
+        w.buf.extend_from_slice(end);
+        w.buf.extend_from_slice(
+            b"  \"kind\": \"List\",\n  \"metadata\": {\n    \"resourceVersion\": ",
+        );
+        w.write(&self.api.revision().to_string(), 2)?;
+        w.buf.extend_from_slice(b"\n  }\n}");
+        out.write_all(&w.buf)
+    }
+}
+
 /// The `items` of a [`ListView`].
 struct Items<'a>(&'a ListView<'a>);
 
@@ -347,6 +391,32 @@ mod tests {
         assert_eq!(
             String::from_utf8(yaml).expect("utf8"),
             serde_yaml::to_string(&value).expect("yaml")
+        );
+        // `--output json`'s writer, straight from the typed objects.
+        let mut direct = Vec::new();
+        view.write_json(&mut direct).expect("direct");
+        assert_eq!(
+            String::from_utf8(direct).expect("utf8"),
+            serde_json::to_string_pretty(&value).expect("json")
+        );
+    }
+
+    /// `write_json` with a `conflicts` field and without items prints what the `Value` path
+    /// prints (`"items": []`, the conflicts' keys sorted).
+    #[test]
+    fn write_json_of_an_empty_list_with_conflicts() {
+        let api = ApiServer::new(Box::new(MemStore::new()));
+        let other = BTreeSet::new();
+        let conflicts =
+            serde_json::json!({"total": 2, "byComponent": [{"kind": "Pod", "count": 2}]});
+        let view = ListView::new(&api, &other).with_conflicts(Some(conflicts));
+        let mut direct = Vec::new();
+        view.write_json(&mut direct).expect("direct");
+        let value = serde_json::to_value(&view).expect("value");
+        assert_eq!(value["items"], serde_json::json!([]));
+        assert_eq!(
+            String::from_utf8(direct).expect("utf8"),
+            serde_json::to_string_pretty(&value).expect("json")
         );
     }
 

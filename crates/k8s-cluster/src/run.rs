@@ -642,9 +642,9 @@ fn render(
             let list = output::ListView::new(cluster.api_ref(), &other_kinds)
                 .with_conflicts(crate::output_conflicts::json(&cluster));
             let written = if opts.output == OutputFormat::Json {
-                serde_json::to_writer_pretty(&mut *out, &list)
+                list.write_json(&mut *out)
+                    .and_then(|()| out.write_all(b"\n"))
                     .map_err(|e| e.to_string())
-                    .and_then(|()| out.write_all(b"\n").map_err(|e| e.to_string()))
             } else {
                 serde_yaml::to_writer(&mut *out, &list).map_err(|e| e.to_string())
             };

@@ -117,7 +117,7 @@ impl Session {
     /// The writer's error.
     pub fn write_state_json(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
         let list = crate::output::ListView::new(self.cluster.api_ref(), &self.other_kinds);
-        serde_json::to_writer_pretty(&mut *out, &list)?;
+        list.write_json(&mut *out)?;
         out.write_all(b"\n")
     }
 }
