@@ -21,7 +21,8 @@ pub const RENEW_INTERVAL_TICKS: Tick = 10;
 
 /// The kubelet's lease controller: when it last renewed, and the Lease its last write returned.
 ///
-/// As upstream's lease controller (`tryUpdateOrCreateLease` with `latestLease`), a renewal updates
+/// As upstream's lease controller (`staging/src/k8s.io/component-helpers/apimachinery/lease/
+/// controller.go`: `sync` updates `latestLease` when it has one), a renewal updates
 /// the Lease it last wrote without reading it first; only when that update fails (another writer
 /// changed or deleted the Lease: `409 Conflict`, `404 NotFound`) or nothing was written yet does it
 /// read the Lease (creating it when missing) and update that. The stored Lease is the same either
