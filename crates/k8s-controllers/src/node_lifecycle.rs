@@ -279,7 +279,7 @@ impl NodeLifecycleController {
                     let m = match first.take() {
                         Some(m) => m,
                         None => {
-                            let mut fresh = api.get_typed::<Node>("", &name)?;
+                            let mut fresh = api.get_typed::<Node>("", name)?;
                             mark_unknown(&mut fresh, now);
                             fresh
                         }
@@ -297,7 +297,7 @@ impl NodeLifecycleController {
                         REASON_NODE_NOT_READY,
                         format!("Node {name} status is now: {REASON_NODE_NOT_READY}"),
                     );
-                    self.mark_pods_not_ready(&name, informers, api);
+                    self.mark_pods_not_ready(name, informers, api);
                 }
             }
         }
@@ -310,7 +310,7 @@ impl NodeLifecycleController {
             retry_on_conflict(UPDATE_TAINT_BACKOFF_STEPS, || {
                 let mut n = match first.take() {
                     Some(n) => n,
-                    None => api.get_typed::<Node>("", &name)?,
+                    None => api.get_typed::<Node>("", name)?,
                 };
                 let Some(taints) = reconcile_taints(&n, now) else {
                     return Ok(());

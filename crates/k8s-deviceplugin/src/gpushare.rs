@@ -298,7 +298,7 @@ mod tests {
         available.extend((0..100).map(|k| device_id(0, k)));
         available.extend((10..1000).step_by(3).map(|k| device_id(1, k)));
         available.push("x-1".to_string());
-        let must = vec![device_id(2, 700)];
+        let must = [device_id(2, 700)];
         for gpu in [Some(0), Some(1), Some(2), Some(7), None] {
             for size in [0, 1, 100, 101, 330, 499, 500, 501, 2000] {
                 for must_include in [&[][..], &must[..]] {
