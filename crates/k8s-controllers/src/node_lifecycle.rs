@@ -236,27 +236,34 @@ impl NodeLifecycleController {
         api: &mut dyn ApiClient,
     ) -> Result<(), SyncError> {
         let now = api.now();
-        let name = node.metadata.name.clone();
-        let heartbeat = ready_condition(node).and_then(|c| c.last_heartbeat_time.clone());
+        // A pass runs over every node every 5 ticks: the usual node, already known, with neither
+        // heartbeat nor Lease moved, is compared in place and nothing is copied.
+        let name = node.metadata.name.as_str();
+        let heartbeat = ready_condition(node).and_then(|c| c.last_heartbeat_time.as_deref());
         let lease_key = format!("{NODE_LEASE_NAMESPACE}/{name}");
         let renew = informers
             .of(&Kind::Lease)
             .get_typed::<Lease>(&lease_key)
-            .and_then(|l| l.spec.renew_time.clone());
-        let health = self
-            .health
-            .entry(name.clone())
-            .or_insert_with(|| NodeHealth {
-                probe: now,
-                ready_heartbeat: heartbeat.clone(),
-                lease_renew: renew.clone(),
-            });
-        if health.ready_heartbeat != heartbeat {
-            health.ready_heartbeat = heartbeat;
+            .and_then(|l| l.spec.renew_time.as_deref());
+        if !self.health.contains_key(name) {
+            self.health.insert(
+                name.to_string(),
+                NodeHealth {
+                    probe: now,
+                    ready_heartbeat: heartbeat.map(str::to_string),
+                    lease_renew: renew.map(str::to_string),
+                },
+            );
+        }
+        let Some(health) = self.health.get_mut(name) else {
+            return Ok(());
+        };
+        if health.ready_heartbeat.as_deref() != heartbeat {
+            health.ready_heartbeat = heartbeat.map(str::to_string);
             health.probe = now;
         }
-        if renew.is_some() && health.lease_renew < renew {
-            health.lease_renew = renew;
+        if renew.is_some() && health.lease_renew.as_deref() < renew {
+            health.lease_renew = renew.map(str::to_string);
             health.probe = now;
         }
         let mut node = std::borrow::Cow::Borrowed(node);
@@ -272,7 +279,7 @@ impl NodeLifecycleController {
                     let m = match first.take() {
                         Some(m) => m,
                         None => {
-                            let mut fresh = api.get_typed::<Node>("", &name)?;
+                            let mut fresh = api.get_typed::<Node>("", name)?;
                             mark_unknown(&mut fresh, now);
                             fresh
                         }
@@ -290,7 +297,7 @@ impl NodeLifecycleController {
                         REASON_NODE_NOT_READY,
                         format!("Node {name} status is now: {REASON_NODE_NOT_READY}"),
                     );
-                    self.mark_pods_not_ready(&name, informers, api);
+                    self.mark_pods_not_ready(name, informers, api);
                 }
             }
         }
@@ -303,7 +310,7 @@ impl NodeLifecycleController {
             retry_on_conflict(UPDATE_TAINT_BACKOFF_STEPS, || {
                 let mut n = match first.take() {
                     Some(n) => n,
-                    None => api.get_typed::<Node>("", &name)?,
+                    None => api.get_typed::<Node>("", name)?,
                 };
                 let Some(taints) = reconcile_taints(&n, now) else {
                     return Ok(());

@@ -184,6 +184,10 @@ impl DevicePlugin for GpuShareDevicePlugin {
 }
 
 /// `must_include`, then free units of `gpu` (lowest first), then anything else free.
+///
+/// When the units of `gpu` alone fill the request (the usual case: the scheduler's GpuShare
+/// plugin only names a GPU with room), only they are sorted, not every free unit of the node
+/// (8,000 on an 8-GPU node); the answer is the same.
 fn pick(
     available: &[String],
     must_include: &[String],
@@ -191,6 +195,24 @@ fn pick(
     gpu: Option<usize>,
 ) -> Vec<String> {
     let mut chosen: Vec<String> = must_include.to_vec();
+    if let Some(want) = gpu {
+        let mut own: Vec<(i64, &String)> = available
+            .iter()
+            .filter(|id| !chosen.contains(id))
+            .filter_map(|id| {
+                let (g, k) = id.split_once('-')?;
+                let g: usize = g.parse().ok()?;
+                let k: i64 = k.parse().ok()?;
+                (g == want).then_some((k, id))
+            })
+            .collect();
+        if chosen.len() + own.len() >= size {
+            own.sort();
+            let room = size.saturating_sub(chosen.len());
+            chosen.extend(own.into_iter().take(room).map(|(_, id)| id.clone()));
+            return chosen;
+        }
+    }
     let mut units: Vec<(usize, i64, &String)> = available
         .iter()
         .filter(|id| !chosen.contains(id))
@@ -238,6 +260,59 @@ mod tests {
         p.set_health("1", false);
         assert!(p.allocate(&ids).is_err());
         assert!(p.allocate(&["7-0".to_string()]).is_err());
+    }
+
+    /// `pick` as it was before the fast path: every free unit parsed and sorted.
+    fn pick_by_sorting_all(
+        available: &[String],
+        must_include: &[String],
+        size: usize,
+        gpu: Option<usize>,
+    ) -> Vec<String> {
+        let mut chosen: Vec<String> = must_include.to_vec();
+        let mut units: Vec<(usize, i64, &String)> = available
+            .iter()
+            .filter(|id| !chosen.contains(id))
+            .filter_map(|id| {
+                let (g, k) = id.split_once('-')?;
+                Some((g.parse().ok()?, k.parse().ok()?, id))
+            })
+            .collect();
+        units.sort();
+        let first = units.iter().filter(|(g, _, _)| Some(*g) == gpu);
+        let rest = units.iter().filter(|(g, _, _)| Some(*g) != gpu);
+        for (_, _, id) in first.chain(rest) {
+            if chosen.len() >= size {
+                break;
+            }
+            chosen.push((*id).clone());
+        }
+        chosen
+    }
+
+    #[test]
+    fn the_annotated_gpu_fast_path_picks_what_sorting_every_unit_picks() {
+        // Free units, out of order: GPU 2 has units 999 down to 500 (500 free), GPU 0 has 0..99,
+        // GPU 1 has 10..1000 step 3; plus a malformed ID.
+        let mut available: Vec<String> = (500..1000).rev().map(|k| device_id(2, k)).collect();
+        available.extend((0..100).map(|k| device_id(0, k)));
+        available.extend((10..1000).step_by(3).map(|k| device_id(1, k)));
+        available.push("x-1".to_string());
+        let must = [device_id(2, 700)];
+        for gpu in [Some(0), Some(1), Some(2), Some(7), None] {
+            for size in [0, 1, 100, 101, 330, 499, 500, 501, 2000] {
+                for must_include in [&[][..], &must[..]] {
+                    assert_eq!(
+                        pick(&available, must_include, size, gpu),
+                        pick_by_sorting_all(&available, must_include, size, gpu),
+                        "gpu {gpu:?} size {size} must {must_include:?}"
+                    );
+                }
+            }
+        }
+        // Worked by hand: GPU 2's lowest free units are 500.. (the list holds them high to low).
+        let ids = pick(&available, &[], 3, Some(2));
+        assert_eq!(ids, vec!["2-500", "2-501", "2-502"]);
     }
 
     #[test]

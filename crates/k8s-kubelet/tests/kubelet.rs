@@ -633,3 +633,53 @@ fn a_rejected_pod_is_deleted_without_killing_containers() {
     assert_eq!(devices(&api, "a").as_deref(), Some("nvidia.com/gpu=0"));
     assert_eq!(k.pod_devices("default", "a")["nvidia.com/gpu"], vec!["0"]);
 }
+
+/// The Lease renewal updates the Lease its previous write returned, without reading it first (as
+/// upstream's lease controller with `latestLease`); when another writer changed the Lease (the
+/// update conflicts) or deleted it (NotFound), it reads (or creates) the Lease and renews that.
+#[test]
+fn lease_renewal_updates_its_last_write_and_recovers_from_other_writers() {
+    use k8s_kubelet::node_lease::NodeLease;
+    use k8s_types::coordination::{micro_time, Lease, NODE_LEASE_NAMESPACE};
+    let mut api = FakeApi::default();
+    let mut lease = NodeLease::default();
+    let stored = |api: &FakeApi| -> Lease {
+        api.get_typed(NODE_LEASE_NAMESPACE, "n1")
+            .expect("the Lease exists")
+    };
+    assert_eq!(lease.renew_if_due(&mut api, "n1", 0), Ok(true));
+    assert_eq!(stored(&api).spec.renew_time, Some(micro_time(0)));
+    // Not due before 10 ticks.
+    assert_eq!(lease.renew_if_due(&mut api, "n1", 9), Ok(false));
+    assert_eq!(lease.renew_if_due(&mut api, "n1", 10), Ok(true));
+    assert_eq!(stored(&api).spec.renew_time, Some(micro_time(10)));
+    // Another writer changes the Lease: the kubelet's copy is stale, its update conflicts, it
+    // reads the Lease and renews it (taking the holder back).
+    let mut other = stored(&api);
+    other.spec.holder_identity = Some("someone-else".into());
+    api.update_typed(other).expect("foreign update");
+    assert_eq!(lease.renew_if_due(&mut api, "n1", 20), Ok(true));
+    let l = stored(&api);
+    assert_eq!(l.spec.renew_time, Some(micro_time(20)));
+    assert_eq!(l.spec.holder_identity.as_deref(), Some("n1"));
+    // Deleted: created again at the next renewal.
+    api.delete(
+        &Kind::Lease,
+        NODE_LEASE_NAMESPACE,
+        "n1",
+        DeleteOptions::default(),
+    )
+    .expect("delete");
+    assert_eq!(lease.renew_if_due(&mut api, "n1", 30), Ok(true));
+    assert_eq!(stored(&api).spec.renew_time, Some(micro_time(30)));
+    // Writes: create, renew, the foreign update, renew (after the conflict), delete, create.
+    let verbs: Vec<&str> = api
+        .writes
+        .iter()
+        .filter_map(|w| w.split_whitespace().next())
+        .collect();
+    assert_eq!(
+        verbs,
+        vec!["create", "update", "update", "update", "delete", "create"]
+    );
+}

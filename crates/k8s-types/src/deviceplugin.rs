@@ -123,18 +123,31 @@ pub trait DevicePlugin {
 /// with equal numbers then as text); anything else (e.g.
 /// `GPU-<uuid>`) compares as text. Used wherever a list of device IDs reaches output, so the order is
 /// deterministic.
+///
+/// The comparison allocates nothing (it runs for every pair a sort of a node's 8,000 GPU-share
+/// IDs compares): the parts are parsed as they are compared.
 pub fn compare_device_ids(a: &str, b: &str) -> std::cmp::Ordering {
-    match (numeric_parts(a), numeric_parts(b)) {
-        (Some(x), Some(y)) => x.cmp(&y).then_with(|| a.cmp(b)),
-        _ => a.cmp(b),
+    if all_numeric(a) && all_numeric(b) {
+        numeric_parts(a)
+            .cmp(numeric_parts(b))
+            .then_with(|| a.cmp(b))
+    } else {
+        a.cmp(b)
     }
 }
 
-fn numeric_parts(id: &str) -> Option<Vec<u64>> {
+/// Whether every non-empty `-`/`:`-separated part of `id` is a decimal `u64`.
+fn all_numeric(id: &str) -> bool {
     id.split(['-', ':'])
         .filter(|p| !p.is_empty())
-        .map(|p| p.parse::<u64>().ok())
-        .collect()
+        .all(|p| p.parse::<u64>().is_ok())
+}
+
+/// The numbers of an [`all_numeric`] ID, in order.
+fn numeric_parts(id: &str) -> impl Iterator<Item = u64> + '_ {
+    id.split(['-', ':'])
+        .filter(|p| !p.is_empty())
+        .map(|p| p.parse::<u64>().unwrap_or(0))
 }
 
 #[cfg(test)]
@@ -152,5 +165,58 @@ mod tests {
         let mut replicas = vec!["1:0", "0::10", "0::9", "10::0", "2::0"];
         replicas.sort_by(|a, b| compare_device_ids(a, b));
         assert_eq!(replicas, vec!["0::9", "0::10", "1:0", "2::0", "10::0"]);
+    }
+
+    /// The definition the allocation-free comparison replaced: all parts numeric compare as
+    /// vectors of numbers (then as text), anything else as text.
+    fn reference(a: &str, b: &str) -> std::cmp::Ordering {
+        let parts = |id: &str| -> Option<Vec<u64>> {
+            id.split(['-', ':'])
+                .filter(|p| !p.is_empty())
+                .map(|p| p.parse::<u64>().ok())
+                .collect()
+        };
+        match (parts(a), parts(b)) {
+            (Some(x), Some(y)) => x.cmp(&y).then_with(|| a.cmp(b)),
+            _ => a.cmp(b),
+        }
+    }
+
+    #[test]
+    fn comparison_agrees_with_the_vector_definition_on_every_pair() {
+        let ids = [
+            "",
+            "0",
+            "1",
+            "2",
+            "10",
+            "0-0",
+            "0-9",
+            "0-10",
+            "1-0",
+            "10-999",
+            "0:1",
+            "0::1",
+            "0::10",
+            "1:0",
+            "1:0::2",
+            "GPU-a",
+            "GPU-0",
+            "a",
+            "-",
+            "0-",
+            "-0",
+            "0--1",
+            "x:1",
+            "007",
+            "7",
+            "18446744073709551616",
+            "1-18446744073709551616",
+        ];
+        for a in ids {
+            for b in ids {
+                assert_eq!(compare_device_ids(a, b), reference(a, b), "{a:?} vs {b:?}");
+            }
+        }
     }
 }
