@@ -195,22 +195,7 @@ fn kubectl_drives_a_rolling_update_a_drain_and_the_recording_replays() {
     );
 
     // The recording replays to the same state, byte for byte.
-    let state = env.ok(&["get", "--raw", "/k8s-mini/v1/state"]);
-    let recorded = env.dir.join("recorded.yaml");
-    let replay = k8s_cluster::run_file(
-        &recorded,
-        &k8s_cluster::RunOptions {
-            output: k8s_cluster::OutputFormat::Json,
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    assert_eq!(replay.failures, 0, "{}", replay.stderr);
-    assert!(
-        replay.stdout == state,
-        "the replay of {} differs",
-        recorded.display()
-    );
+    env.assert_replays();
 }
 
 #[test]
