@@ -57,8 +57,10 @@ impl ScorePlugin for DynamicResources {
             let claim = &s.claims[ci];
             for r in &claim.spec.devices.requests {
                 for (i, sub) in r.first_available.iter().enumerate() {
-                    let name = format!("{}/{}", r.name, sub.name);
-                    if result.devices.results.iter().any(|d| d.request == name) {
+                    // `<request>/<subrequest>`, compared without building it (per node).
+                    let took =
+                        |d: &str| d.split_once('/') == Some((r.name.as_str(), sub.name.as_str()));
+                    if result.devices.results.iter().any(|d| took(&d.request)) {
                         score +=
                             i64::try_from(FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE - i).unwrap_or(0);
                     }
