@@ -9,9 +9,10 @@ use k8s_types::labels::LabelSelector;
 use k8s_types::object::Object;
 use serde_json::{json, Value};
 
+use crate::serve::custom;
 use crate::serve::rest::Target;
 
-/// The keys of a simple JSON path (`.spec.replicas`).
+/// The keys of a simple JSON path (`.spec.replicas`), for the write.
 fn keys(path: &str) -> Vec<&str> {
     path.trim_start_matches('.')
         .split('.')
@@ -19,8 +20,9 @@ fn keys(path: &str) -> Vec<&str> {
         .collect()
 }
 
+/// The value at a CRD's JSON path (the printer columns' evaluator), `null` when absent.
 fn at<'a>(v: &'a Value, path: &str) -> &'a Value {
-    keys(path).iter().fold(v, |v, k| &v[*k])
+    custom::eval(v, path).unwrap_or(&Value::Null)
 }
 
 /// The Scale of `obj` as its resource `t` defines it.
