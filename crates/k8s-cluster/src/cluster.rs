@@ -120,6 +120,9 @@ pub struct Cluster {
     /// (read before each compaction, so the pass never needs compacted history); `None`: every
     /// node (a watch answered `410 Gone`).
     touched: Option<std::collections::BTreeSet<String>>,
+    /// [`Cluster::node_monitor_idle`] as last computed by [`Cluster::skip_to`]; `None` once a Node
+    /// write (seen by `read_touched`), a kubelet added, stopped or started may have changed it.
+    monitor_idle: Option<bool>,
     /// Nodes whose kubelet is stopped (the `stopKubelet` step): no heartbeat, no status, no pod
     /// sync; their containers keep running.
     stopped: std::collections::BTreeSet<String>,
@@ -208,6 +211,7 @@ impl Cluster {
             previous_tick_start: 0,
             kubelets_seen: None,
             touched: Some(Default::default()),
+            monitor_idle: None,
             stopped: Default::default(),
             restarted: Default::default(),
             powered_off: Default::default(),
@@ -274,6 +278,7 @@ impl Cluster {
             previous_tick_start: revision,
             kubelets_seen: None,
             touched: Some(Default::default()),
+            monitor_idle: None,
             stopped: Default::default(),
             powered_off: Default::default(),
             restarted: Default::default(),
@@ -398,6 +403,7 @@ impl Cluster {
         let dra_node = dra::dra_node(&node);
         let mut kubelet = Kubelet::new(node, plugins, self.kubelet_config.clone());
         kubelet.register(&mut self.api)?;
+        self.monitor_idle = None;
         self.kubelets.insert(name, kubelet);
         if let Some(node) = dra_node {
             dra::publish_resource_slices(&mut self.api, &node, gpu_count(&node))?;
@@ -573,6 +579,7 @@ impl Cluster {
         if self.powered_off.contains(node) {
             return Err(format!("node {node:?} is powered off"));
         }
+        self.monitor_idle = None;
         if !self.stopped.insert(node.to_string()) {
             return Err(format!("the kubelet of node {node:?} is already stopped"));
         }
@@ -588,6 +595,7 @@ impl Cluster {
         if self.powered_off.contains(node) {
             return Err(format!("node {node:?} is powered off"));
         }
+        self.monitor_idle = None;
         if !self.stopped.remove(node) {
             return Err(format!("the kubelet of node {node:?} is not stopped"));
         }
@@ -611,6 +619,7 @@ impl Cluster {
         if !self.powered_off.insert(node.to_string()) {
             return Err(format!("node {node:?} is already powered off"));
         }
+        self.monitor_idle = None;
         self.stopped.insert(node.to_string());
         self.restarted.remove(node);
         kubelet.power_off();
@@ -627,6 +636,7 @@ impl Cluster {
         if !self.powered_off.remove(node) {
             return Err(format!("node {node:?} is not powered off"));
         }
+        self.monitor_idle = None;
         self.stopped.remove(node);
         kubelet.power_on(&mut self.api);
         self.restarted.insert(node.to_string());
@@ -704,15 +714,46 @@ impl Cluster {
     /// Advances the clock to `tick` without running any component in the ticks in between (a
     /// driver that knows nothing would happen in them, see `trace::timeline`). Each kubelet's
     /// periodic node status report clock moves as if the reports due in between had been written on
-    /// time ([`Kubelet::fast_forward`]). Does nothing when `tick` is not ahead of [`Cluster::now`].
+    /// time ([`Kubelet::fast_forward`]); while the node lifecycle controller's passes write nothing
+    /// ([`Cluster::node_monitor_idle`]) the Lease renewals due in between are accounted for
+    /// ([`Cluster::account_lease_renewals`]) and the controller's next pass is the first one at
+    /// `tick` or later on its period. Does nothing when `tick` is not ahead of [`Cluster::now`].
     pub fn skip_to(&mut self, tick: Tick) {
         if tick <= self.tick {
             return;
+        }
+        if self.account_lease_renewals(tick) {
+            self.controllers.fast_forward_node_monitor(tick);
         }
         for kubelet in self.kubelets.values_mut() {
             kubelet.fast_forward(tick);
         }
         self.tick = tick;
+    }
+
+    /// Accounts for the node Lease renewals due before `to` without writing them, while the node
+    /// lifecycle controller's passes write nothing ([`Cluster::node_monitor_idle`]; returns
+    /// whether it did): each running kubelet's renewal clock moves as if they had been written
+    /// ([`Kubelet::fast_forward_lease`]; the stored Lease keeps the `renewTime` of its last written
+    /// renewal), and the controller counts them as seen by the passes that would have observed
+    /// them ([`k8s_controllers::ControllerManager::observe_node_heartbeats`]), so no live node goes
+    /// Unknown. For a driver to whom the renewals are periodic noise (the timeline replay calls
+    /// it before each tick it runs, with `to` one past it).
+    pub fn account_lease_renewals(&mut self, to: Tick) -> bool {
+        if !self.node_monitor_idle_cached() {
+            return false;
+        }
+        let mut heard = Vec::new();
+        for (name, kubelet) in &mut self.kubelets {
+            if self.stopped.contains(name) {
+                continue;
+            }
+            if let Some(last) = kubelet.fast_forward_lease(to) {
+                heard.push((name.as_str(), last));
+            }
+        }
+        self.controllers.observe_node_heartbeats(&heard);
+        true
     }
 
     /// The earliest tick at which some kubelet's periodic node status report is due.
@@ -773,8 +814,10 @@ impl Cluster {
 
     /// Reads the Node and Pod changes since `kubelets_seen` into `touched`: the nodes a write
     /// concerns (the Node itself or a pod bound to it, before or after the write).
+    /// A Node write seen (or possibly missed) forgets [`Cluster::node_monitor_idle`]'s cached answer.
     fn read_touched(&mut self) {
         let Some(since) = self.kubelets_seen else {
+            self.monitor_idle = None;
             return;
         };
         let now = self.api.revision();
@@ -783,6 +826,7 @@ impl Cluster {
         }
         self.kubelets_seen = Some(now);
         let Some(out) = self.touched.as_mut() else {
+            self.monitor_idle = None;
             return;
         };
         let (Ok(nodes), Ok(pods)) = (
@@ -790,8 +834,12 @@ impl Cluster {
             self.api.watch(&k8s_types::Kind::Pod, since),
         ) else {
             self.touched = None;
+            self.monitor_idle = None;
             return;
         };
+        if !nodes.is_empty() {
+            self.monitor_idle = None;
+        }
         for ev in nodes {
             out.insert(ev.object.meta().name.clone());
         }

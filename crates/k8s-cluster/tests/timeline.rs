@@ -283,3 +283,74 @@ fn zero_lifetime_pods_and_the_every_tick_limit() {
     assert_eq!(ticks, vec![1, 2, 9_223_372_036_854_775_808]);
     assert_eq!(run.time_scale, 1);
 }
+
+/// `Cluster::skip_to` over an idle stretch: the Lease renewals due in it are not written, and the
+/// node lifecycle controller counts them as seen, so the node stays Ready. By hand: the kubelet
+/// registers and renews at t=0, then at 10, 20; the monitor passes run at 0, 5, 10, ...
+/// `skip_to(1005)` accounts for the renewals at 30..=1000 (the last at 1000) and moves the next pass
+/// to 1005; the pass at 1005 finds the Lease unchanged since t=20 but its probe at 1000 (the pass
+/// that would have seen the renewal at 1000), so 1005 - 1000 <= 40 keeps Ready True. The next
+/// renewal is written at 1010. Without the accounting, the pass at 1005 would find the node silent
+/// since t=20 (over the 40 s grace period) and mark it Unknown. Then the renewals of ticks that run
+/// are accounted for as the timeline replay does (`Cluster::account_lease_renewals`).
+#[test]
+fn skipped_lease_renewals_are_not_written_and_keep_the_node_ready() {
+    use k8s_cluster::{Cluster, ClusterConfig};
+    use k8s_types::apiserver::ApiExt;
+    use k8s_types::coordination::{micro_time, Lease, NODE_LEASE_NAMESPACE};
+    use k8s_types::core::Node;
+
+    let trace = fixture();
+    let mut cluster = Cluster::new(ClusterConfig::default()).unwrap();
+    cluster.add_node(trace.nodes[0].to_node()).unwrap();
+    let name = trace.nodes[0].to_node().metadata.name;
+    let renew_time = |c: &Cluster| {
+        c.api_ref()
+            .get_typed::<Lease>(NODE_LEASE_NAMESPACE, &name)
+            .unwrap()
+            .spec
+            .renew_time
+            .unwrap()
+    };
+    let ready = |c: &Cluster| {
+        let node = c.api_ref().get_typed::<Node>("", &name).unwrap();
+        node.status
+            .conditions
+            .iter()
+            .find(|c| c.type_ == "Ready")
+            .map(|c| c.status.clone())
+    };
+    for _ in 0..=20 {
+        cluster.tick();
+    }
+    assert_eq!(renew_time(&cluster), micro_time(20));
+    cluster.skip_to(1005);
+    let revision = cluster.api_ref().revision();
+    cluster.tick();
+    assert_eq!(cluster.heartbeats(), 0, "no renewal is due at 1005");
+    assert_eq!(
+        cluster.api_ref().revision(),
+        revision,
+        "the tick wrote nothing"
+    );
+    assert_eq!(renew_time(&cluster), micro_time(20));
+    assert_eq!(ready(&cluster).as_deref(), Some("True"));
+    while cluster.now() <= 1100 {
+        cluster.tick();
+    }
+    assert_eq!(renew_time(&cluster), micro_time(1100));
+    assert_eq!(ready(&cluster).as_deref(), Some("True"));
+    // The timeline's ticks that run: the renewals due at 1110, ..., 1200 are accounted for before
+    // their tick, never written; the passes at 1105, ..., 1200 see them, so Ready stays True.
+    while cluster.now() <= 1200 {
+        assert!(cluster.account_lease_renewals(cluster.now() + 1));
+        cluster.tick();
+        assert_eq!(cluster.heartbeats(), 0);
+    }
+    assert_eq!(renew_time(&cluster), micro_time(1100));
+    assert_eq!(ready(&cluster).as_deref(), Some("True"));
+    // A stopped kubelet: the monitor's passes would write (the node's grace period runs out), so
+    // nothing is accounted.
+    cluster.stop_kubelet(&name).unwrap();
+    assert!(!cluster.account_lease_renewals(cluster.now() + 1));
+}

@@ -358,6 +358,36 @@ impl ControllerManager {
             .min()
     }
 
+    /// Accounts for node heartbeats (Lease renewals) a driver did not write: each `(node, tick)`
+    /// renewal is counted as seen by the first monitor pass at `tick` or later on the monitor's 5 s
+    /// period (the pass that would have observed it had it been written, its probe timestamp), so
+    /// the renewals keep the node healthy as written ones would. For a driver that knows the passes
+    /// write nothing ([`crate::node_lifecycle::monitor_pass_is_idle`] holds for every node); the
+    /// next pass is not moved (see [`ControllerManager::fast_forward_node_monitor`]).
+    pub fn observe_node_heartbeats(&mut self, heard: &[(&str, Tick)]) {
+        let Some(run) = self
+            .controllers
+            .iter_mut()
+            .find(|r| r.controller.name() == NODE_LIFECYCLE_NAME)
+        else {
+            return;
+        };
+        let Some(due) = run.queue.due(MONITOR_KEY) else {
+            return;
+        };
+        let pass = |t: Tick| {
+            due + t.saturating_sub(due).div_ceil(NODE_MONITOR_PERIOD_TICKS)
+                * NODE_MONITOR_PERIOD_TICKS
+        };
+        if let Some(c) = run
+            .controller
+            .as_any_mut()
+            .and_then(|a| a.downcast_mut::<NodeLifecycleController>())
+        {
+            c.observe_heartbeats(heard.iter().map(|(n, t)| (*n, pass(*t))));
+        }
+    }
+
     /// Moves the next monitor pass to the first one due at `to` or later on its 5 s period, as if
     /// the passes before `to` had run (each requeues the key [`NODE_MONITOR_PERIOD_TICKS`] later)
     /// and written nothing ([`crate::node_lifecycle::monitor_pass_is_idle`]).

@@ -74,12 +74,19 @@ struct NodeHealth {
     probe: Tick,
     ready_heartbeat: Option<String>,
     lease_renew: Option<String>,
+    /// The informer key of the node's Lease (`kube-node-lease/<node>`), kept so a pass does not
+    /// format it for every node.
+    lease_key: String,
 }
 
 /// kube-controller-manager's node lifecycle controller.
 #[derive(Clone, Debug)]
 pub struct NodeLifecycleController {
     health: BTreeMap<String, NodeHealth>,
+    /// Nodes whose Node or Lease changed since the pass that last looked at them (or whose last
+    /// look failed): the next pass compares their heartbeats and taints. A node not in it has the
+    /// heartbeat, Lease and taints that pass saw, so only its grace period can have run out.
+    dirty: std::collections::BTreeSet<String>,
     events: EventRecorder,
 }
 
@@ -94,6 +101,7 @@ impl NodeLifecycleController {
     pub fn new() -> Self {
         NodeLifecycleController {
             health: BTreeMap::new(),
+            dirty: Default::default(),
             events: EventRecorder::for_component("node-controller"),
         }
     }
@@ -144,6 +152,26 @@ fn reconcile_taints(node: &Node, now: Tick) -> Option<Vec<Taint>> {
     (taints != node.spec.taints).then_some(taints)
 }
 
+/// Whether the node's taints are already what its Ready condition calls for: `reconcile_taints`
+/// would change nothing (checked without building the new list; the monitor pass asks it of every
+/// node every 5 s).
+fn taints_reconciled(node: &Node) -> bool {
+    let want = wanted_key(ready_condition(node).map(|c| c.status.as_str()));
+    let ours = |t: &Taint| {
+        (t.key == TAINT_NODE_UNREACHABLE || t.key == TAINT_NODE_NOT_READY)
+            && (t.effect == effects::NO_SCHEDULE || t.effect == effects::NO_EXECUTE)
+    };
+    let taints = &node.spec.taints;
+    taints
+        .iter()
+        .all(|t| !ours(t) || Some(t.key.as_str()) == want)
+        && want.is_none_or(|key| {
+            [effects::NO_SCHEDULE, effects::NO_EXECUTE]
+                .iter()
+                .all(|e| taints.iter().any(|t| t.key == key && t.effect == *e))
+        })
+}
+
 /// Sets every posted condition to Unknown (upstream `tryUpdateNodeHealth` past the grace period).
 /// Returns whether any changed.
 fn mark_unknown(node: &mut Node, now: Tick) -> bool {
@@ -171,8 +199,7 @@ fn mark_unknown(node: &mut Node, now: Tick) -> bool {
 /// first pass after the skip sees the Lease renewed while it was not looking and moves the probe
 /// timestamp to now, as upstream's first pass after a controller restart does.
 pub fn monitor_pass_is_idle(node: &Node, renewing: bool) -> bool {
-    // `now` only stamps taints that are added; whether any change does not depend on it.
-    if reconcile_taints(node, 0).is_some() {
+    if !taints_reconciled(node) {
         return false;
     }
     renewing
@@ -186,6 +213,23 @@ pub fn monitor_pass_is_idle(node: &Node, renewing: bool) -> bool {
 }
 
 impl NodeLifecycleController {
+    /// Counts heartbeats a driver skipping idle ticks did not write as observed: each `(node,
+    /// tick)` moves that node's probe timestamp to `tick` (the monitor pass that would have seen
+    /// the renewal, see `ControllerManager::observe_node_heartbeats`) when it is later than the
+    /// one held. Nodes the controller has not seen yet are left to their first pass.
+    pub fn observe_heartbeats<'a>(&mut self, heard: impl IntoIterator<Item = (&'a str, Tick)>) {
+        for (name, tick) in heard {
+            if let Some(h) = self.health.get_mut(name) {
+                h.probe = h.probe.max(tick);
+            }
+        }
+    }
+
+    /// A node's probe timestamp (the tick the controller last heard from it), when seen.
+    pub fn probe(&self, node: &str) -> Option<Tick> {
+        self.health.get(node).map(|h| h.probe)
+    }
+
     /// Upstream `MarkPodsNotReady`: each pod on the node whose Ready condition is not False gets
     /// it False (transition now) and a `NodeNotReady` warning event.
     fn mark_pods_not_ready(
@@ -240,24 +284,28 @@ impl NodeLifecycleController {
         // heartbeat nor Lease moved, is compared in place and nothing is copied.
         let name = node.metadata.name.as_str();
         let heartbeat = ready_condition(node).and_then(|c| c.last_heartbeat_time.as_deref());
-        let lease_key = format!("{NODE_LEASE_NAMESPACE}/{name}");
-        let renew = informers
-            .of(&Kind::Lease)
-            .get_typed::<Lease>(&lease_key)
-            .and_then(|l| l.spec.renew_time.as_deref());
+        let leases = informers.of(&Kind::Lease);
+        let renew_of = |key: &str| {
+            leases
+                .get_typed::<Lease>(key)
+                .and_then(|l| l.spec.renew_time.as_deref())
+        };
         if !self.health.contains_key(name) {
+            let lease_key = format!("{NODE_LEASE_NAMESPACE}/{name}");
             self.health.insert(
                 name.to_string(),
                 NodeHealth {
                     probe: now,
                     ready_heartbeat: heartbeat.map(str::to_string),
-                    lease_renew: renew.map(str::to_string),
+                    lease_renew: renew_of(&lease_key).map(str::to_string),
+                    lease_key,
                 },
             );
         }
         let Some(health) = self.health.get_mut(name) else {
             return Ok(());
         };
+        let renew = renew_of(&health.lease_key);
         if health.ready_heartbeat.as_deref() != heartbeat {
             health.ready_heartbeat = heartbeat.map(str::to_string);
             health.probe = now;
@@ -301,7 +349,7 @@ impl NodeLifecycleController {
                 }
             }
         }
-        if reconcile_taints(&node, now).is_some() {
+        if !taints_reconciled(&node) {
             // Upstream `SwapNodeControllerTaint` -> `AddOrUpdateTaintOnNode` /
             // `RemoveTaintOffNode` (`pkg/controller/controller_utils.go`):
             // `RetryOnConflict(UpdateTaintBackoff)`, the first attempt on the node as cached (upstream
@@ -346,7 +394,15 @@ impl Controller for NodeLifecycleController {
         if change.kind == Kind::Node && change.new.is_none() {
             if let Some(old) = &change.old {
                 self.health.remove(&old.meta().name);
+                self.dirty.remove(&old.meta().name);
             }
+            return;
+        }
+        let meta = change.object().meta();
+        let node_lease =
+            change.kind == Kind::Lease && meta.namespace.as_deref() == Some(NODE_LEASE_NAMESPACE);
+        if (change.kind == Kind::Node || node_lease) && !self.dirty.contains(&meta.name) {
+            self.dirty.insert(meta.name.clone());
         }
     }
 
@@ -356,19 +412,38 @@ impl Controller for NodeLifecycleController {
         informers: &SharedInformerFactory,
         api: &mut dyn ApiClient,
     ) -> Result<Action, SyncError> {
-        // Shared with the informer cache: a node is copied only when it is written.
-        let nodes: Vec<std::sync::Arc<Object>> =
-            informers.of(&Kind::Node).list().cloned().collect();
+        // Upstream looks at every node; a node whose Node and Lease did not change since the pass
+        // that last looked at it (not in `dirty`) would only be compared equal, so the pass looks
+        // at the changed nodes and at those past their grace period, in name order as the list.
+        let now = api.now();
+        let mut names = std::mem::take(&mut self.dirty);
+        for (name, h) in &self.health {
+            if now > h.probe.saturating_add(NODE_MONITOR_GRACE_PERIOD_TICKS)
+                && !names.contains(name)
+            {
+                names.insert(name.clone());
+            }
+        }
+        let nodes = informers.of(&Kind::Node);
         let mut first_error = None;
-        for node in nodes.iter().filter_map(|o| Node::from_object_ref(o)) {
+        for name in names {
+            // Shared with the informer cache: a node is copied only when it is written.
+            let Some(node) = nodes.get_typed::<Node>(&name) else {
+                continue;
+            };
             if let Err(e) = self.monitor_node(node, informers, api) {
                 first_error.get_or_insert(e);
+                self.dirty.insert(name);
             }
         }
         match first_error {
             Some(e) => Err(e),
             None => Ok(Action::requeue(NODE_MONITOR_PERIOD_TICKS)),
         }
+    }
+
+    fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
+        Some(self)
     }
 }
 
@@ -435,6 +510,55 @@ mod tests {
             ],
         );
         assert_eq!(reconcile_taints(&n, 100), Some(vec![user]));
+    }
+
+    /// `taints_reconciled` answers what `reconcile_taints(..).is_none()` does, without building
+    /// the list: every Ready status against every mix of the controller's taints (none, one of
+    /// each key and effect, both effects of each key, a user's taint beside them).
+    #[test]
+    fn taints_reconciled_agrees_with_reconcile_taints() {
+        let ours = [
+            taint(TAINT_NODE_UNREACHABLE, "NoSchedule", None),
+            taint(TAINT_NODE_UNREACHABLE, "NoExecute", None),
+            taint(TAINT_NODE_NOT_READY, "NoSchedule", None),
+            taint(TAINT_NODE_NOT_READY, "NoExecute", None),
+            taint(TAINT_NODE_NOT_READY, "PreferNoSchedule", None),
+        ];
+        let mut checked = 0;
+        for status in ["True", "False", "Unknown"] {
+            for mask in 0u32..(1 << ours.len()) {
+                for user in [false, true] {
+                    let mut taints: Vec<Taint> = ours
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, _)| mask & (1 << i) != 0)
+                        .map(|(_, t)| t.clone())
+                        .collect();
+                    if user {
+                        taints.insert(0, taint("gpu", "NoSchedule", None));
+                    }
+                    let n = node_with_ready(status, taints);
+                    assert_eq!(
+                        taints_reconciled(&n),
+                        reconcile_taints(&n, 100).is_none(),
+                        "{status} {:?}",
+                        n.spec.taints
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        assert_eq!(checked, 3 * 32 * 2);
+        // By hand: Unknown with both unreachable taints is settled; True with none is too.
+        assert!(taints_reconciled(&node_with_ready(
+            "Unknown",
+            ours[..2].to_vec()
+        )));
+        assert!(taints_reconciled(&node_with_ready("True", vec![])));
+        assert!(!taints_reconciled(&node_with_ready(
+            "True",
+            ours[1..2].to_vec()
+        )));
     }
 
     #[test]

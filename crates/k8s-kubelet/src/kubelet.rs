@@ -578,8 +578,13 @@ impl Kubelet {
 
     /// Moves the Lease renewal clock as if every renewal due before `to` had been written on time
     /// (for a driver that skips idle ticks and accounts for them, see `Cluster::skip_idle`).
-    pub fn fast_forward_lease(&mut self, to: Tick) {
-        self.lease.fast_forward(to);
+    /// Returns the tick of the last renewal accounted for, when there was one.
+    pub fn fast_forward_lease(&mut self, to: Tick) -> Option<Tick> {
+        if self.registered {
+            self.lease.fast_forward(to)
+        } else {
+            None
+        }
     }
 
     /// How many periodic node status reports fall due before `to` ([`Kubelet::fast_forward`]

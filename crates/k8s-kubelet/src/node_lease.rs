@@ -58,12 +58,13 @@ impl NodeLease {
 
     /// Moves the renewal clock as if every renewal due before `to` had been written on time (at
     /// `last + k * RENEW_INTERVAL_TICKS`); nothing is written. The Lease in the apiserver keeps its
-    /// older `renewTime` until the next [`NodeLease::renew_if_due`].
-    pub fn fast_forward(&mut self, to: Tick) {
+    /// older `renewTime` until the next [`NodeLease::renew_if_due`]. Returns the tick of the last
+    /// renewal accounted for, when there was one.
+    pub fn fast_forward(&mut self, to: Tick) -> Option<Tick> {
         let k = self.renewals_before(to);
-        if let Some(last) = self.last_renew.as_mut() {
-            *last += k * RENEW_INTERVAL_TICKS;
-        }
+        let last = self.last_renew.as_mut()?;
+        *last += k * RENEW_INTERVAL_TICKS;
+        (k > 0).then_some(*last)
     }
 
     /// Forgets the last renewal: the next [`NodeLease::renew_if_due`] renews (a restarted kubelet).
@@ -144,12 +145,12 @@ mod tests {
         assert_eq!(lease.renewals_before(100), 9);
         assert_eq!(lease.renewals_before(13), 0);
         assert_eq!(lease.renewals_before(14), 1);
-        lease.fast_forward(100);
+        assert_eq!(lease.fast_forward(100), Some(93));
         assert_eq!(lease.last_renew, Some(93));
         assert!(!lease.due(102));
         assert!(lease.due(103));
         // Nothing before the last renewal moves it back.
-        lease.fast_forward(50);
+        assert_eq!(lease.fast_forward(50), None);
         assert_eq!(lease.last_renew, Some(93));
     }
 }

@@ -160,6 +160,13 @@ pub trait Controller {
         informers: &SharedInformerFactory,
         api: &mut dyn ApiClient,
     ) -> Result<Action, SyncError>;
+
+    /// The controller as [`std::any::Any`], for a driver that must reach one built-in controller's
+    /// own methods (the cluster fast-forwarding the node lifecycle controller over skipped
+    /// ticks). `None` by default: a controller of the user's need not implement it.
+    fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
+        None
+    }
 }
 
 #[cfg(test)]

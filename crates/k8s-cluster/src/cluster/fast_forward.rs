@@ -54,6 +54,19 @@ impl Cluster {
             })
     }
 
+    /// [`Cluster::node_monitor_idle`], answered from the last computation while no Node was
+    /// written and no kubelet was added, stopped or started since (the Node writes are read from
+    /// the watch the kubelet pass reads anyway): a driver asks it after every tick it runs.
+    pub(crate) fn node_monitor_idle_cached(&mut self) -> bool {
+        self.read_touched();
+        if let Some(idle) = self.monitor_idle {
+            return idle;
+        }
+        let idle = self.node_monitor_idle();
+        self.monitor_idle = Some(idle);
+        idle
+    }
+
     /// The earliest tick, from now on, at which some component may act when nothing changes in
     /// between (ask after a tick that wrote nothing, so every component has seen every write): a
     /// controller's requeue or backoff ([`k8s_controllers::ControllerManager::next_due`], the

@@ -15,7 +15,10 @@
 //! - Idle time is skipped (`next_tick`): after a tick the driver runs the next tick only while
 //!   something is in flight, else it jumps to the next tick at which anything could happen. Every
 //!   skipped tick is one in which no component would have acted had it run, so per-pod outcomes
-//!   equal those of running every tick (`tests/timeline.rs` checks this).
+//!   equal those of running every tick (`tests/timeline.rs` checks this). While skipping, the
+//!   kubelets' node Lease renewals (1,213 writes every 10 s) are accounted for, not written, in
+//!   the ticks that run too, as long as every node is healthy ([`Cluster::account_lease_renewals`]):
+//!   the node lifecycle controller counts them as seen, and no pod outcome depends on them.
 //! - Input checks before the run: pod names are unique, every pod has both times and
 //!   `deletion_time >= creation_time` (errors name the pod file and line); running every tick is
 //!   refused beyond [`MAX_EVERY_TICK`] ticks. A create the apiserver rejects ends the replay with
@@ -381,6 +384,11 @@ pub fn replay_timeline(
                 );
             }
         }
+        if opts.skip_idle {
+            // The 1,213 kubelets' renewals are periodic noise to the replay: accounted for, not
+            // written, while every node is healthy (see `Cluster::account_lease_renewals`).
+            cluster.account_lease_renewals(t + 1);
+        }
         let before_tick = cluster.api_ref().revision();
         cluster.tick();
         processed += 1;
@@ -476,9 +484,9 @@ fn observe(out: &mut PodOutcome, live: &mut Live, pod: &Pod, t: Tick) {
 ///
 /// Nothing else in the control plane acts on time alone here: controllers react to objects (no
 /// taints, Deployments or finished pods in a trace replay), the kubelets' periodic node status
-/// reports in skipped ticks are moved as if written ([`Cluster::skip_to`]), and a node Lease due in
-/// a skipped stretch is renewed at the start of the next tick that runs, before the node lifecycle
-/// controller looks (so no live node goes Unknown). A report only renews
+/// reports and node Lease renewals in skipped ticks are moved as if written, and the node lifecycle
+/// controller counts the renewals as seen ([`Cluster::skip_to`]; so no live node goes Unknown). A
+/// report only renews
 /// heartbeat times, which the scheduler's queue does not count as a change (its informer compares
 /// a Node's labels, taints, `unschedulable` and allocatable), so no component acts on it.
 fn next_tick(
