@@ -216,10 +216,14 @@ impl NodeLifecycleController {
     /// Counts heartbeats a driver skipping idle ticks did not write as observed: each `(node,
     /// tick)` moves that node's probe timestamp to `tick` (the monitor pass that would have seen
     /// the renewal, see `ControllerManager::observe_node_heartbeats`) when it is later than the
-    /// one held. Nodes the controller has not seen yet are left to their first pass.
+    /// one held. Nodes the controller has not seen yet are left to their first pass. `heard` is in
+    /// node-name order (a driver passes every node's each time: one merge pass, no lookups); a
+    /// node out of order is skipped.
     pub fn observe_heartbeats<'a>(&mut self, heard: impl IntoIterator<Item = (&'a str, Tick)>) {
+        let mut health = self.health.iter_mut().peekable();
         for (name, tick) in heard {
-            if let Some(h) = self.health.get_mut(name) {
+            while health.next_if(|(n, _)| n.as_str() < name).is_some() {}
+            if let Some((_, h)) = health.next_if(|(n, _)| n.as_str() == name) {
                 h.probe = h.probe.max(tick);
             }
         }
@@ -510,6 +514,34 @@ mod tests {
             ],
         );
         assert_eq!(reconcile_taints(&n, 100), Some(vec![user]));
+    }
+
+    /// Heartbeats counted as seen move a known node's probe timestamp forward only, in one merge
+    /// over the nodes in name order; an unknown node is left to its first pass.
+    #[test]
+    fn observed_heartbeats_move_known_probes_forward() {
+        let mut c = NodeLifecycleController::new();
+        for name in ["a", "b", "c"] {
+            c.health.insert(
+                name.into(),
+                NodeHealth {
+                    probe: 5,
+                    ready_heartbeat: None,
+                    lease_renew: None,
+                    lease_key: format!("{NODE_LEASE_NAMESPACE}/{name}"),
+                },
+            );
+        }
+        c.observe_heartbeats([("a", 10), ("aa", 7), ("c", 3), ("d", 9)]);
+        assert_eq!(
+            ["a", "aa", "b", "c", "d"].map(|n| c.probe(n)),
+            [Some(10), None, Some(5), Some(5), None]
+        );
+        c.observe_heartbeats([("b", 12), ("c", 12)]);
+        assert_eq!(
+            ["a", "b", "c"].map(|n| c.probe(n)),
+            [Some(10), Some(12), Some(12)]
+        );
     }
 
     /// `taints_reconciled` answers what `reconcile_taints(..).is_none()` does, without building

@@ -47,7 +47,7 @@ use k8s_types::apiserver::{ApiClient, ApiExt, DeleteOptions};
 use k8s_types::apps::{DaemonSet, CONTROLLER_REVISION_HASH_LABEL};
 use k8s_types::controller::{Action, Controller, SyncError};
 use k8s_types::core::event::event_types;
-use k8s_types::core::{phases, Node, Pod};
+use k8s_types::core::{phases, Node, NodeStatus, Pod};
 use k8s_types::events::EventRecorder;
 use k8s_types::informer::{object_key, Delta, SharedInformerFactory};
 use k8s_types::status::Status;
@@ -713,12 +713,40 @@ fn should_ignore_node_update(old: &Node, cur: &Node) -> bool {
     if trues(old) != trues(cur) {
         return false;
     }
-    let mut o = old.clone();
-    o.metadata
-        .resource_version
+    // Field by field rather than on a copy of the whole Node with the two fields swapped (every
+    // Node update comes here; the status images make a copy costly). Destructured without `..`, so
+    // a field added to NodeStatus is compared too.
+    let Node {
+        api_version,
+        kind,
+        metadata,
+        spec,
+        status:
+            NodeStatus {
+                capacity,
+                allocatable,
+                conditions: _,
+                addresses,
+                images,
+                node_info,
+            },
+    } = old;
+    let s = &cur.status;
+    if *api_version != cur.api_version
+        || *kind != cur.kind
+        || *spec != cur.spec
+        || *capacity != s.capacity
+        || *allocatable != s.allocatable
+        || *addresses != s.addresses
+        || *images != s.images
+        || *node_info != s.node_info
+    {
+        return false;
+    }
+    let mut meta = metadata.clone();
+    meta.resource_version
         .clone_from(&cur.metadata.resource_version);
-    o.status.conditions.clone_from(&cur.status.conditions);
-    o == *cur
+    meta == cur.metadata
 }
 
 impl Controller for DaemonSetsController {

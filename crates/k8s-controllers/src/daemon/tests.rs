@@ -223,4 +223,21 @@ fn node_updates_of_heartbeats_only_are_ignored() {
         .labels
         .insert("role".into(), "infra".into());
     assert!(!should_ignore_node_update(&old, &relabelled));
+    // Any other status or spec field changing is not ignored either (upstream compares the whole
+    // Node but its resourceVersion and conditions).
+    let mut imaged = cur.clone();
+    imaged
+        .status
+        .images
+        .push(serde_json::json!({"names": ["busybox:1.36"]}));
+    assert!(!should_ignore_node_update(&old, &imaged));
+    let mut grown = cur.clone();
+    grown
+        .status
+        .capacity
+        .insert("nvidia.com/gpu".into(), "8".parse().unwrap());
+    assert!(!should_ignore_node_update(&old, &grown));
+    let mut cordoned = cur.clone();
+    cordoned.spec.unschedulable = true;
+    assert!(!should_ignore_node_update(&old, &cordoned));
 }
