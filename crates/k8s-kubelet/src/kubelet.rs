@@ -580,11 +580,7 @@ impl Kubelet {
     /// (for a driver that skips idle ticks and accounts for them, see `Cluster::skip_idle`).
     /// Returns the tick of the last renewal accounted for, when there was one.
     pub fn fast_forward_lease(&mut self, to: Tick) -> Option<Tick> {
-        if self.registered {
-            self.lease.fast_forward(to)
-        } else {
-            None
-        }
+        self.lease.fast_forward(to)
     }
 
     /// How many periodic node status reports fall due before `to` ([`Kubelet::fast_forward`]
