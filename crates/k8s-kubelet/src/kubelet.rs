@@ -467,20 +467,21 @@ impl Kubelet {
         self.devices_changed = false;
         let now = api.now();
         if self.registered {
-            let stored: Option<Node> = api.get_typed("", &self.name).ok();
+            let stored = api.get_shared(&Kind::Node, "", &self.name).ok();
             self.sync_node_status(api, stored, now);
         }
-        // The node as admission sees it (upstream `getNodeAnyWay`): the stored Node, else the one
-        // the kubelet would register.
-        let node_view = api
-            .get_typed::<Node>("", &self.name)
-            .ok()
-            .unwrap_or_else(|| {
+        // The node as admission sees it (upstream `getNodeAnyWay`): the stored Node (shared), else
+        // the one the kubelet would register.
+        let stored = api.get_shared(&Kind::Node, "", &self.name).ok();
+        let node_view = match stored.as_deref().and_then(Node::from_object_ref) {
+            Some(n) => std::borrow::Cow::Borrowed(n),
+            None => {
                 let mut n =
                     node_status::initial_node(&self.manifest, &self.devices.feature_labels());
                 n.status.allocatable = self.resources().1;
-                n
-            });
+                std::borrow::Cow::Owned(n)
+            }
+        };
 
         // The node's pods, shared with the apiserver (the `spec.nodeName` index; nothing copied).
         let pods: BTreeMap<String, Shared<Pod>> = api
@@ -601,64 +602,6 @@ impl Kubelet {
             if to > last {
                 let periods = (to - last - 1) / NODE_STATUS_REPORT_FREQUENCY_TICKS;
                 self.last_status_report = Some(last + periods * NODE_STATUS_REPORT_FREQUENCY_TICKS);
-            }
-        }
-    }
-
-    /// Node status setters + write when changed or due.
-    fn sync_node_status(&mut self, api: &mut dyn ApiClient, stored: Option<Node>, now: Tick) {
-        if let Some(node) = &stored {
-            // Upstream `recordNodeSchedulableEvent`: an event when cordon state changes.
-            let unschedulable = node.spec.unschedulable;
-            if self
-                .last_unschedulable
-                .is_some_and(|prev| prev != unschedulable)
-            {
-                let reason = if unschedulable {
-                    NODE_NOT_SCHEDULABLE
-                } else {
-                    NODE_SCHEDULABLE
-                };
-                let message = node_status::node_status_event_message(&self.name, reason);
-                self.record_node_event(api, reason, message);
-            }
-            self.last_unschedulable = Some(unschedulable);
-        }
-        let (cap, alloc) = self.resources();
-        let due = self
-            .last_status_report
-            .is_none_or(|t| now >= t.saturating_add(NODE_STATUS_REPORT_FREQUENCY_TICKS));
-        let mut current = stored;
-        for attempt in 0..2 {
-            let Some(mut node) = current.take() else {
-                return;
-            };
-            let before = node.status.clone();
-            let events =
-                node_status::set_node_status(&mut node.status, &cap, &alloc, &self.addresses, now);
-            node_status::set_images(&mut node.status, &self.pulled);
-            if node_status::same_ignoring_heartbeats(&before, &node.status) && !due {
-                return;
-            }
-            match api.update_status_typed(node) {
-                Ok(_) => {
-                    self.last_status_report = Some(now);
-                    for ev in events {
-                        self.record_node_event(
-                            api,
-                            ev,
-                            node_status::node_status_event_message(&self.name, ev),
-                        );
-                    }
-                    return;
-                }
-                Err(e) if e.is_conflict() && attempt == 0 => {
-                    current = api.get_typed("", &self.name).ok();
-                }
-                Err(e) => {
-                    tracing::debug!(node = %self.name, error = %e, "node status update failed");
-                    return;
-                }
             }
         }
     }

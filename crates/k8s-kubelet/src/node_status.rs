@@ -14,15 +14,19 @@
 //! [`NODE_STATUS_REPORT_FREQUENCY_TICKS`] ticks otherwise.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
+use k8s_types::apiserver::{ApiClient, ApiExt};
 use k8s_types::core::event::EventSource;
 use k8s_types::core::{
     condition_status, node_labels, resource_names as rn, Node, NodeAddress, NodeCondition,
     NodeStatus, ResourceList,
 };
 use k8s_types::meta::{tick_timestamp, ObjectMeta};
-use k8s_types::object::Object;
+use k8s_types::object::{Kind, Object, Resource};
 use k8s_types::{Format, Quantity, Tick};
+
+use crate::kubelet::{Kubelet, NODE_NOT_SCHEDULABLE, NODE_SCHEDULABLE};
 
 /// Upstream `nodeStatusReportFrequency` default (5m = 300 ticks): with no change, the kubelet still
 /// posts its status this often.
@@ -416,6 +420,76 @@ pub fn same_ignoring_heartbeats(a: &NodeStatus, b: &NodeStatus) -> bool {
         s
     };
     strip(a) == strip(b)
+}
+
+impl Kubelet {
+    /// Node status setters + write when changed or due. The stored Node is shared, not copied:
+    /// only its status is, to compute the new one, and the Node when it is written.
+    pub(crate) fn sync_node_status(
+        &mut self,
+        api: &mut dyn ApiClient,
+        stored: Option<Arc<Object>>,
+        now: Tick,
+    ) {
+        if let Some(node) = stored.as_deref().and_then(Node::from_object_ref) {
+            // Upstream `recordNodeSchedulableEvent`: an event when cordon state changes.
+            let unschedulable = node.spec.unschedulable;
+            if self
+                .last_unschedulable
+                .is_some_and(|prev| prev != unschedulable)
+            {
+                let reason = if unschedulable {
+                    NODE_NOT_SCHEDULABLE
+                } else {
+                    NODE_SCHEDULABLE
+                };
+                let message = node_status_event_message(&self.name, reason);
+                self.record_node_event(api, reason, message);
+            }
+            self.last_unschedulable = Some(unschedulable);
+        }
+        let (cap, alloc) = self.resources();
+        let due = self
+            .last_status_report
+            .is_none_or(|t| now >= t.saturating_add(NODE_STATUS_REPORT_FREQUENCY_TICKS));
+        let mut current = stored;
+        for attempt in 0..2 {
+            let Some(node) = current.as_deref().and_then(Node::from_object_ref) else {
+                return;
+            };
+            let mut status = node.status.clone();
+            let events = set_node_status(&mut status, &cap, &alloc, &self.addresses, now);
+            set_images(&mut status, &self.pulled);
+            if same_ignoring_heartbeats(&node.status, &status) && !due {
+                return;
+            }
+            let (metadata, spec) = (node.metadata.clone(), node.spec.clone());
+            let (api_version, kind) = (node.api_version.clone(), node.kind.clone());
+            let node = Node {
+                api_version,
+                kind,
+                metadata,
+                spec,
+                status,
+            };
+            match api.update_status_typed(node) {
+                Ok(_) => {
+                    self.last_status_report = Some(now);
+                    for ev in events {
+                        self.record_node_event(api, ev, node_status_event_message(&self.name, ev));
+                    }
+                    return;
+                }
+                Err(e) if e.is_conflict() && attempt == 0 => {
+                    current = api.get_shared(&Kind::Node, "", &self.name).ok();
+                }
+                Err(e) => {
+                    tracing::debug!(node = %self.name, error = %e, "node status update failed");
+                    return;
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]
