@@ -11,7 +11,9 @@
 //! remaining free devices in ID order (upstream iterates a Go set, i.e. in no fixed order). There is
 //! no NUMA topology, so upstream's TopologyManager alignment step never applies.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
+
+use rustc_hash::FxHashSet;
 
 use k8s_types::core::{Container, Pod};
 use k8s_types::deviceplugin::{
@@ -310,16 +312,24 @@ impl DeviceManager {
     /// The value of `ALLOCATED_DEVICES_ANNOTATION` for a pod: `nvidia.com/gpu=0,1`, several resources
     /// joined by `;` in name order; `None` when the pod holds no device.
     pub fn annotation_value(&self, pod_key: &str) -> Option<String> {
-        let per = self.pod_resource_devices(pod_key);
-        if per.is_empty() {
-            return None;
+        // The usual pod has one container holding each resource: its IDs are already in ID order
+        // and distinct (`ContainerDevices::devices`), so they are used as they are; several
+        // containers' IDs are merged as `pod_resource_devices` does.
+        let pd = self.pods.get(pod_key)?;
+        let mut per: BTreeMap<&str, Vec<&[String]>> = BTreeMap::new();
+        for cd in pd.values() {
+            for (res, ids) in &cd.devices {
+                per.entry(res).or_default().push(ids);
+            }
         }
-        Some(
-            per.iter()
-                .map(|(r, ids)| format!("{r}={}", compress_ids(ids)))
-                .collect::<Vec<_>>()
-                .join(";"),
-        )
+        let parts: Vec<String> = per
+            .into_iter()
+            .map(|(r, lists)| match lists.as_slice() {
+                [one] => format!("{r}={}", compress_ids(one)),
+                _ => format!("{r}={}", compress_ids(&sorted_ids(lists.concat().iter()))),
+            })
+            .collect();
+        (!parts.is_empty()).then(|| parts.join(";"))
     }
 
     /// Allocates devices for every container of `pod` (upstream resource allocator admit handler:
@@ -439,17 +449,20 @@ impl DeviceManager {
             }
             chosen.push(id);
         }
-        let in_use = self.in_use.get(resource);
-        let chosen_set: HashSet<&str> = chosen.iter().map(String::as_str).collect();
+        // Membership sets only (every order comes from `healthy`): a GPU-share node lists 8,000
+        // devices, so the in-use IDs are hashed once instead of looked up by string in a map.
+        let in_use: FxHashSet<&str> = self
+            .in_use
+            .get(resource)
+            .map(|m| m.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        let chosen_set: FxHashSet<&str> = chosen.iter().map(String::as_str).collect();
         let available: Vec<&String> = healthy
             .iter()
-            .filter(|id| {
-                in_use.is_none_or(|m| !m.contains_key(*id)) && !chosen_set.contains(id.as_str())
-            })
+            .filter(|id| !in_use.contains(id.as_str()) && !chosen_set.contains(id.as_str()))
             .collect();
         drop(chosen_set);
-        // Membership only (every order comes from `available`).
-        let available_set: HashSet<&str> = available.iter().map(|s| s.as_str()).collect();
+        let available_set: FxHashSet<&str> = available.iter().map(|s| s.as_str()).collect();
         let needed = required - chosen.len();
         if needed > 0 && available.len() < needed {
             return Err(DeviceAllocationError::Unavailable {
@@ -474,7 +487,7 @@ impl DeviceManager {
                     plugin.get_preferred_allocation_for_pod(pod, &offered, &chosen, required),
                 );
             }
-            let mut taken: HashSet<String> = chosen.iter().cloned().collect();
+            let mut taken: FxHashSet<String> = chosen.iter().cloned().collect();
             for id in candidates.iter().chain(available.iter().copied()) {
                 if chosen.len() == required {
                     break;

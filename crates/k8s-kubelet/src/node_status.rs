@@ -411,15 +411,42 @@ pub fn set_node_status(
 
 /// True when two statuses differ at most in condition heartbeat times (upstream compares before
 /// patching, so an unchanged status is not written every sync).
+/// Compared field by field, without copies (every kubelet sync asks); destructured without `..`
+/// so a field added to `NodeStatus` or `NodeCondition` is compared too.
 pub fn same_ignoring_heartbeats(a: &NodeStatus, b: &NodeStatus) -> bool {
-    let strip = |s: &NodeStatus| {
-        let mut s = s.clone();
-        for c in &mut s.conditions {
-            c.last_heartbeat_time = None;
-        }
-        s
+    let NodeStatus {
+        capacity,
+        allocatable,
+        conditions,
+        addresses,
+        images,
+        node_info,
+    } = a;
+    let same_condition = |x: &NodeCondition, y: &NodeCondition| {
+        let NodeCondition {
+            type_,
+            status,
+            reason,
+            message,
+            last_heartbeat_time: _,
+            last_transition_time,
+        } = x;
+        *type_ == y.type_
+            && *status == y.status
+            && *reason == y.reason
+            && *message == y.message
+            && *last_transition_time == y.last_transition_time
     };
-    strip(a) == strip(b)
+    *capacity == b.capacity
+        && *allocatable == b.allocatable
+        && conditions.len() == b.conditions.len()
+        && conditions
+            .iter()
+            .zip(&b.conditions)
+            .all(|(x, y)| same_condition(x, y))
+        && *addresses == b.addresses
+        && *images == b.images
+        && *node_info == b.node_info
 }
 
 impl Kubelet {
@@ -568,6 +595,20 @@ mod tests {
             status.conditions[3].last_heartbeat_time.as_deref(),
             Some("1970-01-01T00:00:09Z")
         );
+        // Anything else that moves is a change: a transition time, a message, an image, a
+        // condition more.
+        let mut moved = status.clone();
+        moved.conditions[3].last_transition_time = Some("1970-01-01T00:00:09Z".into());
+        assert!(!same_ignoring_heartbeats(&status, &moved));
+        let mut moved = status.clone();
+        moved.conditions[0].message = Some("pressure".into());
+        assert!(!same_ignoring_heartbeats(&status, &moved));
+        let mut moved = status.clone();
+        moved.images.push(serde_json::json!({"names": ["app:v1"]}));
+        assert!(!same_ignoring_heartbeats(&status, &moved));
+        let mut moved = status.clone();
+        moved.conditions.pop();
+        assert!(!same_ignoring_heartbeats(&status, &moved));
 
         // Someone marked it NotReady: the kubelet turns it back and records NodeReady.
         status.conditions[3].status = "Unknown".into();
