@@ -67,6 +67,15 @@ impl SortedPretty {
     }
 
     fn string(&mut self, s: &str) {
+        // serde_json escapes only `"`, `\` and the control characters below U+0020; a string
+        // without any (almost every one) is copied between quotes as it is.
+        if !s.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
+            self.buf.reserve(s.len() + 2);
+            self.buf.push(b'"');
+            self.buf.extend_from_slice(s.as_bytes());
+            self.buf.push(b'"');
+            return;
+        }
         // serde_json's escapes, byte for byte (its compact formatter writes strings as the pretty one does).
         let _ = serde_json::to_writer(&mut self.buf, s);
     }
@@ -681,6 +690,28 @@ mod tests {
         ) {
             let v = Outer { name, inner, empty: Empty {}, b: b.map(Box::new) };
             prop_assert_eq!(sorted(&v), through_value(&v));
+        }
+    }
+
+    /// Strings with and without characters to escape (quote, backslash, control characters,
+    /// DEL and non-ASCII, which serde_json leaves as they are) are written as serde_json writes them.
+    #[test]
+    fn strings_are_escaped_as_serde_json_does() {
+        for s in [
+            "plain",
+            "",
+            "a\"b",
+            "back\\slash",
+            "tab\tnew\nline\r",
+            "\u{1}\u{1f} ",
+            "del\u{7f}",
+            "é😀/</script>",
+        ] {
+            assert_eq!(
+                sorted(&s),
+                serde_json::to_string_pretty(s).unwrap(),
+                "{s:?}"
+            );
         }
     }
 
