@@ -756,6 +756,24 @@ impl Cluster {
         true
     }
 
+    /// Accounts for the kubelets' periodic node status reports due before `to` without writing
+    /// them ([`Kubelet::fast_forward`]: a report that would only move heartbeat times; a status
+    /// that changed is still written at the kubelet's next sync), while the node lifecycle
+    /// controller's passes write nothing ([`Cluster::node_monitor_idle`]; returns whether it did).
+    /// The Nodes' `lastHeartbeatTime`s lag; the node's health rests on its Lease renewals
+    /// ([`Cluster::account_lease_renewals`]). For the same driver, before each tick it runs.
+    pub fn account_status_reports(&mut self, to: Tick) -> bool {
+        if !self.node_monitor_idle_cached() {
+            return false;
+        }
+        for (name, kubelet) in &mut self.kubelets {
+            if !self.stopped.contains(name) {
+                kubelet.fast_forward(to);
+            }
+        }
+        true
+    }
+
     /// The earliest tick at which some kubelet's periodic node status report is due.
     pub fn next_status_report(&self) -> Option<Tick> {
         self.kubelets

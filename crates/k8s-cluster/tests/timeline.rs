@@ -291,14 +291,16 @@ fn zero_lifetime_pods_and_the_every_tick_limit() {
 /// to 1005; the pass at 1005 finds the Lease unchanged since t=20 but its probe at 1000 (the pass
 /// that would have seen the renewal at 1000), so 1005 - 1000 <= 40 keeps Ready True. The next
 /// renewal is written at 1010. Without the accounting, the pass at 1005 would find the node silent
-/// since t=20 (over the 40 s grace period) and mark it Unknown. Then the renewals of ticks that run
-/// are accounted for as the timeline replay does (`Cluster::account_lease_renewals`).
+/// since t=20 (over the 40 s grace period) and mark it Unknown. Then the renewals and status reports
+/// of ticks that run are accounted for as the timeline replay does
+/// (`Cluster::account_lease_renewals`, `Cluster::account_status_reports`).
 #[test]
 fn skipped_lease_renewals_are_not_written_and_keep_the_node_ready() {
     use k8s_cluster::{Cluster, ClusterConfig};
     use k8s_types::apiserver::ApiExt;
     use k8s_types::coordination::{micro_time, Lease, NODE_LEASE_NAMESPACE};
     use k8s_types::core::Node;
+    use k8s_types::meta::tick_timestamp;
 
     let trace = fixture();
     let mut cluster = Cluster::new(ClusterConfig::default()).unwrap();
@@ -342,15 +344,32 @@ fn skipped_lease_renewals_are_not_written_and_keep_the_node_ready() {
     assert_eq!(ready(&cluster).as_deref(), Some("True"));
     // The timeline's ticks that run: the renewals due at 1110, ..., 1200 are accounted for before
     // their tick, never written; the passes at 1105, ..., 1200 see them, so Ready stays True.
+    // The periodic status report due at 1200 likewise (reports at 0, 300, ...; the ones in the
+    // skipped stretch were moved as if written): Ready's lastHeartbeatTime stays at the
+    // registration's, t=0.
+    let heartbeat = |c: &Cluster| {
+        let node = c.api_ref().get_typed::<Node>("", &name).unwrap();
+        let ready = node.status.conditions.iter().find(|c| c.type_ == "Ready");
+        ready.and_then(|c| c.last_heartbeat_time.clone())
+    };
     while cluster.now() <= 1200 {
         assert!(cluster.account_lease_renewals(cluster.now() + 1));
+        assert!(cluster.account_status_reports(cluster.now() + 1));
         cluster.tick();
         assert_eq!(cluster.heartbeats(), 0);
     }
     assert_eq!(renew_time(&cluster), micro_time(1100));
+    assert_eq!(heartbeat(&cluster), Some(tick_timestamp(0)));
     assert_eq!(ready(&cluster).as_deref(), Some("True"));
+    // Ticks that run without accounting write both again: the renewal at 1210, the report at 1500.
+    while cluster.now() <= 1500 {
+        cluster.tick();
+    }
+    assert_eq!(renew_time(&cluster), micro_time(1500));
+    assert_eq!(heartbeat(&cluster), Some(tick_timestamp(1500)));
     // A stopped kubelet: the monitor's passes would write (the node's grace period runs out), so
     // nothing is accounted.
     cluster.stop_kubelet(&name).unwrap();
     assert!(!cluster.account_lease_renewals(cluster.now() + 1));
+    assert!(!cluster.account_status_reports(cluster.now() + 1));
 }

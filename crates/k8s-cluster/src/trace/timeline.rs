@@ -16,9 +16,10 @@
 //!   something is in flight, else it jumps to the next tick at which anything could happen. Every
 //!   skipped tick is one in which no component would have acted had it run, so per-pod outcomes
 //!   equal those of running every tick (`tests/timeline.rs` checks this). While skipping, the
-//!   kubelets' node Lease renewals (1,213 writes every 10 s) are accounted for, not written, in
-//!   the ticks that run too, as long as every node is healthy ([`Cluster::account_lease_renewals`]):
-//!   the node lifecycle controller counts them as seen, and no pod outcome depends on them.
+//!   kubelets' node Lease renewals (1,213 writes every 10 s) and periodic node status reports are
+//!   accounted for, not written, in the ticks that run too, as long as every node is healthy
+//!   ([`Cluster::account_lease_renewals`], [`Cluster::account_status_reports`]): the node
+//!   lifecycle controller counts the renewals as seen, and no pod outcome depends on them.
 //! - Input checks before the run: pod names are unique, every pod has both times and
 //!   `deletion_time >= creation_time` (errors name the pod file and line); running every tick is
 //!   refused beyond [`MAX_EVERY_TICK`] ticks. A create the apiserver rejects ends the replay with
@@ -385,9 +386,11 @@ pub fn replay_timeline(
             }
         }
         if opts.skip_idle {
-            // The 1,213 kubelets' renewals are periodic noise to the replay: accounted for, not
-            // written, while every node is healthy (see `Cluster::account_lease_renewals`).
+            // The 1,213 kubelets' renewals and periodic status reports are noise to the replay:
+            // accounted for, not written, while every node is healthy (see
+            // `Cluster::account_lease_renewals`, `Cluster::account_status_reports`).
             cluster.account_lease_renewals(t + 1);
+            cluster.account_status_reports(t + 1);
         }
         let before_tick = cluster.api_ref().revision();
         cluster.tick();
