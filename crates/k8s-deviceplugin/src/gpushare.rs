@@ -200,10 +200,12 @@ fn pick(
             .iter()
             .filter(|id| !chosen.contains(id))
             .filter_map(|id| {
+                // The GPU first: only its units' numbers are parsed (1,000 of a node's 8,000).
                 let (g, k) = id.split_once('-')?;
-                let g: usize = g.parse().ok()?;
-                let k: i64 = k.parse().ok()?;
-                (g == want).then_some((k, id))
+                if g.parse::<usize>().ok()? != want {
+                    return None;
+                }
+                Some((k.parse::<i64>().ok()?, id))
             })
             .collect();
         if chosen.len() + own.len() >= size {
