@@ -10,7 +10,7 @@
 //! seen.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use k8s_types::core::Pod;
@@ -18,12 +18,15 @@ use k8s_types::object::Kind;
 use k8s_types::store::{ObjectStore, WatchEventType};
 use k8s_types::Object;
 
-/// Pod store keys by node name, and the node of each indexed key.
+/// The pods by node name (store key to the object, shared with the store: the watch event's
+/// `Arc`, which the store also holds), and the node of each indexed key. As the Cacher's
+/// `threadSafeMap` with its indices, the index holds the objects themselves, so a read looks
+/// nothing up again in the store.
 #[derive(Debug, Default)]
 struct Index {
     /// The store revision the index reflects; `None` before the first read.
     revision: Option<i64>,
-    by_node: BTreeMap<String, BTreeSet<String>>,
+    by_node: BTreeMap<String, BTreeMap<String, Arc<Object>>>,
     node_of: BTreeMap<String, String>,
 }
 
@@ -39,16 +42,27 @@ impl Index {
         }
     }
 
-    fn insert(&mut self, key: String, obj: &Object) {
-        self.remove(&key);
-        if let Object::Pod(p) = obj {
-            if let Some(node) = p.node_name().filter(|n| !n.is_empty()) {
-                self.by_node
-                    .entry(node.to_string())
-                    .or_default()
-                    .insert(key.clone());
-                self.node_of.insert(key, node.to_string());
+    fn insert(&mut self, key: String, obj: &Arc<Object>) {
+        let node = match &**obj {
+            Object::Pod(p) => p.node_name().filter(|n| !n.is_empty()),
+            _ => None,
+        };
+        // The common update (a bound pod's status) keeps its node: replace the object in place.
+        if let Some(node) = node {
+            if self.node_of.get(&key).is_some_and(|n| n == node) {
+                if let Some(slot) = self.by_node.get_mut(node).and_then(|m| m.get_mut(&key)) {
+                    *slot = Arc::clone(obj);
+                    return;
+                }
             }
+        }
+        self.remove(&key);
+        if let Some(node) = node {
+            self.by_node
+                .entry(node.to_string())
+                .or_default()
+                .insert(key.clone(), Arc::clone(obj));
+            self.node_of.insert(key, node.to_string());
         }
     }
 }
@@ -97,9 +111,8 @@ impl NodeNameIndex {
         idx.by_node
             .get(node)
             .into_iter()
-            .flatten()
-            .filter_map(|key| store.get_shared(key))
-            .filter(|o| matches!(&**o, Object::Pod(p) if p.node_name() == Some(node)))
+            .flat_map(|pods| pods.values())
+            .map(Arc::clone)
             .collect()
     }
 

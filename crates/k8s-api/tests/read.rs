@@ -124,6 +124,42 @@ fn list_pods_on_node_is_the_spec_node_name_field_selector() {
 }
 
 #[test]
+fn the_node_index_serves_each_pod_as_last_written_shared_with_the_store() {
+    let mut api = server();
+    for name in ["a", "b"] {
+        api.create(Object::Pod(Box::new(pod(name)))).unwrap();
+        api.bind(&Binding::new("default", name, "n1")).unwrap();
+    }
+    assert_eq!(
+        api.list_pods_on_node("n1")[0].status.phase.as_deref(),
+        Some("Pending")
+    );
+    // A status write keeps the pod on its node: the index answers with the new object, in key
+    // order.
+    let mut a = api.list_pods_on_node("n1").remove(0);
+    a.status.phase = Some("Running".into());
+    api.update_status(Object::Pod(Box::new(a))).unwrap();
+    let listed = api.list_pods_on_node_shared("n1");
+    let phases: Vec<(String, Option<String>)> = listed
+        .iter()
+        .map(|p| (p.metadata.name.clone(), p.status.phase.clone()))
+        .collect();
+    assert_eq!(
+        phases,
+        [
+            ("a".into(), Some("Running".into())),
+            ("b".into(), Some("Pending".into()))
+        ]
+    );
+    // Reads share the indexed object (the watch event's, which a MemStore also holds).
+    let again = api.list_pods_on_node_shared("n1");
+    assert!(std::sync::Arc::ptr_eq(
+        listed[0].object(),
+        again[0].object()
+    ));
+}
+
+#[test]
 fn a_restarted_apiserver_rebuilds_its_node_index_from_the_store() {
     let mut api = server();
     for name in ["a", "b"] {

@@ -164,18 +164,16 @@ fn phase_ordinal(pod: &Pod) -> u8 {
     }
 }
 
-/// Upstream `logarithmicRankDiff`: compares `floor(log2(now - t))` with the durations in
-/// nanoseconds (one tick = one second); a duration <= 0 ranks -1.
-fn logarithmic_rank_diff(t1: Tick, t2: Tick, now: Tick) -> i64 {
-    let rank = |t: Tick| -> i64 {
-        if now > t {
-            let nanos = (now - t) as f64 * 1e9;
-            nanos.log2().floor() as i64
-        } else {
-            -1
-        }
-    };
-    rank(t1) - rank(t2)
+/// The rank upstream `logarithmicRankDiff` compares (it returns the difference of two ranks):
+/// `floor(log2(now - t))` with the duration in nanoseconds (one tick = one second); a duration
+/// <= 0 ranks -1.
+fn logarithmic_rank(t: Tick, now: Tick) -> i64 {
+    if now > t {
+        let nanos = (now - t) as f64 * 1e9;
+        nanos.log2().floor() as i64
+    } else {
+        -1
+    }
 }
 
 /// Upstream `afterOrZero`: a missing time is "smaller"; otherwise the later time is smaller.
@@ -208,108 +206,144 @@ pub struct RankedPod<'a> {
 /// 7. more container restarts first;
 /// 8. newer creation first (log2 buckets, equal buckets by uid).
 pub fn pod_deletion_less(a: &RankedPod<'_>, b: &RankedPod<'_>, now: Tick) -> bool {
-    let (pa, pb) = (a.pod, b.pod);
-    let (na, nb) = (pa.node_name().unwrap_or(""), pb.node_name().unwrap_or(""));
-    if na != nb && (na.is_empty() || nb.is_empty()) {
-        return na.is_empty();
-    }
-    let (oa, ob) = (phase_ordinal(pa), phase_ordinal(pb));
-    if oa != ob {
-        return oa < ob;
-    }
-    if pa.is_ready() != pb.is_ready() {
-        return !pa.is_ready();
-    }
-    let (ca, cb) = (pod_deletion_cost(pa), pod_deletion_cost(pb));
-    if ca != cb {
-        return ca < cb;
-    }
-    if a.rank != b.rank {
-        return a.rank > b.rank;
-    }
-    let uid_less =
-        || pa.metadata.uid.as_deref().unwrap_or("") < pb.metadata.uid.as_deref().unwrap_or("");
-    if pa.is_ready() && pb.is_ready() {
-        let (ra, rb) = (pod_ready_tick(pa), pod_ready_tick(pb));
-        if ra != rb {
-            return match (ra, rb) {
-                (Some(x), Some(y)) => {
-                    let diff = logarithmic_rank_diff(x, y, now);
-                    if diff == 0 {
-                        uid_less()
-                    } else {
-                        diff < 0
-                    }
-                }
-                _ => after_or_zero(ra, rb),
-            };
+    DeletionKey::new(*a, now).less(&DeletionKey::new(*b, now))
+}
+
+/// What [`pod_deletion_less`] compares of one pod, read once per sort instead of at every
+/// comparison (the phase, readiness, annotations, container statuses and timestamps; the
+/// timestamps as their `floor(log2)` ranks at `now`, which is what upstream's
+/// `logarithmicRankDiff` compares). Comparing two keys answers exactly as upstream's `Less` on the
+/// two pods.
+#[derive(Clone, Copy, Debug)]
+struct DeletionKey<'a> {
+    ranked: RankedPod<'a>,
+    unassigned: bool,
+    phase: u8,
+    ready: bool,
+    cost: i32,
+    uid: &'a str,
+    ready_tick: Option<Tick>,
+    ready_rank: i64,
+    restarts: i32,
+    created: Option<Tick>,
+    created_rank: i64,
+}
+
+impl<'a> DeletionKey<'a> {
+    fn new(ranked: RankedPod<'a>, now: Tick) -> DeletionKey<'a> {
+        let p = ranked.pod;
+        let ready_tick = pod_ready_tick(p);
+        let created = creation_tick(&p.metadata);
+        DeletionKey {
+            ranked,
+            unassigned: p.node_name().unwrap_or("").is_empty(),
+            phase: phase_ordinal(p),
+            ready: p.is_ready(),
+            cost: pod_deletion_cost(p),
+            uid: p.metadata.uid.as_deref().unwrap_or(""),
+            ready_tick,
+            ready_rank: ready_tick.map_or(0, |t| logarithmic_rank(t, now)),
+            restarts: max_container_restarts(p),
+            created,
+            created_rank: created.map_or(0, |t| logarithmic_rank(t, now)),
         }
     }
-    let (ra, rb) = (max_container_restarts(pa), max_container_restarts(pb));
-    if ra != rb {
-        return ra > rb;
-    }
-    let (ta, tb) = (creation_tick(&pa.metadata), creation_tick(&pb.metadata));
-    if ta != tb {
-        return match (ta, tb) {
-            (Some(x), Some(y)) => {
-                let diff = logarithmic_rank_diff(x, y, now);
-                if diff == 0 {
-                    uid_less()
-                } else {
-                    diff < 0
-                }
+
+    /// Upstream `ActivePodsWithRanks.Less` (see [`pod_deletion_less`] for the order).
+    fn less(&self, b: &DeletionKey<'_>) -> bool {
+        let a = self;
+        // Exactly one unassigned (an empty node name): it goes first.
+        if a.unassigned != b.unassigned {
+            return a.unassigned;
+        }
+        if a.phase != b.phase {
+            return a.phase < b.phase;
+        }
+        if a.ready != b.ready {
+            return !a.ready;
+        }
+        if a.cost != b.cost {
+            return a.cost < b.cost;
+        }
+        if a.ranked.rank != b.ranked.rank {
+            return a.ranked.rank > b.ranked.rank;
+        }
+        // Equal log2 buckets are ordered by uid.
+        let by_rank = |ra: i64, rb: i64| {
+            if ra == rb {
+                a.uid < b.uid
+            } else {
+                ra < rb
             }
-            _ => after_or_zero(ta, tb),
         };
+        if a.ready && b.ready && a.ready_tick != b.ready_tick {
+            return match (a.ready_tick, b.ready_tick) {
+                (Some(_), Some(_)) => by_rank(a.ready_rank, b.ready_rank),
+                (ra, rb) => after_or_zero(ra, rb),
+            };
+        }
+        if a.restarts != b.restarts {
+            return a.restarts > b.restarts;
+        }
+        if a.created != b.created {
+            return match (a.created, b.created) {
+                (Some(_), Some(_)) => by_rank(a.created_rank, b.created_rank),
+                (ta, tb) => after_or_zero(ta, tb),
+            };
+        }
+        false
     }
-    false
 }
 
 /// Sorts pods so the ones to delete first come first (upstream `sort.Sort(ActivePodsWithRanks)`).
 /// Upstream's sort is unstable and its `Less` is not always transitive; k8s-mini uses a stable merge
 /// sort that only calls `Less`, and breaks remaining ties by pod name, so the order is deterministic.
 pub fn sort_pods_for_deletion(pods: &mut Vec<RankedPod<'_>>, now: Tick) {
-    stable_sort_by_less(pods, &|a: &RankedPod<'_>, b: &RankedPod<'_>| {
-        if pod_deletion_less(a, b, now) {
+    let mut keyed: Vec<DeletionKey<'_>> = pods.iter().map(|r| DeletionKey::new(*r, now)).collect();
+    stable_sort_by_less(&mut keyed, &|a: &DeletionKey<'_>, b: &DeletionKey<'_>| {
+        if a.less(b) {
             true
-        } else if pod_deletion_less(b, a, now) {
+        } else if b.less(a) {
             false
         } else {
-            a.pod.metadata.name < b.pod.metadata.name
+            a.ranked.pod.metadata.name < b.ranked.pod.metadata.name
         }
     });
+    pods.clear();
+    pods.extend(keyed.into_iter().map(|k| k.ranked));
 }
 
 /// A stable merge sort driven by a `less` predicate. Unlike `slice::sort_by` it never requires (or
-/// checks) a total order, so a non-transitive upstream comparator cannot make it panic.
-pub fn stable_sort_by_less<T: Clone>(v: &mut Vec<T>, less: &dyn Fn(&T, &T) -> bool) {
+/// checks) a total order, so a non-transitive upstream comparator cannot make it panic. Top-down:
+/// the first `len / 2` elements and the rest are sorted, then merged (an element of the right half
+/// goes first only when strictly less), through one scratch buffer.
+pub fn stable_sort_by_less<T: Clone>(v: &mut [T], less: &dyn Fn(&T, &T) -> bool) {
+    let mut scratch = Vec::with_capacity(v.len());
+    merge_sort(v, &mut scratch, less);
+}
+
+fn merge_sort<T: Clone>(v: &mut [T], scratch: &mut Vec<T>, less: &dyn Fn(&T, &T) -> bool) {
     if v.len() < 2 {
         return;
     }
-    let right = v.split_off(v.len() / 2);
-    let mut left = std::mem::take(v);
-    let mut right = right;
-    stable_sort_by_less(&mut left, less);
-    stable_sort_by_less(&mut right, less);
-    let mut out = Vec::with_capacity(left.len() + right.len());
-    let (mut li, mut ri) = (left.into_iter().peekable(), right.into_iter().peekable());
-    loop {
-        match (li.peek(), ri.peek()) {
-            (Some(l), Some(r)) => {
-                // Take from the right only when strictly less: keeps equal elements in order.
-                if less(r, l) {
-                    out.extend(ri.next());
-                } else {
-                    out.extend(li.next());
-                }
-            }
-            (Some(_), None) => out.extend(li.next()),
-            (None, Some(_)) => out.extend(ri.next()),
-            (None, None) => break,
+    let mid = v.len() / 2;
+    merge_sort(&mut v[..mid], scratch, less);
+    merge_sort(&mut v[mid..], scratch, less);
+    scratch.clear();
+    scratch.extend_from_slice(v);
+    let (left, right) = scratch.split_at(mid);
+    let (mut li, mut ri) = (0, 0);
+    for slot in v.iter_mut() {
+        // Take from the right only when strictly less: keeps equal elements in order.
+        let take_right = li == left.len() || (ri < right.len() && less(&right[ri], &left[li]));
+        if take_right {
+            *slot = right[ri].clone();
+            ri += 1;
+        } else {
+            *slot = left[li].clone();
+            li += 1;
         }
     }
-    *v = out;
 }
 
 /// Upstream `getPodsPrefix`: `<controller name>-`, the pods' `generateName`.
@@ -584,10 +618,10 @@ mod tests {
     #[test]
     fn logarithmic_buckets_group_close_times() {
         // now - t = 3s and 2s: log2(3e9) = 31.48, log2(2e9) = 30.9 -> buckets 31 and 30.
-        assert_eq!(logarithmic_rank_diff(97, 98, 100), 1);
+        assert_eq!(logarithmic_rank(97, 100) - logarithmic_rank(98, 100), 1);
         // 5s and 6s: log2(5e9) = 32.2, log2(6e9) = 32.48 -> same bucket 32.
-        assert_eq!(logarithmic_rank_diff(95, 94, 100), 0);
-        assert_eq!(logarithmic_rank_diff(100, 99, 100), -30);
+        assert_eq!(logarithmic_rank(95, 100) - logarithmic_rank(94, 100), 0);
+        assert_eq!(logarithmic_rank(100, 100) - logarithmic_rank(99, 100), -30);
     }
 
     #[test]

@@ -635,7 +635,6 @@ impl Kubelet {
     /// events of the step (after the status, as upstream's sync writes status before its events
     /// reach the apiserver). Returns whether every container has stopped for good.
     fn step_pod(&mut self, api: &mut dyn ApiClient, key: &str, now: Tick) -> bool {
-        let host_ip = self.host_ip().map(str::to_string);
         let mut events: Vec<PodEvent> = Vec::new();
         let Some(rec) = self.runtime.get_mut(key) else {
             return true;
@@ -649,7 +648,14 @@ impl Kubelet {
         let changed = rec.step(now, &mut node, &mut events);
         let done = rec.all_stopped()
             && (rec.completed || matches!(rec.phase, PodPhase::Terminating { .. }));
+        let finished = done && rec.completed && !matches!(rec.phase, PodPhase::Terminating { .. });
+        if !changed && events.is_empty() && !finished {
+            // A steady pod (most of a node's pods at most syncs): no status to write, no event to
+            // record, nothing to release, so the record is not copied.
+            return done;
+        }
         let rec = rec.clone();
+        let host_ip = self.host_ip().map(str::to_string);
         let pod_ip = self.status_pod_ip(&rec);
         let mut pod = rec.pod.clone();
         if changed {
@@ -676,7 +682,7 @@ impl Kubelet {
         for e in events {
             sync_pod::record_pod_event(api, &mut self.events, &pod, e.type_, e.reason, e.message);
         }
-        if done && rec.completed && !matches!(rec.phase, PodPhase::Terminating { .. }) {
+        if finished {
             // Terminal: what it held is released; the record stays so it is not admitted again.
             self.forget(key);
             let mut stopped = rec;
