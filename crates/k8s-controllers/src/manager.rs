@@ -49,6 +49,12 @@ use crate::volume_binder::PersistentVolumeBinderController;
 /// k8s-mini uses the 12 h minimum for every informer (deterministic).
 pub const RESYNC_PERIOD_TICKS: Tick = 12 * 60 * 60;
 
+/// The first monitor pass at `t` or later when the next is due at `due` and they follow every
+/// [`NODE_MONITOR_PERIOD_TICKS`] (`due` itself when `t <= due`).
+fn first_pass_from(due: Tick, t: Tick) -> Tick {
+    due + t.saturating_sub(due).div_ceil(NODE_MONITOR_PERIOD_TICKS) * NODE_MONITOR_PERIOD_TICKS
+}
+
 /// One controller with its queue and its position in the informers' change log.
 struct Running {
     controller: Box<dyn Controller>,
@@ -365,45 +371,38 @@ impl ControllerManager {
     /// write nothing ([`crate::node_lifecycle::monitor_pass_is_idle`] holds for every node); the
     /// next pass is not moved (see [`ControllerManager::fast_forward_node_monitor`]).
     pub fn observe_node_heartbeats(&mut self, heard: &[(&str, Tick)]) {
-        let Some(run) = self
-            .controllers
-            .iter_mut()
-            .find(|r| r.controller.name() == NODE_LIFECYCLE_NAME)
-        else {
+        let Some(run) = self.node_monitor_mut() else {
             return;
         };
         let Some(due) = run.queue.due(MONITOR_KEY) else {
             return;
-        };
-        let pass = |t: Tick| {
-            due + t.saturating_sub(due).div_ceil(NODE_MONITOR_PERIOD_TICKS)
-                * NODE_MONITOR_PERIOD_TICKS
         };
         if let Some(c) = run
             .controller
             .as_any_mut()
             .and_then(|a| a.downcast_mut::<NodeLifecycleController>())
         {
-            c.observe_heartbeats(heard.iter().map(|(n, t)| (*n, pass(*t))));
+            c.observe_heartbeats(heard.iter().map(|(n, t)| (*n, first_pass_from(due, *t))));
         }
+    }
+
+    /// The node lifecycle controller's queue, for a change.
+    fn node_monitor_mut(&mut self) -> Option<&mut Running> {
+        self.controllers
+            .iter_mut()
+            .find(|r| r.controller.name() == NODE_LIFECYCLE_NAME)
     }
 
     /// Moves the next monitor pass to the first one due at `to` or later on its 5 s period, as if
     /// the passes before `to` had run (each requeues the key [`NODE_MONITOR_PERIOD_TICKS`] later)
     /// and written nothing ([`crate::node_lifecycle::monitor_pass_is_idle`]).
     pub fn fast_forward_node_monitor(&mut self, to: Tick) {
-        let Some(run) = self
-            .controllers
-            .iter_mut()
-            .find(|r| r.controller.name() == NODE_LIFECYCLE_NAME)
-        else {
+        let Some(run) = self.node_monitor_mut() else {
             return;
         };
         if let Some(due) = run.queue.due(MONITOR_KEY) {
             if due < to {
-                let periods = (to - due).div_ceil(NODE_MONITOR_PERIOD_TICKS);
-                run.queue
-                    .reschedule(MONITOR_KEY, due + periods * NODE_MONITOR_PERIOD_TICKS);
+                run.queue.reschedule(MONITOR_KEY, first_pass_from(due, to));
             }
         }
     }
