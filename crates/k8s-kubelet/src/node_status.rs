@@ -411,6 +411,7 @@ pub fn set_node_status(
 
 /// True when two statuses differ at most in condition heartbeat times (upstream compares before
 /// patching, so an unchanged status is not written every sync).
+///
 /// Compared field by field, without copies (every kubelet sync asks); destructured without `..`
 /// so a field added to `NodeStatus` or `NodeCondition` is compared too.
 pub fn same_ignoring_heartbeats(a: &NodeStatus, b: &NodeStatus) -> bool {
