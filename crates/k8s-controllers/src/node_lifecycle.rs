@@ -229,11 +229,6 @@ impl NodeLifecycleController {
         }
     }
 
-    /// A node's probe timestamp (the tick the controller last heard from it), when seen.
-    pub fn probe(&self, node: &str) -> Option<Tick> {
-        self.health.get(node).map(|h| h.probe)
-    }
-
     /// Upstream `MarkPodsNotReady`: each pod on the node whose Ready condition is not False gets
     /// it False (transition now) and a `NodeNotReady` warning event.
     fn mark_pods_not_ready(
@@ -532,14 +527,15 @@ mod tests {
                 },
             );
         }
+        let probe = |c: &NodeLifecycleController, n: &str| c.health.get(n).map(|h| h.probe);
         c.observe_heartbeats([("a", 10), ("aa", 7), ("c", 3), ("d", 9)]);
         assert_eq!(
-            ["a", "aa", "b", "c", "d"].map(|n| c.probe(n)),
+            ["a", "aa", "b", "c", "d"].map(|n| probe(&c, n)),
             [Some(10), None, Some(5), Some(5), None]
         );
         c.observe_heartbeats([("b", 12), ("c", 12)]);
         assert_eq!(
-            ["a", "b", "c"].map(|n| c.probe(n)),
+            ["a", "b", "c"].map(|n| probe(&c, n)),
             [Some(10), Some(12), Some(12)]
         );
     }

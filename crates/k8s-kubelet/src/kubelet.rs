@@ -466,13 +466,12 @@ impl Kubelet {
     pub fn sync(&mut self, api: &mut dyn ApiClient) {
         self.devices_changed = false;
         let now = api.now();
-        if self.registered {
-            let stored = api.get_shared(&Kind::Node, "", &self.name).ok();
-            self.sync_node_status(api, stored, now);
+        let mut stored = api.get_shared(&Kind::Node, "", &self.name).ok();
+        if self.registered && self.sync_node_status(api, stored.clone(), now) {
+            stored = api.get_shared(&Kind::Node, "", &self.name).ok();
         }
         // The node as admission sees it (upstream `getNodeAnyWay`): the stored Node (shared), else
         // the one the kubelet would register.
-        let stored = api.get_shared(&Kind::Node, "", &self.name).ok();
         let node_view = match stored.as_deref().and_then(Node::from_object_ref) {
             Some(n) => std::borrow::Cow::Borrowed(n),
             None => {

@@ -452,13 +452,14 @@ pub fn same_ignoring_heartbeats(a: &NodeStatus, b: &NodeStatus) -> bool {
 
 impl Kubelet {
     /// Node status setters + write when changed or due. The stored Node is shared, not copied:
-    /// only its status is, to compute the new one, and the Node when it is written.
+    /// only its status is, to compute the new one, and the Node when it is written. Returns
+    /// whether it wrote the Node.
     pub(crate) fn sync_node_status(
         &mut self,
         api: &mut dyn ApiClient,
         stored: Option<Arc<Object>>,
         now: Tick,
-    ) {
+    ) -> bool {
         if let Some(node) = stored.as_deref().and_then(Node::from_object_ref) {
             // Upstream `recordNodeSchedulableEvent`: an event when cordon state changes.
             let unschedulable = node.spec.unschedulable;
@@ -483,13 +484,13 @@ impl Kubelet {
         let mut current = stored;
         for attempt in 0..2 {
             let Some(node) = current.as_deref().and_then(Node::from_object_ref) else {
-                return;
+                return false;
             };
             let mut status = node.status.clone();
             let events = set_node_status(&mut status, &cap, &alloc, &self.addresses, now);
             set_images(&mut status, &self.pulled);
             if same_ignoring_heartbeats(&node.status, &status) && !due {
-                return;
+                return false;
             }
             let (metadata, spec) = (node.metadata.clone(), node.spec.clone());
             let (api_version, kind) = (node.api_version.clone(), node.kind.clone());
@@ -506,17 +507,18 @@ impl Kubelet {
                     for ev in events {
                         self.record_node_event(api, ev, node_status_event_message(&self.name, ev));
                     }
-                    return;
+                    return true;
                 }
                 Err(e) if e.is_conflict() && attempt == 0 => {
                     current = api.get_shared(&Kind::Node, "", &self.name).ok();
                 }
                 Err(e) => {
                     tracing::debug!(node = %self.name, error = %e, "node status update failed");
-                    return;
+                    return false;
                 }
             }
         }
+        false
     }
 }
 
