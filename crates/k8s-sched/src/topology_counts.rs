@@ -22,11 +22,18 @@
 //! counted exactly. The cost of a sync is one generation comparison per node plus the recount of
 //! the changed nodes' pods.
 //!
-//! Counters not used for [`MAX_COUNTERS`] registrations are dropped (least recently used first);
-//! results never depend on which counters exist.
+//! A changed node is recounted only for the counters whose pods could be on it: a counter whose
+//! matcher requires a label pair (`app=web` from `matchLabels`, or `app In (web)`) is skipped on
+//! a node none of whose pods carries that pair (its count there is 0); so a cluster with hundreds
+//! of workloads, each with its own counters (the system default spread constraints give every
+//! ReplicaSet two), pays per changed node for the counters of the pods on it, not for all.
+//!
+//! At most [`counter_cap`] counters are kept (at least [`MAX_COUNTERS`], more on smaller
+//! clusters); past it the least recently used one is replaced. Results never depend on which
+//! counters exist.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::hash::Hasher;
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use crate::runtime::node_arrays::{NodeGenerations, GENERATION_BLOCK};
@@ -40,8 +47,39 @@ use crate::plugins::inter_pod_affinity::terms::{
 use crate::plugins::selector::Selector;
 use crate::runtime::kernel::{GateCondition, NodeGate, GATE_NO_DOMAIN};
 
-/// Most counters kept at once; the least recently used one goes first.
+mod candidates;
+use candidates::CandidateFilter;
+
+/// Fewest counters kept at once, whatever the cluster's size (and so the most one pod's
+/// constraints may ask for in one call); the least recently used one goes first.
 pub const MAX_COUNTERS: usize = 64;
+
+/// Node positions all counters may hold together: a counter costs a few words per node position
+/// (its per-node counts, its per-domain totals), so the cap on counters falls as the cluster
+/// grows (8 MiB of per-node counts at the cap, and up to twice that of per-domain totals for
+/// hostname keys).
+const COUNTER_POSITIONS: usize = 1 << 21;
+
+/// Counters kept at once for a snapshot of `nodes` nodes when counters may hold `positions`
+/// node positions together: `positions / nodes`, at least [`MAX_COUNTERS`] (with
+/// [`COUNTER_POSITIONS`]: 419 at 5,000 nodes; 64 from 32,768 nodes).
+pub fn counter_cap(positions: usize, nodes: usize) -> usize {
+    (positions / nodes.max(1)).max(MAX_COUNTERS)
+}
+
+/// With fewer counters than this, a changed node is recounted for every counter (marking the
+/// candidates would cost more than it saves).
+const CANDIDATE_FILTER_MIN: usize = 8;
+
+/// The hash of a label pair, as [`PodMatcher::required_label`] and the candidate marking compute
+/// it (collisions only add candidates, which are then counted exactly).
+fn label_pair_hash(key: &str, value: &str) -> u64 {
+    let mut h = rustc_hash::FxHasher::default();
+    h.write(key.as_bytes());
+    h.write_u8(0xff);
+    h.write(value.as_bytes());
+    h.finish()
+}
 
 /// Topology value -> number of pods, only non-zero entries (upstream removes a pair whose count
 /// reaches 0). A hash map: Filter looks up one value per node, and nothing iterates it in an
@@ -108,7 +146,7 @@ impl std::hash::Hash for DomainKey {
 /// matches an empty label set, i.e. it is `{}`) and its labels match `selector`. This is upstream
 /// `AffinityTerm.Matches` with no namespace labels, which is how the incoming pod's terms (their
 /// namespace selectors already merged) and PodTopologySpread's namespace check behave.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Clause {
     /// Namespaces a pod may be in.
     pub namespaces: BTreeSet<String>,
@@ -128,7 +166,7 @@ impl Clause {
 }
 
 /// Which pods a counter counts: every clause must hold.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct PodMatcher {
     /// Pods with a `deletionTimestamp` are not counted (PodTopologySpread's
     /// `countPodsMatchSelector`); InterPodAffinity counts them.
@@ -177,6 +215,28 @@ impl PodMatcher {
 
     fn count(&self, node: &NodeInfo) -> u32 {
         node.pods().iter().filter(|p| self.matches(&p.pod)).count() as u32
+    }
+
+    /// The hash ([`label_pair_hash`]) of a label pair every matching pod carries, if the first
+    /// clause that names one does: its first `matchLabels` pair, or else its first `In`
+    /// requirement with a single value. `None` when no clause requires a pair.
+    fn required_label(&self) -> Option<u64> {
+        self.clauses.iter().find_map(|c| match &c.selector {
+            Selector::Match(s) => s
+                .match_labels
+                .iter()
+                .next()
+                .map(|(k, v)| label_pair_hash(k, v))
+                .or_else(|| {
+                    s.match_expressions
+                        .iter()
+                        .find_map(|r| match r.values.as_slice() {
+                            [v] if r.operator == "In" => Some(label_pair_hash(&r.key, v)),
+                            _ => None,
+                        })
+                }),
+            Selector::Nothing => None,
+        })
     }
 }
 
@@ -264,10 +324,39 @@ fn add_to(
     }
 }
 
+/// Sets counter `c`'s count at `pos` to `n` (the node's domain there is now the key's
+/// `per_node[pos]`, and was `old_dom`), moving its totals; nothing when neither changed.
+fn recount(c: &mut Counter, keys: &[KeyIndex], pos: usize, old_dom: u32, n: u32) {
+    let old_n = c.per_node[pos];
+    let values = &keys[c.key].values;
+    let dom = keys[c.key].per_node[pos];
+    if old_n == n && old_dom == dom {
+        return;
+    }
+    if old_n != n {
+        Arc::make_mut(&mut c.per_node)[pos] = n;
+    }
+    if old_dom != NO_DOMAIN {
+        let v = &values[old_dom as usize];
+        add_to(&mut c.totals, &mut c.dense, v, old_dom, -i64::from(old_n));
+    }
+    if dom != NO_DOMAIN {
+        add_to(
+            &mut c.totals,
+            &mut c.dense,
+            &values[dom as usize],
+            dom,
+            i64::from(n),
+        );
+    }
+}
+
 /// Matching pods per node and per domain for one (matcher, key).
 #[derive(Clone, Debug)]
 struct Counter {
     matcher: PodMatcher,
+    /// [`PodMatcher::required_label`] of `matcher`.
+    required: Option<u64>,
     key: usize,
     /// Per node position: matching pods (shared with PreScore states, copied on write).
     per_node: Arc<Vec<u32>>,
@@ -318,6 +407,15 @@ pub struct TopologyIndex {
     /// Sum of the slots' `scoring_pods`.
     scoring_pods: usize,
     clock: u64,
+    /// Per counter: the hash of its (key, matcher), compared before the matcher itself.
+    counter_hashes: Vec<u64>,
+    /// Which counters a changed node is recounted for, from [`CANDIDATE_FILTER_MIN`] counters
+    /// on (see [`candidates`]).
+    filter: Option<Box<CandidateFilter>>,
+    /// Scratch: the old domain of each key at the position being refreshed.
+    old_domains: Vec<u32>,
+    /// The node positions all counters may hold together (`None`: [`COUNTER_POSITIONS`]).
+    counter_positions: Option<usize>,
 }
 
 /// Where the nodes of one snapshot (`&[NodeInfo]`) sit in memory, so that a Filter given a
@@ -445,6 +543,15 @@ impl NodeCountView {
 pub struct CounterId(usize);
 
 impl TopologyIndex {
+    /// An index whose counters may hold `positions` node positions together (the default is
+    /// [`COUNTER_POSITIONS`]; see [`counter_cap`]).
+    pub fn with_counter_positions(positions: usize) -> TopologyIndex {
+        TopologyIndex {
+            counter_positions: Some(positions),
+            ..TopologyIndex::default()
+        }
+    }
+
     /// Brings every counter up to date with `nodes` (the snapshot, in its order). Nodes whose
     /// generation is unchanged since the last sync at the same position are not looked at again.
     pub fn sync(&mut self, nodes: &[NodeInfo]) {
@@ -491,6 +598,9 @@ impl TopologyIndex {
             for c in &mut self.counters {
                 Arc::make_mut(&mut c.per_node).push(0);
             }
+        }
+        if let Some(f) = self.filter.as_deref_mut() {
+            f.resize(nodes.len());
         }
         if let Some(g) = generations {
             debug_assert!(
@@ -558,6 +668,9 @@ impl TopologyIndex {
         if self.gens[pos] != 0 {
             Arc::make_mut(&mut self.gens)[pos] = 0;
         }
+        if let Some(f) = self.filter.as_deref_mut() {
+            f.clear(pos);
+        }
         let slot = std::mem::take(&mut self.slots[pos]);
         if slot.has_taints {
             self.tainted -= 1;
@@ -587,35 +700,56 @@ impl TopologyIndex {
         }
     }
 
-    /// Recounts position `pos`, now holding `node`.
+    /// Recounts position `pos`, now holding `node`: what it contributed (its terms, taints,
+    /// domains and counts) is replaced by what `node` contributes. A counter whose count and
+    /// domain there are unchanged is not touched; with the [`CandidateFilter`] on, only the
+    /// candidates it lists are looked at (the others count 0 there, before and after).
     fn refresh_position(&mut self, pos: usize, node: &NodeInfo) {
-        self.clear_position(pos);
-        Arc::make_mut(&mut self.gens)[pos] = node.generation();
-        let slot = &mut self.slots[pos];
-        slot.has_taints = node.has_taints();
+        // The terms go first: they are counted in the old domains.
+        let slot = std::mem::take(&mut self.slots[pos]);
         if slot.has_taints {
+            self.tainted -= 1;
+        }
+        self.scoring_pods -= slot.scoring_pods as usize;
+        for (t, n) in slot.terms {
+            self.add_term_count(t, pos, -i64::from(n));
+        }
+        if self.gens[pos] != node.generation() {
+            Arc::make_mut(&mut self.gens)[pos] = node.generation();
+        }
+        let has_taints = node.has_taints();
+        self.slots[pos].has_taints = has_taints;
+        if has_taints {
             self.tainted += 1;
         }
+        let mut old_domains = std::mem::take(&mut self.old_domains);
+        old_domains.clear();
         for k in &mut self.keys {
+            old_domains.push(k.per_node[pos]);
             let dom = k.domain_of(node);
             k.set(pos, dom);
         }
-        for c in &mut self.counters {
-            let n = c.matcher.count(node);
-            if c.per_node[pos] != n {
-                Arc::make_mut(&mut c.per_node)[pos] = n;
+        match self.filter.as_deref_mut() {
+            Some(f) => {
+                let list = f.candidates(pos, node, self.counters.len());
+                for &(id, count) in &list {
+                    let c = &mut self.counters[id as usize];
+                    let n = if count { c.matcher.count(node) } else { 0 };
+                    recount(c, &self.keys, pos, old_domains[c.key], n);
+                    if n > 0 {
+                        f.note_nonzero(pos, id);
+                    }
+                }
+                f.done(list);
             }
-            let dom = self.keys[c.key].per_node[pos];
-            if dom != NO_DOMAIN {
-                add_to(
-                    &mut c.totals,
-                    &mut c.dense,
-                    &self.keys[c.key].values[dom as usize],
-                    dom,
-                    i64::from(n),
-                );
+            None => {
+                for c in &mut self.counters {
+                    let n = c.matcher.count(node);
+                    recount(c, &self.keys, pos, old_domains[c.key], n);
+                }
             }
         }
+        self.old_domains = old_domains;
         if self.track_terms {
             self.count_terms(pos, node);
         }
@@ -732,26 +866,64 @@ impl TopologyIndex {
                 k
             }
         };
-        if let Some(i) = self
-            .counters
+        let hash = {
+            let mut h = rustc_hash::FxHasher::default();
+            k.hash(&mut h);
+            matcher.hash(&mut h);
+            h.finish()
+        };
+        let found = self
+            .counter_hashes
             .iter()
-            .position(|c| c.key == k && c.matcher == *matcher)
-        {
+            .enumerate()
+            .filter(|&(_, &h)| h == hash)
+            .map(|(i, _)| i)
+            .find(|&i| self.counters[i].key == k && self.counters[i].matcher == *matcher);
+        if let Some(i) = found {
             self.counters[i].last_used = self.clock;
             return CounterId(i);
         }
+        if self.filter.is_none() && self.counters.len() + 1 >= CANDIDATE_FILTER_MIN {
+            self.filter = Some(Box::new(CandidateFilter::new(&self.counters, nodes)));
+        }
+        let required = matcher.required_label();
         let mut per_node = vec![0; nodes.len()];
         let mut c = Counter {
             matcher: matcher.clone(),
+            required,
             key: k,
             per_node: Arc::default(),
             totals: Arc::default(),
             dense: Arc::default(),
             last_used: self.clock,
         };
+        let positions = self.counter_positions.unwrap_or(COUNTER_POSITIONS);
+        let id = if self.counters.len() >= counter_cap(positions, nodes.len()) {
+            // Replace the least recently used counter in place: the ids handed out since it was
+            // last used stay valid.
+            self.counters
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, c)| c.last_used)
+                .map_or(0, |(i, _)| i)
+        } else {
+            self.counters.len()
+        };
         for (pos, node) in nodes.iter().enumerate() {
+            let filter = self.filter.as_deref_mut();
+            if let (Some(f), Some(r)) = (&filter, required) {
+                if !f.may_hold(pos, r) {
+                    continue;
+                }
+            }
             let n = c.matcher.count(node);
+            if n == 0 {
+                continue;
+            }
             per_node[pos] = n;
+            if let Some(f) = filter {
+                f.note_nonzero(pos, id as u32);
+            }
             let dom = self.keys[k].per_node[pos];
             if dom != NO_DOMAIN {
                 add_to(
@@ -764,22 +936,20 @@ impl TopologyIndex {
             }
         }
         c.per_node = Arc::new(per_node);
-        if self.counters.len() >= MAX_COUNTERS {
-            // Replace the least recently used counter in place: the ids handed out since it was
-            // last used stay valid.
-            if let Some(lru) = self
-                .counters
-                .iter()
-                .enumerate()
-                .min_by_key(|(_, c)| c.last_used)
-                .map(|(i, _)| i)
-            {
-                self.counters[lru] = c;
-                return CounterId(lru);
+        if id < self.counters.len() {
+            if let Some(f) = self.filter.as_deref_mut() {
+                f.remove_counter(id as u32, self.counters[id].required);
             }
+            self.counters[id] = c;
+            self.counter_hashes[id] = hash;
+        } else {
+            self.counters.push(c);
+            self.counter_hashes.push(hash);
         }
-        self.counters.push(c);
-        CounterId(self.counters.len() - 1)
+        if let Some(f) = self.filter.as_deref_mut() {
+            f.add_counter(id as u32, required);
+        }
+        CounterId(id)
     }
 
     /// Matching pods per domain of counter `id` (non-zero domains only).
@@ -914,3 +1084,6 @@ impl TopologyIndex {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod many_counters_tests;

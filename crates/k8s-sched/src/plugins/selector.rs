@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use k8s_types::labels::{LabelSelector, LabelSelectorRequirement};
 
 /// A parsed label selector.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Selector {
     /// Matches nothing (upstream `labels.Nothing()`, what a nil `*metav1.LabelSelector`
     /// converts to).

@@ -10,7 +10,7 @@ mod parser;
 
 /// Upstream `metav1.LabelSelector`. The requirements are ANDed. An empty selector matches everything;
 /// callers that must treat "no selector" as "match nothing" (e.g. a Deployment) check for `None` first.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LabelSelector {
     /// `{key: value}` pairs; each is `key In (value)`.
@@ -23,7 +23,7 @@ pub struct LabelSelector {
 
 /// Upstream `metav1.LabelSelectorRequirement`; `operator` is one of `In`, `NotIn`, `Exists`,
 /// `DoesNotExist` (and, only in a selector parsed from the string form, `Gt` / `Lt`).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LabelSelectorRequirement {
     /// Label key.
