@@ -212,4 +212,13 @@ impl ApiClient for ApiServer {
     fn watch(&self, kind: &Kind, after_revision: i64) -> Result<Vec<WatchEvent>, Status> {
         self.watch_kind(kind, after_revision)
     }
+
+    fn watch_each(
+        &self,
+        kind: &Kind,
+        after_revision: i64,
+        visit: &mut dyn FnMut(&WatchEvent),
+    ) -> Result<(), Status> {
+        self.watch_kind_each(kind, after_revision, visit)
+    }
 }

@@ -83,22 +83,22 @@ impl NodeNameIndex {
             return;
         }
         let prefix = Kind::Pod.key_prefix();
-        let events = idx.revision.and_then(|r| store.watch(&prefix, r).ok());
-        match events {
-            Some(events) => {
-                for ev in events {
+        let followed = idx.revision.is_some_and(|r| {
+            let idx = &mut *idx;
+            store
+                .watch_each(&prefix, r, &mut |ev| {
                     let key = ev.object.key();
                     match ev.type_ {
                         WatchEventType::Deleted => idx.remove(&key),
                         _ => idx.insert(key, &ev.object),
                     }
-                }
-            }
-            None => {
-                *idx = Index::default();
-                for obj in store.list_shared(&prefix) {
-                    idx.insert(obj.key(), &obj);
-                }
+                })
+                .is_ok()
+        });
+        if !followed {
+            *idx = Index::default();
+            for obj in store.list_shared(&prefix) {
+                idx.insert(obj.key(), &obj);
             }
         }
         idx.revision = Some(current);

@@ -731,10 +731,9 @@ impl TopologyIndex {
         }
         match self.filter.as_deref_mut() {
             Some(f) => {
-                let list = f.candidates(pos, node, self.counters.len());
-                for &(id, count) in &list {
+                let list = f.candidates(pos, node, &self.counters);
+                for &(id, n) in &list {
                     let c = &mut self.counters[id as usize];
-                    let n = if count { c.matcher.count(node) } else { 0 };
                     recount(c, &self.keys, pos, old_domains[c.key], n);
                     if n > 0 {
                         f.note_nonzero(pos, id);

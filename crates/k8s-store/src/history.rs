@@ -58,6 +58,21 @@ impl History {
     /// event the caller has not seen may have been dropped). `oldest` is the compaction revision: the
     /// smallest `after_revision` still accepted.
     pub fn since(&self, prefix: &str, after_revision: i64) -> Result<Vec<WatchEvent>, StoreError> {
+        let mut out = Vec::new();
+        self.for_each_since(prefix, after_revision, &mut |e| out.push(e.clone()))?;
+        Ok(out)
+    }
+
+    /// [`History::since`] without collecting: `visit` sees each matching event in turn.
+    ///
+    /// # Errors
+    /// As [`History::since`] (then `visit` is not called).
+    pub fn for_each_since(
+        &self,
+        prefix: &str,
+        after_revision: i64,
+        visit: &mut dyn FnMut(&WatchEvent),
+    ) -> Result<(), StoreError> {
         if after_revision < self.compacted {
             return Err(StoreError::Compacted {
                 requested: after_revision,
@@ -67,11 +82,12 @@ impl History {
         let start = self
             .entries
             .partition_point(|e| e.event.revision <= after_revision);
-        Ok(self.entries[start..]
-            .iter()
-            .filter(|e| e.key.starts_with(prefix))
-            .map(|e| e.event.clone())
-            .collect())
+        for e in &self.entries[start..] {
+            if e.key.starts_with(prefix) {
+                visit(&e.event);
+            }
+        }
+        Ok(())
     }
 
     /// Drops every event at or before `revision`. Compacting to a revision at or below the current

@@ -155,6 +155,23 @@ pub trait ApiClient {
     /// `Gone` when the revision was compacted.
     fn watch(&self, kind: &Kind, after_revision: i64) -> Result<Vec<WatchEvent>, Status>;
 
+    /// [`ApiClient::watch`] without collecting: `visit` sees each change in turn (an informer
+    /// folds them into its cache and needs no list). The default collects through `watch`.
+    ///
+    /// # Errors
+    /// `Gone` when the revision was compacted (then `visit` is not called).
+    fn watch_each(
+        &self,
+        kind: &Kind,
+        after_revision: i64,
+        visit: &mut dyn FnMut(&WatchEvent),
+    ) -> Result<(), Status> {
+        for ev in self.watch(kind, after_revision)? {
+            visit(&ev);
+        }
+        Ok(())
+    }
+
     /// [`ApiClient::get`] answering with the stored object itself, shared (kube-apiserver's watch
     /// cache serves the same decoded object to every reader). The default copies `get`'s answer.
     ///

@@ -183,78 +183,81 @@ impl Informer {
         if self.revision.is_some_and(|r| r >= target) {
             return;
         }
-        let events = self.revision.and_then(|r| api.watch(&self.kind, r).ok());
-        match events {
-            Some(events) => {
-                for ev in events.into_iter().take_while(|ev| ev.revision <= target) {
-                    let key = object_key(&ev.object);
-                    let (old, new) = match ev.type_ {
-                        WatchEventType::Deleted => (self.remove(&key), None),
-                        _ => (
-                            self.put(key.clone(), Arc::clone(&ev.object)),
-                            Some(ev.object),
-                        ),
-                    };
-                    let kind = self.kind.clone();
-                    out.push((
-                        ev.revision,
-                        Delta {
-                            kind,
-                            key,
-                            old,
-                            new,
-                        },
-                    ));
+        let followed = self.revision.is_some_and(|r| {
+            let kind = self.kind.clone();
+            api.watch_each(&kind, r, &mut |ev| {
+                // Changes after `target` have not arrived yet (they come last).
+                if ev.revision > target {
+                    return;
                 }
-                self.revision = Some(target);
+                let key = object_key(&ev.object);
+                let (old, new) = match ev.type_ {
+                    WatchEventType::Deleted => (self.remove(&key), None),
+                    _ => (
+                        self.put(key.clone(), Arc::clone(&ev.object)),
+                        Some(Arc::clone(&ev.object)),
+                    ),
+                };
+                out.push((
+                    ev.revision,
+                    Delta {
+                        kind: kind.clone(),
+                        key,
+                        old,
+                        new,
+                    },
+                ));
+            })
+            .is_ok()
+        });
+        if followed {
+            self.revision = Some(target);
+            return;
+        }
+        let fresh: BTreeMap<String, Arc<Object>> = api
+            .list_shared(&self.kind, None, None)
+            .into_iter()
+            .map(|o| (object_key(&o), o))
+            .collect();
+        let gone: Vec<String> = self
+            .objects
+            .keys()
+            .filter(|k| !fresh.contains_key(*k))
+            .cloned()
+            .collect();
+        for key in gone {
+            let old = self.remove(&key);
+            let kind = self.kind.clone();
+            out.push((
+                current,
+                Delta {
+                    kind,
+                    key,
+                    old,
+                    new: None,
+                },
+            ));
+        }
+        self.revision = Some(current);
+        for (key, obj) in fresh {
+            let same = self
+                .objects
+                .get(&key)
+                .is_some_and(|o| o.meta().resource_version == obj.meta().resource_version);
+            if same {
+                continue;
             }
-            None => {
-                let fresh: BTreeMap<String, Arc<Object>> = api
-                    .list_shared(&self.kind, None, None)
-                    .into_iter()
-                    .map(|o| (object_key(&o), o))
-                    .collect();
-                let gone: Vec<String> = self
-                    .objects
-                    .keys()
-                    .filter(|k| !fresh.contains_key(*k))
-                    .cloned()
-                    .collect();
-                for key in gone {
-                    let old = self.remove(&key);
-                    let kind = self.kind.clone();
-                    out.push((
-                        current,
-                        Delta {
-                            kind,
-                            key,
-                            old,
-                            new: None,
-                        },
-                    ));
-                }
-                self.revision = Some(current);
-                for (key, obj) in fresh {
-                    let same = self
-                        .objects
-                        .get(&key)
-                        .is_some_and(|o| o.meta().resource_version == obj.meta().resource_version);
-                    if same {
-                        continue;
-                    }
-                    let old = self.put(key.clone(), Arc::clone(&obj));
-                    let kind = self.kind.clone();
-                    out.push((
-                        current,
-                        Delta {
-                            kind,
-                            key,
-                            old,
-                            new: Some(obj),
-                        },
-                    ));
-                }
-            }
+            let old = self.put(key.clone(), Arc::clone(&obj));
+            let kind = self.kind.clone();
+            out.push((
+                current,
+                Delta {
+                    kind,
+                    key,
+                    old,
+                    new: Some(obj),
+                },
+            ));
         }
     }
 

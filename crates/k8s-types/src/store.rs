@@ -139,6 +139,25 @@ pub trait ObjectStore {
     /// [`StoreError::Compacted`] when `after_revision` is older than the compaction point.
     fn watch(&self, prefix: &str, after_revision: i64) -> Result<Vec<WatchEvent>, StoreError>;
 
+    /// [`ObjectStore::watch`] without collecting: calls `visit` with each change in turn. A
+    /// reader that only folds the changes into its own index (the apiserver's watch cache)
+    /// needs no list of them; the default collects through [`ObjectStore::watch`].
+    ///
+    /// # Errors
+    /// [`StoreError::Compacted`] when `after_revision` is older than the compaction point (then
+    /// `visit` is not called).
+    fn watch_each(
+        &self,
+        prefix: &str,
+        after_revision: i64,
+        visit: &mut dyn FnMut(&WatchEvent),
+    ) -> Result<(), StoreError> {
+        for ev in self.watch(prefix, after_revision)? {
+            visit(&ev);
+        }
+        Ok(())
+    }
+
     /// Forgets history at or before `revision`; later watches from before it fail with Compacted.
     fn compact(&mut self, revision: i64);
 

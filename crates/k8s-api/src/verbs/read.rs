@@ -63,4 +63,16 @@ impl ApiServer {
             .watch(&kind.key_prefix(), after_revision)
             .map_err(|e| errors::from_store(e, kind, ""))
     }
+
+    /// [`ApiServer::watch_kind`] handing each change to `visit` instead of collecting them.
+    pub(crate) fn watch_kind_each(
+        &self,
+        kind: &Kind,
+        after_revision: i64,
+        visit: &mut dyn FnMut(&WatchEvent),
+    ) -> Result<(), Status> {
+        self.store
+            .watch_each(&kind.key_prefix(), after_revision, visit)
+            .map_err(|e| errors::from_store(e, kind, ""))
+    }
 }

@@ -5,7 +5,8 @@
 //! A counter whose matcher requires a label pair ([`PodMatcher::required_label`]) counts 0 on a
 //! node none of whose pods carries the pair. So when a node changes, only these counters are
 //! recounted there: those whose pair one of its pods carries (found through a table of counters by
-//! pair), those without a pair, and those that counted a pod there before (they may drop to 0).
+//! pair, each pod matched against the counters of its own pairs only), those without a pair, and
+//! those that counted a pod there before (they may drop to 0).
 //! A counter registered later counts only the nodes whose summary of label pairs (a 512-bit Bloom
 //! filter per node, one bit per pair) may hold its pair. Both only skip counts that are 0; a hash
 //! collision adds a candidate, which is then counted exactly.
@@ -36,12 +37,12 @@ pub(super) struct CandidateFilter {
     pub(super) unfiltered: Vec<u32>,
     /// Counters by required pair.
     pub(super) by_label: rustc_hash::FxHashMap<u64, Vec<u32>>,
-    /// Per counter: the refresh that last listed it.
-    marks: Vec<u64>,
+    /// Per counter: the refresh that last listed it, and where in its list.
+    marks: Vec<(u64, u32)>,
     /// Refreshes so far.
     pub(super) refreshes: u64,
     /// The candidate list of the refresh under way (kept for its allocation).
-    scratch: Vec<(u32, bool)>,
+    scratch: Vec<(u32, u32)>,
 }
 
 impl CandidateFilter {
@@ -104,20 +105,21 @@ impl CandidateFilter {
         self.nonzero[pos].push(id);
     }
 
-    /// The counters to recount at `pos`, now holding `node`, each with whether to count it
-    /// (false: it counted a pod there before, and none of the node's pods carries its pair now,
-    /// so its count is 0). Renews the position's summary and empties its `nonzero` list (the
-    /// caller notes the counters that count a pod again). Give the list back with
+    /// The counters to recount at `pos`, now holding `node`, each with its count of the node's
+    /// pods: each pod is matched against the counters of its label pairs, the counters without
+    /// a pair count all the node's pods, and those that counted a pod there before and are not
+    /// otherwise listed count 0. Renews the position's summary and empties its `nonzero` list
+    /// (the caller notes the counters that count a pod again). Give the list back with
     /// [`CandidateFilter::done`].
     pub(super) fn candidates(
         &mut self,
         pos: usize,
         node: &NodeInfo,
-        counters: usize,
-    ) -> Vec<(u32, bool)> {
+        counters: &[Counter],
+    ) -> Vec<(u32, u32)> {
         self.refreshes += 1;
         let now = self.refreshes;
-        self.marks.resize(counters, 0);
+        self.marks.resize(counters.len(), (0, 0));
         let mut out = std::mem::take(&mut self.scratch);
         out.clear();
         let mut bloom = [0; BLOOM_WORDS];
@@ -127,31 +129,38 @@ impl CandidateFilter {
                 let (w, bit) = bloom_bit(h);
                 bloom[w] |= bit;
                 for &id in self.by_label.get(&h).into_iter().flatten() {
-                    if self.marks[id as usize] != now {
-                        self.marks[id as usize] = now;
-                        out.push((id, true));
+                    let at = match self.marks[id as usize] {
+                        (r, at) if r == now => at as usize,
+                        _ => {
+                            self.marks[id as usize] = (now, out.len() as u32);
+                            out.push((id, 0));
+                            out.len() - 1
+                        }
+                    };
+                    if counters[id as usize].matcher.matches(&pi.pod) {
+                        out[at].1 += 1;
                     }
                 }
             }
         }
         self.blooms[pos] = bloom;
         for &id in &self.unfiltered {
-            if self.marks[id as usize] != now {
-                self.marks[id as usize] = now;
-                out.push((id, true));
+            if self.marks[id as usize].0 != now {
+                self.marks[id as usize] = (now, out.len() as u32);
+                out.push((id, counters[id as usize].matcher.count(node)));
             }
         }
         for id in self.nonzero[pos].drain(..) {
-            if (id as usize) < counters && self.marks[id as usize] != now {
-                self.marks[id as usize] = now;
-                out.push((id, false));
+            if (id as usize) < counters.len() && self.marks[id as usize].0 != now {
+                self.marks[id as usize] = (now, out.len() as u32);
+                out.push((id, 0));
             }
         }
         out
     }
 
     /// Takes back the list [`CandidateFilter::candidates`] gave.
-    pub(super) fn done(&mut self, list: Vec<(u32, bool)>) {
+    pub(super) fn done(&mut self, list: Vec<(u32, u32)>) {
         self.scratch = list;
     }
 
