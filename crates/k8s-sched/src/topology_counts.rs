@@ -865,19 +865,25 @@ impl TopologyIndex {
                 k
             }
         };
-        let hash = {
+        let hash = || {
             let mut h = rustc_hash::FxHasher::default();
             k.hash(&mut h);
             matcher.hash(&mut h);
             h.finish()
         };
-        let found = self
-            .counter_hashes
-            .iter()
-            .enumerate()
-            .filter(|&(_, &h)| h == hash)
-            .map(|(i, _)| i)
-            .find(|&i| self.counters[i].key == k && self.counters[i].matcher == *matcher);
+        let same = |c: &Counter| c.key == k && c.matcher == *matcher;
+        // A few counters are compared directly; many through their hashes first.
+        let found = if self.counters.len() < CANDIDATE_FILTER_MIN {
+            self.counters.iter().position(same)
+        } else {
+            let hash = hash();
+            self.counter_hashes
+                .iter()
+                .enumerate()
+                .filter(|&(_, &h)| h == hash)
+                .map(|(i, _)| i)
+                .find(|&i| same(&self.counters[i]))
+        };
         if let Some(i) = found {
             self.counters[i].last_used = self.clock;
             return CounterId(i);
@@ -940,10 +946,10 @@ impl TopologyIndex {
                 f.remove_counter(id as u32, self.counters[id].required);
             }
             self.counters[id] = c;
-            self.counter_hashes[id] = hash;
+            self.counter_hashes[id] = hash();
         } else {
             self.counters.push(c);
-            self.counter_hashes.push(hash);
+            self.counter_hashes.push(hash());
         }
         if let Some(f) = self.filter.as_deref_mut() {
             f.add_counter(id as u32, required);

@@ -83,9 +83,38 @@ pub struct Informer {
 }
 
 fn index_add(map: &mut BTreeMap<String, BTreeSet<String>>, k: &str, key: &str) {
-    map.entry(k.to_string())
-        .or_default()
-        .insert(key.to_string());
+    match map.get_mut(k) {
+        Some(set) => {
+            if !set.contains(key) {
+                set.insert(key.to_string());
+            }
+        }
+        None => {
+            map.insert(k.to_string(), BTreeSet::from([key.to_string()]));
+        }
+    }
+}
+
+/// True when `a` and `b` (two versions of one object) sit under the same keys of every index:
+/// the same controller (or both none), the same owners in the same order, and for pods the same
+/// node. Most updates (status writes) change none of these.
+fn same_index_keys(a: &Object, b: &Object) -> bool {
+    let (ma, mb) = (a.meta(), b.meta());
+    fn node(o: &Object) -> Option<&str> {
+        match o {
+            Object::Pod(p) => p.node_name(),
+            _ => None,
+        }
+    }
+    ma.namespace() == mb.namespace()
+        && ma.controller_ref().map(|c| &c.uid) == mb.controller_ref().map(|c| &c.uid)
+        && ma.owner_references.len() == mb.owner_references.len()
+        && ma
+            .owner_references
+            .iter()
+            .zip(&mb.owner_references)
+            .all(|(x, y)| x.uid == y.uid)
+        && node(a) == node(b)
 }
 
 fn index_remove(map: &mut BTreeMap<String, BTreeSet<String>>, k: &str, key: &str) {
@@ -144,13 +173,18 @@ impl Informer {
     }
 
     fn put(&mut self, key: String, obj: Arc<Object>) -> Option<Arc<Object>> {
-        let old = self.objects.remove(&key);
-        if let Some(o) = &old {
-            self.index(&key, o, false);
+        if let Some(slot) = self.objects.get_mut(&key) {
+            let old = std::mem::replace(slot, obj);
+            if !same_index_keys(&old, slot) {
+                let new = Arc::clone(slot);
+                self.index(&key, &old, false);
+                self.index(&key, &new, true);
+            }
+            return Some(old);
         }
         self.index(&key, &obj, true);
         self.objects.insert(key, obj);
-        old
+        None
     }
 
     fn remove(&mut self, key: &str) -> Option<Arc<Object>> {
@@ -453,6 +487,83 @@ impl SharedInformerFactory {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn pod(name: &str, owners: &[(&str, bool)], node: Option<&str>, phase: &str) -> Arc<Object> {
+        let mut p = crate::core::Pod::default();
+        p.metadata.name = name.into();
+        p.metadata.namespace = Some("default".into());
+        p.metadata.owner_references = owners
+            .iter()
+            .map(|&(uid, controller)| crate::meta::OwnerReference {
+                api_version: "apps/v1".into(),
+                kind: "ReplicaSet".into(),
+                name: format!("rs-{uid}"),
+                uid: uid.into(),
+                controller: Some(controller),
+                block_owner_deletion: None,
+            })
+            .collect();
+        p.spec.node_name = node.map(str::to_string);
+        p.status.phase = Some(phase.into());
+        Arc::new(Object::Pod(Box::new(p)))
+    }
+
+    fn names(objs: Vec<&Arc<Object>>) -> Vec<String> {
+        objs.iter().map(|o| o.meta().name.clone()).collect()
+    }
+
+    /// The indexes follow every version put: a status-only update keeps each pod where it was
+    /// (and serves the new version), a new controller, owner or node moves it, a removal drops it.
+    #[test]
+    fn indexes_follow_updates_that_move_and_that_keep_an_object() {
+        let mut inf = Informer::new(Kind::Pod);
+        inf.put(
+            "default/a".into(),
+            pod("a", &[("u1", true)], None, "Pending"),
+        );
+        inf.put(
+            "default/b".into(),
+            pod("b", &[("u1", true)], Some("n1"), "Pending"),
+        );
+        inf.put("default/c".into(), pod("c", &[], Some("n1"), "Pending"));
+        assert_eq!(names(inf.controlled_by("u1")), ["a", "b"]);
+        assert_eq!(names(inf.orphans("default")), ["c"]);
+        assert_eq!(names(inf.pods_on_node("n1")), ["b", "c"]);
+        // Status only: same places, the new version served.
+        let old = inf.put(
+            "default/b".into(),
+            pod("b", &[("u1", true)], Some("n1"), "Running"),
+        );
+        assert!(old.is_some());
+        let b = inf.pods_on_node("n1")[0];
+        assert!(matches!(&**b, Object::Pod(p) if p.status.phase.as_deref() == Some("Running")));
+        assert_eq!(names(inf.controlled_by("u1")), ["a", "b"]);
+        // Bound: `a` joins n2.
+        inf.put(
+            "default/a".into(),
+            pod("a", &[("u1", true)], Some("n2"), "Pending"),
+        );
+        assert_eq!(names(inf.pods_on_node("n2")), ["a"]);
+        // Orphaned (controller false) and adopted by another owner: indexes move.
+        inf.put(
+            "default/b".into(),
+            pod("b", &[("u1", false), ("u2", true)], Some("n1"), "Running"),
+        );
+        assert_eq!(names(inf.controlled_by("u1")), ["a"]);
+        assert_eq!(names(inf.controlled_by("u2")), ["b"]);
+        assert_eq!(names(inf.dependents_of("u1")), ["a", "b"]);
+        inf.put(
+            "default/c".into(),
+            pod("c", &[("u2", true)], Some("n1"), "Pending"),
+        );
+        assert!(inf.orphans("default").is_empty());
+        assert_eq!(names(inf.controlled_by("u2")), ["b", "c"]);
+        inf.remove("default/b");
+        assert_eq!(names(inf.controlled_by("u2")), ["c"]);
+        assert_eq!(names(inf.dependents_of("u1")), ["a"]);
+        assert_eq!(names(inf.pods_on_node("n1")), ["c"]);
+        assert_eq!(inf.keys_on_node("n2").collect::<Vec<_>>(), ["default/a"]);
+    }
 
     #[test]
     fn keys_are_namespace_slash_name() {
