@@ -146,19 +146,18 @@ fn into_sorted(mut v: Vec<String>) -> Vec<String> {
 /// `<gpu>-<k>`, `<gpu>-<k+1>`, ... as `<gpu>-<k>..<gpu>-<last>` (a pod holding 460 milli-GPU holds 460
 /// devices). Plain IDs (GPU indices, UUIDs) are listed as they are.
 pub fn compress_ids(ids: &[String]) -> String {
-    let unit = |id: &str| -> Option<(String, u64)> {
+    // The group as a slice of the ID: nothing is allocated per ID (a pod holds up to 1,000).
+    fn unit(id: &str) -> Option<(&str, u64)> {
         let (g, k) = id.rsplit_once('-')?;
         g.parse::<u64>().ok()?;
-        Some((g.to_string(), k.parse().ok()?))
-    };
+        Some((g, k.parse().ok()?))
+    }
     let mut parts: Vec<String> = Vec::new();
     let mut i = 0;
     while i < ids.len() {
         let mut j = i;
         if let Some((g, k)) = unit(&ids[i]) {
-            while j + 1 < ids.len()
-                && unit(&ids[j + 1]) == Some((g.clone(), k + (j + 1 - i) as u64))
-            {
+            while j + 1 < ids.len() && unit(&ids[j + 1]) == Some((g, k + (j + 1 - i) as u64)) {
                 j += 1;
             }
         }
@@ -503,11 +502,12 @@ impl DeviceManager {
             } else {
                 Vec::new()
             };
-            // The usual answer: exactly the devices needed, distinct and free, nothing reused
-            // or adopted. The loop below would take them all, in this order.
+            // The usual answer: exactly the devices needed, in ID order (so distinct), free,
+            // nothing reused or adopted. The loop below would take them all, in this order.
             let whole = (candidates.is_empty() && chosen.is_empty() && preferred.len() == required)
-                .then(|| DeviceIds::from_ids(&preferred))
-                .filter(|set| set.len() == required && set.difference(&available).is_empty());
+                .then(|| DeviceIds::from_increasing(&preferred))
+                .flatten()
+                .filter(|set| set.difference(&available).is_empty());
             if let Some(set) = whole {
                 chosen = preferred;
                 ids = Some(set);
@@ -526,8 +526,15 @@ impl DeviceManager {
                 }
             }
         }
-        let chosen = into_sorted(chosen);
-        let ids = ids.unwrap_or_else(|| DeviceIds::from_ids(&chosen));
+        let (chosen, ids) = match ids {
+            // Already in ID order.
+            Some(ids) => (chosen, ids),
+            None => {
+                let chosen = into_sorted(chosen);
+                let ids = DeviceIds::from_ids(&chosen);
+                (chosen, ids)
+            }
+        };
         let held = self.in_use.entry(resource.to_string()).or_default();
         for (owner, theirs) in held.iter() {
             if owner == pod_key {

@@ -77,6 +77,32 @@ impl DeviceIds {
         out
     }
 
+    /// The set of these IDs when they are strictly increasing in ID order (so distinct), each
+    /// parsed once; `None` otherwise.
+    pub fn from_increasing<S: AsRef<str>>(ids: &[S]) -> Option<DeviceIds> {
+        let mut out = DeviceIds::default();
+        let mut last: Option<(Option<(u64, u64)>, &str)> = None;
+        for id in ids {
+            let id = id.as_ref();
+            let u = unit(id);
+            if let Some((lu, lid)) = last {
+                let order = match (lu, u) {
+                    (Some(x), Some(y)) => x.cmp(&y),
+                    _ => compare_device_ids(lid, id),
+                };
+                if order != Ordering::Less {
+                    return None;
+                }
+            }
+            match u {
+                Some((g, k)) => out.push_units(g, k, k + 1),
+                None => out.runs.push(Run::Id(id.to_string())),
+            }
+            last = Some((u, id));
+        }
+        Some(out)
+    }
+
     /// The units `"<group>-<k>"` for `k` in `from..to`, followed by each later group of `groups`
     /// likewise: the device list of a plugin that shares each of its devices out in numbered units
     /// (`groups` in increasing order).
@@ -338,6 +364,28 @@ mod tests {
                 assert_eq!(da.first_common(&db), common, "{sa:?} & {sb:?}");
             }
         }
+    }
+
+    #[test]
+    fn only_increasing_lists_are_taken_as_they_are() {
+        let ids = strings(&["0-8", "0-9", "0-10", "1-0", "GPU-a"]);
+        assert_eq!(
+            DeviceIds::from_increasing(&ids),
+            Some(DeviceIds::from_ids(&ids))
+        );
+        // "0-10" before "0-9" (text order), a duplicate, an unknown ID out of place.
+        for bad in [
+            &["0-10", "0-9"][..],
+            &["0-1", "0-1"][..],
+            &["GPU-a", "0-1"][..],
+            &["7", "0-1"][..],
+        ] {
+            assert_eq!(DeviceIds::from_increasing(&strings(bad)), None, "{bad:?}");
+        }
+        assert_eq!(
+            DeviceIds::from_increasing::<String>(&[]),
+            Some(DeviceIds::default())
+        );
     }
 
     #[test]
