@@ -24,6 +24,7 @@ use crate::node_devices::{device_plugins, gpu_count, gpu_count_errors};
 
 mod dra;
 mod fast_forward;
+mod kubelet_pass;
 
 /// Namespaces every cluster starts with (as a fresh kubeadm cluster).
 pub const INITIAL_NAMESPACES: [&str; 3] = ["default", "kube-node-lease", "kube-system"];
@@ -132,6 +133,8 @@ pub struct Cluster {
     powered_off: std::collections::BTreeSet<String>,
     /// Lease renewals written in the last tick (heartbeats alone do not make a tick busy).
     heartbeats: i64,
+    /// When some kubelet next has work of its own (lower bounds, see `kubelet_pass.rs`).
+    kubelet_due: kubelet_pass::KubeletDue,
     /// The scheduler's configuration, to start it again (`restartScheduler`).
     scheduler_config: KubeSchedulerConfiguration,
     /// The cluster's feature gates, to start the controller-manager again.
@@ -216,6 +219,7 @@ impl Cluster {
             restarted: Default::default(),
             powered_off: Default::default(),
             heartbeats: 0,
+            kubelet_due: Default::default(),
             scheduler_config,
             external_owners: Default::default(),
             external_nodes: Default::default(),
@@ -283,6 +287,7 @@ impl Cluster {
             powered_off: Default::default(),
             restarted: Default::default(),
             heartbeats: 0,
+            kubelet_due: Default::default(),
             scheduler_config,
             external_owners: owners,
             external_nodes: nodes,
@@ -404,6 +409,7 @@ impl Cluster {
         let mut kubelet = Kubelet::new(node, plugins, self.kubelet_config.clone());
         kubelet.register(&mut self.api)?;
         self.monitor_idle = None;
+        self.kubelet_due = Default::default();
         self.kubelets.insert(name, kubelet);
         if let Some(node) = dra_node {
             dra::publish_resource_slices(&mut self.api, &node, gpu_count(&node))?;
@@ -432,14 +438,7 @@ impl Cluster {
         self.compact_history();
         // Node lease heartbeats first, so that a driver skipping idle ticks ([`Cluster::skip_idle`])
         // never leaves a running kubelet's Lease stale when the node lifecycle controller looks.
-        self.heartbeats = 0;
-        for (name, kubelet) in &mut self.kubelets {
-            let mut api =
-                CountingClient::new(&mut self.api, KUBELET_COMPONENT, &mut self.conflicts);
-            if !self.stopped.contains(name) && kubelet.heartbeat(&mut api) {
-                self.heartbeats += 1;
-            }
-        }
+        self.heartbeat_pass();
         let upto = self.lagged_revision(self.informer_lag.controller_manager);
         self.controllers.reconcile_upto(&mut self.api, upto);
         let mut theirs = self.controllers.take_conflicts();
@@ -456,16 +455,7 @@ impl Cluster {
             None
         };
         self.kubelets_seen = Some(self.api.revision());
-        for (name, kubelet) in &mut self.kubelets {
-            if self.stopped.contains(name) {
-                continue;
-            }
-            let hit = self.restarted.remove(name)
-                || touched.as_ref().is_none_or(|t| t.contains(name.as_str()));
-            let mut api =
-                CountingClient::new(&mut self.api, KUBELET_COMPONENT, &mut self.conflicts);
-            kubelet.sync_if_needed(&mut api, hit);
-        }
+        self.sync_pass(touched);
         self.record_tick_end(self.tick);
         self.tick += 1;
     }
@@ -580,6 +570,7 @@ impl Cluster {
             return Err(format!("node {node:?} is powered off"));
         }
         self.monitor_idle = None;
+        self.kubelet_due = Default::default();
         if !self.stopped.insert(node.to_string()) {
             return Err(format!("the kubelet of node {node:?} is already stopped"));
         }
@@ -596,6 +587,7 @@ impl Cluster {
             return Err(format!("node {node:?} is powered off"));
         }
         self.monitor_idle = None;
+        self.kubelet_due = Default::default();
         if !self.stopped.remove(node) {
             return Err(format!("the kubelet of node {node:?} is not stopped"));
         }
@@ -620,6 +612,7 @@ impl Cluster {
             return Err(format!("node {node:?} is already powered off"));
         }
         self.monitor_idle = None;
+        self.kubelet_due = Default::default();
         self.stopped.insert(node.to_string());
         self.restarted.remove(node);
         kubelet.power_off();
@@ -637,6 +630,7 @@ impl Cluster {
             return Err(format!("node {node:?} is not powered off"));
         }
         self.monitor_idle = None;
+        self.kubelet_due = Default::default();
         self.stopped.remove(node);
         kubelet.power_on(&mut self.api);
         self.restarted.insert(node.to_string());
@@ -709,69 +703,6 @@ impl Cluster {
         scheduler.set_explain(self.explain.clone());
         self.scheduler = scheduler;
         Ok(())
-    }
-
-    /// Advances the clock to `tick` without running any component in the ticks in between (a
-    /// driver that knows nothing would happen in them, see `trace::timeline`). Each kubelet's
-    /// periodic node status report clock moves as if the reports due in between had been written on
-    /// time ([`Kubelet::fast_forward`]); while the node lifecycle controller's passes write nothing
-    /// ([`Cluster::node_monitor_idle`]) the Lease renewals due in between are accounted for
-    /// ([`Cluster::account_lease_renewals`]) and the controller's next pass is the first one at
-    /// `tick` or later on its period. Does nothing when `tick` is not ahead of [`Cluster::now`].
-    pub fn skip_to(&mut self, tick: Tick) {
-        if tick <= self.tick {
-            return;
-        }
-        if self.account_lease_renewals(tick) {
-            self.controllers.fast_forward_node_monitor(tick);
-        }
-        for kubelet in self.kubelets.values_mut() {
-            kubelet.fast_forward(tick);
-        }
-        self.tick = tick;
-    }
-
-    /// Accounts for the node Lease renewals due before `to` without writing them, while the node
-    /// lifecycle controller's passes write nothing ([`Cluster::node_monitor_idle`]; returns
-    /// whether it did): each running kubelet's renewal clock moves as if they had been written
-    /// ([`Kubelet::fast_forward_lease`]; the stored Lease keeps the `renewTime` of its last written
-    /// renewal), and the controller counts them as seen by the passes that would have observed
-    /// them ([`k8s_controllers::ControllerManager::observe_node_heartbeats`]), so no live node goes
-    /// Unknown. For a driver to whom the renewals are periodic noise (the timeline replay calls
-    /// it before each tick it runs, with `to` one past it).
-    pub fn account_lease_renewals(&mut self, to: Tick) -> bool {
-        if !self.node_monitor_idle_cached() {
-            return false;
-        }
-        let mut heard = Vec::new();
-        for (name, kubelet) in &mut self.kubelets {
-            if self.stopped.contains(name) {
-                continue;
-            }
-            if let Some(last) = kubelet.fast_forward_lease(to) {
-                heard.push((name.as_str(), last));
-            }
-        }
-        self.controllers.observe_node_heartbeats(&heard);
-        true
-    }
-
-    /// Accounts for the kubelets' periodic node status reports due before `to` without writing
-    /// them ([`Kubelet::fast_forward`]: a report that would only move heartbeat times; a status
-    /// that changed is still written at the kubelet's next sync), while the node lifecycle
-    /// controller's passes write nothing ([`Cluster::node_monitor_idle`]; returns whether it did).
-    /// The Nodes' `lastHeartbeatTime`s lag; the node's health rests on its Lease renewals
-    /// ([`Cluster::account_lease_renewals`]). For the same driver, before each tick it runs.
-    pub fn account_status_reports(&mut self, to: Tick) -> bool {
-        if !self.node_monitor_idle_cached() {
-            return false;
-        }
-        for (name, kubelet) in &mut self.kubelets {
-            if !self.stopped.contains(name) {
-                kubelet.fast_forward(to);
-            }
-        }
-        true
     }
 
     /// The earliest tick at which some kubelet's periodic node status report is due.
@@ -920,6 +851,7 @@ impl Cluster {
             .get_mut(node)
             .ok_or_else(|| format!("nodes \"{node}\" not found"))?;
         if kubelet.set_device_health(device, healthy) {
+            self.kubelets_changed();
             Ok(())
         } else {
             Err(format!("node {node:?} has no device {device:?}"))

@@ -74,6 +74,17 @@ fn slice() -> Trace {
     t
 }
 
+/// The timeline's target workload (the typical pods of the pods alone, in any order) is the one
+/// paper mode prepares, on a slice of the real trace: the same shapes and popularity.
+#[test]
+fn typical_pods_of_the_pods_alone_are_the_prepared_ones() {
+    let trace = slice();
+    let prep = Prepared::new(&trace, &PaperOptions::default()).expect("GPU nodes");
+    let alone = Prepared::typical_of(trace.pods.iter().rev(), 95);
+    assert!(!alone.is_empty());
+    assert_eq!(alone, prep.typical());
+}
+
 /// Replays a slice of the real trace with FGD (seed 42) and checks the exact placements of the
 /// first arrivals (from this implementation; any change to the protocol or the policy shows here),
 /// reproducibility, and that no GPU, CPU or memory is ever overcommitted.

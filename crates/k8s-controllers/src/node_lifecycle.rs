@@ -220,11 +220,21 @@ impl NodeLifecycleController {
     /// node-name order (a driver passes every node's each time: one merge pass, no lookups); a
     /// node out of order is skipped.
     pub fn observe_heartbeats<'a>(&mut self, heard: impl IntoIterator<Item = (&'a str, Tick)>) {
+        // Both in name order: one merge, one string comparison per step.
         let mut health = self.health.iter_mut().peekable();
         for (name, tick) in heard {
-            while health.next_if(|(n, _)| n.as_str() < name).is_some() {}
-            if let Some((_, h)) = health.next_if(|(n, _)| n.as_str() == name) {
-                h.probe = h.probe.max(tick);
+            while let Some((n, h)) = health.peek_mut() {
+                let order = n.as_str().cmp(name);
+                if order == std::cmp::Ordering::Greater {
+                    break;
+                }
+                if order == std::cmp::Ordering::Equal {
+                    h.probe = h.probe.max(tick);
+                }
+                health.next();
+                if order == std::cmp::Ordering::Equal {
+                    break;
+                }
             }
         }
     }

@@ -20,8 +20,8 @@ use std::collections::BTreeMap;
 
 use k8s_types::core::Pod;
 use k8s_types::deviceplugin::{
-    ContainerAllocateResponse, Device, DevicePlugin, DevicePluginError, DevicePluginOptions,
-    HEALTHY, UNHEALTHY,
+    ContainerAllocateResponse, Device, DeviceIds, DevicePlugin, DevicePluginError,
+    DevicePluginOptions, HEALTHY, UNHEALTHY,
 };
 use k8s_types::gpushare::{pod_gpu_indices, GPU_MILLI, MILLI_PER_GPU};
 
@@ -125,6 +125,45 @@ impl DevicePlugin for GpuShareDevicePlugin {
             Some(g) => pick(available, must_include, size, Some(g)),
             None => self.get_preferred_allocation(available, must_include, size),
         }
+    }
+
+    /// The healthy GPUs' 1000 units each, one run per GPU (what [`Self::list_and_watch`] lists).
+    fn healthy_ids(&self) -> (usize, DeviceIds) {
+        let per_gpu = MILLI_PER_GPU.unsigned_abs();
+        let healthy = (0u64..)
+            .zip(&self.healthy)
+            .filter(|(_, ok)| **ok)
+            .map(|(g, _)| g);
+        (
+            self.healthy.len() * usize::try_from(per_gpu).unwrap_or(usize::MAX),
+            DeviceIds::units(healthy, 0, per_gpu),
+        )
+    }
+
+    /// [`Self::get_preferred_allocation_for_pod`] over the free units as runs: when the annotated
+    /// GPU's free units fill the request (the usual case), its lowest ones, read from its runs
+    /// without listing the node's other units; otherwise the string form.
+    fn preferred_allocation_from(
+        &self,
+        pod: &Pod,
+        free: &DeviceIds,
+        must_include: &[String],
+        size: usize,
+    ) -> Vec<String> {
+        let gpu = pod_gpu_indices(pod).and_then(|v| v.first().copied());
+        if let Some(g) = gpu.filter(|_| must_include.is_empty() && free.all_units()) {
+            let own: Vec<String> = free
+                .units_of(g as u64)
+                .take(size)
+                .map(|k| format!("{g}-{k}"))
+                .collect();
+            if own.len() == size {
+                return own;
+            }
+        }
+        let mut offered = free.to_strings();
+        offered.extend(must_include.iter().cloned());
+        self.get_preferred_allocation_for_pod(pod, &offered, must_include, size)
     }
 
     /// Exposes the physical GPU(s) the devices belong to.
@@ -315,6 +354,59 @@ mod tests {
         // Worked by hand: GPU 2's lowest free units are 500.. (the list holds them high to low).
         let ids = pick(&available, &[], 3, Some(2));
         assert_eq!(ids, vec!["2-500", "2-501", "2-502"]);
+    }
+
+    #[test]
+    fn healthy_runs_list_what_list_and_watch_lists() {
+        let mut p = GpuShareDevicePlugin::new(3);
+        p.set_health("1", false);
+        let devices = p.list_and_watch();
+        let healthy = devices.iter().filter(|d| d.health == HEALTHY);
+        let (total, ids) = p.healthy_ids();
+        assert_eq!(total, 3000);
+        assert_eq!(ids, DeviceIds::from_ids(healthy.map(|d| d.id.as_str())));
+        assert_eq!(ids.len(), 2000);
+        assert!(ids.contains("2-999") && !ids.contains("1-0"));
+    }
+
+    #[test]
+    fn preference_from_runs_is_the_preference_from_strings() {
+        let p = GpuShareDevicePlugin::new(3);
+        // Free: GPU 0 units 0..300 and 600..1000, GPU 1 units 990..1000, GPU 2 all.
+        let free = DeviceIds::units([0], 0, 300)
+            .union(&DeviceIds::units([0], 600, 1000))
+            .union(&DeviceIds::units([1], 990, 1000))
+            .union(&DeviceIds::units([2], 0, 1000));
+        let odd = free.union(&DeviceIds::from_ids(["1-0999", "GPU-x"]));
+        let annotated = |g: &str| {
+            let mut pod = Pod::default();
+            if !g.is_empty() {
+                pod.metadata
+                    .annotations
+                    .insert(GPU_INDEX_ANNOTATION.into(), g.into());
+            }
+            pod
+        };
+        let must = [device_id(2, 5)];
+        for free in [&free, &odd] {
+            for g in ["0", "1", "2", "5", ""] {
+                for size in [0, 1, 10, 11, 300, 301, 700, 701, 3000] {
+                    for must_include in [&[][..], &must[..]] {
+                        let pod = annotated(g);
+                        let mut offered = free.to_strings();
+                        offered.extend(must_include.iter().cloned());
+                        assert_eq!(
+                            p.preferred_allocation_from(&pod, free, must_include, size),
+                            p.get_preferred_allocation_for_pod(&pod, &offered, must_include, size),
+                            "gpu {g:?} size {size} must {must_include:?}"
+                        );
+                    }
+                }
+            }
+        }
+        // By hand: GPU 0's lowest free units are 0, 1, ...; at 301 they run into 600.
+        let ids = p.preferred_allocation_from(&annotated("0"), &free, &[], 302);
+        assert_eq!(ids[299..], ["0-299", "0-600", "0-601"]);
     }
 
     #[test]

@@ -11,13 +11,15 @@
 //! remaining free devices in ID order (upstream iterates a Go set, i.e. in no fixed order). There is
 //! no NUMA topology, so upstream's TopologyManager alignment step never applies.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use rustc_hash::FxHashSet;
 
 use k8s_types::core::{Container, Pod};
 use k8s_types::deviceplugin::{
-    compare_device_ids, ContainerAllocateResponse, DevicePlugin, DevicePluginError, HEALTHY,
+    compare_device_ids, ContainerAllocateResponse, DeviceIds, DevicePlugin, DevicePluginError,
+    HEALTHY,
 };
 
 /// Why a container's devices could not be allocated; the texts are upstream's `devicesToAllocate`
@@ -71,26 +73,22 @@ pub type PodDevices = BTreeMap<String, ContainerDevices>;
 /// The last `ListAndWatch` answer of one plugin, kept as upstream's manager keeps
 /// `allDevices`/`healthyDevices` per resource: refreshed when a device's health changes (the only
 /// way a plugin's list changes here), so that a node with 8000 GPU-share units does not rebuild
-/// the list at every sync.
+/// the list at every sync. The healthy IDs are runs ([`DevicePlugin::healthy_ids`]): a GPU-share
+/// node's 8,000 units are 8 runs, not 8,000 strings.
 #[derive(Clone, Debug, Default)]
 struct DeviceList {
     /// Number of devices.
     total: i64,
     /// Healthy device IDs, in ID order ([`compare_device_ids`]).
-    healthy: Vec<String>,
+    healthy: DeviceIds,
 }
 
 impl DeviceList {
     fn of(plugin: &dyn DevicePlugin) -> DeviceList {
-        let devices = plugin.list_and_watch();
+        let (total, healthy) = plugin.healthy_ids();
         DeviceList {
-            total: i64::try_from(devices.len()).unwrap_or(i64::MAX),
-            healthy: sorted_ids(
-                devices
-                    .iter()
-                    .filter(|d| d.health == HEALTHY)
-                    .map(|d| &d.id),
-            ),
+            total: i64::try_from(total).unwrap_or(i64::MAX),
+            healthy,
         }
     }
 }
@@ -100,8 +98,9 @@ pub struct DeviceManager {
     plugins: BTreeMap<String, Box<dyn DevicePlugin>>,
     /// resource -> the plugin's devices as last listed.
     lists: BTreeMap<String, DeviceList>,
-    /// resource -> device ID -> pod key (`namespace/name`) holding it.
-    in_use: BTreeMap<String, BTreeMap<String, String>>,
+    /// resource -> pod key (`namespace/name`) -> the devices it holds (upstream
+    /// `allocatedDevices`, kept per pod; no device is held by two pods).
+    in_use: BTreeMap<String, BTreeMap<String, DeviceIds>>,
     /// pod key -> per-container allocation.
     pods: BTreeMap<String, PodDevices>,
 }
@@ -128,9 +127,18 @@ fn container_device_requests(c: &Container) -> BTreeMap<String, i64> {
 }
 
 fn sorted_ids<'a>(ids: impl IntoIterator<Item = &'a String>) -> Vec<String> {
-    let mut v: Vec<String> = ids.into_iter().cloned().collect();
-    v.sort_by(|a, b| compare_device_ids(a, b));
-    v.dedup();
+    into_sorted(ids.into_iter().cloned().collect())
+}
+
+/// The IDs in ID order without duplicates; a list already in that order is kept as it is.
+fn into_sorted(mut v: Vec<String>) -> Vec<String> {
+    let increasing = v
+        .windows(2)
+        .all(|w| compare_device_ids(&w[0], &w[1]) == std::cmp::Ordering::Less);
+    if !increasing {
+        v.sort_by(|a, b| compare_device_ids(a, b));
+        v.dedup();
+    }
     v
 }
 
@@ -138,19 +146,18 @@ fn sorted_ids<'a>(ids: impl IntoIterator<Item = &'a String>) -> Vec<String> {
 /// `<gpu>-<k>`, `<gpu>-<k+1>`, ... as `<gpu>-<k>..<gpu>-<last>` (a pod holding 460 milli-GPU holds 460
 /// devices). Plain IDs (GPU indices, UUIDs) are listed as they are.
 pub fn compress_ids(ids: &[String]) -> String {
-    let unit = |id: &str| -> Option<(String, u64)> {
+    // The group as a slice of the ID: nothing is allocated per ID (a pod holds up to 1,000).
+    fn unit(id: &str) -> Option<(&str, u64)> {
         let (g, k) = id.rsplit_once('-')?;
         g.parse::<u64>().ok()?;
-        Some((g.to_string(), k.parse().ok()?))
-    };
+        Some((g, k.parse().ok()?))
+    }
     let mut parts: Vec<String> = Vec::new();
     let mut i = 0;
     while i < ids.len() {
         let mut j = i;
         if let Some((g, k)) = unit(&ids[i]) {
-            while j + 1 < ids.len()
-                && unit(&ids[j + 1]) == Some((g.clone(), k + (j + 1 - i) as u64))
-            {
+            while j + 1 < ids.len() && unit(&ids[j + 1]) == Some((g, k + (j + 1 - i) as u64)) {
                 j += 1;
             }
         }
@@ -225,17 +232,25 @@ impl DeviceManager {
     pub fn healthy_devices(&self, resource: &str) -> Vec<String> {
         self.lists
             .get(resource)
-            .map_or_else(Vec::new, |l| l.healthy.clone())
+            .map_or_else(Vec::new, |l| l.healthy.to_strings())
     }
 
     /// Number of devices of `resource` held by pods.
     pub fn allocated_count(&self, resource: &str) -> usize {
-        self.in_use.get(resource).map_or(0, BTreeMap::len)
+        self.in_use
+            .get(resource)
+            .map_or(0, |held| held.values().map(DeviceIds::len).sum())
     }
 
     /// Which pod (`namespace/name`) holds each device of `resource`.
     pub fn holders(&self, resource: &str) -> BTreeMap<String, String> {
-        self.in_use.get(resource).cloned().unwrap_or_default()
+        let mut out = BTreeMap::new();
+        for (pod, ids) in self.in_use.get(resource).into_iter().flatten() {
+            for id in ids.iter() {
+                out.insert(id.into_owned(), pod.clone());
+            }
+        }
+        out
     }
 
     /// Marks a device healthy or unhealthy in every plugin that has it. Returns true when some
@@ -435,7 +450,7 @@ impl DeviceManager {
             .plugins
             .get(resource)
             .ok_or_else(|| DeviceAllocationError::Unregistered(resource.to_string()))?;
-        let empty = Vec::new();
+        let empty = DeviceIds::default();
         let healthy = self.lists.get(resource).map_or(&empty, |l| &l.healthy);
         if healthy.is_empty() {
             return Err(DeviceAllocationError::NoHealthyDevices(
@@ -449,71 +464,93 @@ impl DeviceManager {
             }
             chosen.push(id);
         }
-        // Membership sets only (every order comes from `healthy`): a GPU-share node lists 8,000
-        // devices, so the in-use IDs are hashed once instead of looked up by string in a map.
-        let in_use: FxHashSet<&str> = self
+        // The free devices: healthy, held by no pod, not reused (runs: a GPU-share node's
+        // 8,000 units are a few runs, and every order comes from `healthy`'s).
+        let mut available = healthy.clone();
+        for ids in self
             .in_use
             .get(resource)
-            .map(|m| m.keys().map(String::as_str).collect())
-            .unwrap_or_default();
-        let chosen_set: FxHashSet<&str> = chosen.iter().map(String::as_str).collect();
-        let available: Vec<&String> = healthy
-            .iter()
-            .filter(|id| !in_use.contains(id.as_str()) && !chosen_set.contains(id.as_str()))
-            .collect();
-        drop(chosen_set);
-        let available_set: FxHashSet<&str> = available.iter().map(|s| s.as_str()).collect();
+            .into_iter()
+            .flat_map(BTreeMap::values)
+        {
+            available = available.difference(ids);
+        }
+        if !chosen.is_empty() {
+            available = available.difference(&DeviceIds::from_ids(&chosen));
+        }
+        let free = available.len();
         let needed = required - chosen.len();
-        if needed > 0 && available.len() < needed {
+        if needed > 0 && free < needed {
             return Err(DeviceAllocationError::Unavailable {
                 resource: resource.to_string(),
                 requested: needed,
-                available: available.len(),
+                available: free,
             });
         }
+        let mut ids = None;
         if needed > 0 {
             // Devices an adopted pod had before, when still free, then the plugin's preference.
             let mut candidates: Vec<String> = adopted
                 .iter()
-                .filter(|id| available_set.contains(id.as_str()))
+                .filter(|id| available.contains(id))
                 .cloned()
                 .collect();
-            if plugin.options().get_preferred_allocation_available {
-                let mut offered: Vec<String> = available.iter().map(|s| (*s).clone()).collect();
-                offered.extend(chosen.iter().cloned());
-                // The pod-aware form lets a plugin follow the scheduler's recorded device choice
-                // (GPU sharing's `alibabacloud.com/gpu-index`); by default it is the upstream call.
-                candidates.extend(
-                    plugin.get_preferred_allocation_for_pod(pod, &offered, &chosen, required),
-                );
-            }
-            let mut taken: FxHashSet<String> = chosen.iter().cloned().collect();
-            for id in candidates.iter().chain(available.iter().copied()) {
-                if chosen.len() == required {
-                    break;
-                }
-                if available_set.contains(id.as_str()) && !taken.contains(id) {
-                    taken.insert(id.clone());
-                    chosen.push(id.clone());
+            // The pod-aware form lets a plugin follow the scheduler's recorded device choice
+            // (GPU sharing's `alibabacloud.com/gpu-index`); by default it is the upstream call.
+            let preferred = if plugin.options().get_preferred_allocation_available {
+                plugin.preferred_allocation_from(pod, &available, &chosen, required)
+            } else {
+                Vec::new()
+            };
+            // The usual answer: exactly the devices needed, in ID order (so distinct), free,
+            // nothing reused or adopted. The loop below would take them all, in this order.
+            let whole = (candidates.is_empty() && chosen.is_empty() && preferred.len() == required)
+                .then(|| DeviceIds::from_increasing(&preferred))
+                .flatten()
+                .filter(|set| set.difference(&available).is_empty());
+            if let Some(set) = whole {
+                chosen = preferred;
+                ids = Some(set);
+            } else {
+                candidates.extend(preferred);
+                let mut taken: FxHashSet<String> = chosen.iter().cloned().collect();
+                let fallback = available.iter();
+                for id in candidates.into_iter().map(Cow::Owned).chain(fallback) {
+                    if chosen.len() == required {
+                        break;
+                    }
+                    if available.contains(&id) && !taken.contains(id.as_ref()) {
+                        taken.insert(id.to_string());
+                        chosen.push(id.into_owned());
+                    }
                 }
             }
         }
+        let (chosen, ids) = match ids {
+            // Already in ID order.
+            Some(ids) => (chosen, ids),
+            None => {
+                let chosen = into_sorted(chosen);
+                let ids = DeviceIds::from_ids(&chosen);
+                (chosen, ids)
+            }
+        };
         let held = self.in_use.entry(resource.to_string()).or_default();
-        for id in &chosen {
-            match held.get(id) {
-                Some(owner) if owner != pod_key => {
-                    return Err(DeviceAllocationError::AlreadyAllocated {
-                        resource: resource.to_string(),
-                        device: id.clone(),
-                        owner: owner.clone(),
-                    })
-                }
-                _ => {
-                    held.insert(id.clone(), pod_key.to_string());
-                }
+        for (owner, theirs) in held.iter() {
+            if owner == pod_key {
+                continue;
+            }
+            if let Some(device) = ids.first_common(theirs) {
+                return Err(DeviceAllocationError::AlreadyAllocated {
+                    resource: resource.to_string(),
+                    device,
+                    owner: owner.clone(),
+                });
             }
         }
-        Ok(sorted_ids(&chosen))
+        let mine = held.entry(pod_key.to_string()).or_default();
+        *mine = mine.union(&ids);
+        Ok(chosen)
     }
 
     /// Frees every device a pod holds (upstream `UpdateAllocatedDevices` dropping an inactive pod).
@@ -526,9 +563,7 @@ impl DeviceManager {
     fn release_holder(&mut self, pod_key: &str) -> bool {
         let mut released = false;
         for held in self.in_use.values_mut() {
-            let before = held.len();
-            held.retain(|_, owner| owner != pod_key);
-            released |= held.len() != before;
+            released |= held.remove(pod_key).is_some_and(|ids| !ids.is_empty());
         }
         self.in_use.retain(|_, held| !held.is_empty());
         released
@@ -562,6 +597,21 @@ mod tests {
                 allocate_calls: Vec::new(),
             })
         }
+    }
+
+    /// The fake over these device IDs, all healthy.
+    fn fake_with_ids(ids: &[String]) -> Box<dyn DevicePlugin> {
+        Box::new(Fake {
+            devices: ids
+                .iter()
+                .map(|id| Device {
+                    id: id.clone(),
+                    health: HEALTHY.into(),
+                    numa_node: None,
+                })
+                .collect(),
+            allocate_calls: Vec::new(),
+        })
     }
 
     impl DevicePlugin for Fake {
@@ -727,6 +777,45 @@ mod tests {
         assert_eq!(expand_ids("0"), vec!["0"]);
         let gpus: Vec<String> = ["0", "1", "2"].iter().map(|s| s.to_string()).collect();
         assert_eq!(compress_ids(&gpus), "0,1,2");
+    }
+
+    #[test]
+    fn shared_units_are_allocated_from_what_no_pod_holds() {
+        // Two devices shared out in 5 units each (GPU-share's `<gpu>-<k>` form): the manager
+        // keeps them as runs, and the fake prefers the highest free units.
+        let ids: Vec<String> = (0..2)
+            .flat_map(|g| (0..5).map(move |k| format!("{g}-{k}")))
+            .collect();
+        let mut m = DeviceManager::new(vec![fake_with_ids(&ids)]);
+        let none = BTreeMap::new();
+        let need = |n| pod(vec![container("c", n, None)], vec![]);
+        m.allocate_pod("ns/a", &need(3), &none).expect("10 free");
+        assert_eq!(
+            m.annotation_value("ns/a").as_deref(),
+            Some("example.com/dev=1-2..1-4")
+        );
+        m.allocate_pod("ns/b", &need(4), &none).expect("7 free");
+        assert_eq!(
+            m.annotation_value("ns/b").as_deref(),
+            Some("example.com/dev=0-3,0-4,1-0,1-1")
+        );
+        assert_eq!(m.allocated_count("example.com/dev"), 7);
+        assert_eq!(m.holders("example.com/dev")["1-0"], "ns/b");
+        assert!(m.free_pod("ns/a"));
+        assert_eq!(m.allocated_count("example.com/dev"), 4);
+        // Free now: 0-0..0-2 and a's 1-2..1-4; the five highest.
+        m.allocate_pod("ns/c", &need(5), &none).expect("6 free");
+        assert_eq!(
+            m.annotation_value("ns/c").as_deref(),
+            Some("example.com/dev=0-1,0-2,1-2..1-4")
+        );
+        let err = m.allocate_pod("ns/d", &need(2), &none).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "requested number of devices unavailable for example.com/dev. Requested: 2, Available: 1"
+        );
+        assert!(!m.free_pod("ns/d"));
+        assert_eq!(m.healthy_devices("example.com/dev").len(), 10);
     }
 
     #[test]

@@ -7,6 +7,10 @@ use std::collections::BTreeMap;
 
 use crate::core::Pod;
 
+mod ids;
+
+pub use ids::DeviceIds;
+
 /// Upstream `Healthy` device health.
 pub const HEALTHY: &str = "Healthy";
 /// Upstream `Unhealthy` device health.
@@ -93,6 +97,38 @@ pub trait DevicePlugin {
         self.get_preferred_allocation(available, must_include, size)
     }
 
+    /// `ListAndWatch`'s answer as the kubelet's device manager keeps it (upstream `allDevices`
+    /// and `healthyDevices` per resource): the number of devices and the healthy ones' IDs.
+    /// Default: from [`DevicePlugin::list_and_watch`]; a plugin with thousands of devices (GPU
+    /// sharing's 1,000 units per GPU) answers in runs without listing them one by one.
+    fn healthy_ids(&self) -> (usize, DeviceIds) {
+        let devices = self.list_and_watch();
+        let healthy = DeviceIds::from_ids(
+            devices
+                .iter()
+                .filter(|d| d.health == HEALTHY)
+                .map(|d| d.id.as_str()),
+        );
+        (devices.len(), healthy)
+    }
+
+    /// [`DevicePlugin::get_preferred_allocation_for_pod`] as the device manager calls it: `free`
+    /// the free healthy devices other than `must_include` (upstream offers `available ∪
+    /// mustInclude`, the free devices in ID order followed by `must_include` here). Default: that
+    /// string list, offered to [`DevicePlugin::get_preferred_allocation_for_pod`]; a plugin with
+    /// thousands of devices reads the runs instead.
+    fn preferred_allocation_from(
+        &self,
+        pod: &Pod,
+        free: &DeviceIds,
+        must_include: &[String],
+        size: usize,
+    ) -> Vec<String> {
+        let mut offered = free.to_strings();
+        offered.extend(must_include.iter().cloned());
+        self.get_preferred_allocation_for_pod(pod, &offered, must_include, size)
+    }
+
     /// Upstream `Allocate` for one container: prepares the given devices and says how to expose them.
     ///
     /// # Errors
@@ -127,6 +163,11 @@ pub trait DevicePlugin {
 /// The comparison allocates nothing (it runs for every pair a sort of a node's 8,000 GPU-share
 /// IDs compares): the parts are parsed as they are compared.
 pub fn compare_device_ids(a: &str, b: &str) -> std::cmp::Ordering {
+    // Two canonical units `<gpu>-<k>` (the 8,000 IDs of a GPU-share node): their numbers decide,
+    // and equal numbers are equal texts.
+    if let (Some(x), Some(y)) = (ids::unit(a), ids::unit(b)) {
+        return x.cmp(&y);
+    }
     if all_numeric(a) && all_numeric(b) {
         numeric_parts(a)
             .cmp(numeric_parts(b))

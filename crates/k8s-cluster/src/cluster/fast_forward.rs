@@ -198,6 +198,7 @@ impl Cluster {
         if monitor {
             self.controllers.fast_forward_node_monitor(end);
         }
+        self.kubelets_changed();
         self.tick = end;
     }
 }

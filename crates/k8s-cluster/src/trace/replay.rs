@@ -135,6 +135,18 @@ impl Prepared {
         })
     }
 
+    /// The target workload of these pods alone (what [`Prepared::new`] computes, without
+    /// preparing the nodes and the arrival sequence): the pods in name order, as imported.
+    pub fn typical_of<'a>(
+        pods: impl IntoIterator<Item = &'a TracePod>,
+        popularity_threshold: u32,
+    ) -> Vec<TypicalPod> {
+        let mut sorted: Vec<&TracePod> = pods.into_iter().collect();
+        sorted.sort_by(|a, b| a.name.cmp(&b.name));
+        let pods: Vec<Pod> = sorted.iter().map(|p| p.to_pod()).collect();
+        typical_pods(&pods, popularity_threshold)
+    }
+
     /// The target workload.
     pub fn typical(&self) -> &[TypicalPod] {
         &self.typical

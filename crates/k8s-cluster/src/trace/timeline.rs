@@ -37,7 +37,7 @@ use k8s_types::Tick;
 
 use super::openb::{Trace, TracePod, NAMESPACE};
 use super::policy::Policy;
-use super::replay::{PaperOptions, Prepared};
+use super::replay::Prepared;
 use super::TraceError;
 use crate::cluster::{Cluster, ClusterConfig};
 
@@ -280,19 +280,8 @@ pub fn replay_timeline(
         });
     }
     // FGD's target workload: the typical pods of the (whole) workload, as paper mode computes it.
-    let sub = Trace {
-        nodes: nodes.clone(),
-        pods: pods.iter().map(|p| (*p).clone()).collect(),
-        warnings: Vec::new(),
-    };
-    let prep = Prepared::new(
-        &sub,
-        &PaperOptions {
-            popularity_threshold: opts.popularity_threshold,
-            ..PaperOptions::default()
-        },
-    )?;
-    let scheduler = opts.policy.scheduler_config(opts.seed, prep.typical())?;
+    let typical = Prepared::typical_of(pods.iter().copied(), opts.popularity_threshold);
+    let scheduler = opts.policy.scheduler_config(opts.seed, &typical)?;
     let scheduler_name = scheduler
         .profiles
         .first()
@@ -321,7 +310,7 @@ pub fn replay_timeline(
             .add_node(n.to_node())
             .map_err(|e| TimelineError::Cluster(e.to_string()))?;
     }
-    let capacity_milli = prep.capacity_milli();
+    let capacity_milli: i64 = nodes.iter().map(|n| n.gpus * 1000).sum();
 
     // Events by tick: (creations, deletions) as indices into `arrivals`.
     let mut events: BTreeMap<Tick, (Vec<usize>, Vec<usize>)> = BTreeMap::new();

@@ -231,12 +231,17 @@ impl DaemonSetsController {
             return;
         };
         let old = change.old.as_deref().and_then(Node::from_object_ref);
+        // Without a DaemonSet nothing is queued whatever the update (checked first: a cluster
+        // without DaemonSets sees every Node write here).
+        let Some(dss) = informers
+            .informer(&Kind::DaemonSet)
+            .filter(|dss| !dss.is_empty())
+        else {
+            return;
+        };
         if old.is_some_and(|o| should_ignore_node_update(o, cur)) {
             return;
         }
-        let Some(dss) = informers.informer(&Kind::DaemonSet) else {
-            return;
-        };
         for ds in dss.list_typed::<DaemonSet>() {
             let placement = DaemonPlacement::new(ds);
             let now = placement.should_run(cur);
@@ -743,10 +748,42 @@ fn should_ignore_node_update(old: &Node, cur: &Node) -> bool {
     {
         return false;
     }
-    let mut meta = metadata.clone();
-    meta.resource_version
-        .clone_from(&cur.metadata.resource_version);
-    meta == cur.metadata
+    same_but_resource_version(metadata, &cur.metadata)
+}
+
+/// Whether two ObjectMetas are equal but for their resourceVersion (compared in place, without
+/// a copy; destructured without `..`, so a field added to ObjectMeta is compared too).
+fn same_but_resource_version(
+    a: &k8s_types::meta::ObjectMeta,
+    b: &k8s_types::meta::ObjectMeta,
+) -> bool {
+    let k8s_types::meta::ObjectMeta {
+        name,
+        generate_name,
+        namespace,
+        uid,
+        resource_version: _,
+        generation,
+        creation_timestamp,
+        deletion_timestamp,
+        deletion_grace_period_seconds,
+        labels,
+        annotations,
+        owner_references,
+        finalizers,
+    } = a;
+    *name == b.name
+        && *generate_name == b.generate_name
+        && *namespace == b.namespace
+        && *uid == b.uid
+        && *generation == b.generation
+        && *creation_timestamp == b.creation_timestamp
+        && *deletion_timestamp == b.deletion_timestamp
+        && *deletion_grace_period_seconds == b.deletion_grace_period_seconds
+        && *labels == b.labels
+        && *annotations == b.annotations
+        && *owner_references == b.owner_references
+        && *finalizers == b.finalizers
 }
 
 impl Controller for DaemonSetsController {

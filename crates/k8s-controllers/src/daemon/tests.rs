@@ -240,4 +240,20 @@ fn node_updates_of_heartbeats_only_are_ignored() {
     let mut cordoned = cur.clone();
     cordoned.spec.unschedulable = true;
     assert!(!should_ignore_node_update(&old, &cordoned));
+    // Nor any metadata field but the resourceVersion.
+    let mut annotated = cur.clone();
+    annotated
+        .metadata
+        .annotations
+        .insert("node.alpha.kubernetes.io/ttl".into(), "0".into());
+    assert!(!should_ignore_node_update(&old, &annotated));
+    let mut finalized = cur.clone();
+    finalized
+        .metadata
+        .finalizers
+        .push("example.com/keep".into());
+    assert!(!should_ignore_node_update(&old, &finalized));
+    let mut deleted = cur.clone();
+    deleted.metadata.deletion_timestamp = Some(tick_timestamp(3));
+    assert!(!should_ignore_node_update(&old, &deleted));
 }
