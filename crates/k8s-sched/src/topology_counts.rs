@@ -48,7 +48,9 @@ use crate::plugins::selector::Selector;
 use crate::runtime::kernel::{GateCondition, NodeGate, GATE_NO_DOMAIN};
 
 mod candidates;
+mod domain_key;
 use candidates::CandidateFilter;
+pub use domain_key::DomainKey;
 
 /// Fewest counters kept at once, whatever the cluster's size (and so the most one pod's
 /// constraints may ask for in one call); the least recently used one goes first.
@@ -85,62 +87,6 @@ fn label_pair_hash(key: &str, value: &str) -> u64 {
 /// reaches 0). A hash map: Filter looks up one value per node, and nothing iterates it in an
 /// order that reaches output.
 pub type DomainCounts = rustc_hash::FxHashMap<DomainKey, i64>;
-
-/// Bytes a [`DomainKey`] keeps inline.
-const INLINE_KEY: usize = 30;
-
-/// A topology value as a hash-map key: values of up to 30 bytes (hostnames, zones) are stored
-/// inline, so comparing the key found in the table needs no pointer chase; longer ones on the
-/// heap. Hashes and compares as the `str` it holds.
-#[derive(Clone, Debug)]
-pub enum DomainKey {
-    /// The value's bytes and length.
-    Inline([u8; INLINE_KEY], u8),
-    /// A longer value.
-    Heap(Box<str>),
-}
-
-impl DomainKey {
-    /// The value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            DomainKey::Inline(b, n) => std::str::from_utf8(&b[..usize::from(*n)]).unwrap_or(""),
-            DomainKey::Heap(s) => s,
-        }
-    }
-}
-
-impl From<&str> for DomainKey {
-    fn from(s: &str) -> DomainKey {
-        if s.len() <= INLINE_KEY {
-            let mut b = [0u8; INLINE_KEY];
-            b[..s.len()].copy_from_slice(s.as_bytes());
-            DomainKey::Inline(b, s.len() as u8)
-        } else {
-            DomainKey::Heap(s.into())
-        }
-    }
-}
-
-impl std::borrow::Borrow<str> for DomainKey {
-    fn borrow(&self) -> &str {
-        self.as_str()
-    }
-}
-
-impl PartialEq for DomainKey {
-    fn eq(&self, other: &DomainKey) -> bool {
-        self.as_str() == other.as_str()
-    }
-}
-
-impl Eq for DomainKey {}
-
-impl std::hash::Hash for DomainKey {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.as_str().hash(state);
-    }
-}
 
 /// One condition of a [`PodMatcher`]: the pod's namespace is listed (or the namespace selector
 /// matches an empty label set, i.e. it is `{}`) and its labels match `selector`. This is upstream
