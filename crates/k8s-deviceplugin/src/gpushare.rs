@@ -20,8 +20,8 @@ use std::collections::BTreeMap;
 
 use k8s_types::core::Pod;
 use k8s_types::deviceplugin::{
-    ContainerAllocateResponse, Device, DeviceIds, DevicePlugin, DevicePluginError,
-    DevicePluginOptions, HEALTHY, UNHEALTHY,
+    preferred_allocation_of_strings, ContainerAllocateResponse, Device, DeviceIds, DevicePlugin,
+    DevicePluginError, DevicePluginOptions, HEALTHY, UNHEALTHY,
 };
 use k8s_types::gpushare::{pod_gpu_indices, GPU_MILLI, MILLI_PER_GPU};
 
@@ -161,9 +161,7 @@ impl DevicePlugin for GpuShareDevicePlugin {
                 return own;
             }
         }
-        let mut offered = free.to_strings();
-        offered.extend(must_include.iter().cloned());
-        self.get_preferred_allocation_for_pod(pod, &offered, must_include, size)
+        preferred_allocation_of_strings(self, pod, free, must_include, size)
     }
 
     /// Exposes the physical GPU(s) the devices belong to.

@@ -489,15 +489,6 @@ impl NodeCountView {
 pub struct CounterId(usize);
 
 impl TopologyIndex {
-    /// An index whose counters may hold `positions` node positions together (the default is
-    /// [`COUNTER_POSITIONS`]; see [`counter_cap`]).
-    pub fn with_counter_positions(positions: usize) -> TopologyIndex {
-        TopologyIndex {
-            counter_positions: Some(positions),
-            ..TopologyIndex::default()
-        }
-    }
-
     /// Brings every counter up to date with `nodes` (the snapshot, in its order). Nodes whose
     /// generation is unchanged since the last sync at the same position are not looked at again.
     pub fn sync(&mut self, nodes: &[NodeInfo]) {

@@ -124,9 +124,7 @@ pub trait DevicePlugin {
         must_include: &[String],
         size: usize,
     ) -> Vec<String> {
-        let mut offered = free.to_strings();
-        offered.extend(must_include.iter().cloned());
-        self.get_preferred_allocation_for_pod(pod, &offered, must_include, size)
+        preferred_allocation_of_strings(self, pod, free, must_include, size)
     }
 
     /// Upstream `Allocate` for one container: prepares the given devices and says how to expose them.
@@ -150,6 +148,22 @@ pub trait DevicePlugin {
     fn feature_labels(&self) -> BTreeMap<String, String> {
         BTreeMap::new()
     }
+}
+
+/// [`DevicePlugin::preferred_allocation_from`] through the string form: the free devices in ID
+/// order followed by `must_include`, offered to
+/// [`DevicePlugin::get_preferred_allocation_for_pod`] (the trait's default, and a plugin's
+/// fallback when its run form does not apply).
+pub fn preferred_allocation_of_strings<P: DevicePlugin + ?Sized>(
+    plugin: &P,
+    pod: &Pod,
+    free: &DeviceIds,
+    must_include: &[String],
+    size: usize,
+) -> Vec<String> {
+    let mut offered = free.to_strings();
+    offered.extend(must_include.iter().cloned());
+    plugin.get_preferred_allocation_for_pod(pod, &offered, must_include, size)
 }
 
 /// Orders device IDs the way a person reads them: two IDs that are both decimal numbers (GPU

@@ -49,6 +49,16 @@ pub struct Delta {
 }
 
 impl Delta {
+    /// A change of `kind`'s object at `key` from `old` to `new`.
+    fn new(kind: &Kind, key: String, old: Option<Arc<Object>>, new: Option<Arc<Object>>) -> Delta {
+        Delta {
+            kind: kind.clone(),
+            key,
+            old,
+            new,
+        }
+    }
+
     /// The object after the change, else the one deleted.
     pub fn object(&self) -> &Object {
         match (&self.new, &self.old) {
@@ -232,15 +242,7 @@ impl Informer {
                         Some(Arc::clone(&ev.object)),
                     ),
                 };
-                out.push((
-                    ev.revision,
-                    Delta {
-                        kind: kind.clone(),
-                        key,
-                        old,
-                        new,
-                    },
-                ));
+                out.push((ev.revision, Delta::new(&kind, key, old, new)));
             })
             .is_ok()
         });
@@ -261,16 +263,7 @@ impl Informer {
             .collect();
         for key in gone {
             let old = self.remove(&key);
-            let kind = self.kind.clone();
-            out.push((
-                current,
-                Delta {
-                    kind,
-                    key,
-                    old,
-                    new: None,
-                },
-            ));
+            out.push((current, Delta::new(&self.kind, key, old, None)));
         }
         self.revision = Some(current);
         for (key, obj) in fresh {
@@ -282,16 +275,7 @@ impl Informer {
                 continue;
             }
             let old = self.put(key.clone(), Arc::clone(&obj));
-            let kind = self.kind.clone();
-            out.push((
-                current,
-                Delta {
-                    kind,
-                    key,
-                    old,
-                    new: Some(obj),
-                },
-            ));
+            out.push((current, Delta::new(&self.kind, key, old, Some(obj))));
         }
     }
 

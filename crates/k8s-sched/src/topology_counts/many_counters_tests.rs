@@ -250,7 +250,10 @@ fn many_counters_are_recounted_only_where_their_pods_are() {
 fn replaced_counters_leave_and_join_the_candidate_table() {
     // One position in all: the cap is MAX_COUNTERS, below the 162 counters asked for, so the
     // least recently used ones are replaced all along.
-    let mut index = TopologyIndex::with_counter_positions(1);
+    let mut index = TopologyIndex {
+        counter_positions: Some(1),
+        ..TopologyIndex::default()
+    };
     let held = drive(&mut index, 0x5eed_0000_0000_0031, 400, 12);
     assert_eq!(held, MAX_COUNTERS);
     // The tables list exactly the held counters, by their required pair or as unfiltered.
