@@ -31,12 +31,12 @@ fn with_class(name: &str) -> Pod {
 #[test]
 fn priority_class_name_resolves_value_and_preemption_policy() {
     let mut api = server();
-    api.create(Object::PriorityClass(class(
+    api.create(Object::PriorityClass(Box::new(class(
         "batch",
         1000,
         false,
         Some("Never"),
-    )))
+    ))))
     .unwrap();
     let p: Pod = api.create_typed(with_class("batch")).unwrap();
     assert_eq!(p.spec.priority, Some(1000));
@@ -83,8 +83,10 @@ fn unknown_class_is_forbidden() {
 #[test]
 fn global_default_applies_and_is_unique() {
     let mut api = server();
-    api.create(Object::PriorityClass(class("normal", 100, true, None)))
-        .unwrap();
+    api.create(Object::PriorityClass(Box::new(class(
+        "normal", 100, true, None,
+    ))))
+    .unwrap();
     let p: Pod = api.create_typed(pod("web")).unwrap();
     assert_eq!(p.spec.priority, Some(100));
     assert_eq!(p.spec.priority_class_name.as_deref(), Some("normal"));
@@ -93,7 +95,9 @@ fn global_default_applies_and_is_unique() {
         Some("PreemptLowerPriority")
     );
     let err = api
-        .create(Object::PriorityClass(class("other", 5, true, None)))
+        .create(Object::PriorityClass(Box::new(class(
+            "other", 5, true, None,
+        ))))
         .unwrap_err();
     assert_eq!(
         err.message,
@@ -117,12 +121,12 @@ fn a_given_priority_must_agree_with_the_class() {
 fn user_classes_above_one_billion_are_invalid() {
     let mut api = server();
     let err = api
-        .create(Object::PriorityClass(class(
+        .create(Object::PriorityClass(Box::new(class(
             "huge",
             1_000_000_001,
             false,
             None,
-        )))
+        ))))
         .unwrap_err();
     assert_eq!(
         err.message,

@@ -120,7 +120,8 @@ fn namespaces_must_exist_and_not_be_terminating() {
 
     let mut terminating = ns.clone();
     terminating.status = Some(json!({"phase": "Terminating"}));
-    api.update_status(Object::Namespace(terminating)).unwrap();
+    api.update_status(Object::Namespace(Box::new(terminating)))
+        .unwrap();
     p.metadata.name = "web-2".into();
     let err = api.create(Object::Pod(Box::new(p))).unwrap_err();
     assert_eq!(err.reason, StatusReason::Forbidden);
@@ -135,7 +136,7 @@ fn cluster_scoped_objects_lose_their_namespace() {
     let mut api = server();
     let mut n = node("node-a");
     n.metadata.namespace = Some("default".into());
-    let created = api.create(Object::Node(n)).unwrap();
+    let created = api.create(Object::Node(Box::new(n))).unwrap();
     assert_eq!(created.meta().namespace, None);
     assert!(api.get(&Kind::Node, "", "node-a").is_ok());
     // Nodes have no generation upstream.

@@ -122,7 +122,7 @@ fn unbound_and_terminal_pods_are_removed_at_once() {
 #[test]
 fn other_kinds_are_removed_at_once_and_missing_objects_are_not_found() {
     let mut api = server();
-    api.create(Object::Node(node("node-a"))).unwrap();
+    api.create(Object::Node(Box::new(node("node-a")))).unwrap();
     let before = api.revision();
     let out = api
         .delete(

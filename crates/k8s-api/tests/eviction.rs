@@ -36,7 +36,8 @@ fn budget(api: &mut ApiServer, name: &str, allowed: i32, healthy: i32, desired: 
     b.metadata.namespace = Some("default".into());
     b.spec.min_available = Some(IntOrString::Int(desired));
     b.spec.selector = Some(LabelSelector::from_labels([("app", "web")]));
-    api.create(Object::PodDisruptionBudget(b)).unwrap();
+    api.create(Object::PodDisruptionBudget(Box::new(b)))
+        .unwrap();
     let mut b: PodDisruptionBudget = api.get_typed("default", name).unwrap();
     b.status.observed_generation = Some(1);
     b.status.disruptions_allowed = allowed;

@@ -13,10 +13,10 @@ use k8s_types::Object;
 #[test]
 fn list_filters_by_namespace_and_selector_in_key_order() {
     let mut api = server();
-    api.create(Object::Namespace(Namespace {
+    api.create(Object::Namespace(Box::new(Namespace {
         metadata: meta("prod", None),
         ..Default::default()
-    }))
+    })))
     .unwrap();
     for (ns, name, app) in [
         ("prod", "b", "web"),
@@ -28,7 +28,7 @@ fn list_filters_by_namespace_and_selector_in_key_order() {
         p.metadata.labels.insert("app".into(), app.into());
         api.create(Object::Pod(Box::new(p))).unwrap();
     }
-    api.create(Object::Node(node("n1"))).unwrap();
+    api.create(Object::Node(Box::new(node("n1")))).unwrap();
     let names =
         |objs: Vec<Object>| -> Vec<String> { objs.iter().map(Object::display_name).collect() };
     assert_eq!(
@@ -55,7 +55,7 @@ fn watch_serves_changes_of_one_kind_and_gone_after_compaction() {
     let mut api = server();
     let start = api.revision();
     let created = api.create(Object::Pod(Box::new(pod("web")))).unwrap();
-    api.create(Object::Node(node("n1"))).unwrap();
+    api.create(Object::Node(Box::new(node("n1")))).unwrap();
     let mut labelled = created.clone();
     labelled.meta_mut().labels.insert("a".into(), "b".into());
     api.update(labelled).unwrap();

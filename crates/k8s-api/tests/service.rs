@@ -75,14 +75,14 @@ fn a_taken_or_foreign_address_is_invalid() {
     );
     let mut b = svc("b", "ClusterIP");
     b.spec.cluster_ip = Some("10.96.0.10".into());
-    let err = api.create(Object::Service(b)).unwrap_err();
+    let err = api.create(Object::Service(Box::new(b))).unwrap_err();
     assert_eq!(
         err.message,
         "Service \"b\" is invalid: spec.clusterIPs[0]: Invalid value: \"10.96.0.10\": failed to allocate IP 10.96.0.10: provided IP is already allocated"
     );
     let mut c = svc("c", "NodePort");
     c.spec.ports[0].node_port = Some(40000);
-    let err = api.create(Object::Service(c)).unwrap_err();
+    let err = api.create(Object::Service(Box::new(c))).unwrap_err();
     assert!(err.message.ends_with("spec.ports[0].nodePort: Invalid value: 40000: provided port is not in the valid range. The range of valid ports is 30000-32767"), "{}", err.message);
     // Nothing was allocated for the refused Services.
     let d = create(&mut api, svc("d", "NodePort"));
@@ -107,7 +107,7 @@ fn update_keeps_allocations_and_refuses_a_new_cluster_ip() {
     assert_eq!(np.spec.ports[0].node_port, Some(30086));
     let mut moved = svc("a", "NodePort");
     moved.spec.cluster_ip = Some("10.96.1.9".into());
-    let err = api.update(Object::Service(moved)).unwrap_err();
+    let err = api.update(Object::Service(Box::new(moved))).unwrap_err();
     assert_eq!(
         err.message,
         "Service \"a\" is invalid: spec.clusterIPs[0]: Invalid value: \"10.96.1.9\": field is immutable"
@@ -122,7 +122,7 @@ fn validation_answers_like_kube_apiserver() {
         port: 0,
         ..Default::default()
     });
-    let err = api.create(Object::Service(s)).unwrap_err();
+    let err = api.create(Object::Service(Box::new(s))).unwrap_err();
     assert!(err.is_invalid());
     let fields: Vec<&str> = err.causes.iter().map(|c| c.field.as_str()).collect();
     assert_eq!(

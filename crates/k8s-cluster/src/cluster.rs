@@ -189,13 +189,13 @@ impl Cluster {
         let mut api = ApiServer::new(Box::new(MemStore::default()));
         api.set_tick(0);
         for ns in INITIAL_NAMESPACES {
-            api.create(Object::Namespace(Namespace {
+            api.create(Object::Namespace(Box::new(Namespace {
                 metadata: ObjectMeta {
                     name: ns.to_string(),
                     ..Default::default()
                 },
                 ..Default::default()
-            }))?;
+            })))?;
         }
         let mut cluster = Cluster {
             api,
@@ -339,7 +339,7 @@ impl Cluster {
     /// The apiserver's `Status` (Invalid, AlreadyExists, NotFound namespace, Forbidden).
     pub fn apply(&mut self, obj: Object) -> Result<(), Status> {
         match obj {
-            Object::Node(node) => self.add_node(node),
+            Object::Node(node) => self.add_node(*node),
             Object::Namespace(ns) if INITIAL_NAMESPACES.contains(&ns.metadata.name.as_str()) => {
                 // Every dump of a real cluster lists the namespaces it starts with: merge their
                 // labels and annotations into ours instead of failing with AlreadyExists.
@@ -349,7 +349,9 @@ impl Cluster {
                     .metadata
                     .annotations
                     .extend(ns.metadata.annotations);
-                self.api.update(Object::Namespace(existing)).map(|_| ())
+                self.api
+                    .update(Object::Namespace(Box::new(existing)))
+                    .map(|_| ())
             }
             other => self.api.create(other).map(|_| ()),
         }
@@ -375,7 +377,7 @@ impl Cluster {
                     return Err(Status::invalid(&k8s_types::Kind::Node, &name, errors));
                 }
                 self.api.restore(Object::Node(node.clone()))?;
-                self.add_node(node)
+                self.add_node(*node)
             }
             Object::Namespace(ns) if INITIAL_NAMESPACES.contains(&ns.metadata.name.as_str()) => {
                 self.apply(Object::Namespace(ns))

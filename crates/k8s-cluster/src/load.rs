@@ -440,13 +440,13 @@ fn apply_initial(
             warnings.push(format!(
                 "{source}: namespace {ns:?} is not in the input; created it"
             ));
-            let created = cluster.apply(Object::Namespace(Namespace {
+            let created = cluster.apply(Object::Namespace(Box::new(Namespace {
                 metadata: ObjectMeta {
                     name: ns.clone(),
                     ..Default::default()
                 },
                 ..Default::default()
-            }));
+            })));
             created.map_err(|s| bad(&source, &s.message))?;
         }
         let (name, namespace) = (obj.meta().name.clone(), ns);

@@ -643,7 +643,7 @@ fn decode_input(tm: &TypeMeta, input: &Input<'_>) -> Result<Decoded, PartialErro
         Target::SchedulerConfig => Document::SchedulerConfig(Box::new(decode(input)?)),
         Target::Scenario => Document::Scenario(Box::new(decode(input)?)),
         Target::Unstructured(namespaced, _) => Document::Object(Box::new(Object::Other(
-            decode::<Unstructured>(input)?,
+            Box::new(decode::<Unstructured>(input)?),
             *namespaced,
         ))),
     };

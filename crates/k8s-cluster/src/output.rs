@@ -356,10 +356,10 @@ mod tests {
             namespace: ns.map(str::to_string),
             ..Default::default()
         };
-        api.create(Object::Namespace(Namespace {
+        api.create(Object::Namespace(Box::new(Namespace {
             metadata: meta("default", None),
             ..Default::default()
-        }))
+        })))
         .expect("namespace");
         for name in ["b", "a"] {
             let mut pod = Pod {
@@ -427,13 +427,13 @@ mod tests {
         use k8s_types::core::{ContainerState, ContainerStateDetail, ContainerStatus};
         use k8s_types::meta::tick_timestamp;
         let mut api = ApiServer::new(Box::new(MemStore::new()));
-        api.create(Object::Namespace(Namespace {
+        api.create(Object::Namespace(Box::new(Namespace {
             metadata: ObjectMeta {
                 name: "default".into(),
                 ..Default::default()
             },
             ..Default::default()
-        }))
+        })))
         .expect("namespace");
         let mut pod = Pod {
             metadata: ObjectMeta {

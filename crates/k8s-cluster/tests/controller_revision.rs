@@ -257,7 +257,7 @@ fn the_apiserver_keeps_revision_data_immutable() {
     bad.revision = -1;
     let err = c
         .api()
-        .create(Object::ControllerRevision(bad))
+        .create(Object::ControllerRevision(Box::new(bad)))
         .expect_err("invalid");
     assert_eq!(
         err.message,

@@ -41,7 +41,7 @@ fn cron_job(name: &str, extra: serde_json::Value) -> Object {
         "spec": spec
     }))
     .expect("cronjob");
-    Object::CronJob(cj)
+    Object::CronJob(Box::new(cj))
 }
 
 fn run_to(c: &mut Cluster, tick: u64) {

@@ -13,13 +13,13 @@ use k8s_types::{Kind, Object};
 
 fn api() -> ApiServer {
     let mut api = ApiServer::new(Box::new(MemStore::new()));
-    api.create(Object::Namespace(Namespace {
+    api.create(Object::Namespace(Box::new(Namespace {
         metadata: ObjectMeta {
             name: "default".into(),
             ..Default::default()
         },
         ..Default::default()
-    }))
+    })))
     .expect("namespace");
     api
 }

@@ -132,7 +132,7 @@ fn node(i: usize, g: &NodeGen) -> Object {
             Quantity::parse(&g.gpus.to_string()).unwrap(),
         );
     }
-    Object::Node(n)
+    Object::Node(Box::new(n))
 }
 
 fn pod(i: usize, g: &PodGen) -> Object {
@@ -345,7 +345,7 @@ fn run(nodes: &[NodeGen], pods: &[PodGen], w: &WorkloadGen) -> Result<String, St
             ..Default::default()
         };
         cluster
-            .apply(Object::PriorityClass(pc))
+            .apply(Object::PriorityClass(Box::new(pc)))
             .map_err(|e| e.message)?;
     }
     for (i, n) in nodes.iter().enumerate() {

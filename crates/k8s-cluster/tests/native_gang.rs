@@ -220,7 +220,7 @@ fn validation_answers_like_kube_apiserver() {
     }))
     .expect("pg");
     let err = c
-        .apply(Object::SchedulingPodGroup(pg))
+        .apply(Object::SchedulingPodGroup(Box::new(pg)))
         .expect_err("minCount 0");
     assert_eq!(err.code, 422);
     assert_eq!(

@@ -250,7 +250,7 @@ impl DisruptionController {
         api: &mut dyn ApiClient,
     ) -> Result<Action, SyncError> {
         let now = api.now();
-        let obj = Object::PodDisruptionBudget(pdb.clone());
+        let obj = Object::PodDisruptionBudget(Box::new(pdb.clone()));
         let pods = pods_for_pdb(pdb, informers);
         if pods.is_empty() {
             self.events.record(

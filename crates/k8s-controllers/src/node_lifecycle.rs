@@ -346,7 +346,7 @@ impl NodeLifecycleController {
                 .map_err(SyncError::Api)?;
                 node = std::borrow::Cow::Owned(written);
                 if was_ready.as_deref() == Some(condition_status::TRUE) {
-                    let obj = Object::Node(node.clone().into_owned());
+                    let obj = Object::Node(Box::new(node.clone().into_owned()));
                     self.events.record(
                         api,
                         &obj,

@@ -141,7 +141,7 @@ impl ResourceClaimController {
                         spec: template.spec.spec.clone(),
                         status: Default::default(),
                     };
-                    let created = api.create(Object::ResourceClaim(claim))?;
+                    let created = api.create(Object::ResourceClaim(Box::new(claim)))?;
                     created.meta().name.clone()
                 }
             };
@@ -246,7 +246,7 @@ impl ResourceClaimController {
             fresh.metadata.finalizers.retain(|f| f != FINALIZER);
         }
         if fresh.status != claim.status || fresh.metadata.finalizers != claim.metadata.finalizers {
-            api.update_status(Object::ResourceClaim(fresh))?;
+            api.update_status(Object::ResourceClaim(Box::new(fresh)))?;
         }
         Ok(())
     }

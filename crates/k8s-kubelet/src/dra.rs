@@ -100,7 +100,7 @@ pub fn container_visible_devices(
         .list(&Kind::ResourceSlice, None, None)
         .into_iter()
         .filter_map(|o| match o {
-            k8s_types::Object::ResourceSlice(s) => Some(s),
+            k8s_types::Object::ResourceSlice(s) => Some(*s),
             _ => None,
         })
         .collect();

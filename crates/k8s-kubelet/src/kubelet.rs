@@ -304,13 +304,13 @@ impl Kubelet {
         let mut node = initial.clone();
         let status_events =
             node_status::set_node_status(&mut node.status, &cap, &alloc, &self.addresses, now);
-        let status_events = match api.create(Object::Node(node.clone())) {
+        let status_events = match api.create(Object::Node(Box::new(node.clone()))) {
             Ok(created) => {
                 let stored = Node::from_object(created);
                 if let Some(mut stored) = stored {
                     if !node_status::same_ignoring_heartbeats(&stored.status, &node.status) {
                         stored.status = node.status.clone();
-                        api.update_status(Object::Node(stored))?;
+                        api.update_status(Object::Node(Box::new(stored)))?;
                     }
                 }
                 status_events

@@ -97,14 +97,14 @@ pub fn kubelet_source(node: &str) -> EventSource {
 
 /// The object node events are recorded against: upstream's `nodeRef`, whose UID is the node name.
 pub fn node_ref(node: &str) -> Object {
-    Object::Node(Node {
+    Object::Node(Box::new(Node {
         metadata: ObjectMeta {
             name: node.into(),
             uid: Some(node.into()),
             ..Default::default()
         },
         ..Default::default()
-    })
+    }))
 }
 
 /// Machine capacity and allocatable from the manifest, without resources a device plugin serves:

@@ -165,7 +165,8 @@ fn registering_an_existing_not_ready_node_updates_it_and_records_node_ready() {
         status: "Unknown".into(),
         ..Default::default()
     }];
-    api.create(Object::Node(existing)).expect("create");
+    api.create(Object::Node(Box::new(existing)))
+        .expect("create");
     let mut k = Kubelet::new(
         node("n1", &[("cpu", "4"), ("memory", "8Gi")], None),
         vec![],

@@ -146,9 +146,9 @@ impl ApiClient for DetachedClient {
                 if self.pod_groups.contains_key(&k) {
                     return Err(Status::already_exists(&Kind::PodGroup, &g.metadata.name));
                 }
-                let g = Arc::new(g);
+                let g = Arc::new(*g);
                 self.put_pod_group(Arc::clone(&g));
-                Ok(Object::PodGroup((*g).clone()))
+                Ok(Object::PodGroup(Box::new((*g).clone())))
             }
             // Events and other kinds are accepted and dropped.
             other => Ok(other),
@@ -166,7 +166,7 @@ impl ApiClient for DetachedClient {
             Kind::PodGroup => self
                 .pod_groups
                 .get(&k)
-                .map(|g| Object::PodGroup((**g).clone()))
+                .map(|g| Object::PodGroup(Box::new((**g).clone())))
                 .ok_or_else(|| Status::not_found(kind, name)),
             _ => self
                 .objects
@@ -195,7 +195,7 @@ impl ApiClient for DetachedClient {
                 .pod_groups
                 .values()
                 .filter(|g| ns_ok(g.metadata.namespace()) && sel_ok(&g.metadata.labels))
-                .map(|g| Object::PodGroup((**g).clone()))
+                .map(|g| Object::PodGroup(Box::new((**g).clone())))
                 .collect(),
             _ if self.objects.is_empty() => Vec::new(),
             _ => self
@@ -226,7 +226,7 @@ impl ApiClient for DetachedClient {
                     return Err(Status::not_found(&Kind::PodGroup, &g.metadata.name));
                 };
                 g.status = old.status.clone();
-                self.put_pod_group(Arc::new(g.clone()));
+                self.put_pod_group(Arc::new(*g.clone()));
                 Ok(Object::PodGroup(g))
             }
             other => Ok(other),
@@ -253,7 +253,7 @@ impl ApiClient for DetachedClient {
                 let mut new = (**old).clone();
                 new.status = g.status;
                 self.put_pod_group(Arc::new(new.clone()));
-                Ok(Object::PodGroup(new))
+                Ok(Object::PodGroup(Box::new(new)))
             }
             other => Ok(other),
         }
@@ -284,7 +284,7 @@ impl ApiClient for DetachedClient {
                     .map(|g| (**g).clone())
                     .ok_or_else(|| Status::not_found(kind, name))?;
                 self.remove_pod_group(&k);
-                Ok(Object::PodGroup(old))
+                Ok(Object::PodGroup(Box::new(old)))
             }
             _ => Err(Status::not_found(kind, name)),
         }

@@ -226,8 +226,8 @@ impl ChangeTracker {
             return;
         }
         match Arc::unwrap_or_clone(ev.object) {
-            Object::Node(n) => self.upsert_node(cache, Arc::new(n)),
-            Object::PodGroup(g) => self.upsert_pod_group(cache, Arc::new(g)),
+            Object::Node(n) => self.upsert_node(cache, Arc::new(*n)),
+            Object::PodGroup(g) => self.upsert_pod_group(cache, Arc::new(*g)),
             _ => {}
         }
     }
@@ -349,7 +349,7 @@ mod tests {
             WatchEvent {
                 type_: WatchEventType::Added,
                 revision: 1,
-                object: Arc::new(Object::Node(node)),
+                object: Arc::new(Object::Node(Box::new(node))),
             },
         );
         let mut pod = make_pod(PodTemplate::Default, "default", "", 0);

@@ -122,10 +122,9 @@ impl History {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use k8s_types::core::Node;
 
     fn node() -> Arc<Object> {
-        Arc::new(Object::Node(Node::default()))
+        Arc::new(Object::Node(Box::default()))
     }
 
     #[test]

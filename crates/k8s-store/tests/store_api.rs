@@ -20,13 +20,13 @@ fn pod(ns: &str, name: &str) -> Object {
 }
 
 fn node(name: &str) -> Object {
-    Object::Node(Node {
+    Object::Node(Box::new(Node {
         metadata: ObjectMeta {
             name: name.into(),
             ..Default::default()
         },
         ..Default::default()
-    })
+    }))
 }
 
 #[test]

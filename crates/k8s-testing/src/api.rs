@@ -83,7 +83,7 @@ impl FakeApi {
     /// The PodGroup `default/name` (panics when absent).
     pub fn pod_group(&self, name: &str) -> PodGroup {
         match self.get(&Kind::PodGroup, "default", name) {
-            Ok(Object::PodGroup(p)) => p,
+            Ok(Object::PodGroup(p)) => *p,
             other => panic!("podgroup {name}: {other:?}"),
         }
     }

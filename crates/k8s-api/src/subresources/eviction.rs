@@ -145,7 +145,7 @@ impl ApiServer {
         pdb.status
             .disrupted_pods
             .insert(pod.to_string(), tick_timestamp(self.now));
-        self.update_object_status(Object::PodDisruptionBudget(pdb))
+        self.update_object_status(Object::PodDisruptionBudget(Box::new(pdb)))
             .map(|_| ())
     }
 

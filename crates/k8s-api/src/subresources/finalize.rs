@@ -56,10 +56,10 @@ impl ApiServer {
                 .storage_delete(&key, Some(expected))
                 .map_err(|e| errors::from_store(e, &Kind::Namespace, name));
         }
-        if new == *stored {
+        if new == **stored {
             return Ok(old);
         }
-        self.storage_update(&key, Object::Namespace(new), Some(expected))
+        self.storage_update(&key, Object::Namespace(Box::new(new)), Some(expected))
             .map_err(|e| errors::from_store(e, &Kind::Namespace, name))
     }
 }

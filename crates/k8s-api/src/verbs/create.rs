@@ -47,7 +47,7 @@ impl ApiServer {
             .into_iter()
             .filter(|o| Some(o.key().as_str()) != itself)
             .filter_map(|o| match o {
-                Object::Service(s) => Some(s.clone()),
+                Object::Service(s) => Some((**s).clone()),
                 _ => None,
             })
             .collect();
@@ -125,7 +125,7 @@ impl ApiServer {
                     q.metadata.name.clone(),
                 );
                 let expected = q.metadata.resource_version_number();
-                self.storage_update(&qkey, Object::ResourceQuota(q), Some(expected))
+                self.storage_update(&qkey, Object::ResourceQuota(Box::new(q)), Some(expected))
                     .map_err(|e| errors::from_store(e, &Kind::ResourceQuota, &qname))?;
             }
         }

@@ -127,10 +127,10 @@ impl ObjectStore for FakeStore {
 pub fn server() -> ApiServer {
     let mut api = ApiServer::new(Box::<FakeStore>::default());
     for ns in ["default", "kube-system"] {
-        api.create(Object::Namespace(Namespace {
+        api.create(Object::Namespace(Box::new(Namespace {
             metadata: meta(ns, None),
             ..Default::default()
-        }))
+        })))
         .unwrap();
     }
     api

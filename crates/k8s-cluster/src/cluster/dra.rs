@@ -31,7 +31,7 @@ pub(crate) fn publish_resource_slices(
         .list_shared(&Kind::ResourceSlice, None, None)
         .iter()
         .filter_map(|o| match o.as_ref() {
-            Object::ResourceSlice(s) => Some(s),
+            Object::ResourceSlice(s) => Some(&**s),
             _ => None,
         })
         .any(|s: &ResourceSlice| {
@@ -40,5 +40,6 @@ pub(crate) fn publish_resource_slices(
     if exists {
         return Ok(());
     }
-    api.create(Object::ResourceSlice(slice)).map(|_| ())
+    api.create(Object::ResourceSlice(Box::new(slice)))
+        .map(|_| ())
 }

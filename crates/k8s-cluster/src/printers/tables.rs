@@ -592,10 +592,10 @@ mod tests {
 
     fn api() -> ApiServer {
         let mut api = ApiServer::new(Box::new(MemStore::new()));
-        api.create(Object::Namespace(Namespace {
+        api.create(Object::Namespace(Box::new(Namespace {
             metadata: meta("default", None),
             ..Default::default()
-        }))
+        })))
         .expect("namespace");
         api
     }
@@ -682,7 +682,7 @@ c-new       Running    0/1                      100s
             ..Default::default()
         };
         for n in [a, b] {
-            api.create(Object::Node(n)).expect("node");
+            api.create(Object::Node(Box::new(n))).expect("node");
         }
         let t = list(&api, &Kind::Node, None, 7);
         let cells: Vec<Vec<String>> = t
@@ -753,11 +753,14 @@ c-new       Running    0/1                      100s
             ..Default::default()
         };
         n.status.conditions = vec![cond("True"), cond("Unknown")];
-        assert_eq!(cells(&Object::Node(n.clone()), 0)[1], "NotReady".into());
+        assert_eq!(
+            cells(&Object::Node(Box::new(n.clone())), 0)[1],
+            "NotReady".into()
+        );
         n.status.conditions = vec![cond("False"), cond("True")];
         n.spec.unschedulable = true;
         assert_eq!(
-            cells(&Object::Node(n), 0)[1],
+            cells(&Object::Node(Box::new(n)), 0)[1],
             "Ready,SchedulingDisabled".into()
         );
     }
@@ -823,7 +826,7 @@ c-new       Running    0/1                      100s
             message: " Successfully assigned default/web to node-1 ".into(),
             ..Default::default()
         };
-        let c = cells(&Object::Event(e), 70);
+        let c = cells(&Object::Event(Box::new(e)), 70);
         assert_eq!(
             texts(&c),
             [
@@ -856,7 +859,7 @@ c-new       Running    0/1                      100s
             ..Default::default()
         };
         assert_eq!(
-            texts(&cells(&Object::Namespace(ns), 65)),
+            texts(&cells(&Object::Namespace(Box::new(ns)), 65)),
             ["team-a", "Active", "60s"]
         );
         let s = k8s_types::apps::StatefulSet {

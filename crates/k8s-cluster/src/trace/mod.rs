@@ -61,7 +61,7 @@ pub fn scenario_objects(
     };
     let mut out = Vec::new();
     for n in nodes.iter().take(spec.node_limit.unwrap_or(usize::MAX)) {
-        out.push((Object::Node(n.to_node()), at(&nodes_path)));
+        out.push((Object::Node(Box::new(n.to_node())), at(&nodes_path)));
     }
     for p in pods.iter().take(spec.limit.unwrap_or(usize::MAX)) {
         out.push((Object::Pod(Box::new(p.to_pod())), at(&pods_path)));

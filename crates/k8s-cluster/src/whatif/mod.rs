@@ -350,7 +350,11 @@ pub(crate) fn what_if_run(
     let mut sources: Vec<(String, usize)> = Vec::new();
     if !nodes.is_empty() {
         steps.push(apply_step(
-            nodes.iter().cloned().map(Object::Node).collect(),
+            nodes
+                .iter()
+                .cloned()
+                .map(k8s_types::Resource::into_object)
+                .collect(),
         ));
         sources.push(("--add-nodes".into(), 0));
     }

@@ -139,7 +139,7 @@ impl Controller for CronJobController {
                     utils::next_schedule_time_duration(cj, now, &s) as u64,
                 )),
                 Err(_) => {
-                    let obj = k8s_types::Object::CronJob(cj.clone());
+                    let obj = k8s_types::Object::CronJob(Box::new(cj.clone()));
                     self.events.record(
                         api,
                         &obj,

@@ -57,7 +57,7 @@ impl CronJobController {
         reason: &str,
         msg: String,
     ) {
-        let obj = Object::CronJob(cj.clone());
+        let obj = Object::CronJob(Box::new(cj.clone()));
         self.events.record(api, &obj, type_, reason, msg);
     }
 
@@ -84,7 +84,7 @@ impl CronJobController {
         let cleaned = self.cleanup_finished_jobs(api, &mut copy, &jobs);
         let out = self.sync_cron_job(api, &mut copy, &jobs);
         if cleaned || out.update_status {
-            api.update_status(Object::CronJob(copy))?;
+            api.update_status(Object::CronJob(Box::new(copy)))?;
         }
         if let Some(after) = out.requeue {
             return Ok(Action::requeue(after.max(1) as u64));

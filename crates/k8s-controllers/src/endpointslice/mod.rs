@@ -167,7 +167,7 @@ impl EndpointSliceController {
         if let Err(e) = result {
             self.events.record(
                 api,
-                &Object::Service(svc.clone()),
+                &Object::Service(Box::new(svc.clone())),
                 event_types::WARNING,
                 "FailedToUpdateEndpointSlices",
                 format!(

@@ -182,7 +182,7 @@ impl JobController {
             },
             ..Default::default()
         };
-        let created: Arc<Object> = api.create_shared(Object::Workload(workload))?;
+        let created: Arc<Object> = api.create_shared(Object::Workload(Box::new(workload)))?;
         let job_obj = job.clone().into_object();
         self.events.record(
             api,
@@ -239,7 +239,7 @@ impl JobController {
             },
             ..Default::default()
         };
-        api.create_shared(Object::SchedulingPodGroup(pg))?;
+        api.create_shared(Object::SchedulingPodGroup(Box::new(pg)))?;
         Ok(name)
     }
 }

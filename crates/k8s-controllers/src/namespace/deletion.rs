@@ -152,7 +152,7 @@ fn write_conditions(
     };
     if update_conditions(&mut status, failing, &tick_timestamp(now)) {
         updated.status = Some(Value::Object(status));
-        if let Err(e) = api.update_status(Object::Namespace(updated)) {
+        if let Err(e) = api.update_status(Object::Namespace(Box::new(updated))) {
             tracing::debug!(namespace = %ns.metadata.name, error = %e, "couldn't update status condition");
         }
     }

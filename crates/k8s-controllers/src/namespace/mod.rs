@@ -138,8 +138,8 @@ fn ensure_terminating(api: &mut dyn ApiClient, ns: Namespace) -> Result<Namespac
     };
     status.insert("phase".into(), Value::String(PHASE_TERMINATING.into()));
     updated.status = Some(Value::Object(status));
-    match api.update_status(Object::Namespace(updated))? {
-        Object::Namespace(ns) => Ok(ns),
+    match api.update_status(Object::Namespace(Box::new(updated)))? {
+        Object::Namespace(ns) => Ok(*ns),
         _ => Err(Status::internal("stored object has the wrong kind")),
     }
 }

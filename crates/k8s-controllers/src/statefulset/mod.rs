@@ -295,7 +295,7 @@ impl StatefulSetController {
             claim.metadata.owner_references = claim_owner_refs(set, &claim, None, ord);
             let name = claim.metadata.name.clone();
             let (setn, podn) = (&set.metadata.name, &pod.metadata.name);
-            match api.create(Object::PersistentVolumeClaim(claim)) {
+            match api.create(Object::PersistentVolumeClaim(Box::new(claim))) {
                 Ok(_) => {
                     self.events.record(
                         api,

@@ -24,7 +24,12 @@ thread_local! {
 }
 
 fn new_driver() -> Driver {
-    let dir = std::env::temp_dir().join(format!("k8s-mini-serve-fuzzing-{}", std::process::id()));
+    // One directory per driver: the test threads of one process build their drivers at once, and a
+    // shared one let a thread load the file while another was writing or removing it.
+    static DRIVERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = DRIVERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir =
+        std::env::temp_dir().join(format!("k8s-mini-serve-fuzzing-{}-{n}", std::process::id()));
     let path = dir.join("cluster.yaml");
     let session = std::fs::create_dir_all(&dir)
         .and_then(|()| std::fs::write(&path, CLUSTER))

@@ -278,7 +278,7 @@ mod tests {
                 gang: None,
             },
         };
-        Object::SchedulingPodGroup(pg)
+        Object::SchedulingPodGroup(Box::new(pg))
     }
 
     fn handle(pods: &[Pod], objects: Vec<Object>) -> FakeHandle {

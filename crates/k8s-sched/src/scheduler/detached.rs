@@ -121,8 +121,8 @@ impl Scheduler {
     pub fn add_object(&mut self, obj: Object) {
         match obj {
             Object::Pod(p) => self.add_pod(*p),
-            Object::PodGroup(g) => self.add_pod_group(g),
-            Object::Node(n) => self.add_node(n),
+            Object::PodGroup(g) => self.add_pod_group(*g),
+            Object::Node(n) => self.add_node(*n),
             other => self.detached.put_object(other),
         }
     }

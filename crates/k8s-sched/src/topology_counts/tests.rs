@@ -255,7 +255,7 @@ fn objects() -> Vec<Object> {
     vec![
         rs("ns-a", "rs-web", "web"),
         rs("ns-b", "rs-db", "db"),
-        Object::Service(svc),
+        Object::Service(Box::new(svc)),
     ]
 }
 

@@ -188,7 +188,10 @@ fn fresh_name(api: &dyn ApiClient, involved_name: &str) -> String {
 fn create(api: &mut dyn ApiClient, mut event: Event) -> Recorded {
     // Upstream clears the resourceVersion before a create.
     event.metadata.resource_version = None;
-    match api.create_shared(Object::Event(event)).map(Shared::new) {
+    match api
+        .create_shared(Object::Event(Box::new(event)))
+        .map(Shared::new)
+    {
         Ok(Some(e)) => Recorded::Created(e),
         Ok(None) => Recorded::Failed(Status::internal("stored object has the wrong kind")),
         Err(e) => Recorded::Failed(e),

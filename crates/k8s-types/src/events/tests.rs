@@ -25,7 +25,7 @@ impl EventApi {
         self.objects
             .values()
             .filter_map(|o| match o {
-                Object::Event(e) => Some(e.clone()),
+                Object::Event(e) => Some((**e).clone()),
                 _ => None,
             })
             .collect()

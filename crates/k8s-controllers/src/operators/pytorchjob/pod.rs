@@ -338,7 +338,7 @@ mod tests {
             }}
         }))
         .unwrap();
-        let mut j = PyTorchJob::from_object(&Object::Other(u, true))
+        let mut j = PyTorchJob::from_object(&Object::Other(Box::new(u), true))
             .unwrap()
             .unwrap();
         j.set_defaults();

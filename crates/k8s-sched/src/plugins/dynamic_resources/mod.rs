@@ -426,7 +426,7 @@ impl ReservePlugin for DynamicResources {
             if latest.status.allocation.is_some() && latest.is_reserved_for(&uid) {
                 latest.status.reserved_for.retain(|r| r.uid != uid);
                 // A conflict is retried by the next attempt, as upstream's logged patch error.
-                let _ = api.update_status(Object::ResourceClaim(latest));
+                let _ = api.update_status(Object::ResourceClaim(Box::new(latest)));
             }
         }
     }
@@ -493,7 +493,7 @@ impl k8s_sched_framework::PreBindPlugin for DynamicResources {
                     name: pod.metadata.name.clone(),
                     uid: uid.clone(),
                 });
-            if let Err(e) = api.update_status(Object::ResourceClaim(latest)) {
+            if let Err(e) = api.update_status(Object::ResourceClaim(Box::new(latest))) {
                 return Status::error(e.message);
             }
             if let Some(cuid) = &c.metadata.uid {
@@ -549,7 +549,7 @@ mod tests {
         let mut claim = ResourceClaim::default();
         claim.metadata.name = "p-gpu-abcde".into();
         claim.metadata.namespace = Some("default".into());
-        api.create(Object::ResourceClaim(claim)).unwrap();
+        api.create(Object::ResourceClaim(Box::new(claim))).unwrap();
         let mut p = pod(vec![entry("gpu", None, Some("t"))]);
         p.status
             .resource_claim_statuses

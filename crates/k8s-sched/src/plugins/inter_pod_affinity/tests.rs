@@ -610,7 +610,7 @@ fn namespaces() -> Vec<Object> {
         let mut ns = Namespace::default();
         ns.metadata.name = (*n).into();
         ns.metadata.labels = map(&[("team", team)]);
-        Object::Namespace(ns)
+        Object::Namespace(Box::new(ns))
     })
     .collect()
 }

@@ -800,7 +800,7 @@ fn service(selector: &[(&str, &str)]) -> Object {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
     );
-    Object::Service(s)
+    Object::Service(Box::new(s))
 }
 
 #[test]
