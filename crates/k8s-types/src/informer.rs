@@ -10,7 +10,7 @@
 //! Keys are client-go's `MetaNamespaceKeyFunc`: `namespace/name`, or `name` for cluster-scoped
 //! kinds. Every iteration is in key order (deterministic).
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
 use crate::apiserver::ApiClient;
@@ -81,26 +81,39 @@ pub struct Informer {
     kind: Kind,
     /// The store revision the cache reflects; `None` before the first list.
     revision: Option<i64>,
-    objects: BTreeMap<String, Arc<Object>>,
-    /// Controller uid -> keys of the objects it controls.
-    by_controller: BTreeMap<String, BTreeSet<String>>,
-    /// Namespace -> keys of the objects without a controller (upstream's `_ORPHAN_POD` index key).
-    orphans: BTreeMap<String, BTreeSet<String>>,
-    /// Owner uid (any ownerReference) -> keys of its dependents.
-    by_owner: BTreeMap<String, BTreeSet<String>>,
-    /// Node name -> keys of the pods bound to it.
-    by_node: BTreeMap<String, BTreeSet<String>>,
+    /// Key -> the object's slot in `slots`.
+    objects: BTreeMap<String, usize>,
+    /// The objects. A slot keeps its object's place while the object is cached, so an update
+    /// replaces the object in its slot and the indexes, which name slots, read the new version
+    /// without looking its key up again (the ReplicaSet sync reads thousands of pods by
+    /// controller). `None`: a free slot, listed in `free`.
+    slots: Vec<Option<Arc<Object>>>,
+    /// Free slots, reused last-freed first (slot numbers never reach a caller: every listing is in
+    /// key order).
+    free: Vec<usize>,
+    /// Controller uid -> the objects it controls (key -> slot).
+    by_controller: BTreeMap<String, Index>,
+    /// Namespace -> the objects without a controller (upstream's `_ORPHAN_POD` index key).
+    orphans: BTreeMap<String, Index>,
+    /// Owner uid (any ownerReference) -> its dependents.
+    by_owner: BTreeMap<String, Index>,
+    /// Node name -> the pods bound to it.
+    by_node: BTreeMap<String, Index>,
 }
 
-fn index_add(map: &mut BTreeMap<String, BTreeSet<String>>, k: &str, key: &str) {
+/// One index value: the objects under one index key, by object key (so in key order), each with
+/// its slot.
+type Index = BTreeMap<String, usize>;
+
+fn index_add(map: &mut BTreeMap<String, Index>, k: &str, key: &str, slot: usize) {
     match map.get_mut(k) {
         Some(set) => {
-            if !set.contains(key) {
-                set.insert(key.to_string());
+            if !set.contains_key(key) {
+                set.insert(key.to_string(), slot);
             }
         }
         None => {
-            map.insert(k.to_string(), BTreeSet::from([key.to_string()]));
+            map.insert(k.to_string(), Index::from([(key.to_string(), slot)]));
         }
     }
 }
@@ -127,7 +140,7 @@ fn same_index_keys(a: &Object, b: &Object) -> bool {
         && node(a) == node(b)
 }
 
-fn index_remove(map: &mut BTreeMap<String, BTreeSet<String>>, k: &str, key: &str) {
+fn index_remove(map: &mut BTreeMap<String, Index>, k: &str, key: &str, _slot: usize) {
     if let Some(set) = map.get_mut(k) {
         set.remove(key);
         if set.is_empty() {
@@ -143,6 +156,8 @@ impl Informer {
             kind,
             revision: None,
             objects: BTreeMap::new(),
+            slots: Vec::new(),
+            free: Vec::new(),
             by_controller: BTreeMap::new(),
             orphans: BTreeMap::new(),
             by_owner: BTreeMap::new(),
@@ -165,44 +180,63 @@ impl Informer {
         self.objects.is_empty()
     }
 
-    fn index(&mut self, key: &str, obj: &Object, add: bool) {
+    fn index(&mut self, key: &str, slot: usize, obj: &Object, add: bool) {
         let meta = obj.meta();
         let f = if add { index_add } else { index_remove };
         match meta.controller_ref() {
-            Some(c) => f(&mut self.by_controller, &c.uid, key),
-            None => f(&mut self.orphans, meta.namespace(), key),
+            Some(c) => f(&mut self.by_controller, &c.uid, key, slot),
+            None => f(&mut self.orphans, meta.namespace(), key, slot),
         }
         for r in &meta.owner_references {
-            f(&mut self.by_owner, &r.uid, key);
+            f(&mut self.by_owner, &r.uid, key, slot);
         }
         if let Object::Pod(p) = obj {
             if let Some(node) = p.node_name() {
-                f(&mut self.by_node, node, key);
+                f(&mut self.by_node, node, key, slot);
             }
         }
     }
 
+    /// The object in `slot` (every slot `objects` or an index names is filled).
+    fn at(&self, slot: usize) -> Option<&Arc<Object>> {
+        self.slots.get(slot).and_then(Option::as_ref)
+    }
+
     fn put(&mut self, key: String, obj: Arc<Object>) -> Option<Arc<Object>> {
-        if let Some(slot) = self.objects.get_mut(&key) {
-            let old = std::mem::replace(slot, obj);
-            if !same_index_keys(&old, slot) {
-                let new = Arc::clone(slot);
-                self.index(&key, &old, false);
-                self.index(&key, &new, true);
+        if let Some(&slot) = self.objects.get(&key) {
+            let new = Arc::clone(&obj);
+            let old = self.slots[slot].replace(obj);
+            match &old {
+                Some(o) if same_index_keys(o, &new) => {}
+                Some(o) => {
+                    self.index(&key, slot, o, false);
+                    self.index(&key, slot, &new, true);
+                }
+                None => self.index(&key, slot, &new, true),
             }
-            return Some(old);
+            return old;
         }
-        self.index(&key, &obj, true);
-        self.objects.insert(key, obj);
+        let slot = match self.free.pop() {
+            Some(free) => {
+                self.slots[free] = Some(Arc::clone(&obj));
+                free
+            }
+            None => {
+                self.slots.push(Some(Arc::clone(&obj)));
+                self.slots.len() - 1
+            }
+        };
+        self.index(&key, slot, &obj, true);
+        self.objects.insert(key, slot);
         None
     }
 
     fn remove(&mut self, key: &str) -> Option<Arc<Object>> {
-        let old = self.objects.remove(key);
-        if let Some(o) = &old {
-            self.index(key, o, false);
-        }
-        old
+        let slot = self.objects.remove(key)?;
+        let old = self.slots[slot].take()?;
+        self.free.push(slot);
+        self.index(key, slot, &old, false);
+        Some(old)
     }
 
     /// Brings the cache to the apiserver's current revision (client-go `Reflector`: watch from the
@@ -268,7 +302,6 @@ impl Informer {
         self.revision = Some(current);
         for (key, obj) in fresh {
             let same = self
-                .objects
                 .get(&key)
                 .is_some_and(|o| o.meta().resource_version == obj.meta().resource_version);
             if same {
@@ -281,22 +314,22 @@ impl Informer {
 
     /// One object by key.
     pub fn get(&self, key: &str) -> Option<&Arc<Object>> {
-        self.objects.get(key)
+        self.objects.get(key).and_then(|&slot| self.at(slot))
     }
 
     /// One typed object by key.
     pub fn get_typed<R: Resource>(&self, key: &str) -> Option<&R> {
-        self.objects.get(key).and_then(|o| R::from_object_ref(o))
+        self.get(key).and_then(|o| R::from_object_ref(o))
     }
 
     /// Every object, in key order.
     pub fn list(&self) -> impl Iterator<Item = &Arc<Object>> {
-        self.objects.values()
+        self.objects.values().filter_map(|&slot| self.at(slot))
     }
 
     /// Every typed object, in key order.
     pub fn list_typed<'a, R: Resource + 'a>(&'a self) -> impl Iterator<Item = &'a R> + 'a {
-        self.objects.values().filter_map(|o| R::from_object_ref(o))
+        self.list().filter_map(|o| R::from_object_ref(o))
     }
 
     /// The objects of one namespace, in key order (client-go's namespace index / lister).
@@ -308,14 +341,14 @@ impl Informer {
         self.objects
             .range(prefix.clone()..)
             .take_while(move |(k, _)| k.starts_with(&prefix))
-            .filter_map(|(_, o)| R::from_object_ref(o))
+            .filter_map(|(_, &slot)| self.at(slot).and_then(|o| R::from_object_ref(o)))
     }
 
-    fn by(&self, map: &BTreeMap<String, BTreeSet<String>>, k: &str) -> Vec<&Arc<Object>> {
+    fn by(&self, map: &BTreeMap<String, Index>, k: &str) -> Vec<&Arc<Object>> {
         map.get(k)
             .into_iter()
-            .flatten()
-            .filter_map(|key| self.objects.get(key))
+            .flat_map(|set| set.values())
+            .filter_map(|&slot| self.at(slot))
             .collect()
     }
 
@@ -336,7 +369,10 @@ impl Informer {
 
     /// The keys of the pods bound to `node`, in key order.
     pub fn keys_on_node(&self, node: &str) -> impl Iterator<Item = &String> {
-        self.by_node.get(node).into_iter().flatten()
+        self.by_node
+            .get(node)
+            .into_iter()
+            .flat_map(|set| set.keys())
     }
 
     /// The pods bound to `node`, in key order.
@@ -547,6 +583,50 @@ mod tests {
         assert_eq!(names(inf.dependents_of("u1")), ["a"]);
         assert_eq!(names(inf.pods_on_node("n1")), ["c"]);
         assert_eq!(inf.keys_on_node("n2").collect::<Vec<_>>(), ["default/a"]);
+    }
+
+    /// A removed object's slot is reused by the next new one: every listing and index serves each
+    /// key's own latest object, never the one that held its slot before, and a re-added key is
+    /// indexed afresh.
+    #[test]
+    fn reused_slots_serve_their_new_objects() {
+        let mut inf = Informer::new(Kind::Pod);
+        for (k, node) in [("a", "n1"), ("b", "n1"), ("c", "n2")] {
+            inf.put(
+                format!("default/{k}"),
+                pod(k, &[("u1", true)], Some(node), "Pending"),
+            );
+        }
+        inf.remove("default/a");
+        inf.remove("default/c");
+        // `d` takes `c`'s slot (the last freed), `e` takes `a`'s.
+        inf.put("default/d".into(), pod("d", &[], Some("n2"), "Pending"));
+        inf.put(
+            "default/e".into(),
+            pod("e", &[("u2", true)], Some("n1"), "Running"),
+        );
+        assert_eq!(inf.len(), 3);
+        assert_eq!(names(inf.list().collect()), ["b", "d", "e"]);
+        assert_eq!(names(inf.controlled_by("u1")), ["b"]);
+        assert_eq!(names(inf.controlled_by("u2")), ["e"]);
+        assert_eq!(names(inf.orphans("default")), ["d"]);
+        assert_eq!(names(inf.pods_on_node("n1")), ["b", "e"]);
+        assert_eq!(names(inf.pods_on_node("n2")), ["d"]);
+        assert!(inf.get("default/a").is_none() && inf.get("default/c").is_none());
+        // `a` comes back: a fresh slot's worth of indexing, not its old entries.
+        inf.put("default/a".into(), pod("a", &[], None, "Pending"));
+        assert_eq!(names(inf.orphans("default")), ["a", "d"]);
+        assert_eq!(names(inf.controlled_by("u1")), ["b"]);
+        let typed: Vec<&str> = inf
+            .list_namespace::<crate::core::Pod>("default")
+            .map(|p| p.metadata.name.as_str())
+            .collect();
+        assert_eq!(typed, ["a", "b", "d", "e"]);
+        assert_eq!(
+            inf.get_typed::<crate::core::Pod>("default/e")
+                .and_then(|p| p.status.phase.as_deref()),
+            Some("Running")
+        );
     }
 
     #[test]
