@@ -56,3 +56,27 @@ fn a_closed_pipe_is_not_an_error_and_other_failures_are() {
         );
     }
 }
+
+/// `exit_after` (the command line's: the cluster is left to the process's exit instead of being
+/// dropped) changes nothing that is written: text and json, stdout and stderr, expectation counts.
+#[test]
+fn exit_after_writes_the_same_output() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/rolling-update.yaml");
+    for output in [OutputFormat::Text, OutputFormat::Json] {
+        let outcome = |exit_after| {
+            let o = k8s_cluster::run_file(
+                &path,
+                &RunOptions {
+                    output,
+                    exit_after,
+                    ..Default::default()
+                },
+            )
+            .expect("scenario loads");
+            (o.stdout, o.stderr, o.failures, o.checks)
+        };
+        let (kept, left) = (outcome(false), outcome(true));
+        assert!(!kept.0.is_empty() && kept.3 > 0, "{output:?}");
+        assert_eq!(kept, left, "{output:?}");
+    }
+}

@@ -328,6 +328,7 @@ fn scenario(args: ScenarioArgs) -> ExitCode {
         snapshot_out: args.snapshot_out,
         snapshot_out_at_tick: args.snapshot_out_at_tick,
         snapshot_in: args.snapshot_in,
+        exit_after: true,
     };
     // Standard output is written as the run produces it (the json/yaml List is streamed).
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());

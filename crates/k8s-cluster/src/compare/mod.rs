@@ -369,6 +369,7 @@ fn run_one(req: &Request, col: &Column) -> Result<(ConfigRun, Vec<String>), Mani
         snapshot_out: None,
         snapshot_out_at_tick: None,
         snapshot_in: None,
+        exit_after: false,
     };
     let manifests = match col.policy {
         Some(policy) => with_policy(&req.manifests, policy)?,

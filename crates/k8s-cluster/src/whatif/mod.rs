@@ -288,6 +288,7 @@ fn run_opts(req: &Request, ticks: Option<u64>, explain: Option<String>) -> RunOp
         snapshot_out: None,
         snapshot_out_at_tick: None,
         snapshot_in: None,
+        exit_after: false,
     }
 }
 
