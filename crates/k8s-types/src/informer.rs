@@ -140,7 +140,7 @@ fn same_index_keys(a: &Object, b: &Object) -> bool {
         && node(a) == node(b)
 }
 
-fn index_remove(map: &mut BTreeMap<String, Index>, k: &str, key: &str, _slot: usize) {
+fn index_remove(map: &mut BTreeMap<String, Index>, k: &str, key: &str) {
     if let Some(set) = map.get_mut(k) {
         set.remove(key);
         if set.is_empty() {
@@ -180,19 +180,24 @@ impl Informer {
         self.objects.is_empty()
     }
 
-    fn index(&mut self, key: &str, slot: usize, obj: &Object, add: bool) {
+    /// Enters `key` under every index key of `obj`, pointing at `slot`; with `slot` `None`,
+    /// removes it from them.
+    fn index(&mut self, key: &str, obj: &Object, slot: Option<usize>) {
         let meta = obj.meta();
-        let f = if add { index_add } else { index_remove };
+        let f = |map: &mut BTreeMap<String, Index>, k: &str| match slot {
+            Some(slot) => index_add(map, k, key, slot),
+            None => index_remove(map, k, key),
+        };
         match meta.controller_ref() {
-            Some(c) => f(&mut self.by_controller, &c.uid, key, slot),
-            None => f(&mut self.orphans, meta.namespace(), key, slot),
+            Some(c) => f(&mut self.by_controller, &c.uid),
+            None => f(&mut self.orphans, meta.namespace()),
         }
         for r in &meta.owner_references {
-            f(&mut self.by_owner, &r.uid, key, slot);
+            f(&mut self.by_owner, &r.uid);
         }
         if let Object::Pod(p) = obj {
             if let Some(node) = p.node_name() {
-                f(&mut self.by_node, node, key, slot);
+                f(&mut self.by_node, node);
             }
         }
     }
@@ -209,10 +214,10 @@ impl Informer {
             match &old {
                 Some(o) if same_index_keys(o, &new) => {}
                 Some(o) => {
-                    self.index(&key, slot, o, false);
-                    self.index(&key, slot, &new, true);
+                    self.index(&key, o, None);
+                    self.index(&key, &new, Some(slot));
                 }
-                None => self.index(&key, slot, &new, true),
+                None => self.index(&key, &new, Some(slot)),
             }
             return old;
         }
@@ -226,7 +231,7 @@ impl Informer {
                 self.slots.len() - 1
             }
         };
-        self.index(&key, slot, &obj, true);
+        self.index(&key, &obj, Some(slot));
         self.objects.insert(key, slot);
         None
     }
@@ -235,7 +240,7 @@ impl Informer {
         let slot = self.objects.remove(key)?;
         let old = self.slots[slot].take()?;
         self.free.push(slot);
-        self.index(key, slot, &old, false);
+        self.index(key, &old, None);
         Some(old)
     }
 
