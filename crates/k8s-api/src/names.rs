@@ -9,6 +9,8 @@
 //! - `metadata.uid` (upstream `uuid.NewUUID()`, a random version-4 UUID): derived from the store
 //!   revision the object is created at, mixed with SplitMix64 and shaped as a version-4 UUID.
 
+use k8s_types::meta::push_lower_hex;
+
 /// Upstream `alphanums`.
 pub const GENERATE_NAME_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
 /// Upstream `randomLength`.
@@ -53,12 +55,13 @@ pub fn generate_name(prefix: &str, revision: i64, attempt: u32) -> String {
         &attempt.to_le_bytes(),
     ]);
     let n = GENERATE_NAME_ALPHABET.len() as u64;
-    let mut suffix = String::with_capacity(GENERATE_NAME_RANDOM_LENGTH);
+    let mut name = String::with_capacity(base.len() + GENERATE_NAME_RANDOM_LENGTH);
+    name.push_str(base);
     for _ in 0..GENERATE_NAME_RANDOM_LENGTH {
-        suffix.push(char::from(GENERATE_NAME_ALPHABET[(h % n) as usize]));
+        name.push(char::from(GENERATE_NAME_ALPHABET[(h % n) as usize]));
         h /= n;
     }
-    format!("{base}{suffix}")
+    name
 }
 
 /// The UID of an object created at store revision `revision`: 32 hex digits as
@@ -68,14 +71,23 @@ pub fn uid_for_revision(revision: i64) -> String {
     let lo = splitmix64(hi ^ 0x6b38_6d69_6e69_0001);
     let hi = (hi & 0xffff_ffff_ffff_0fff) | 0x0000_0000_0000_4000;
     let lo = (lo & 0x3fff_ffff_ffff_ffff) | 0x8000_0000_0000_0000;
-    format!(
-        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
-        hi >> 32,
-        (hi >> 16) & 0xffff,
-        hi & 0xffff,
-        lo >> 48,
-        lo & 0xffff_ffff_ffff
-    )
+    // `{:08x}-{:04x}-{:04x}-{:04x}-{:012x}` of the five fields, written digit by digit (one UID
+    // per create).
+    let mut uid = String::with_capacity(36);
+    let fields = [
+        (hi >> 32, 8),
+        ((hi >> 16) & 0xffff, 4),
+        (hi & 0xffff, 4),
+        (lo >> 48, 4),
+        (lo & 0xffff_ffff_ffff, 12),
+    ];
+    for (i, (v, digits)) in fields.into_iter().enumerate() {
+        if i > 0 {
+            uid.push('-');
+        }
+        push_lower_hex(&mut uid, v, digits);
+    }
+    uid
 }
 
 #[cfg(test)]
@@ -107,5 +119,24 @@ mod tests {
         assert!(matches!(parts[3].as_bytes()[0], b'8' | b'9' | b'a' | b'b'));
         assert_ne!(u, uid_for_revision(2));
         assert_eq!(u, uid_for_revision(1));
+    }
+
+    #[test]
+    fn uids_are_the_formatted_fields() {
+        for revision in (0..100_000i64).step_by(997).chain([i64::MAX, -1]) {
+            let hi = splitmix64(revision as u64);
+            let lo = splitmix64(hi ^ 0x6b38_6d69_6e69_0001);
+            let hi = (hi & 0xffff_ffff_ffff_0fff) | 0x0000_0000_0000_4000;
+            let lo = (lo & 0x3fff_ffff_ffff_ffff) | 0x8000_0000_0000_0000;
+            let want = format!(
+                "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+                hi >> 32,
+                (hi >> 16) & 0xffff,
+                hi & 0xffff,
+                lo >> 48,
+                lo & 0xffff_ffff_ffff
+            );
+            assert_eq!(uid_for_revision(revision), want);
+        }
     }
 }

@@ -24,8 +24,18 @@ pub fn object_key(obj: &Object) -> String {
     let m = obj.meta();
     match m.namespace() {
         "" => m.name.clone(),
-        ns => format!("{ns}/{}", m.name),
+        ns => namespaced_key(ns, &m.name),
     }
+}
+
+/// `namespace/name`, the key of a namespaced object (client-go `MetaNamespaceKeyFunc`), written
+/// with `push_str`: controllers and informers build one per event they handle.
+pub fn namespaced_key(namespace: &str, name: &str) -> String {
+    let mut key = String::with_capacity(namespace.len() + 1 + name.len());
+    key.push_str(namespace);
+    key.push('/');
+    key.push_str(name);
+    key
 }
 
 /// client-go `SplitMetaNamespaceKey`: (namespace, name); the namespace is empty for a key without
@@ -342,7 +352,7 @@ impl Informer {
         &'a self,
         namespace: &str,
     ) -> impl Iterator<Item = &'a R> + 'a {
-        let prefix = format!("{namespace}/");
+        let prefix = namespaced_key(namespace, "");
         self.objects
             .range(prefix.clone()..)
             .take_while(move |(k, _)| k.starts_with(&prefix))
@@ -427,7 +437,7 @@ impl SharedInformerFactory {
         if cref.kind != kind.name() {
             return None;
         }
-        let key = format!("{namespace}/{}", cref.name);
+        let key = namespaced_key(namespace, &cref.name);
         let owner = self.informer(kind)?.get(&key)?;
         (owner.meta().uid.as_deref() == Some(cref.uid.as_str())).then_some(key)
     }
@@ -450,7 +460,7 @@ impl SharedInformerFactory {
         };
         inf.list_namespace::<R>(namespace)
             .filter(|r| selector_of(r).is_some_and(|s| !s.is_empty() && s.matches(labels)))
-            .map(|r| format!("{namespace}/{}", r.meta().name))
+            .map(|r| namespaced_key(namespace, &r.meta().name))
             .collect()
     }
 

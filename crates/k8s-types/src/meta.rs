@@ -150,6 +150,16 @@ pub fn go_duration(secs: crate::Tick) -> String {
     }
 }
 
+/// Appends the low `digits` hex digits of `v`, lowercase and zero-padded: what `{:0Nx}` writes
+/// for a value that fits in N digits. Names and UIDs minted on every create use it instead of
+/// `format!`.
+pub fn push_lower_hex(s: &mut String, v: u64, digits: u32) {
+    for shift in (0..digits).rev() {
+        let d = ((v >> (shift * 4)) & 0xf) as u8;
+        s.push(char::from(if d < 10 { b'0' + d } else { b'a' + d - 10 }));
+    }
+}
+
 /// A tick rendered as an RFC 3339 UTC timestamp: tick N is N seconds after 1970-01-01T00:00:00Z.
 /// Ticks are the only clock in k8s-mini; this keeps the upstream field type without reading wall time.
 pub fn tick_timestamp(tick: crate::Tick) -> String {
@@ -157,12 +167,28 @@ pub fn tick_timestamp(tick: crate::Tick) -> String {
     let days = secs / 86_400;
     let rem = secs % 86_400;
     let (y, m, d) = civil_from_days(days as i64);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60
-    )
+    let (h, mi, s) = (rem / 3600, (rem % 3600) / 60, rem % 60);
+    if !(0..=9999).contains(&y) {
+        return format!("{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z");
+    }
+    // Every object write stamps a time, so the common four-digit year is written digit by digit
+    // rather than through `format!` (the same text).
+    let mut b = *b"0000-00-00T00:00:00Z";
+    let y = y as u64;
+    let put2 = |b: &mut [u8; 20], at: usize, v: u64| {
+        b[at] = b'0' + (v / 10) as u8;
+        b[at + 1] = b'0' + (v % 10) as u8;
+    };
+    put2(&mut b, 0, y / 100);
+    put2(&mut b, 2, y % 100);
+    put2(&mut b, 5, m as u64);
+    put2(&mut b, 8, d as u64);
+    put2(&mut b, 11, h);
+    put2(&mut b, 14, mi);
+    put2(&mut b, 17, s);
+    std::str::from_utf8(&b)
+        .map(str::to_owned)
+        .unwrap_or_default()
 }
 
 /// Inverse of [`tick_timestamp`] for timestamps it wrote; `None` for any other text.
@@ -171,9 +197,26 @@ pub fn timestamp_tick(ts: &str) -> Option<crate::Tick> {
     if b.len() != 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[19] != b'Z' {
         return None;
     }
-    let num = |r: std::ops::Range<usize>| ts.get(r)?.parse::<i64>().ok();
-    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (h, mi, s) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    const DIGITS: [usize; 14] = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18];
+    let (y, mo, d, h, mi, s) = if DIGITS.iter().all(|&i| b[i].is_ascii_digit()) {
+        // The common case, read without `str::parse`; the same numbers.
+        let n = |at: usize, len: usize| {
+            b[at..at + len]
+                .iter()
+                .fold(0i64, |acc, c| acc * 10 + i64::from(c - b'0'))
+        };
+        (n(0, 4), n(5, 2), n(8, 2), n(11, 2), n(14, 2), n(17, 2))
+    } else {
+        let num = |r: std::ops::Range<usize>| ts.get(r)?.parse::<i64>().ok();
+        (
+            num(0..4)?,
+            num(5..7)?,
+            num(8..10)?,
+            num(11..13)?,
+            num(14..16)?,
+            num(17..19)?,
+        )
+    };
     let days = days_from_civil(y, mo, d);
     let total = days * 86_400 + h * 3600 + mi * 60 + s;
     u64::try_from(total).ok()
@@ -215,6 +258,47 @@ mod tests {
         assert_eq!(tick_timestamp(1_709_208_000), "2024-02-29T12:00:00Z");
         assert_eq!(timestamp_tick("2024-02-29T12:00:00Z"), Some(1_709_208_000));
         assert_eq!(timestamp_tick("not a time"), None);
+        // Past year 9999 the year takes five digits (the `format!` path).
+        assert_eq!(tick_timestamp(253_402_300_800), "10000-01-01T00:00:00Z");
+        assert_eq!(tick_timestamp(253_402_300_799), "9999-12-31T23:59:59Z");
+        // Text that is not all digits is read as `str::parse` reads it.
+        assert_eq!(timestamp_tick("2024-+2-29T12:00:00Z"), Some(1_709_208_000));
+        assert_eq!(timestamp_tick("2024-0x-29T12:00:00Z"), None);
+    }
+
+    #[test]
+    fn lower_hex_pads_as_format_does() {
+        for (v, digits) in [
+            (0u64, 4),
+            (0x2a, 16),
+            (0xdead_beef, 8),
+            (u64::MAX, 16),
+            (0xabc, 12),
+        ] {
+            let mut s = String::new();
+            push_lower_hex(&mut s, v, digits);
+            assert_eq!(s, format!("{v:0w$x}", w = digits as usize));
+        }
+    }
+
+    #[test]
+    fn tick_timestamps_match_the_formatted_reference() {
+        for tick in (0..3_000_000_000u64)
+            .step_by(7_919_777)
+            .chain([59, 3599, 86_399])
+        {
+            let days = tick / 86_400;
+            let rem = tick % 86_400;
+            let (y, m, d) = civil_from_days(days as i64);
+            let want = format!(
+                "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+                rem / 3600,
+                (rem % 3600) / 60,
+                rem % 60
+            );
+            assert_eq!(tick_timestamp(tick), want);
+            assert_eq!(timestamp_tick(&want), Some(tick));
+        }
     }
 
     #[test]

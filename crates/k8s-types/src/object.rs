@@ -235,43 +235,52 @@ impl Kind {
     /// The REST resource (plural, lowercase), e.g. `pods`; used in store keys and error messages
     /// (`pods "web-0" not found`).
     pub fn plural(&self) -> String {
+        if let Some(p) = self.builtin_plural() {
+            return p.to_string();
+        }
+        let Kind::Other { kind, .. } = self else {
+            return String::new();
+        };
+        let lower = kind.to_ascii_lowercase();
+        if lower.ends_with('s') {
+            format!("{lower}es")
+        } else if let Some(stem) = lower.strip_suffix('y') {
+            format!("{stem}ies")
+        } else {
+            format!("{lower}s")
+        }
+    }
+
+    /// The plural of a typed kind, without allocating; `None` for [`Kind::Other`].
+    fn builtin_plural(&self) -> Option<&'static str> {
         match self {
-            Kind::Namespace => "namespaces".into(),
-            Kind::Node => "nodes".into(),
-            Kind::Pod => "pods".into(),
-            Kind::ReplicaSet => "replicasets".into(),
-            Kind::Deployment => "deployments".into(),
-            Kind::Job => "jobs".into(),
-            Kind::DaemonSet => "daemonsets".into(),
-            Kind::CronJob => "cronjobs".into(),
-            Kind::StatefulSet => "statefulsets".into(),
-            Kind::PersistentVolumeClaim => "persistentvolumeclaims".into(),
-            Kind::ControllerRevision => "controllerrevisions".into(),
-            Kind::PriorityClass => "priorityclasses".into(),
-            Kind::Event => "events".into(),
-            Kind::PodGroup | Kind::SchedulingPodGroup => "podgroups".into(),
-            Kind::Workload => "workloads".into(),
-            Kind::PodDisruptionBudget => "poddisruptionbudgets".into(),
-            Kind::Lease => "leases".into(),
-            Kind::Service => "services".into(),
-            Kind::EndpointSlice => "endpointslices".into(),
-            Kind::ResourceQuota => "resourcequotas".into(),
-            Kind::LimitRange => "limitranges".into(),
-            Kind::RuntimeClass => "runtimeclasses".into(),
-            Kind::DeviceClass => "deviceclasses".into(),
-            Kind::ResourceSlice => "resourceslices".into(),
-            Kind::ResourceClaim => "resourceclaims".into(),
-            Kind::ResourceClaimTemplate => "resourceclaimtemplates".into(),
-            Kind::Other { kind, .. } => {
-                let lower = kind.to_ascii_lowercase();
-                if lower.ends_with('s') {
-                    format!("{lower}es")
-                } else if let Some(stem) = lower.strip_suffix('y') {
-                    format!("{stem}ies")
-                } else {
-                    format!("{lower}s")
-                }
-            }
+            Kind::Namespace => Some("namespaces"),
+            Kind::Node => Some("nodes"),
+            Kind::Pod => Some("pods"),
+            Kind::ReplicaSet => Some("replicasets"),
+            Kind::Deployment => Some("deployments"),
+            Kind::Job => Some("jobs"),
+            Kind::DaemonSet => Some("daemonsets"),
+            Kind::CronJob => Some("cronjobs"),
+            Kind::StatefulSet => Some("statefulsets"),
+            Kind::PersistentVolumeClaim => Some("persistentvolumeclaims"),
+            Kind::ControllerRevision => Some("controllerrevisions"),
+            Kind::PriorityClass => Some("priorityclasses"),
+            Kind::Event => Some("events"),
+            Kind::PodGroup | Kind::SchedulingPodGroup => Some("podgroups"),
+            Kind::Workload => Some("workloads"),
+            Kind::PodDisruptionBudget => Some("poddisruptionbudgets"),
+            Kind::Lease => Some("leases"),
+            Kind::Service => Some("services"),
+            Kind::EndpointSlice => Some("endpointslices"),
+            Kind::ResourceQuota => Some("resourcequotas"),
+            Kind::LimitRange => Some("limitranges"),
+            Kind::RuntimeClass => Some("runtimeclasses"),
+            Kind::DeviceClass => Some("deviceclasses"),
+            Kind::ResourceSlice => Some("resourceslices"),
+            Kind::ResourceClaim => Some("resourceclaims"),
+            Kind::ResourceClaimTemplate => Some("resourceclaimtemplates"),
+            Kind::Other { .. } => None,
         }
     }
 
@@ -342,29 +351,46 @@ impl Kind {
 
     /// The store key prefix for this kind, etcd-registry style: `/registry/pods/`.
     pub fn key_prefix(&self) -> String {
-        match self {
+        let mut key = String::with_capacity(64);
+        self.push_key_prefix(&mut key);
+        key
+    }
+
+    /// Appends [`Kind::key_prefix`] to `key`. Every write computes a key, so this builds it with
+    /// `push_str` instead of `format!`.
+    fn push_key_prefix(&self, key: &mut String) {
+        key.push_str("/registry/");
+        let grouped = match self {
             Kind::Workload
             | Kind::SchedulingPodGroup
             | Kind::DeviceClass
             | Kind::ResourceSlice
             | Kind::ResourceClaim
-            | Kind::ResourceClaimTemplate => {
-                format!("/registry/{}/{}/", self.group(), self.plural())
-            }
-            Kind::Other { .. } if !self.group().is_empty() => {
-                format!("/registry/{}/{}/", self.group(), self.plural())
-            }
-            _ => format!("/registry/{}/", self.plural()),
+            | Kind::ResourceClaimTemplate => true,
+            Kind::Other { .. } => !self.group().is_empty(),
+            _ => false,
+        };
+        if grouped {
+            key.push_str(self.group());
+            key.push('/');
         }
+        match self.builtin_plural() {
+            Some(p) => key.push_str(p),
+            None => key.push_str(&self.plural()),
+        }
+        key.push('/');
     }
 
     /// The store key of one object: `/registry/pods/default/web-0`, `/registry/nodes/node-a`.
     pub fn key(&self, namespace: &str, name: &str) -> String {
+        let mut key = String::with_capacity(40 + namespace.len() + name.len());
+        self.push_key_prefix(&mut key);
         if self.namespaced() {
-            format!("{}{}/{}", self.key_prefix(), namespace, name)
-        } else {
-            format!("{}{}", self.key_prefix(), name)
+            key.push_str(namespace);
+            key.push('/');
         }
+        key.push_str(name);
+        key
     }
 }
 
@@ -748,6 +774,29 @@ mod tests {
             namespaced: true,
         };
         assert_eq!(policy.plural(), "networkpolicies");
+        assert_eq!(
+            policy.key("default", "deny"),
+            "/registry/networking.k8s.io/networkpolicies/default/deny"
+        );
+        let config_map = Kind::Other {
+            api_version: "v1".into(),
+            kind: "ConfigMap".into(),
+            namespaced: true,
+        };
+        assert_eq!(config_map.key_prefix(), "/registry/configmaps/");
+        let class = Kind::Other {
+            api_version: "storage.k8s.io/v1".into(),
+            kind: "StorageClass".into(),
+            namespaced: false,
+        };
+        assert_eq!(
+            class.key("", "fast"),
+            "/registry/storage.k8s.io/storageclasses/fast"
+        );
+        assert_eq!(
+            Kind::DeviceClass.key("", "gpu"),
+            "/registry/resource.k8s.io/deviceclasses/gpu"
+        );
         // The two PodGroup kinds (coscheduling's and native gang scheduling's) never share a key.
         assert_eq!(
             Kind::PodGroup.key("default", "g"),

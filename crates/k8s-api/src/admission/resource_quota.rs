@@ -44,11 +44,7 @@ pub fn evaluate(
     if !kind.namespaced() {
         return Ok(Vec::new());
     }
-    let prefix = format!(
-        "{}{}/",
-        Kind::ResourceQuota.key_prefix(),
-        obj.meta().namespace()
-    );
+    let prefix = Kind::ResourceQuota.key(obj.meta().namespace(), "");
     let quotas: Vec<&ResourceQuota> = store
         .list(&prefix)
         .into_iter()

@@ -106,10 +106,15 @@ pub fn prepare_for_update(new: &mut Pod, old: &Pod) {
 
 /// Upstream `podStatusStrategy.PrepareForUpdate`.
 pub fn prepare_for_status_update(new: &mut Pod, old: &Pod) {
-    new.spec.clone_from(&old.spec);
-    new.metadata
-        .owner_references
-        .clone_from(&old.metadata.owner_references);
+    // A status writer almost always sends the stored spec back: compare before copying.
+    if new.spec != old.spec {
+        new.spec.clone_from(&old.spec);
+    }
+    if new.metadata.owner_references != old.metadata.owner_references {
+        new.metadata
+            .owner_references
+            .clone_from(&old.metadata.owner_references);
+    }
     if new.status.qos_class.as_deref().unwrap_or("").is_empty() {
         new.status.qos_class.clone_from(&old.status.qos_class);
     }

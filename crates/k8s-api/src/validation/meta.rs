@@ -92,7 +92,7 @@ pub fn validate_annotations(meta: &ObjectMeta, path: &str) -> ErrorList {
 /// one reference may be the controller.
 pub fn validate_owner_references(refs: &[OwnerReference], path: &str) -> ErrorList {
     let mut errs = Vec::new();
-    let mut first_controller: Option<String> = None;
+    let mut first_controller: Option<&OwnerReference> = None;
     for r in refs {
         let version = r
             .api_version
@@ -116,14 +116,16 @@ pub fn validate_owner_references(refs: &[OwnerReference], path: &str) -> ErrorLi
             }
         }
         if r.controller == Some(true) {
-            let cur = format!("{}/{}", r.kind, r.name);
-            match &first_controller {
+            match first_controller {
                 Some(first) => errs.push(FieldError::invalid(
                     path,
                     "[]v1.OwnerReference{...}",
-                    format!("Only one reference can have Controller set to true. Found \"true\" in references for {first} and {cur}"),
+                    format!(
+                        "Only one reference can have Controller set to true. Found \"true\" in references for {}/{} and {}/{}",
+                        first.kind, first.name, r.kind, r.name
+                    ),
                 )),
-                None => first_controller = Some(cur),
+                None => first_controller = Some(r),
             }
         }
     }
@@ -206,13 +208,21 @@ mod tests {
             controller: Some(true),
             block_owner_deletion: None,
         };
-        let errs = validate_owner_references(&[r.clone(), r], "metadata.ownerReferences");
+        let second = OwnerReference {
+            name: "api".into(),
+            uid: "u2".into(),
+            ..r.clone()
+        };
+        let errs = validate_owner_references(&[r, second], "metadata.ownerReferences");
         assert_eq!(
             errs[0].to_string(),
             "metadata.ownerReferences.uid: Invalid value: \"\": must not be empty"
         );
-        assert!(errs[2]
-            .detail
-            .starts_with("Only one reference can have Controller set to true"));
+        // Upstream names the first controller reference, then the one that repeats it.
+        assert_eq!(
+            errs[1].detail,
+            "Only one reference can have Controller set to true. Found \"true\" in references \
+             for ReplicaSet/web and ReplicaSet/api"
+        );
     }
 }

@@ -72,18 +72,28 @@ pub fn child(path: &str, name: &str) -> String {
     if path.is_empty() {
         name.to_string()
     } else {
-        format!("{path}.{name}")
+        concat_path(&[path, ".", name])
     }
 }
 
 /// `path[i]` (upstream `Path.Index`).
 pub fn index(path: &str, i: usize) -> String {
-    format!("{path}[{i}]")
+    concat_path(&[path, "[", itoa::Buffer::new().format(i), "]"])
 }
 
 /// `path[key]` (upstream `Path.Key`), e.g. `spec.containers[0].resources.requests[cpu]`.
 pub fn key(path: &str, k: &str) -> String {
-    format!("{path}[{k}]")
+    concat_path(&[path, "[", k, "]"])
+}
+
+/// The parts joined into one exactly sized string. Field paths are built for every field that
+/// is validated, valid or not, so they are written without `format!`'s machinery.
+fn concat_path(parts: &[&str]) -> String {
+    let mut s = String::with_capacity(parts.iter().map(|p| p.len()).sum());
+    for p in parts {
+        s.push_str(p);
+    }
+    s
 }
 
 /// `Invalid value: "<value>": <detail>` for a string value (printed with Go's `%q`).

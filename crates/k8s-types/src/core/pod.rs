@@ -512,7 +512,7 @@ pub const DEFAULT_SCHEDULER_NAME: &str = "default-scheduler";
 impl Pod {
     /// Namespace/name, e.g. `default/web-0`.
     pub fn key(&self) -> String {
-        format!("{}/{}", self.metadata.namespace(), self.metadata.name)
+        crate::informer::namespaced_key(self.metadata.namespace(), &self.metadata.name)
     }
 
     /// `spec.priority`, 0 when unset (upstream `corev1helpers.PodPriority`).

@@ -181,8 +181,14 @@ pub fn make_event(
     }
 }
 
+/// `<involved name>.<16 hex digits>`: the revision the Event will be written at, as
+/// `format!("{name}.{:016x}")` writes it.
 fn fresh_name(api: &dyn ApiClient, involved_name: &str) -> String {
-    format!("{involved_name}.{:016x}", api.revision() + 1)
+    let mut name = String::with_capacity(involved_name.len() + 17);
+    name.push_str(involved_name);
+    name.push('.');
+    crate::meta::push_lower_hex(&mut name, (api.revision() + 1) as u64, 16);
+    name
 }
 
 fn create(api: &mut dyn ApiClient, mut event: Event) -> Recorded {
