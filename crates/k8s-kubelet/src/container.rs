@@ -159,7 +159,33 @@ pub struct ContainerRecord {
     pub last_termination: Option<Termination>,
 }
 
+/// What [`crate::runtime::RuntimePod::step`] can change of a container: its state, restarts and
+/// last termination (the spec, role and behaviour are fixed at admission).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct ContainerProgress {
+    state: ContainerState,
+    restart_count: i32,
+    last_termination: Option<Termination>,
+}
+
 impl ContainerRecord {
+    /// A copy of the fields a step can change, to tell whether it changed any (cheaper than a
+    /// copy of the whole record, spec included).
+    pub(crate) fn progress(&self) -> ContainerProgress {
+        ContainerProgress {
+            state: self.state.clone(),
+            restart_count: self.restart_count,
+            last_termination: self.last_termination.clone(),
+        }
+    }
+
+    /// True when the state, restarts and last termination are those of `before`.
+    pub(crate) fn unchanged_since(&self, before: &ContainerProgress) -> bool {
+        self.state == before.state
+            && self.restart_count == before.restart_count
+            && self.last_termination == before.last_termination
+    }
+
     /// True when the container runs now (Running or Stopping).
     pub fn is_running(&self) -> bool {
         matches!(

@@ -114,10 +114,6 @@ pub struct Kubelet {
     pub(crate) boots: u64,
 }
 
-fn pod_key(pod: &Pod) -> String {
-    format!("{}/{}", pod.metadata.namespace(), pod.metadata.name)
-}
-
 fn pod_uid(pod: &Pod) -> String {
     pod.metadata.uid.clone().unwrap_or_default()
 }
@@ -486,14 +482,14 @@ impl Kubelet {
         let pods: BTreeMap<String, Shared<Pod>> = api
             .list_pods_on_node_shared(&self.name)
             .into_iter()
-            .map(|p| (pod_key(&p), p))
+            .map(|p| (p.key(), p))
             .collect();
 
         // Pods deleted at once, or replaced by a new pod of the same name.
         for key in self.runtime.keys() {
             let gone = match (pods.get(&key), self.runtime.get(&key)) {
                 (None, _) => true,
-                (Some(p), Some(rec)) => pod_uid(p) != rec.uid,
+                (Some(p), Some(rec)) => p.metadata.uid.as_deref().unwrap_or_default() != rec.uid,
                 (Some(_), None) => false,
             };
             if gone {
@@ -527,7 +523,7 @@ impl Kubelet {
                     .as_deref()
                     .and_then(timestamp_tick)
                     .unwrap_or(0),
-                pod_key(p),
+                p.key(),
             )
         });
         for pod in additions {
@@ -756,7 +752,7 @@ impl Kubelet {
         node: &Node,
         now: Tick,
     ) {
-        let key = pod_key(pod);
+        let key = pod.key();
         self.add_pod(api, pod, node, now);
         let deadline = pod
             .metadata
@@ -859,7 +855,7 @@ impl Kubelet {
     /// admission create the sandbox and containers.
     fn add_pod(&mut self, api: &mut dyn ApiClient, shared: &Shared<Pod>, node: &Node, now: Tick) {
         let pod: &Pod = shared;
-        let key = pod_key(pod);
+        let key = pod.key();
         let uid = pod_uid(pod);
         if pod.is_terminal() {
             let rec = RuntimePod::new(uid, shared.clone(), PodPhase::Terminated, None, &[]);

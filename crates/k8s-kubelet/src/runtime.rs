@@ -788,7 +788,11 @@ impl RuntimePod {
         if idle || !self.phase.is_active() {
             return false;
         }
-        let before = self.containers.clone();
+        let before: Vec<_> = self
+            .containers
+            .iter()
+            .map(ContainerRecord::progress)
+            .collect();
         let phase_before = self.phase;
         if let PodPhase::Creating { since } = self.phase {
             let ready = since.saturating_add(node.startup_ticks);
@@ -839,7 +843,13 @@ impl RuntimePod {
                 }
             }
         }
-        self.containers != before || self.phase != phase_before
+        let changed = self.containers.len() != before.len()
+            || self
+                .containers
+                .iter()
+                .zip(&before)
+                .any(|(c, b)| !c.unchanged_since(b));
+        changed || self.phase != phase_before
     }
 
     /// True when every container has stopped for good (the pod can be made terminal / removed).

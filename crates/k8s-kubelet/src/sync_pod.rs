@@ -83,19 +83,10 @@ pub fn killing_message(name: &str) -> String {
     format!("Stopping container {name}")
 }
 
-/// Go's `%s` of a string slice: `[a b]`.
-fn go_list(names: &[String]) -> String {
-    format!("[{}]", names.join(" "))
-}
-
-/// `containers with unready status: [a b]`.
-pub fn unready_message(names: &[String]) -> String {
-    format!("containers with unready status: {}", go_list(names))
-}
-
-/// `containers with incomplete status: [init]`.
-pub fn incomplete_message(names: &[String]) -> String {
-    format!("containers with incomplete status: {}", go_list(names))
+/// `containers with unready status: [a b]`, `containers with incomplete status: [init]`: the
+/// names as Go's `%s` prints a string slice.
+fn containers_message(status: &str, names: &[String]) -> String {
+    format!("containers with {status} status: [{}]", names.join(" "))
 }
 
 /// True for the condition types the kubelet owns (upstream `kubetypes.PodConditionByKubelet`).
@@ -110,9 +101,14 @@ pub fn condition_owned_by_kubelet(type_: &str) -> bool {
     )
 }
 
-fn condition(type_: &str, ok: bool, reason_message: Option<(&str, String)>) -> PodCondition {
+/// A false condition's reason, and its message built on demand.
+type ReasonMessage<'a> = (&'a str, &'a dyn Fn() -> String);
+
+/// A condition; a false one carries `reason_message`'s reason and message (the message is built
+/// only then: most status writes have every condition true).
+fn condition(type_: &str, ok: bool, reason_message: Option<ReasonMessage<'_>>) -> PodCondition {
     let (reason, message) = match reason_message {
-        Some((r, m)) if !ok => (Some(r.to_string()), Some(m)),
+        Some((r, m)) if !ok => (Some(r.to_string()), Some(m())),
         _ => (None, None),
     };
     PodCondition {
@@ -414,7 +410,9 @@ pub fn generate_status(
         condition(
             pod_conditions::INITIALIZED,
             any_app_started || incomplete.is_empty(),
-            Some((CONTAINERS_NOT_INITIALIZED, incomplete_message(&incomplete))),
+            Some((CONTAINERS_NOT_INITIALIZED, &|| {
+                containers_message("incomplete", &incomplete)
+            })),
         )
     };
     // ContainersReady and Ready: sidecars first, then app containers.
@@ -435,7 +433,9 @@ pub fn generate_status(
         _ => condition(
             type_,
             unready.is_empty(),
-            Some((CONTAINERS_NOT_READY, unready_message(&unready))),
+            Some((CONTAINERS_NOT_READY, &|| {
+                containers_message("unready", &unready)
+            })),
         ),
     };
     let fresh = vec![
