@@ -48,7 +48,7 @@ use k8s_types::apiserver::{
     FINALIZER_ORPHAN_DEPENDENTS,
 };
 use k8s_types::controller::{Action, Controller, SyncError};
-use k8s_types::informer::{object_key, Delta, SharedInformerFactory};
+use k8s_types::informer::{namespaced_key, object_key, Delta, SharedInformerFactory};
 use k8s_types::meta::OwnerReference;
 use k8s_types::object::UNSIMULATED_BUILTIN_KINDS;
 use k8s_types::workqueue::WorkQueue;
@@ -179,7 +179,7 @@ impl GarbageCollector {
             }
         };
         let key = if kind.namespaced() {
-            format!("{dependent_ns}/{}", r.name)
+            namespaced_key(dependent_ns, &r.name)
         } else {
             r.name.clone()
         };
@@ -408,7 +408,7 @@ impl Controller for GarbageCollector {
                     continue;
                 };
                 let key = if kind.namespaced() {
-                    format!("{}/{}", old.meta().namespace(), r.name)
+                    namespaced_key(old.meta().namespace(), &r.name)
                 } else {
                     r.name.clone()
                 };

@@ -303,17 +303,20 @@ fn indirectly_related_pods<'a>(
 /// Upstream `getPodsToDelete`: the first `diff` pods of `filtered` ranked by
 /// `ActivePodsWithRanks`, where a pod's rank is the number of active `related` pods on its node.
 /// When every pod goes, no ranking is needed and the given order is kept.
-pub fn get_pods_to_delete(filtered: &[&Pod], related: &[&Pod], diff: usize, now: Tick) -> Vec<Pod> {
+pub fn get_pods_to_delete<'a>(
+    filtered: &[&'a Pod],
+    related: &[&Pod],
+    diff: usize,
+    now: Tick,
+) -> Vec<&'a Pod> {
     if diff >= filtered.len() {
-        return filtered.iter().map(|p| (*p).clone()).collect();
+        return filtered.to_vec();
     }
-    let mut on_node = std::collections::BTreeMap::<String, usize>::new();
+    let mut on_node = std::collections::BTreeMap::<&str, usize>::new();
     for p in related.iter().filter(|p| is_pod_active(p)) {
-        *on_node
-            .entry(p.node_name().unwrap_or("").to_string())
-            .or_default() += 1;
+        *on_node.entry(p.node_name().unwrap_or("")).or_default() += 1;
     }
-    let mut ranked: Vec<RankedPod<'_>> = filtered
+    let mut ranked: Vec<RankedPod<'a>> = filtered
         .iter()
         .map(|p| RankedPod {
             rank: on_node
@@ -324,11 +327,7 @@ pub fn get_pods_to_delete(filtered: &[&Pod], related: &[&Pod], diff: usize, now:
         })
         .collect();
     sort_pods_for_deletion(&mut ranked, now);
-    ranked
-        .into_iter()
-        .take(diff)
-        .map(|r| r.pod.clone())
-        .collect()
+    ranked.into_iter().take(diff).map(|r| r.pod).collect()
 }
 
 /// Upstream `calculateStatus`: replicas, fullyLabeledReplicas (pods whose labels contain every

@@ -32,7 +32,7 @@ use k8s_types::controller::{Action, Controller, SyncError};
 use k8s_types::core::event::event_types;
 use k8s_types::core::Pod;
 use k8s_types::events::EventRecorder;
-use k8s_types::informer::{Delta, SharedInformerFactory};
+use k8s_types::informer::{namespaced_key, Delta, SharedInformerFactory};
 use k8s_types::labels::LabelSelector;
 use k8s_types::meta::{ObjectMeta, OwnerReference};
 use k8s_types::status::Status;
@@ -391,7 +391,7 @@ impl DeploymentController {
             return;
         }
         let ns = pod.meta().namespace();
-        let rs_key = format!("{ns}/{}", rs_ref.name);
+        let rs_key = namespaced_key(ns, &rs_ref.name);
         let Some(rs) = informers
             .of(&Kind::ReplicaSet)
             .get_typed::<ReplicaSet>(&rs_key)

@@ -9,11 +9,11 @@
 
 use std::collections::BTreeMap;
 
-use k8s_types::apiserver::{ApiClient, ApiExt};
+use k8s_types::apiserver::ApiClient;
 use k8s_types::apps::ReplicaSet;
 use k8s_types::core::{Pod, Service};
 use k8s_types::labels::LabelSelector;
-use k8s_types::object::{Kind, Object};
+use k8s_types::object::{Kind, Object, Resource};
 
 use crate::plugins::selector::Selector;
 
@@ -58,11 +58,14 @@ pub fn default_selector(pod: &Pod, api: &dyn ApiClient) -> Selector {
     let mut set: BTreeMap<String, String> = BTreeMap::new();
     // Services that select the pod (upstream GetPodServices); merging is safe because they all
     // match the pod.
-    for svc in api.list_typed::<Service>(Some(ns), None) {
-        if let Some(sel) = svc.spec.selector {
-            if sel.iter().all(|(k, v)| labels.get(k) == Some(v)) {
-                set.extend(sel);
-            }
+    // Read shared (one per pod scheduled): nothing is copied but the selectors that match.
+    for obj in api.list_shared(&Kind::Service, Some(ns), None) {
+        let Some(sel) = Service::from_object_ref(&obj).and_then(|s| s.spec.selector.as_ref())
+        else {
+            continue;
+        };
+        if sel.iter().all(|(k, v)| labels.get(k) == Some(v)) {
+            set.extend(sel.iter().map(|(k, v)| (k.clone(), v.clone())));
         }
     }
     let mut selector = Selector::from_set(&set);
@@ -84,7 +87,8 @@ pub fn default_selector(pod: &Pod, api: &dyn ApiClient) -> Selector {
             }
         }
         ("apps/v1", "ReplicaSet") => {
-            if let Ok(rs) = api.get_typed::<ReplicaSet>(ns, &owner.name) {
+            let rs = api.get_shared(&Kind::ReplicaSet, ns, &owner.name);
+            if let Some(rs) = rs.as_deref().ok().and_then(ReplicaSet::from_object_ref) {
                 let other = Selector::from_label_selector(rs.spec.selector.as_ref());
                 if let Some(reqs) = other.requirements() {
                     selector = selector.with_requirements(reqs);
