@@ -9,7 +9,7 @@
 //! - `metadata.uid` (upstream `uuid.NewUUID()`, a random version-4 UUID): derived from the store
 //!   revision the object is created at, mixed with SplitMix64 and shaped as a version-4 UUID.
 
-use k8s_types::meta::push_lower_hex;
+use k8s_types::meta::fill_lower_hex;
 
 /// Upstream `alphanums`.
 pub const GENERATE_NAME_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
@@ -71,23 +71,17 @@ pub fn uid_for_revision(revision: i64) -> String {
     let lo = splitmix64(hi ^ 0x6b38_6d69_6e69_0001);
     let hi = (hi & 0xffff_ffff_ffff_0fff) | 0x0000_0000_0000_4000;
     let lo = (lo & 0x3fff_ffff_ffff_ffff) | 0x8000_0000_0000_0000;
-    // `{:08x}-{:04x}-{:04x}-{:04x}-{:012x}` of the five fields, written digit by digit (one UID
-    // per create).
-    let mut uid = String::with_capacity(36);
-    let fields = [
-        (hi >> 32, 8),
-        ((hi >> 16) & 0xffff, 4),
-        (hi & 0xffff, 4),
-        (lo >> 48, 4),
-        (lo & 0xffff_ffff_ffff, 12),
-    ];
-    for (i, (v, digits)) in fields.into_iter().enumerate() {
-        if i > 0 {
-            uid.push('-');
-        }
-        push_lower_hex(&mut uid, v, digits);
-    }
-    uid
+    // `{:08x}-{:04x}-{:04x}-{:04x}-{:012x}` of the five fields, written digit by digit into
+    // one buffer (one UID per create).
+    let mut uid = *b"00000000-0000-0000-0000-000000000000";
+    fill_lower_hex(&mut uid[0..8], hi >> 32);
+    fill_lower_hex(&mut uid[9..13], (hi >> 16) & 0xffff);
+    fill_lower_hex(&mut uid[14..18], hi & 0xffff);
+    fill_lower_hex(&mut uid[19..23], lo >> 48);
+    fill_lower_hex(&mut uid[24..36], lo & 0xffff_ffff_ffff);
+    std::str::from_utf8(&uid)
+        .map(str::to_owned)
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -154,9 +154,27 @@ pub fn go_duration(secs: crate::Tick) -> String {
 /// for a value that fits in N digits. Names and UIDs minted on every create use it instead of
 /// `format!`.
 pub fn push_lower_hex(s: &mut String, v: u64, digits: u32) {
-    for shift in (0..digits).rev() {
-        let d = ((v >> (shift * 4)) & 0xf) as u8;
-        s.push(char::from(if d < 10 { b'0' + d } else { b'a' + d - 10 }));
+    for _ in 16..digits {
+        s.push('0');
+    }
+    let mut buf = [0u8; 16];
+    let n = digits.min(16) as usize;
+    fill_lower_hex(&mut buf[..n], v);
+    s.push_str(std::str::from_utf8(&buf[..n]).unwrap_or_default());
+}
+
+/// Writes the low `out.len()` hex digits of `v` (at most 16), lowercase and zero-padded, into
+/// `out`.
+pub fn fill_lower_hex(out: &mut [u8], v: u64) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let n = out.len();
+    for (i, b) in out.iter_mut().enumerate() {
+        let shift = (n - 1 - i) * 4;
+        *b = if shift < 64 {
+            HEX[((v >> shift) & 0xf) as usize]
+        } else {
+            b'0'
+        };
     }
 }
 
@@ -274,6 +292,7 @@ mod tests {
             (0xdead_beef, 8),
             (u64::MAX, 16),
             (0xabc, 12),
+            (0x1f, 18),
         ] {
             let mut s = String::new();
             push_lower_hex(&mut s, v, digits);

@@ -22,6 +22,9 @@
 //! 300 whole seconds too.
 
 use std::collections::BTreeMap;
+use std::hash::Hash;
+
+use rustc_hash::FxHashMap;
 
 use crate::core::event::Event;
 use crate::meta::ObjectMeta;
@@ -47,53 +50,47 @@ pub const AGGREGATE_MESSAGE_PREFIX: &str = "(combined from similar events): ";
 #[derive(Clone, Debug)]
 pub(crate) struct Lru<K, V> {
     capacity: usize,
-    /// Key -> (last use, value).
-    entries: BTreeMap<K, (u64, V)>,
+    /// Key -> (last use, value). A hash map: the keys are digests, and it is never iterated.
+    entries: FxHashMap<K, (u64, V)>,
     by_use: BTreeMap<u64, K>,
     clock: u64,
 }
 
-impl<K: Ord + Clone, V> Lru<K, V> {
+impl<K: Hash + Eq + Clone, V> Lru<K, V> {
     pub(crate) fn new(capacity: usize) -> Self {
         Lru {
             capacity,
-            entries: BTreeMap::new(),
+            entries: FxHashMap::default(),
             by_use: BTreeMap::new(),
             clock: 0,
         }
     }
 
-    fn touch(&mut self, key: &K) -> u64 {
-        self.clock += 1;
-        let now = self.clock;
-        if let Some((k, (used, _))) = self.entries.get_key_value(key) {
-            let (k, used) = (k.clone(), *used);
-            self.by_use.remove(&used);
-            self.by_use.insert(now, k);
-            if let Some((used, _)) = self.entries.get_mut(key) {
-                *used = now;
-            }
+    /// Moves the entry last used at `used` to the use `now` in the recency order.
+    fn reorder(by_use: &mut BTreeMap<u64, K>, used: u64, now: u64) {
+        if let Some(k) = by_use.remove(&used) {
+            by_use.insert(now, k);
         }
-        now
     }
 
     /// The entry, made most recent.
     pub(crate) fn get(&mut self, key: &K) -> Option<&V> {
-        if !self.entries.contains_key(key) {
-            return None;
-        }
-        self.touch(key);
-        self.entries.get(key).map(|(_, v)| v)
+        let (used, value) = self.entries.get_mut(key)?;
+        self.clock += 1;
+        let before = std::mem::replace(used, self.clock);
+        Self::reorder(&mut self.by_use, before, self.clock);
+        Some(value)
     }
 
     /// Sets the entry and makes it most recent; evicts the least recent entry past capacity.
     pub(crate) fn add(&mut self, key: K, value: V) {
-        if let Some((_, v)) = self.entries.get_mut(&key) {
+        self.clock += 1;
+        if let Some((used, v)) = self.entries.get_mut(&key) {
             *v = value;
-            self.touch(&key);
+            let before = std::mem::replace(used, self.clock);
+            Self::reorder(&mut self.by_use, before, self.clock);
             return;
         }
-        self.clock += 1;
         self.by_use.insert(self.clock, key.clone());
         self.entries.insert(key, (self.clock, value));
         if self.entries.len() > self.capacity {
