@@ -22,9 +22,6 @@
 //! 300 whole seconds too.
 
 use std::collections::BTreeMap;
-use std::hash::Hash;
-
-use rustc_hash::FxHashMap;
 
 use crate::core::event::Event;
 use crate::meta::ObjectMeta;
@@ -50,17 +47,17 @@ pub const AGGREGATE_MESSAGE_PREFIX: &str = "(combined from similar events): ";
 #[derive(Clone, Debug)]
 pub(crate) struct Lru<K, V> {
     capacity: usize,
-    /// Key -> (last use, value). A hash map: the keys are digests, and it is never iterated.
-    entries: FxHashMap<K, (u64, V)>,
+    /// Key -> (last use, value).
+    entries: BTreeMap<K, (u64, V)>,
     by_use: BTreeMap<u64, K>,
     clock: u64,
 }
 
-impl<K: Hash + Eq + Clone, V> Lru<K, V> {
+impl<K: Ord + Clone, V> Lru<K, V> {
     pub(crate) fn new(capacity: usize) -> Self {
         Lru {
             capacity,
-            entries: FxHashMap::default(),
+            entries: BTreeMap::new(),
             by_use: BTreeMap::new(),
             clock: 0,
         }
