@@ -576,6 +576,25 @@ mod tests {
     }
 
     #[test]
+    fn pods_to_delete_are_ranked_by_active_related_pods_on_their_node() {
+        // Upstream getPodsToDelete: a pod's rank is the number of active related pods on its
+        // node; the Succeeded pod on n1 is not counted, so b (n2: b and c) goes before a (n1: a).
+        let now = 100;
+        let a = pod("a", Some("n1"), "Running", Some(50), 1);
+        let b = pod("b", Some("n2"), "Running", Some(50), 1);
+        let c = pod("c", Some("n2"), "Running", Some(50), 1);
+        let done = pod("d", Some("n1"), "Succeeded", None, 1);
+        let related = [&a, &b, &c, &done];
+        let chosen = crate::replica_set::get_pods_to_delete(&[&a, &b], &related, 1, now);
+        let names: Vec<_> = chosen.iter().map(|p| p.metadata.name.as_str()).collect();
+        assert_eq!(names, ["b"]);
+        // Deleting them all keeps the given order (no ranking).
+        let all = crate::replica_set::get_pods_to_delete(&[&b, &a], &related, 2, now);
+        let names: Vec<_> = all.iter().map(|p| p.metadata.name.as_str()).collect();
+        assert_eq!(names, ["b", "a"]);
+    }
+
+    #[test]
     fn doubled_up_pods_and_deletion_cost_come_first() {
         let now = 100;
         let mut a = pod("a", Some("n1"), "Running", Some(50), 1);

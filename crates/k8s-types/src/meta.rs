@@ -163,8 +163,8 @@ pub fn push_lower_hex(s: &mut String, v: u64, digits: u32) {
     s.push_str(std::str::from_utf8(&buf[..n]).unwrap_or_default());
 }
 
-/// Writes the low `out.len()` hex digits of `v` (at most 16), lowercase and zero-padded, into
-/// `out`.
+/// Writes `v` in lowercase hex into `out`, right-aligned and zero-padded: its low `out.len()`
+/// digits, with zeros beyond the 16 a `u64` has.
 pub fn fill_lower_hex(out: &mut [u8], v: u64) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let n = out.len();
@@ -297,6 +297,9 @@ mod tests {
             let mut s = String::new();
             push_lower_hex(&mut s, v, digits);
             assert_eq!(s, format!("{v:0w$x}", w = digits as usize));
+            let mut buf = vec![0u8; digits as usize];
+            fill_lower_hex(&mut buf, v);
+            assert_eq!(buf, s.as_bytes());
         }
     }
 
