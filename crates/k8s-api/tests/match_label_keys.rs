@@ -75,7 +75,7 @@ fn label_keys_are_merged_into_every_term_at_create() {
     let Object::Pod(got) = api.get(&Kind::Pod, "default", "web-v2").expect("get") else {
         panic!("the pod is stored");
     };
-    let a = got.spec.affinity.expect("affinity");
+    let a = got.spec.affinity.clone().expect("affinity");
     let required = &a
         .pod_affinity
         .expect("podAffinity")

@@ -99,7 +99,7 @@ fn deployment_status_update_may_set_annotations_but_not_labels() {
         .metadata
         .labels
         .insert("app".into(), "web".into());
-    d.spec.template.spec = pod("x").spec;
+    d.spec.template.spec = pod("x").spec.into_inner();
     let created: Deployment = api.create_typed(d).unwrap();
     let mut s = created.clone();
     s.metadata
@@ -185,7 +185,7 @@ fn deployment_selector_is_immutable() {
         .metadata
         .labels
         .insert("v".into(), "2".into());
-    d.spec.template.spec = pod("x").spec;
+    d.spec.template.spec = pod("x").spec.into_inner();
     let created: Deployment = api.create_typed(d).unwrap();
     let mut changed = created.clone();
     changed.spec.selector = Some(LabelSelector::from_labels([("v", "2")]));

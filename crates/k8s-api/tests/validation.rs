@@ -84,7 +84,7 @@ fn deployment(selector: &[(&str, &str)], labels: &[(&str, &str)]) -> Deployment 
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    t.spec = pod("x").spec;
+    t.spec = pod("x").spec.into_inner();
     let mut d = Deployment {
         metadata: meta("web", None),
         ..Default::default()

@@ -258,7 +258,7 @@ fn unserved_scheduler_warnings(
 ) {
     for (obj, source, _) in objects {
         let (what, verb, who, spec) = match obj {
-            Object::Pod(p) => ("pod", "asks", "it stays", &p.spec),
+            Object::Pod(p) => ("pod", "asks", "it stays", &*p.spec),
             Object::Deployment(d) => (
                 "the pods of deployment",
                 "ask",

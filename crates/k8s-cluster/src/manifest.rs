@@ -355,7 +355,7 @@ fn behavior_line_path(path: &str) -> String {
 /// `metadata.annotations[sim.k8s-mini.io/behavior].containers.app.runs[0].exitCode`.
 fn check_behavior(obj: &Object) -> Result<(), (String, String)> {
     let (prefix, meta, spec) = match obj {
-        Object::Pod(p) => ("", &p.metadata, &p.spec),
+        Object::Pod(p) => ("", &p.metadata, &*p.spec),
         Object::Deployment(d) => (
             "spec.template.",
             &d.spec.template.metadata,

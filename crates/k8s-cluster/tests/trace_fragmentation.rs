@@ -197,6 +197,7 @@ fn gpu_spec_and_multigpu_rows_import() {
         .to_pod()
         .spec
         .affinity
+        .as_ref()
         .is_some_and(|a| a.node_affinity.is_some()));
     let opts = PaperOptions {
         inflation: 0.0,

@@ -370,7 +370,7 @@ pub fn pod_from_template(
             owner_references: vec![controller_ref],
             ..Default::default()
         },
-        spec: template.spec.clone(),
+        spec: template.spec.clone().into(),
         status: Default::default(),
     }
 }

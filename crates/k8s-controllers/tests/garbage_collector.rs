@@ -47,7 +47,7 @@ fn pod_with_owners(name: &str, owners: Vec<OwnerReference>) -> Pod {
             owner_references: owners,
             ..Default::default()
         },
-        spec: PodSpec::default(),
+        spec: PodSpec::default().into(),
         ..Default::default()
     }
 }

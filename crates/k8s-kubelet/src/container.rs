@@ -4,7 +4,8 @@
 //! on the virtual clock, its restarts and the previous attempt's termination. How a pod's
 //! containers move from state to state is [`crate::runtime`].
 
-use k8s_types::core::Container;
+use k8s_types::core::{Container, PodSpec};
+use k8s_types::cow_arc::CowArc;
 use k8s_types::Tick;
 
 use crate::behavior::ContainerBehavior;
@@ -145,8 +146,11 @@ pub enum ContainerState {
 /// One container as the runtime knows it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ContainerRecord {
-    /// The container's spec.
-    pub spec: Container,
+    /// The pod's spec at admission, shared with the pod's stored versions while it is unchanged
+    /// (a copy of each container's spec cost about 1.4 KB per pod); see [`ContainerRecord::spec`].
+    pod_spec: CowArc<PodSpec>,
+    /// The container's position in `initContainers` (init and sidecar) or `containers` (app).
+    index: usize,
     /// Init, sidecar or app.
     pub role: Role,
     /// What it does.
@@ -169,6 +173,34 @@ pub(crate) struct ContainerProgress {
 }
 
 impl ContainerRecord {
+    /// A record of the container at `index` of `pod_spec`'s `initContainers` (roles init and
+    /// sidecar) or `containers` (role app), not started yet. `index` must be in range for the
+    /// role's list ([`ContainerRecord::spec`] indexes it).
+    pub(crate) fn new(
+        pod_spec: CowArc<PodSpec>,
+        index: usize,
+        role: Role,
+        behavior: ContainerBehavior,
+    ) -> ContainerRecord {
+        ContainerRecord {
+            pod_spec,
+            index,
+            role,
+            behavior,
+            state: ContainerState::Pending,
+            restart_count: 0,
+            last_termination: None,
+        }
+    }
+
+    /// The container's spec, as admitted.
+    pub fn spec(&self) -> &Container {
+        match self.role {
+            Role::App => &self.pod_spec.containers[self.index],
+            Role::Init | Role::Sidecar => &self.pod_spec.init_containers[self.index],
+        }
+    }
+
     /// A copy of the fields a step can change, to tell whether it changed any (cheaper than a
     /// copy of the whole record, spec included).
     pub(crate) fn progress(&self) -> ContainerProgress {

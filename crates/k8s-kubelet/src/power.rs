@@ -155,7 +155,7 @@ pub(crate) fn carry_over(rec: &mut RuntimePod) {
     // Upstream counts the lost container as a restart only when the pod was not deleted.
     let restarted = i32::from(pod.metadata.deletion_timestamp.is_none());
     for c in &mut rec.containers {
-        let Some(old) = old_status(&pod, c.role, &c.spec.name) else {
+        let Some(old) = old_status(&pod, c.role, &c.spec().name) else {
             continue;
         };
         c.restart_count = old.restart_count;
@@ -243,7 +243,7 @@ impl Kubelet {
                 };
             } else if c.role == Role::Init && c.state == ContainerState::Pending {
                 // Initialized before the power loss: the init containers stay completed.
-                if let Some(t) = old_status(shared, c.role, &c.spec.name)
+                if let Some(t) = old_status(shared, c.role, &c.spec().name)
                     .and_then(|s| s.state.terminated.as_deref())
                     .map(recorded)
                 {

@@ -131,28 +131,21 @@ impl RuntimePod {
         pod_ip: Option<String>,
         rules: &[BehaviorRule],
     ) -> RuntimePod {
-        let containers = pod
-            .spec
-            .init_containers
-            .iter()
-            .map(|c| {
-                (
-                    c,
-                    if c.is_sidecar() {
-                        Role::Sidecar
-                    } else {
-                        Role::Init
-                    },
-                )
-            })
-            .chain(pod.spec.containers.iter().map(|c| (c, Role::App)))
-            .map(|(c, role)| ContainerRecord {
-                spec: c.clone(),
-                role,
-                behavior: crate::behavior::resolve(&pod, rules, &c.name),
-                state: ContainerState::Pending,
-                restart_count: 0,
-                last_termination: None,
+        let spec = &pod.spec;
+        let init = spec.init_containers.iter().enumerate().map(|(i, c)| {
+            let role = if c.is_sidecar() {
+                Role::Sidecar
+            } else {
+                Role::Init
+            };
+            (i, c, role)
+        });
+        let apps = spec.containers.iter().enumerate();
+        let containers = init
+            .chain(apps.map(|(i, c)| (i, c, Role::App)))
+            .map(|(i, c, role)| {
+                let behavior = crate::behavior::resolve(&pod, rules, &c.name);
+                ContainerRecord::new(spec.clone(), i, role, behavior)
             })
             .collect();
         RuntimePod {
@@ -178,7 +171,7 @@ impl RuntimePod {
             .collect();
         let pod_ip = self.pod_ip.clone().unwrap_or_default();
         for c in &mut self.containers {
-            let st = statuses.iter().find(|s| s.name == c.spec.name);
+            let st = statuses.iter().find(|s| s.name == c.spec().name);
             c.restart_count = st.map_or(0, |s| s.restart_count);
             if c.role == Role::Init {
                 c.state = ContainerState::Exited {
@@ -200,7 +193,7 @@ impl RuntimePod {
                 .filter(|t| *t <= now)
                 .unwrap_or(now);
             let attempt = u32::try_from(c.restart_count).unwrap_or(0);
-            let plan = prober::plan(&c.spec, &c.behavior, attempt, started, &pod_ip);
+            let plan = prober::plan(c.spec(), &c.behavior, attempt, started, &pod_ip);
             c.state = ContainerState::Running {
                 started: plan.startup_ok.is_some_and(|t| t <= now),
                 ready: plan.ready.is_some_and(|t| t <= now),
@@ -219,7 +212,7 @@ impl RuntimePod {
             .iter()
             .filter(|c| c.role == Role::Sidecar)
             .rev();
-        apps.chain(sidecars).map(|c| &c.spec).collect()
+        apps.chain(sidecars).map(|c| c.spec()).collect()
     }
 
     /// The tick of the pod's next change on its own (a container due, the sandbox turning
@@ -262,9 +255,9 @@ impl RuntimePod {
     fn start(&mut self, i: usize, t: Tick, node: &mut NodeContext<'_>, out: &mut Vec<PodEvent>) {
         let sandbox = self.sandbox_ready_at(node.startup_ticks);
         let c = &self.containers[i];
-        let image = c.spec.image.clone();
+        let image = c.spec().image.clone();
         let policy = c
-            .spec
+            .spec()
             .image_pull_policy
             .as_deref()
             .unwrap_or("IfNotPresent");
@@ -311,7 +304,7 @@ impl RuntimePod {
     }
 
     fn create(&mut self, i: usize, t: Tick, sandbox: Tick, out: &mut Vec<PodEvent>) {
-        let name = self.containers[i].spec.name.clone();
+        let name = self.containers[i].spec().name.clone();
         out.push(ev(
             event_types::NORMAL,
             crate::sync_pod::EVENT_CREATED,
@@ -328,7 +321,7 @@ impl RuntimePod {
         let pod_ip = self.pod_ip.clone().unwrap_or_default();
         let c = &self.containers[i];
         let attempt = u32::try_from(c.restart_count).unwrap_or(u32::MAX);
-        let plan = prober::plan(&c.spec, &c.behavior, attempt, t, &pod_ip);
+        let plan = prober::plan(c.spec(), &c.behavior, attempt, t, &pod_ip);
         // A container lost with its runtime (`crate::power`) leaves no last state once a new one
         // runs: upstream's lastState comes from the runtime's previous container.
         let lost =
@@ -340,7 +333,7 @@ impl RuntimePod {
         out.push(ev(
             event_types::NORMAL,
             crate::sync_pod::EVENT_STARTED,
-            crate::sync_pod::started_message(&c.spec.name),
+            crate::sync_pod::started_message(&c.spec().name),
         ));
         self.containers[i].state = ContainerState::Running {
             plan,
@@ -359,12 +352,12 @@ impl RuntimePod {
     ) {
         let sandbox = self.sandbox_ready_at(node.startup_ticks);
         let c = &self.containers[i];
-        let image = c.spec.image.clone();
+        let image = c.spec().image.clone();
         let since = match c.state {
             ContainerState::Pulling { since, .. } => since,
             _ => t,
         };
-        let key = format!("{}/image/{}", self.uid, c.spec.name);
+        let key = format!("{}/image/{}", self.uid, c.spec().name);
         if let Some(err) = c.behavior.pull_error.clone() {
             node.backoff.next(&key, t, t);
             let until = t.saturating_add(node.backoff.get(&key));
@@ -425,7 +418,7 @@ impl RuntimePod {
                     _ => false,
                 },
             };
-        let key = format!("{}/{}", self.uid, c.spec.name);
+        let key = format!("{}/{}", self.uid, c.spec().name);
         let restart_at = if restart {
             if node.backoff.in_backoff_since(&key, t, t) {
                 let at = node.backoff.until(&key, t);
@@ -434,7 +427,7 @@ impl RuntimePod {
                     crate::sync_pod::EVENT_BACK_OFF,
                     format!(
                         "Back-off restarting failed container {} in pod {}",
-                        c.spec.name,
+                        c.spec().name,
                         format_pod(&self.pod)
                     ),
                 ));
@@ -470,7 +463,7 @@ impl RuntimePod {
             message,
         ));
         let hook = c
-            .spec
+            .spec()
             .lifecycle
             .as_ref()
             .and_then(|l| l.pre_stop.as_ref())
@@ -516,7 +509,7 @@ impl RuntimePod {
                 ..
             } => {
                 if reason == REASON_ERR_IMAGE_PULL && t >= backoff_at && t < until {
-                    let image = self.containers[i].spec.image.clone();
+                    let image = self.containers[i].spec().image.clone();
                     out.push(ev(
                         event_types::NORMAL,
                         crate::sync_pod::EVENT_BACK_OFF,
@@ -544,7 +537,7 @@ impl RuntimePod {
                 mut started,
                 mut ready,
             } => {
-                let name = self.containers[i].spec.name.clone();
+                let name = self.containers[i].spec().name.clone();
                 while let Some(f) = plan.failures.get(reported).filter(|f| f.at <= t) {
                     out.push(ev(
                         event_types::WARNING,
@@ -584,7 +577,7 @@ impl RuntimePod {
                             ProbeType::Startup => "startup",
                             _ => "liveness",
                         };
-                        let spec = &self.containers[i].spec;
+                        let spec = self.containers[i].spec();
                         let killer = match probe {
                             ProbeType::Startup => spec.startup_probe.as_ref(),
                             _ => spec.liveness_probe.as_ref(),
@@ -631,7 +624,7 @@ impl RuntimePod {
             }
             ContainerState::Exited { term, restart_at } => {
                 if let Some(at) = restart_at {
-                    let key = format!("{}/{}", self.uid, self.containers[i].spec.name);
+                    let key = format!("{}/{}", self.uid, self.containers[i].spec().name);
                     node.backoff.next(&key, term.finished, at);
                     let c = &mut self.containers[i];
                     c.restart_count += 1;
@@ -728,7 +721,7 @@ impl RuntimePod {
         for i in (0..self.containers.len()).rev() {
             let c = &self.containers[i];
             if c.role == Role::Sidecar && matches!(c.state, ContainerState::Running { .. }) {
-                let msg = crate::sync_pod::killing_message(&c.spec.name);
+                let msg = crate::sync_pod::killing_message(&c.spec().name);
                 self.stop(i, t, deadline, msg, false, out);
             }
         }
@@ -751,7 +744,7 @@ impl RuntimePod {
                 out.push(ev(
                     event_types::NORMAL,
                     crate::sync_pod::EVENT_KILLING,
-                    crate::sync_pod::killing_message(&c.spec.name),
+                    crate::sync_pod::killing_message(&c.spec().name),
                 ));
             }
             if matches!(
@@ -766,7 +759,7 @@ impl RuntimePod {
         }
         for i in 0..self.containers.len() {
             if self.containers[i].role == Role::App {
-                let msg = crate::sync_pod::killing_message(&self.containers[i].spec.name);
+                let msg = crate::sync_pod::killing_message(&self.containers[i].spec().name);
                 self.stop(i, t, deadline, msg, false, out);
             }
         }

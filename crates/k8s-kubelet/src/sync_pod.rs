@@ -231,7 +231,7 @@ pub fn container_status(
                 Some(format!(
                     "back-off {} restarting failed container={} pod={}",
                     go_duration(at.saturating_sub(term.finished)),
-                    c.spec.name,
+                    c.spec().name,
                     format_pod(pod)
                 )),
             )
@@ -245,8 +245,8 @@ pub fn container_status(
         },
     };
     ContainerStatus {
-        name: c.spec.name.clone(),
-        image: c.spec.image.clone(),
+        name: c.spec().name.clone(),
+        image: c.spec().image.clone(),
         ready: c.ready(),
         restart_count: c.restart_count,
         started: Some(c.started()),
@@ -663,7 +663,7 @@ mod tests {
 
     fn run_all(rec: &mut RuntimePod, started: Tick) {
         for c in &mut rec.containers {
-            let plan = crate::prober::plan(&c.spec, &c.behavior, 0, started, "10.244.1.2");
+            let plan = crate::prober::plan(c.spec(), &c.behavior, 0, started, "10.244.1.2");
             c.state = RunState::Running {
                 plan,
                 reported: 0,

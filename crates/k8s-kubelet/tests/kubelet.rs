@@ -62,7 +62,8 @@ fn pod(name: &str, node: &str, cpu: Option<&str>, gpus: i64) -> Pod {
                 ..Default::default()
             }],
             ..Default::default()
-        },
+        }
+        .into(),
         ..Default::default()
     }
 }

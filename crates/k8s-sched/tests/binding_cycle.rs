@@ -99,7 +99,7 @@ impl PostBindPlugin for BindRecorder {
             .get(&k8s_types::object::Kind::Pod, "default", &pod.metadata.name)
             .ok()
             .and_then(|o| match o {
-                k8s_types::object::Object::Pod(p) => p.spec.node_name,
+                k8s_types::object::Object::Pod(p) => p.spec.node_name.clone(),
                 _ => None,
             });
         self.log.lock().unwrap().push(format!(

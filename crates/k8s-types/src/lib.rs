@@ -26,6 +26,7 @@ pub mod conflict;
 pub mod controller;
 pub mod coordination;
 pub mod core;
+pub mod cow_arc;
 pub mod deviceplugin;
 pub mod discovery;
 pub mod events;

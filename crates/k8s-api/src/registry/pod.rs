@@ -10,6 +10,7 @@ use k8s_types::core::{
     condition_status, phases, pod_conditions, Pod, PodAffinity, PodAffinityTerm, PodCondition,
     PodStatus,
 };
+use k8s_types::cow_arc::CowArc;
 use k8s_types::labels::LabelSelectorRequirement;
 
 use crate::qos::compute_pod_qos;
@@ -106,9 +107,9 @@ pub fn prepare_for_update(new: &mut Pod, old: &Pod) {
 
 /// Upstream `podStatusStrategy.PrepareForUpdate`.
 pub fn prepare_for_status_update(new: &mut Pod, old: &Pod) {
-    // A status writer almost always sends the stored spec back: compare before copying.
-    if new.spec != old.spec {
-        new.spec.clone_from(&old.spec);
+    // The stored spec, shared with the stored version (never a copy: see `CowArc`).
+    if !CowArc::ptr_eq(&new.spec, &old.spec) {
+        new.spec = old.spec.clone();
     }
     if new.metadata.owner_references != old.metadata.owner_references {
         new.metadata

@@ -159,7 +159,8 @@ pub fn pod(name: &str) -> Pod {
                 ..Default::default()
             }],
             ..Default::default()
-        },
+        }
+        .into(),
         ..Default::default()
     }
 }

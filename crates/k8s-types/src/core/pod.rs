@@ -8,6 +8,7 @@ use super::{
     Affinity, ContainerResourceClaim, PodResourceClaim, PodResourceClaimStatus, ResourceList,
     Toleration, TopologySpreadConstraint,
 };
+use crate::cow_arc::CowArc;
 use crate::meta::ObjectMeta;
 
 /// Upstream `corev1.Pod`.
@@ -23,9 +24,10 @@ pub struct Pod {
     /// Metadata.
     #[serde(default)]
     pub metadata: ObjectMeta,
-    /// Desired state.
+    /// Desired state, shared between versions until one changes it (a status write stores a
+    /// new version with the same spec; see [`CowArc`]).
     #[serde(default)]
-    pub spec: PodSpec,
+    pub spec: CowArc<PodSpec>,
     /// Observed state, written by the scheduler (conditions, nominatedNodeName) and the kubelet.
     #[serde(default)]
     pub status: PodStatus,

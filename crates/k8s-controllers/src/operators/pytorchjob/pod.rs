@@ -205,7 +205,7 @@ pub fn new_pod(
             owner_references: vec![owner_reference(job)],
             ..Default::default()
         },
-        spec: template.spec,
+        spec: template.spec.into(),
         ..Default::default()
     })
 }
