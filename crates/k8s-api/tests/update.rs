@@ -6,6 +6,7 @@ mod common;
 use common::{pod, server};
 use k8s_types::apiserver::{ApiClient, ApiExt};
 use k8s_types::core::Pod;
+use k8s_types::cow_arc::CowArc;
 use k8s_types::object::Kind;
 use k8s_types::status::StatusReason;
 use k8s_types::Object;
@@ -84,6 +85,33 @@ fn update_status_keeps_the_stored_spec() {
     assert_eq!(out.metadata.labels["x"], "y");
     assert_eq!(out.status.qos_class.as_deref(), Some("BestEffort"));
     assert_eq!(out.metadata.generation, Some(1));
+}
+
+#[test]
+fn update_status_stores_the_stored_spec_itself_not_a_copy() {
+    // The new version shares the stored version's spec (one allocation for both), whether the
+    // writer sent the stored spec back unchanged or a changed copy of it.
+    let mut api = server();
+    let created = api
+        .create_shared(Object::Pod(Box::new(pod("web"))))
+        .unwrap();
+    let spec_of = |o: &Object| match o {
+        Object::Pod(p) => p.spec.clone(),
+        _ => unreachable!("a pod"),
+    };
+    let stored = spec_of(&created);
+    let Object::Pod(mut s) = (*created).clone() else {
+        unreachable!("a pod")
+    };
+    s.status.phase = Some("Pending".into());
+    let first = api.update_status_shared(Object::Pod(s.clone())).unwrap();
+    assert!(CowArc::ptr_eq(&spec_of(&first), &stored));
+    s.metadata.resource_version = first.meta().resource_version.clone();
+    s.status.phase = Some("Running".into());
+    s.spec.containers[0].image = "evil".into();
+    let second = api.update_status_shared(Object::Pod(s)).unwrap();
+    assert!(CowArc::ptr_eq(&spec_of(&second), &stored));
+    assert_eq!(spec_of(&second).containers[0].image, "nginx");
 }
 
 #[test]

@@ -299,3 +299,57 @@ pub struct PodEvent {
     /// Message.
     pub message: String,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::{PodPhase, RuntimePod};
+    use k8s_types::core::Pod;
+    use k8s_types::object::Shared;
+
+    #[test]
+    fn records_read_their_specs_from_the_admitted_pod_without_copies() {
+        let mut pod = Pod::default();
+        for (name, sidecar) in [("init", false), ("proxy", true)] {
+            pod.spec.init_containers.push(Container {
+                name: name.into(),
+                restart_policy: sidecar.then(|| "Always".into()),
+                ..Default::default()
+            });
+        }
+        pod.spec.containers.push(Container {
+            name: "app".into(),
+            ..Default::default()
+        });
+        let shared = Shared::from_typed(pod);
+        let rec = RuntimePod::new(
+            "u".into(),
+            shared.clone(),
+            PodPhase::Creating { since: 0 },
+            None,
+            &[],
+        );
+        let got: Vec<(&str, Role)> = rec
+            .containers
+            .iter()
+            .map(|c| (c.spec().name.as_str(), c.role))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("init", Role::Init),
+                ("proxy", Role::Sidecar),
+                ("app", Role::App)
+            ]
+        );
+        // Each record points into the pod's own spec.
+        assert!(std::ptr::eq(
+            rec.containers[1].spec(),
+            &shared.spec.init_containers[1]
+        ));
+        assert!(std::ptr::eq(
+            rec.containers[2].spec(),
+            &shared.spec.containers[0]
+        ));
+    }
+}
