@@ -299,8 +299,12 @@ impl<'a> DeletionKey<'a> {
 /// Upstream's sort is unstable and its `Less` is not always transitive; k8s-mini uses a stable merge
 /// sort that only calls `Less`, and breaks remaining ties by pod name, so the order is deterministic.
 pub fn sort_pods_for_deletion(pods: &mut Vec<RankedPod<'_>>, now: Tick) {
-    let mut keyed: Vec<DeletionKey<'_>> = pods.iter().map(|r| DeletionKey::new(*r, now)).collect();
-    stable_sort_by_less(&mut keyed, &|a: &DeletionKey<'_>, b: &DeletionKey<'_>| {
+    let keyed: Vec<DeletionKey<'_>> = pods.iter().map(|r| DeletionKey::new(*r, now)).collect();
+    // The sort moves indices, not keys (a key is about 100 bytes; the merges copy every element
+    // once per level).
+    let mut order: Vec<usize> = (0..keyed.len()).collect();
+    stable_sort_by_less(&mut order, &|&a: &usize, &b: &usize| {
+        let (a, b) = (&keyed[a], &keyed[b]);
         if a.less(b) {
             true
         } else if b.less(a) {
@@ -310,7 +314,7 @@ pub fn sort_pods_for_deletion(pods: &mut Vec<RankedPod<'_>>, now: Tick) {
         }
     });
     pods.clear();
-    pods.extend(keyed.into_iter().map(|k| k.ranked));
+    pods.extend(order.into_iter().map(|i| keyed[i].ranked));
 }
 
 /// A stable merge sort driven by a `less` predicate. Unlike `slice::sort_by` it never requires (or
