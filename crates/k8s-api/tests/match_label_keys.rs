@@ -51,7 +51,8 @@ fn label_keys_are_merged_into_every_term_at_create() {
         ("app".to_string(), "web".to_string()),
         ("ver".to_string(), "v2".to_string()),
         ("tenant".to_string(), "a".to_string()),
-    ]);
+    ])
+    .into();
     p.spec.affinity = Some(Affinity {
         pod_affinity: Some(PodAffinity {
             // `missing` is not a label of the pod: ignored.
@@ -102,7 +103,7 @@ fn label_keys_are_merged_into_every_term_at_create() {
 fn create_error(t: PodAffinityTerm) -> Vec<(String, String)> {
     let mut api = server();
     let mut p = pod("p");
-    p.metadata.labels = BTreeMap::from([("ver".to_string(), "v1".to_string())]);
+    p.metadata.labels = BTreeMap::from([("ver".to_string(), "v1".to_string())]).into();
     p.spec.affinity = Some(Affinity {
         pod_affinity: Some(PodAffinity {
             required_during_scheduling_ignored_during_execution: vec![t],

@@ -344,11 +344,14 @@ impl Cluster {
                 // Every dump of a real cluster lists the namespaces it starts with: merge their
                 // labels and annotations into ours instead of failing with AlreadyExists.
                 let mut existing: Namespace = self.api.get_typed("", &ns.metadata.name)?;
-                existing.metadata.labels.extend(ns.metadata.labels);
+                existing
+                    .metadata
+                    .labels
+                    .extend(ns.metadata.labels.into_inner());
                 existing
                     .metadata
                     .annotations
-                    .extend(ns.metadata.annotations);
+                    .extend(ns.metadata.annotations.into_inner());
                 self.api
                     .update(Object::Namespace(Box::new(existing)))
                     .map(|_| ())

@@ -506,7 +506,7 @@ fn create_job_from_cron_job(
         metadata: ObjectMeta {
             name: name.to_string(),
             namespace: Some(namespace.to_string()),
-            annotations,
+            annotations: annotations.into(),
             labels: cj.spec.job_template.metadata.labels.clone(),
             owner_references: vec![OwnerReference {
                 api_version: "batch/v1".into(),

@@ -725,7 +725,7 @@ mod tests {
             let mut p = pod("p", None, "Running", None, 0);
             p.metadata.namespace = Some("default".into());
             p.metadata.resource_version = Some(if name == "a" { "1" } else { "2" }.into());
-            p.metadata.labels = BTreeMap::from([("app".to_string(), app.to_string())]);
+            p.metadata.labels = BTreeMap::from([("app".to_string(), app.to_string())]).into();
             p.metadata.owner_references = vec![OwnerReference {
                 api_version: "apps/v1".into(),
                 kind: "ReplicaSet".into(),

@@ -126,7 +126,7 @@ fn ready_serving_and_terminating_follow_the_pods() {
         ]
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
+        .collect::<std::collections::BTreeMap<String, String>>()
     );
     let owner = es.metadata.controller_ref().unwrap();
     assert_eq!(

@@ -30,7 +30,7 @@ fn replica_set(name: &str, replicas: i32) -> ReplicaSet {
             selector: Some(LabelSelector::from_labels(labels("db"))),
             template: PodTemplateSpec {
                 metadata: ObjectMeta {
-                    labels: labels("db"),
+                    labels: labels("db").into(),
                     annotations: [("note".to_string(), "x".to_string())].into(),
                     ..Default::default()
                 },
@@ -119,7 +119,7 @@ fn adopts_matching_orphans_and_releases_pods_that_stop_matching() {
         metadata: ObjectMeta {
             name: "orphan".into(),
             namespace: Some("default".into()),
-            labels: labels("db"),
+            labels: labels("db").into(),
             ..Default::default()
         },
         ..Default::default()
@@ -135,7 +135,7 @@ fn adopts_matching_orphans_and_releases_pods_that_stop_matching() {
 
     // Relabel the adopted pod: the ReplicaSet releases it and replaces it.
     let mut relabeled = adopted.clone();
-    relabeled.metadata.labels = labels("other");
+    relabeled.metadata.labels = labels("other").into();
     api.update_typed(relabeled).expect("relabel");
     tick(&mut api, &mut ctrl);
     let released: Pod = api.get_typed("default", "orphan").expect("orphan");
@@ -271,7 +271,7 @@ fn a_pod_of_another_namespace_is_not_counted() {
         metadata: ObjectMeta {
             name: "stray".into(),
             namespace: Some("other".into()),
-            labels: labels("db"),
+            labels: labels("db").into(),
             ..Default::default()
         },
         ..Default::default()

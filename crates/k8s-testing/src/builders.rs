@@ -94,7 +94,7 @@ pub fn deployment(
             selector: Some(LabelSelector::from_labels(labels.clone())),
             template: PodTemplateSpec {
                 metadata: ObjectMeta {
-                    labels,
+                    labels: labels.into(),
                     ..Default::default()
                 },
                 spec: PodSpec {

@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::cow_arc::StringMap;
+
 /// `apiVersion` and `kind` of a document, read first to pick the concrete type.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -51,10 +53,10 @@ pub struct ObjectMeta {
     pub deletion_grace_period_seconds: Option<i64>,
     /// Labels (sorted map: output order is deterministic).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub labels: BTreeMap<String, String>,
+    pub labels: StringMap,
     /// Annotations (sorted map).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub annotations: BTreeMap<String, String>,
+    pub annotations: StringMap,
     /// Owners of this object; the garbage collector deletes it when its controller owner is gone.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub owner_references: Vec<OwnerReference>,

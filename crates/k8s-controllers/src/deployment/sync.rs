@@ -103,7 +103,7 @@ impl DeploymentSync<'_> {
         let hash = compute_hash(&self.d.spec.template, self.d.status.collision_count);
         let mut template = self.d.spec.template.clone();
         template.metadata.labels =
-            clone_and_add_label(&template.metadata.labels, POD_TEMPLATE_HASH_LABEL, &hash);
+            clone_and_add_label(&template.metadata.labels, POD_TEMPLATE_HASH_LABEL, &hash).into();
         let mut selector = self.d.spec.selector.clone().unwrap_or_default();
         selector
             .match_labels

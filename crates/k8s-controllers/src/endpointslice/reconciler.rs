@@ -120,12 +120,12 @@ fn reconcile_by_port_mapping(
             } else {
                 let mut s = (*slice).clone();
                 s.endpoints = kept;
-                s.metadata.labels.clone_from(&labels);
+                s.metadata.labels = labels.clone().into();
                 to_update.push(s);
             }
         } else if labels_changed {
             let mut s = (*slice).clone();
-            s.metadata.labels.clone_from(&labels);
+            s.metadata.labels = labels.clone().into();
             to_update.push(s);
         } else {
             unchanged.push((*slice).clone());
@@ -193,7 +193,7 @@ fn finalize(svc: &Service, plan: &mut Plan) {
             let mut s = plan.create.pop().unwrap_or_default();
             let del = plan.delete.remove(i);
             s.metadata = del.metadata;
-            s.metadata.labels = slice_labels(svc);
+            s.metadata.labels = slice_labels(svc).into();
             s.metadata.generate_name = None;
             plan.update.push(s);
         } else {

@@ -135,7 +135,7 @@ pub fn new_endpoint_slice(
     es.metadata.generate_name = Some(format!("{}-", svc.metadata.name));
     es.metadata.namespace = Some(svc.metadata.namespace().to_string());
     es.metadata.owner_references = vec![new_controller_ref(&svc.metadata, &Kind::Service)];
-    es.metadata.labels = slice_labels(svc);
+    es.metadata.labels = slice_labels(svc).into();
     es.address_type = address_type.to_string();
     es.ports = ports.to_vec();
     es

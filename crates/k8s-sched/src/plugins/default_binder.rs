@@ -46,7 +46,7 @@ impl BindPlugin for DefaultBinder {
         // Annotations Reserve plugins asked for (k8s-mini: see `crate::binding_annotations`); the
         // apiserver copies a Binding's annotations onto the pod.
         if let Some(ann) = crate::binding_annotations::get(state) {
-            binding.metadata.annotations = ann.clone();
+            binding.metadata.annotations = ann.clone().into();
         }
         match handle.client_mut().bind_only(&binding) {
             Ok(()) => Status::success(),

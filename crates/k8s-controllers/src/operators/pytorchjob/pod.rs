@@ -240,7 +240,7 @@ pub fn new_service(job: &PyTorchJob, rtype: &str, index: i32, spec: &ReplicaSpec
         metadata: ObjectMeta {
             name: replica_name(name, rtype, index),
             namespace: job.metadata.namespace.clone(),
-            labels: labels.clone(),
+            labels: labels.clone().into(),
             owner_references: vec![owner_reference(job)],
             ..Default::default()
         },

@@ -158,7 +158,7 @@ pub fn has_preferred_terms(pod: &Pod, anti: bool) -> bool {
 /// exist (or there is no apiserver).
 pub fn namespace_labels(ns: &str, api: Option<&dyn ApiClient>) -> NamespaceLabels {
     api.and_then(|a| a.get_typed::<Namespace>("", ns).ok())
-        .map(|n| n.metadata.labels)
+        .map(|n| n.metadata.labels.into_inner())
         .unwrap_or_default()
 }
 

@@ -609,7 +609,7 @@ fn namespaces() -> Vec<Object> {
     .map(|(n, team)| {
         let mut ns = Namespace::default();
         ns.metadata.name = (*n).into();
-        ns.metadata.labels = map(&[("team", team)]);
+        ns.metadata.labels = map(&[("team", team)]).into();
         Object::Namespace(Box::new(ns))
     })
     .collect()
