@@ -31,6 +31,7 @@ pub struct Resources {
 
 impl Resources {
     /// Converts a `ResourceList`: `cpu` by milli-value, everything else by value (rounded up).
+    #[inline]
     pub fn from_list(list: &ResourceList) -> Resources {
         let mut r = Resources::default();
         for (name, q) in list {
