@@ -109,9 +109,15 @@ fn update_status_stores_the_stored_spec_itself_not_a_copy() {
     s.metadata.resource_version = first.meta().resource_version.clone();
     s.status.phase = Some("Running".into());
     s.spec.containers[0].image = "evil".into();
-    let second = api.update_status_shared(Object::Pod(s)).unwrap();
+    let second = api.update_status_shared(Object::Pod(s.clone())).unwrap();
     assert!(CowArc::ptr_eq(&spec_of(&second), &stored));
     assert_eq!(spec_of(&second).containers[0].image, "nginx");
+    // An equal spec in an allocation of its own (a writer that deep-copied it) is not kept.
+    s.metadata.resource_version = second.meta().resource_version.clone();
+    s.spec = CowArc::new((*stored).clone());
+    s.status.phase = Some("Succeeded".into());
+    let third = api.update_status_shared(Object::Pod(s)).unwrap();
+    assert!(CowArc::ptr_eq(&spec_of(&third), &stored));
 }
 
 #[test]

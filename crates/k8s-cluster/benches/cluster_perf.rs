@@ -17,6 +17,8 @@
 //! Throughput is in pods (criterion `Elements`). The 150,000-pod shape takes too long for criterion
 //! samples; `docs/benchmarks.md` gives whole-process runs of it. `K8S_CLUSTER_BENCH_QUICK=<filter>`
 //! runs the matching shapes once and prints ticks and seconds, without criterion (for `perf`).
+//! `K8S_CLUSTER_BENCH_MANIFESTS=5000,150000,1000` prints the manifests of that generated cluster
+//! (nodes, pods, replicas per Deployment) instead, for whole-process runs.
 
 use std::time::{Duration, Instant};
 
@@ -32,15 +34,15 @@ use k8s_types::Object;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// The manifests of a generated cluster: `nodes` Nodes and Deployments of `per_deployment`
-/// replicas (the last one smaller) for `pods` pods.
-fn manifests(
+/// The manifests of a generated cluster, as YAML text: `nodes` Nodes and Deployments of
+/// `per_deployment` replicas (the last one smaller) for `pods` pods.
+fn manifests_text(
     nodes: usize,
     pods: usize,
     per_deployment: usize,
     surge: &str,
     quota: bool,
-) -> Vec<Object> {
+) -> String {
     let mut text = String::new();
     if quota {
         text.push_str(
@@ -71,6 +73,18 @@ fn manifests(
         left -= r;
         d += 1;
     }
+    text
+}
+
+/// [`manifests_text`], parsed.
+fn manifests(
+    nodes: usize,
+    pods: usize,
+    per_deployment: usize,
+    surge: &str,
+    quota: bool,
+) -> Vec<Object> {
+    let text = manifests_text(nodes, pods, per_deployment, surge, quota);
     parse_stream("generated", &text)
         .expect("generated manifests parse")
         .docs
@@ -229,7 +243,31 @@ fn benches(c: &mut Criterion) {
     g.finish();
 }
 
+/// `K8S_CLUSTER_BENCH_MANIFESTS=<nodes>,<pods>,<per deployment>`: the generated cluster's
+/// manifests on standard output (for whole-process runs of `k8s-mini scenario`).
+fn print_manifests(spec: &str) {
+    let n: Vec<usize> = spec
+        .split(',')
+        .map(|x| {
+            x.trim()
+                .parse()
+                .expect("K8S_CLUSTER_BENCH_MANIFESTS: three numbers")
+        })
+        .collect();
+    let [nodes, pods, per_deployment] = n[..] else {
+        panic!("K8S_CLUSTER_BENCH_MANIFESTS=<nodes>,<pods>,<per deployment>");
+    };
+    print!(
+        "{}",
+        manifests_text(nodes, pods, per_deployment, "25%", false)
+    );
+}
+
 fn main() {
+    if let Ok(spec) = std::env::var("K8S_CLUSTER_BENCH_MANIFESTS") {
+        print_manifests(&spec);
+        return;
+    }
     if let Ok(filter) = std::env::var("K8S_CLUSTER_BENCH_QUICK") {
         quick(&filter);
         return;

@@ -10,7 +10,6 @@ use k8s_types::core::{
     condition_status, phases, pod_conditions, Pod, PodAffinity, PodAffinityTerm, PodCondition,
     PodStatus,
 };
-use k8s_types::cow_arc::CowArc;
 use k8s_types::labels::LabelSelectorRequirement;
 
 use crate::qos::compute_pod_qos;
@@ -107,10 +106,8 @@ pub fn prepare_for_update(new: &mut Pod, old: &Pod) {
 
 /// Upstream `podStatusStrategy.PrepareForUpdate`.
 pub fn prepare_for_status_update(new: &mut Pod, old: &Pod) {
-    // The stored spec, shared with the stored version (never a copy: see `CowArc`).
-    if !CowArc::ptr_eq(&new.spec, &old.spec) {
-        new.spec = old.spec.clone();
-    }
+    // The stored spec itself, shared with the stored version (never a copy: see `CowArc`).
+    new.spec = old.spec.clone();
     if new.metadata.owner_references != old.metadata.owner_references {
         new.metadata
             .owner_references
