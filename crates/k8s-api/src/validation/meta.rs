@@ -24,8 +24,9 @@ pub fn validate_object_meta(
 ) -> ErrorList {
     let mut errs = Vec::new();
     if let Some(gn) = meta.generate_name.as_deref().filter(|g| !g.is_empty()) {
-        errs.extend(invalid_each(
-            &child(path, "generateName"),
+        errs.extend(invalid_each_child(
+            path,
+            "generateName",
             gn,
             name_fn(gn, true),
         ));
@@ -33,8 +34,9 @@ pub fn validate_object_meta(
     if meta.name.is_empty() {
         errs.push(FieldError::required(child(path, "name"), NAME_REQUIRED_MSG));
     } else {
-        errs.extend(invalid_each(
-            &child(path, "name"),
+        errs.extend(invalid_each_child(
+            path,
+            "name",
             &meta.name,
             name_fn(&meta.name, false),
         ));
@@ -50,8 +52,9 @@ fn validate_common(meta: &ObjectMeta, namespaced: bool, path: &str) -> ErrorList
         if ns.is_empty() {
             errs.push(FieldError::required(child(path, "namespace"), ""));
         } else {
-            errs.extend(invalid_each(
-                &child(path, "namespace"),
+            errs.extend(invalid_each_child(
+                path,
+                "namespace",
                 ns,
                 name_is_dns_label(ns, false),
             ));
@@ -62,21 +65,44 @@ fn validate_common(meta: &ObjectMeta, namespaced: bool, path: &str) -> ErrorList
             "not allowed on this type",
         ));
     }
-    errs.extend(nonnegative(
-        &child(path, "generation"),
-        meta.generation.unwrap_or(0),
-    ));
-    errs.extend(validate_labels(&meta.labels, &child(path, "labels")));
-    errs.extend(validate_annotations(meta, &child(path, "annotations")));
-    errs.extend(validate_owner_references(
-        &meta.owner_references,
-        &child(path, "ownerReferences"),
-    ));
-    errs.extend(validate_finalizers(
-        &meta.finalizers,
-        &child(path, "finalizers"),
-    ));
+    let generation = meta.generation.unwrap_or(0);
+    if generation < 0 {
+        errs.extend(nonnegative(&child(path, "generation"), generation));
+    }
+    validate_meta_lists(meta, path, &mut errs);
     errs
+}
+
+/// Labels, annotations, owner references and finalizers, each under its own field path. A path
+/// is built only for a field that has entries (an empty one cannot be invalid): every create and
+/// update runs this, and most objects have no annotations, owners or finalizers.
+fn validate_meta_lists(meta: &ObjectMeta, path: &str, errs: &mut ErrorList) {
+    if !meta.labels.is_empty() {
+        errs.extend(validate_labels(&meta.labels, &child(path, "labels")));
+    }
+    if !meta.annotations.is_empty() {
+        errs.extend(validate_annotations(meta, &child(path, "annotations")));
+    }
+    if !meta.owner_references.is_empty() {
+        errs.extend(validate_owner_references(
+            &meta.owner_references,
+            &child(path, "ownerReferences"),
+        ));
+    }
+    if !meta.finalizers.is_empty() {
+        errs.extend(validate_finalizers(
+            &meta.finalizers,
+            &child(path, "finalizers"),
+        ));
+    }
+}
+
+/// [`invalid_each`] at `path.name`; the path is built only when there is a message.
+fn invalid_each_child(path: &str, name: &str, value: &str, msgs: Vec<String>) -> ErrorList {
+    if msgs.is_empty() {
+        return Vec::new();
+    }
+    invalid_each(&child(path, name), value, msgs)
 }
 
 /// Upstream `ValidateAnnotations` (keys are qualified names, case-insensitively). The 256 KiB total
@@ -167,16 +193,7 @@ pub fn validate_object_meta_update(new: &ObjectMeta, old: &ObjectMeta, path: &st
             ));
         }
     }
-    errs.extend(validate_labels(&new.labels, &child(path, "labels")));
-    errs.extend(validate_annotations(new, &child(path, "annotations")));
-    errs.extend(validate_owner_references(
-        &new.owner_references,
-        &child(path, "ownerReferences"),
-    ));
-    errs.extend(validate_finalizers(
-        &new.finalizers,
-        &child(path, "finalizers"),
-    ));
+    validate_meta_lists(new, path, &mut errs);
     errs
 }
 

@@ -86,6 +86,20 @@ pub fn key(path: &str, k: &str) -> String {
     concat_path(&[path, "[", k, "]"])
 }
 
+/// `check` at a field path built only when it reports an error: it runs at `""` first (a path
+/// only ever appears in the errors), and again at `path()` when that found any. For checks that
+/// run on every field of every write and build no paths of their own.
+pub fn at_path_if_invalid(
+    check: impl Fn(&str) -> ErrorList,
+    path: impl FnOnce() -> String,
+) -> ErrorList {
+    let errs = check("");
+    if errs.is_empty() {
+        return errs;
+    }
+    check(&path())
+}
+
 /// The parts joined into one exactly sized string. Field paths are built for every field that
 /// is validated, valid or not, so they are written without `format!`'s machinery.
 fn concat_path(parts: &[&str]) -> String {
@@ -260,4 +274,34 @@ pub fn validate_status_update(new: &Object, old: &Object) -> ErrorList {
         }
         (n, o) => meta::validate_object_meta_update(n.meta(), o.meta(), "metadata"),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    /// The path is built only when the check finds an error, and the errors are then the
+    /// check's at the real path (as if it had run there directly).
+    #[test]
+    fn a_path_is_built_only_for_an_invalid_field() {
+        let built = Cell::new(0);
+        let path = || {
+            built.set(built.get() + 1);
+            key("spec.containers[0].resources.requests", "cpu")
+        };
+        let check = |value: i64| move |p: &str| nonnegative(p, value);
+        assert!(at_path_if_invalid(check(1), path).is_empty());
+        assert_eq!(built.get(), 0);
+        let errs = at_path_if_invalid(check(-1), path);
+        assert_eq!(built.get(), 1);
+        assert_eq!(
+            errs.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            ["spec.containers[0].resources.requests[cpu]: Invalid value: -1: must be greater than or equal to 0"]
+        );
+        assert_eq!(
+            errs,
+            nonnegative("spec.containers[0].resources.requests[cpu]", -1)
+        );
+    }
 }

@@ -19,7 +19,10 @@ use super::names::{
     name_is_dns_subdomain,
 };
 use super::resources::{validate_overhead, validate_resource_requirements};
-use super::{child, index, invalid_each, invalid_str, ErrorList, IS_NOT_POSITIVE_ERROR_MSG};
+use super::{
+    at_path_if_invalid, child, index, invalid_each, invalid_str, ErrorList,
+    IS_NOT_POSITIVE_ERROR_MSG,
+};
 
 /// Supported `restartPolicy` values, in upstream's order.
 pub const RESTART_POLICIES: [&str; 3] = ["Always", "OnFailure", "Never"];
@@ -56,16 +59,23 @@ pub fn validate_pod_spec(spec: &PodSpec, path: &str) -> ErrorList {
             &child(path, "schedulingGroup"),
         ));
     }
-    errs.extend(super::resource::validate_pod_resource_claims(
-        &spec.resource_claims,
-        None,
-        &child(path, "resourceClaims"),
-    ));
+    // A list's field path is built only when the list has entries: an empty list cannot be
+    // invalid, and every pod create and update runs this.
+    if !spec.resource_claims.is_empty() {
+        errs.extend(super::resource::validate_pod_resource_claims(
+            &spec.resource_claims,
+            None,
+            &child(path, "resourceClaims"),
+        ));
+    }
     for (field, list) in [
         ("initContainers", &spec.init_containers),
         ("containers", &spec.containers),
     ] {
         for (i, c) in list.iter().enumerate() {
+            if c.resources.claims.is_empty() {
+                continue;
+            }
             errs.extend(super::resource::validate_container_claims(
                 &c.resources.claims,
                 &spec.resource_claims,
@@ -88,42 +98,49 @@ pub fn validate_pod_spec(spec: &PodSpec, path: &str) -> ErrorList {
     ));
     let grace = spec.termination_grace_period_seconds;
     for (i, c) in spec.containers.iter().enumerate() {
-        errs.extend(super::probe::validate_container_probes(
-            c,
-            false,
-            grace,
-            &index(&child(path, "containers"), i),
+        errs.extend(at_path_if_invalid(
+            |p| super::probe::validate_container_probes(c, false, grace, p),
+            || index(&child(path, "containers"), i),
         ));
     }
     for (i, c) in spec.init_containers.iter().enumerate() {
-        errs.extend(super::probe::validate_container_probes(
-            c,
-            !c.is_sidecar(),
-            grace,
-            &index(&child(path, "initContainers"), i),
+        errs.extend(at_path_if_invalid(
+            |p| super::probe::validate_container_probes(c, !c.is_sidecar(), grace, p),
+            || index(&child(path, "initContainers"), i),
         ));
     }
-    errs.extend(validate_init_containers(
-        &spec.init_containers,
-        &spec.containers,
-        &child(path, "initContainers"),
-    ));
-    errs.extend(validate_restart_policy(
-        spec.restart_policy.as_deref().unwrap_or(""),
-        &child(path, "restartPolicy"),
-    ));
-    errs.extend(validate_labels(
-        &spec.node_selector,
-        &child(path, "nodeSelector"),
-    ));
-    errs.extend(validate_scheduling_gates(
-        spec,
-        &child(path, "schedulingGates"),
-    ));
-    errs.extend(validate_topology_spread_constraints(
-        &spec.topology_spread_constraints,
-        &child(path, "topologySpreadConstraints"),
-    ));
+    if !spec.init_containers.is_empty() {
+        errs.extend(validate_init_containers(
+            &spec.init_containers,
+            &spec.containers,
+            &child(path, "initContainers"),
+        ));
+    }
+    let policy = spec.restart_policy.as_deref().unwrap_or("");
+    if !RESTART_POLICIES.contains(&policy) {
+        errs.extend(validate_restart_policy(
+            policy,
+            &child(path, "restartPolicy"),
+        ));
+    }
+    if !spec.node_selector.is_empty() {
+        errs.extend(validate_labels(
+            &spec.node_selector,
+            &child(path, "nodeSelector"),
+        ));
+    }
+    if !spec.scheduling_gates.is_empty() {
+        errs.extend(validate_scheduling_gates(
+            spec,
+            &child(path, "schedulingGates"),
+        ));
+    }
+    if !spec.topology_spread_constraints.is_empty() {
+        errs.extend(validate_topology_spread_constraints(
+            &spec.topology_spread_constraints,
+            &child(path, "topologySpreadConstraints"),
+        ));
+    }
     if let Some(affinity) = &spec.affinity {
         errs.extend(super::affinity::validate_affinity(
             affinity,
@@ -148,10 +165,12 @@ pub fn validate_pod_spec(spec: &PodSpec, path: &str) -> ErrorList {
             name_is_dns_subdomain(node, false),
         ));
     }
-    errs.extend(validate_tolerations(
-        &spec.tolerations,
-        &child(path, "tolerations"),
-    ));
+    if !spec.tolerations.is_empty() {
+        errs.extend(validate_tolerations(
+            &spec.tolerations,
+            &child(path, "tolerations"),
+        ));
+    }
     if let Some(pc) = spec
         .priority_class_name
         .as_deref()
@@ -169,7 +188,9 @@ pub fn validate_pod_spec(spec: &PodSpec, path: &str) -> ErrorList {
             &child(path, "preemptionPolicy"),
         ));
     }
-    errs.extend(validate_overhead(&spec.overhead, &child(path, "overhead")));
+    if !spec.overhead.is_empty() {
+        errs.extend(validate_overhead(&spec.overhead, &child(path, "overhead")));
+    }
     errs
 }
 
@@ -194,19 +215,23 @@ pub fn validate_preemption_policy(policy: &str, path: &str) -> ErrorList {
 /// Upstream `validateContainerCommon`: name (a DNS-1123 label), image, ports, resources.
 fn validate_container_common(c: &Container, path: &str) -> ErrorList {
     let mut errs = Vec::new();
-    let name_path = child(path, "name");
     if c.name.is_empty() {
-        errs.push(FieldError::required(&name_path, ""));
+        errs.push(FieldError::required(child(path, "name"), ""));
     } else {
-        errs.extend(invalid_each(&name_path, &c.name, is_dns1123_label(&c.name)));
+        let msgs = is_dns1123_label(&c.name);
+        if !msgs.is_empty() {
+            errs.extend(invalid_each(&child(path, "name"), &c.name, msgs));
+        }
     }
     if c.image.is_empty() {
         errs.push(FieldError::required(child(path, "image"), ""));
     }
-    errs.extend(validate_container_ports(&c.ports, &child(path, "ports")));
-    errs.extend(validate_resource_requirements(
-        &c.resources,
-        &child(path, "resources"),
+    if !c.ports.is_empty() {
+        errs.extend(validate_container_ports(&c.ports, &child(path, "ports")));
+    }
+    errs.extend(at_path_if_invalid(
+        |p| validate_resource_requirements(&c.resources, p),
+        || child(path, "resources"),
     ));
     errs
 }
@@ -220,14 +245,14 @@ pub fn validate_containers(containers: &[Container], path: &str) -> ErrorList {
     let mut errs = Vec::new();
     let mut names = BTreeSet::new();
     for (i, c) in containers.iter().enumerate() {
-        let p = index(path, i);
-        errs.extend(validate_container_common(c, &p));
+        let p = || index(path, i);
+        errs.extend(at_path_if_invalid(|p| validate_container_common(c, p), p));
         if !names.insert(c.name.as_str()) {
-            errs.push(FieldError::duplicate(child(&p, "name"), quote(&c.name)));
+            errs.push(FieldError::duplicate(child(&p(), "name"), quote(&c.name)));
         }
         if c.restart_policy.is_some() {
             errs.push(FieldError::forbidden(
-                child(&p, "restartPolicy"),
+                child(&p(), "restartPolicy"),
                 "may not be set for non-init containers",
             ));
         }

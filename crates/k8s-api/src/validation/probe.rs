@@ -110,9 +110,9 @@ pub fn validate_container_probes(
     grace: Option<i64>,
     path: &str,
 ) -> ErrorList {
-    let mut errs = validate_pull_policy(
-        c.image_pull_policy.as_deref(),
-        &child(path, "imagePullPolicy"),
+    let mut errs = super::at_path_if_invalid(
+        |p| validate_pull_policy(c.image_pull_policy.as_deref(), p),
+        || child(path, "imagePullPolicy"),
     );
     if plain_init {
         for (name, set) in [

@@ -15,7 +15,10 @@ use k8s_types::status::FieldError;
 use k8s_types::Quantity;
 
 use super::names::is_qualified_name;
-use super::{child, invalid_str, key, ErrorList, IS_NEGATIVE_ERROR_MSG, IS_NOT_INTEGER_ERROR_MSG};
+use super::{
+    at_path_if_invalid, child, invalid_str, key, ErrorList, IS_NEGATIVE_ERROR_MSG,
+    IS_NOT_INTEGER_ERROR_MSG,
+};
 
 /// Upstream `ResourceDefaultNamespacePrefix`.
 const NATIVE_PREFIX: &str = "kubernetes.io/";
@@ -146,39 +149,46 @@ pub fn validate_resource_quantity_value(name: &str, q: &Quantity, path: &str) ->
 /// Upstream `ValidateContainerResourceRequirements`, at `path` = `...containers[i].resources`.
 pub fn validate_resource_requirements(req: &ResourceRequirements, path: &str) -> ErrorList {
     let mut errs = Vec::new();
-    let lim_path = child(path, "limits");
-    let req_path = child(path, "requests");
+    // Every container of every pod write comes through here: the paths are built for errors only.
+    let lim_path = || child(path, "limits");
+    let req_path = || child(path, "requests");
+    let entry = |name: &str, q: &Quantity, base: &dyn Fn() -> String| {
+        at_path_if_invalid(
+            |p| {
+                let mut e = validate_container_resource_name(name, p);
+                e.extend(validate_resource_quantity_value(name, q, p));
+                e
+            },
+            || key(&base(), name),
+        )
+    };
     let (mut lim_cpu_mem, mut req_cpu_mem, mut lim_huge, mut req_huge) =
         (false, false, false, false);
     for (name, q) in &req.limits {
-        let p = key(&lim_path, name);
-        errs.extend(validate_container_resource_name(name, &p));
-        errs.extend(validate_resource_quantity_value(name, q, &p));
+        errs.extend(entry(name, q, &lim_path));
         lim_huge |= is_hugepage(name);
         lim_cpu_mem |= matches!(name.as_str(), "cpu" | "memory");
     }
     for (name, q) in &req.requests {
-        let p = key(&req_path, name);
-        errs.extend(validate_container_resource_name(name, &p));
-        errs.extend(validate_resource_quantity_value(name, q, &p));
+        errs.extend(entry(name, q, &req_path));
         match req.limits.get(name) {
             Some(limit) => {
                 if q != limit && !is_overcommit_allowed(name) {
                     errs.push(invalid_str(
-                        &req_path,
+                        req_path(),
                         &q.to_string(),
                         format!("must be equal to {name} limit of {limit}"),
                     ));
                 } else if q > limit {
                     errs.push(invalid_str(
-                        &req_path,
+                        req_path(),
                         &q.to_string(),
                         format!("must be less than or equal to {name} limit of {limit}"),
                     ));
                 }
             }
             None if !is_overcommit_allowed(name) => errs.push(FieldError::required(
-                &lim_path,
+                lim_path(),
                 "Limit must be set for non overcommitable resources",
             )),
             None => {}
