@@ -126,3 +126,55 @@ fn cordon_and_uncordon_are_recorded_by_the_kubelet() {
         lines[1].starts_with("4 ") && lines[1].ends_with("Node n1 status is now: NodeSchedulable")
     );
 }
+
+/// The kubelet skips recomputing its node status while nothing it reads changed (the stored Node
+/// version, its resources, its pulled images), but a write of its Node by someone else is a
+/// change: the next sync restores the condition the kubelet owns, before any periodic report is
+/// due (upstream's kubelet posts a changed status at once, `nodeStatusUpdateFrequency`).
+#[test]
+fn a_node_condition_changed_by_another_writer_is_restored_at_the_next_sync() {
+    use k8s_cluster::{Cluster, ClusterConfig};
+    use k8s_types::apiserver::ApiExt;
+    use k8s_types::core::Node;
+
+    let node: Node = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "n1"},
+        "status": {"capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"}}
+    }))
+    .unwrap();
+    let mut c = Cluster::new(ClusterConfig::default()).unwrap();
+    c.add_node(node).unwrap();
+    let memory_pressure = |c: &mut Cluster| {
+        let n = c.api().get_typed::<Node>("", "n1").unwrap();
+        let cond = n
+            .status
+            .conditions
+            .iter()
+            .find(|x| x.type_ == "MemoryPressure");
+        let cond = cond.expect("MemoryPressure condition");
+        (cond.status.clone(), n.metadata.resource_version.clone())
+    };
+    while c.now() <= 5 {
+        c.tick();
+    }
+    let (status, written) = memory_pressure(&mut c);
+    assert_eq!(status, "False");
+    // Quiet ticks: no node status write (nothing changed, no report due).
+    while c.now() <= 8 {
+        c.tick();
+    }
+    assert_eq!(memory_pressure(&mut c).1, written);
+    let mut n = c.api().get_typed::<Node>("", "n1").unwrap();
+    for cond in &mut n.status.conditions {
+        if cond.type_ == "MemoryPressure" {
+            cond.status = "True".into();
+        }
+    }
+    c.api().update_status_typed(n).unwrap();
+    assert_eq!(memory_pressure(&mut c).0, "True");
+    let at = c.now();
+    while c.now() <= at + 1 {
+        c.tick();
+    }
+    assert_eq!(memory_pressure(&mut c).0, "False");
+}

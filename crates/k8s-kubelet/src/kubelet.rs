@@ -94,6 +94,9 @@ pub struct Kubelet {
     /// The node lease heartbeat.
     pub(crate) lease: NodeLease,
     pub(crate) last_status_report: Option<Tick>,
+    /// The last node status computation that found nothing to write (see
+    /// [`node_status::StatusMemo`]).
+    pub(crate) status_memo: Option<node_status::StatusMemo>,
     /// `spec.unschedulable` as last seen (upstream kubelet's `lastNodeUnschedulable`).
     pub(crate) last_unschedulable: Option<bool>,
     /// A device changed health since the last full sync.
@@ -168,6 +171,7 @@ impl Kubelet {
             registered: false,
             lease: NodeLease::default(),
             last_status_report: None,
+            status_memo: None,
             last_unschedulable: None,
             devices_changed: false,
             events,

@@ -450,6 +450,34 @@ pub fn same_ignoring_heartbeats(a: &NodeStatus, b: &NodeStatus) -> bool {
         && *node_info == b.node_info
 }
 
+/// What a status computation that found nothing to write read: the stored Node version (shared),
+/// the machine's resources and how many images the kubelet had pulled. The status setters
+/// ([`set_node_status`], [`set_images`]) are functions of these (and of the time, which only
+/// moves heartbeats), so while all are the same and no report is due, the next sync would find
+/// nothing to write again and skips the computation (a copy of the Node's status each time).
+#[derive(Debug)]
+pub(crate) struct StatusMemo {
+    node: Arc<Object>,
+    capacity: ResourceList,
+    allocatable: ResourceList,
+    pulled: usize,
+}
+
+impl StatusMemo {
+    fn unchanged(
+        &self,
+        node: &Arc<Object>,
+        capacity: &ResourceList,
+        allocatable: &ResourceList,
+        pulled: usize,
+    ) -> bool {
+        Arc::ptr_eq(&self.node, node)
+            && self.capacity == *capacity
+            && self.allocatable == *allocatable
+            && self.pulled == pulled
+    }
+}
+
 impl Kubelet {
     /// Node status setters + write when changed or due. The stored Node is shared, not copied:
     /// only its status is, to compute the new one, and the Node when it is written. Returns
@@ -481,6 +509,13 @@ impl Kubelet {
         let due = self
             .last_status_report
             .is_none_or(|t| now >= t.saturating_add(NODE_STATUS_REPORT_FREQUENCY_TICKS));
+        if !due {
+            if let (Some(memo), Some(node)) = (&self.status_memo, &stored) {
+                if memo.unchanged(node, &cap, &alloc, self.pulled.len()) {
+                    return false;
+                }
+            }
+        }
         let mut current = stored;
         for attempt in 0..2 {
             let Some(node) = current.as_deref().and_then(Node::from_object_ref) else {
@@ -490,8 +525,15 @@ impl Kubelet {
             let events = set_node_status(&mut status, &cap, &alloc, &self.addresses, now);
             set_images(&mut status, &self.pulled);
             if same_ignoring_heartbeats(&node.status, &status) && !due {
+                self.status_memo = current.map(|node| StatusMemo {
+                    node,
+                    capacity: cap,
+                    allocatable: alloc,
+                    pulled: self.pulled.len(),
+                });
                 return false;
             }
+            self.status_memo = None;
             let (metadata, spec) = (node.metadata.clone(), node.spec.clone());
             let (api_version, kind) = (node.api_version.clone(), node.kind.clone());
             let node = Node {
