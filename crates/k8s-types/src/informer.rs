@@ -11,6 +11,7 @@
 //! kinds. Every iteration is in key order (deterministic).
 
 use std::collections::{BTreeMap, VecDeque};
+use std::ops::Bound;
 use std::sync::Arc;
 
 use crate::apiserver::ApiClient;
@@ -352,9 +353,15 @@ impl Informer {
         &'a self,
         namespace: &str,
     ) -> impl Iterator<Item = &'a R> + 'a {
-        let prefix = namespaced_key(namespace, "");
+        // Nothing to build for an empty cache (a controller looks up, e.g., the Services or
+        // PodDisruptionBudgets of every changed pod's namespace, most often finding none).
+        let prefix = match self.objects.is_empty() {
+            true => String::new(),
+            false => namespaced_key(namespace, ""),
+        };
+        // The range borrows the map only, so the prefix moves into the filter uncopied.
         self.objects
-            .range(prefix.clone()..)
+            .range::<str, _>((Bound::Included(prefix.as_str()), Bound::Unbounded))
             .take_while(move |(k, _)| k.starts_with(&prefix))
             .filter_map(|(_, &slot)| self.at(slot).and_then(|o| R::from_object_ref(o)))
     }

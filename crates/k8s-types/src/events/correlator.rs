@@ -181,17 +181,25 @@ pub fn aggregate_keys(e: &Event) -> (String, String) {
 /// probability of about 2^-128 per pair (docs/fidelity.md). The digest never reaches the output:
 /// only equality and the caches' order by recency matter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(crate) struct KeyDigest(u128);
+pub(crate) struct KeyDigest(pub(crate) u128);
 
 impl KeyDigest {
     /// The digest of `parts` joined without a separator.
     pub(crate) fn of(parts: &[&str]) -> KeyDigest {
         // Joined first: one pass over ~200 bytes costs less than a streaming update per part.
-        let mut joined = Vec::with_capacity(parts.iter().map(|p| p.len()).sum());
-        for p in parts {
-            joined.extend_from_slice(p.as_bytes());
+        // Into a buffer on the stack when the key fits (almost always), else on the heap.
+        const STACK: usize = 512;
+        let len: usize = parts.iter().map(|p| p.len()).sum();
+        if len > STACK {
+            return KeyDigest(xxhash_rust::xxh3::xxh3_128(parts.concat().as_bytes()));
         }
-        KeyDigest(xxhash_rust::xxh3::xxh3_128(&joined))
+        let mut buf = [0u8; STACK];
+        let mut at = 0;
+        for p in parts {
+            buf[at..at + p.len()].copy_from_slice(p.as_bytes());
+            at += p.len();
+        }
+        KeyDigest(xxhash_rust::xxh3::xxh3_128(&buf[..len]))
     }
 }
 

@@ -354,6 +354,18 @@ fn key_digests_are_digests_of_the_joined_key() {
         KeyDigest::of(&[spam_key(&e).as_str()]),
         KeyDigest::of(&["kubeletp"])
     );
+    // Keys longer than the stack buffer (512 bytes) are joined on the heap: the same digest
+    // whichever way the parts are split, and the digest of the whole string.
+    let long = "x".repeat(700);
+    let (a, b) = long.split_at(300);
+    assert_eq!(KeyDigest::of(&[a, b]), KeyDigest::of(&[long.as_str()]));
+    assert_eq!(
+        KeyDigest::of(&[long.as_str()]),
+        KeyDigest(xxhash_rust::xxh3::xxh3_128(long.as_bytes()))
+    );
+    let (c, d) = long.split_at(512);
+    assert_eq!(KeyDigest::of(&[&c[..511], "x"]), KeyDigest::of(&[c]));
+    assert_ne!(KeyDigest::of(&[c, d]), KeyDigest::of(&[c]));
 }
 
 #[test]

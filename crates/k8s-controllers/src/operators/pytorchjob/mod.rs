@@ -51,7 +51,7 @@ use pod::{
     REPLICA_INDEX_LABEL, REPLICA_TYPE_LABEL,
 };
 use status::{count_pod, is_finished, is_succeeded, reason, update_job_conditions};
-use types::{pytorchjob_kind, PyTorchJob, DEFAULT_CONTAINER_NAME};
+use types::{is_pytorchjob_kind, pytorchjob_kind, PyTorchJob, DEFAULT_CONTAINER_NAME};
 
 /// The PyTorchJob CRD (`kubeflow.org/v1`, namespaced, `pytorchjobs`), from
 /// kubeflow/training-operator v1 `manifests/base/crds/kubeflow.org_pytorchjobs.yaml`, its schema
@@ -127,7 +127,7 @@ impl Controller for PyTorchJobController {
     }
 
     fn on_change(&mut self, change: &Delta, _: &SharedInformerFactory, queue: &mut WorkQueue) {
-        if change.kind == pytorchjob_kind() {
+        if is_pytorchjob_kind(&change.kind) {
             queue.add(change.key.clone());
             return;
         }

@@ -34,6 +34,14 @@ pub const MASTER: &str = "Master";
 /// Upstream `PyTorchJobReplicaTypeWorker`.
 pub const WORKER: &str = "Worker";
 
+/// `kind == pytorchjob_kind()` without building one (asked for every change the operator sees).
+pub fn is_pytorchjob_kind(kind: &Kind) -> bool {
+    matches!(
+        kind,
+        Kind::Other { api_version, kind, namespaced: true } if api_version == API_VERSION && kind == KIND
+    )
+}
+
 /// The [`Kind`] PyTorchJobs are stored as.
 pub fn pytorchjob_kind() -> Kind {
     Kind::Other {
@@ -274,5 +282,31 @@ fn set_default_port(template: &mut PodTemplateSpec) {
             container_port: DEFAULT_PORT,
             ..Default::default()
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The check without a built Kind answers as the comparison with one.
+    #[test]
+    fn is_pytorchjob_kind_is_equality_with_the_kind() {
+        let other = |api_version: &str, kind: &str, namespaced: bool| Kind::Other {
+            api_version: api_version.into(),
+            kind: kind.into(),
+            namespaced,
+        };
+        for k in [
+            pytorchjob_kind(),
+            other(API_VERSION, KIND, false),
+            other("kubeflow.org/v2", KIND, true),
+            other(API_VERSION, "TFJob", true),
+            Kind::Pod,
+            Kind::Service,
+        ] {
+            assert_eq!(is_pytorchjob_kind(&k), k == pytorchjob_kind(), "{k:?}");
+        }
+        assert!(is_pytorchjob_kind(&pytorchjob_kind()));
     }
 }
