@@ -24,8 +24,27 @@ type Error = serde_json::Error;
 /// starts.
 struct Field {
     key: Cow<'static, str>,
+    /// The key's first eight bytes as a big-endian number (zero-padded): ordering by it, then by
+    /// the whole key when equal, is the key's byte order, with most comparisons on integers.
+    prefix: u64,
     sep: usize,
     body: usize,
+}
+
+impl Field {
+    fn prefix_of(key: &str) -> u64 {
+        let mut word = [0u8; 8];
+        let n = key.len().min(8);
+        word[..n].copy_from_slice(&key.as_bytes()[..n]);
+        u64::from_be_bytes(word)
+    }
+
+    /// The keys' order (`str`'s byte order).
+    fn cmp_key(&self, other: &Field) -> std::cmp::Ordering {
+        self.prefix
+            .cmp(&other.prefix)
+            .then_with(|| self.key.cmp(&other.key))
+    }
 }
 
 /// The pretty JSON writer with sorted keys. Write a value with [`SortedPretty::write`], take the
@@ -61,15 +80,20 @@ impl SortedPretty {
     }
 
     fn indent(&mut self, depth: usize) {
-        for _ in 0..depth {
-            self.buf.extend_from_slice(b"  ");
+        const SPACES: &[u8; 64] =
+            b"                                                                ";
+        let mut n = 2 * depth;
+        while n > 0 {
+            let k = n.min(SPACES.len());
+            self.buf.extend_from_slice(&SPACES[..k]);
+            n -= k;
         }
     }
 
     fn string(&mut self, s: &str) {
         // serde_json escapes only `"`, `\` and the control characters below U+0020; a string
         // without any (almost every one) is copied between quotes as it is.
-        if !s.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
+        if !needs_escape(s.as_bytes()) {
             self.buf.reserve(s.len() + 2);
             self.buf.push(b'"');
             self.buf.extend_from_slice(s.as_bytes());
@@ -124,6 +148,33 @@ impl SortedPretty {
     }
 }
 
+/// Whether serde_json would escape a byte of `s`: `"`, `\\` or a control character below U+0020
+/// (it writes every other byte, non-ASCII ones too, as it is). Eight bytes at a time with the
+/// bit tricks "has a byte equal to" and "has a byte less than" (exact as a yes/no for every
+/// byte value), since every string of the output is checked.
+fn needs_escape(s: &[u8]) -> bool {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |x: u64| x.wrapping_sub(LO) & !x & HI != 0;
+    let mut chunks = s.chunks_exact(8);
+    for c in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(c);
+        let x = u64::from_le_bytes(word);
+        let below_space = x.wrapping_sub(LO * 0x20) & !x & HI != 0;
+        if below_space
+            || has_zero(x ^ (LO * u64::from(b'"')))
+            || has_zero(x ^ (LO * u64::from(b'\\')))
+        {
+            return true;
+        }
+    }
+    chunks
+        .remainder()
+        .iter()
+        .any(|&b| b == b'"' || b == b'\\' || b < 0x20)
+}
+
 /// An open JSON object (a struct, a map, a struct variant's body).
 pub(crate) struct Obj<'a> {
     w: &'a mut SortedPretty,
@@ -139,8 +190,9 @@ impl Obj<'_> {
     fn key(&mut self, key: Cow<'static, str>) {
         let w = &mut *self.w;
         let fields = &w.fields[self.base..];
+        let prefix = Field::prefix_of(&key);
         if let Some(last) = fields.last() {
-            if *key <= *last.key {
+            if prefix < last.prefix || (prefix == last.prefix && *key <= *last.key) {
                 self.in_order = false;
             }
         }
@@ -151,7 +203,12 @@ impl Obj<'_> {
         w.indent(w.depth);
         w.string(&key);
         w.buf.extend_from_slice(b": ");
-        w.fields.push(Field { key, sep, body });
+        w.fields.push(Field {
+            key,
+            prefix,
+            sep,
+            body,
+        });
     }
 
     fn finish(self) {
@@ -169,16 +226,16 @@ impl Obj<'_> {
             let fields = &fields[self.base..];
             order.clear();
             order.extend(0..fields.len());
-            order.sort_by(|a, b| fields[*a].key.cmp(&fields[*b].key));
+            order.sort_by(|a, b| fields[*a].cmp_key(&fields[*b]));
             let start = fields[0].sep;
             scratch.clear();
             scratch.extend_from_slice(&buf[start..]);
             buf.truncate(start);
             let mut written = 0;
             for (pos, &i) in order.iter().enumerate() {
-                let superseded = order
-                    .get(pos + 1)
-                    .is_some_and(|&j| fields[j].key == fields[i].key);
+                let superseded = order.get(pos + 1).is_some_and(|&j| {
+                    fields[j].prefix == fields[i].prefix && fields[j].key == fields[i].key
+                });
                 if superseded {
                     continue;
                 }
@@ -600,6 +657,70 @@ mod tests {
     /// `BTreeMap`), pretty.
     fn through_value<T: Serialize>(v: &T) -> String {
         serde_json::to_string_pretty(&serde_json::to_value(v).expect("value")).expect("json")
+    }
+
+    /// The word-at-a-time check agrees with the byte-by-byte rule for every byte value at every
+    /// position of a word and of the tail, non-ASCII bytes included.
+    #[test]
+    fn needs_escape_is_the_byte_rule() {
+        let rule = |s: &[u8]| s.iter().any(|&b| b == b'"' || b == b'\\' || b < 0x20);
+        for len in 1..=19 {
+            for at in 0..len {
+                for b in 0..=255u8 {
+                    for fill in [b'a', 0x7f, 0x80, 0xff, b' '] {
+                        let mut s = vec![fill; len];
+                        s[at] = b;
+                        assert_eq!(super::needs_escape(&s), rule(&s), "{s:?}");
+                    }
+                }
+            }
+        }
+        assert!(!super::needs_escape(b""));
+        assert!(!super::needs_escape(
+            "nvidia.com/gpu \u{e9}\u{1f600} x".as_bytes()
+        ));
+        assert!(super::needs_escape("0123456789abcdef\n".as_bytes()));
+    }
+
+    /// Ordering by the eight-byte prefix, then the whole key, is `str`'s order, for keys that
+    /// share prefixes, are prefixes of each other, hold NUL bytes or are not ASCII.
+    #[test]
+    fn field_order_is_the_key_order() {
+        let keys = [
+            "",
+            "\0",
+            "a",
+            "a\0",
+            "a\0\0",
+            "ab",
+            "abcdefgh",
+            "abcdefgh\0",
+            "abcdefghi",
+            "abcdefgg",
+            "abcdefgi",
+            "apiVersion",
+            "kind",
+            "metadata",
+            "spec",
+            "status",
+            "\u{e9}t\u{e9}",
+            "z\u{1f600}",
+            "\u{ff}",
+            "ABCDEFGHIJ",
+            "abcdefghij",
+            "b",
+        ];
+        let field = |k: &'static str| super::Field {
+            key: std::borrow::Cow::Borrowed(k),
+            prefix: super::Field::prefix_of(k),
+            sep: 0,
+            body: 0,
+        };
+        for a in keys {
+            for b in keys {
+                assert_eq!(field(a).cmp_key(&field(b)), a.cmp(b), "{a:?} {b:?}");
+            }
+        }
     }
 
     fn sorted(v: &impl Serialize) -> String {
