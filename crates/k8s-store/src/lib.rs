@@ -9,10 +9,12 @@
 //!
 //! Modules:
 //! - [`mem_store`]: the map, the revision counter and the verbs;
+//! - `objects`: the map of objects by key, in two levels (resource, then the rest of the key);
 //! - [`history`]: the watch history and its compaction.
 
 pub mod history;
 pub mod mem_store;
+mod objects;
 
 pub use history::History;
 pub use mem_store::MemStore;

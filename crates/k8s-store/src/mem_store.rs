@@ -1,5 +1,6 @@
-//! [`MemStore`]: an in-memory etcd. Objects live in a `BTreeMap` keyed by registry key, so listing a
-//! prefix is a range scan in key order (namespace, then name). One global revision counts writes:
+//! [`MemStore`]: an in-memory etcd. Objects live in sorted maps keyed by registry key, one per
+//! resource (`crate::objects`), so listing a prefix is a range scan in key order (namespace, then
+//! name). One global revision counts writes:
 //! it starts at 0 and each successful create, update or delete takes the next value, which is
 //! written into the object's `metadata.resourceVersion` (as a decimal string, like upstream).
 //!
@@ -7,13 +8,13 @@
 //! `GuaranteedUpdate` with a resourceVersion precondition fails with a conflict, `Delete` of a
 //! missing key is `KeyNotFound`) over etcd's MVCC revisions.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use k8s_types::store::{ObjectStore, StoreError, WatchEvent, WatchEventType};
 use k8s_types::Object;
 
 use crate::history::History;
+use crate::objects::Objects;
 
 /// A stored object and the revision of its last write (etcd `mod_revision`). The object is shared
 /// with the history entry of that write and with every watcher that received it.
@@ -28,7 +29,7 @@ struct Stored {
 /// History is kept in full until [`ObjectStore::compact`] is called (see [`crate::history`]).
 #[derive(Clone, Debug, Default)]
 pub struct MemStore {
-    objects: BTreeMap<String, Stored>,
+    objects: Objects<Stored>,
     revision: i64,
     history: History,
 }
@@ -64,7 +65,7 @@ impl MemStore {
                 object: Arc::new(obj),
                 mod_revision: rev,
             };
-            if store.objects.insert(key.clone(), stored).is_some() {
+            if store.objects.insert(&key, stored).is_some() {
                 return Err(format!("{key}: listed twice"));
             }
         }
@@ -80,7 +81,7 @@ impl MemStore {
 
     /// True when no object is stored.
     pub fn is_empty(&self) -> bool {
-        self.objects.is_empty()
+        self.objects.len() == 0
     }
 
     /// The compaction point: watches from a revision below it fail (0 when never compacted).
@@ -128,12 +129,8 @@ impl ObjectStore for MemStore {
 
     fn list(&self, prefix: &str) -> Vec<&Object> {
         self.objects
-            .range::<str, _>((
-                std::ops::Bound::Included(prefix),
-                std::ops::Bound::Unbounded,
-            ))
-            .take_while(|(k, _)| k.starts_with(prefix))
-            .map(|(_, s)| &*s.object)
+            .with_prefix(prefix)
+            .map(|s| &*s.object)
             .collect()
     }
 
@@ -143,12 +140,8 @@ impl ObjectStore for MemStore {
 
     fn list_shared(&self, prefix: &str) -> Vec<Arc<Object>> {
         self.objects
-            .range::<str, _>((
-                std::ops::Bound::Included(prefix),
-                std::ops::Bound::Unbounded,
-            ))
-            .take_while(|(k, _)| k.starts_with(prefix))
-            .map(|(_, s)| Arc::clone(&s.object))
+            .with_prefix(prefix)
+            .map(|s| Arc::clone(&s.object))
             .collect()
     }
 
@@ -163,7 +156,7 @@ impl ObjectStore for MemStore {
         self.history
             .record(key, WatchEventType::Added, rev, Arc::clone(&shared));
         self.objects.insert(
-            key.to_string(),
+            key,
             Stored {
                 object: Arc::clone(&shared),
                 mod_revision: rev,
@@ -187,7 +180,7 @@ impl ObjectStore for MemStore {
         self.history
             .record(key, WatchEventType::Modified, rev, Arc::clone(&shared));
         self.objects.insert(
-            key.to_string(),
+            key,
             Stored {
                 object: Arc::clone(&shared),
                 mod_revision: rev,
