@@ -614,10 +614,19 @@ impl Object {
     /// Sets `apiVersion` and `kind` to this variant's (objects built in code often leave them empty).
     pub fn set_type_meta(&mut self) {
         let kind = self.kind();
-        let (av, k) = (kind.api_version().to_string(), kind.name().to_string());
+        let (av, k) = (kind.api_version(), kind.name());
+        // Written only when different: most objects arrive with their type meta set, and every
+        // create goes through here.
         match self {
             Object::Other(..) => {}
-            _ => each_variant!(self, o => { o.api_version = av; o.kind = k; }),
+            _ => each_variant!(self, o => {
+                if o.api_version != av {
+                    o.api_version = av.to_string();
+                }
+                if o.kind != k {
+                    o.kind = k.to_string();
+                }
+            }),
         }
     }
 

@@ -93,7 +93,6 @@ impl ApiServer {
             }
         }
         let kind = obj.kind();
-        let name = obj.meta().name.clone();
         let errs = match (&obj, &cr_schema) {
             (Object::Other(u, namespaced), Some(schema)) => {
                 apiextensions::validate_custom_resource(u, *namespaced, schema)
@@ -107,12 +106,12 @@ impl ApiServer {
             _ => validation::validate_create(&obj),
         };
         if !errs.is_empty() {
-            return Err(Status::invalid(&kind, &name, errs));
+            return Err(Status::invalid(&kind, &obj.meta().name, errs));
         }
         if let Object::Service(svc) = &mut obj {
             let errs = self.allocate_service(svc, None);
             if !errs.is_empty() {
-                return Err(Status::invalid(&kind, &name, errs));
+                return Err(Status::invalid(&kind, &svc.metadata.name, errs));
             }
         }
         self.admission
@@ -130,7 +129,9 @@ impl ApiServer {
             }
         }
         let key = obj.key();
+        // The key ends with the name (kept for an error without copying it).
+        let name_at = key.len() - obj.meta().name.len();
         self.storage_create(&key, obj)
-            .map_err(|e| errors::from_store(e, &kind, &name))
+            .map_err(|e| errors::from_store(e, &kind, &key[name_at..]))
     }
 }
