@@ -183,13 +183,31 @@ pub fn fill_lower_hex(out: &mut [u8], v: u64) {
 /// A tick rendered as an RFC 3339 UTC timestamp: tick N is N seconds after 1970-01-01T00:00:00Z.
 /// Ticks are the only clock in k8s-mini; this keeps the upstream field type without reading wall time.
 pub fn tick_timestamp(tick: crate::Tick) -> String {
+    match tick_timestamp_bytes(tick) {
+        Some(b) => std::str::from_utf8(&b)
+            .map(str::to_owned)
+            .unwrap_or_default(),
+        None => {
+            let days = tick / 86_400;
+            let rem = tick % 86_400;
+            let (y, m, d) = civil_from_days(days as i64);
+            let (h, mi, s) = (rem / 3600, (rem % 3600) / 60, rem % 60);
+            format!("{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
+        }
+    }
+}
+
+/// The 20 bytes of [`tick_timestamp`] for a four-digit year (`None` for any other year, which
+/// `tick_timestamp` writes through `format!`): for comparing a stamp with a tick without
+/// allocating.
+pub fn tick_timestamp_bytes(tick: crate::Tick) -> Option<[u8; 20]> {
     let secs = tick;
     let days = secs / 86_400;
     let rem = secs % 86_400;
     let (y, m, d) = civil_from_days(days as i64);
     let (h, mi, s) = (rem / 3600, (rem % 3600) / 60, rem % 60);
     if !(0..=9999).contains(&y) {
-        return format!("{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z");
+        return None;
     }
     // Every object write stamps a time, so the common four-digit year is written digit by digit
     // rather than through `format!` (the same text).
@@ -206,9 +224,7 @@ pub fn tick_timestamp(tick: crate::Tick) -> String {
     put2(&mut b, 11, h);
     put2(&mut b, 14, mi);
     put2(&mut b, 17, s);
-    std::str::from_utf8(&b)
-        .map(str::to_owned)
-        .unwrap_or_default()
+    Some(b)
 }
 
 /// Inverse of [`tick_timestamp`] for timestamps it wrote; `None` for any other text.

@@ -79,6 +79,35 @@ impl<K: Ord + Clone, V> Lru<K, V> {
         Some(value)
     }
 
+    /// The entry (a default one when absent), made most recent; a new entry evicts the least
+    /// recent one past capacity. The same entries in the same recency order as a `get` followed
+    /// by an `add` of the (updated) value, as upstream's aggregator does.
+    pub(crate) fn get_or_insert_default(&mut self, key: K) -> &mut V
+    where
+        V: Default,
+    {
+        self.clock += 1;
+        let clock = self.clock;
+        if let Some((used, _)) = self.entries.get_mut(&key) {
+            let before = std::mem::replace(used, clock);
+            Self::reorder(&mut self.by_use, before, clock);
+        } else {
+            // Evicting before inserting leaves what `add` leaves (it inserts, then evicts the
+            // least recent, never the new entry) for any capacity of at least one.
+            if self.entries.len() >= self.capacity {
+                if let Some((_, oldest)) = self.by_use.pop_first() {
+                    self.entries.remove(&oldest);
+                }
+            }
+            self.by_use.insert(clock, key.clone());
+        }
+        &mut self
+            .entries
+            .entry(key)
+            .or_insert_with(|| (clock, V::default()))
+            .1
+    }
+
     /// Sets the entry and makes it most recent; evicts the least recent entry past capacity.
     pub(crate) fn add(&mut self, key: K, value: V) {
         self.clock += 1;
@@ -95,6 +124,15 @@ impl<K: Ord + Clone, V> Lru<K, V> {
                 self.entries.remove(&oldest);
             }
         }
+    }
+
+    /// The keys from least to most recently used, with their values.
+    #[cfg(test)]
+    pub(crate) fn by_recency(&self) -> Vec<(K, &V)> {
+        self.by_use
+            .values()
+            .map(|k| (k.clone(), &self.entries[k].1))
+            .collect()
     }
 
     /// Number of entries.
@@ -211,32 +249,67 @@ struct AggregateRecord {
 }
 
 /// Upstream `aggregateRecord.localKeys` (a `sets.String`): the distinct messages of a group, kept
-/// as a sorted vector of exactly sized strings. Most groups hold one message (one event per
-/// object and reason), for which a `BTreeSet` would allocate a whole node (11 slots); this holds
-/// one pointer and the message's bytes.
+/// as a sorted list of exactly sized strings. Most groups hold one message (one event per object
+/// and reason), which is held without a list; a `BTreeSet` would allocate a whole node (11 slots).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct LocalKeys(Vec<Box<str>>);
+pub(crate) enum LocalKeys {
+    #[default]
+    Empty,
+    One(Box<str>),
+    /// Two or more, sorted.
+    Many(Vec<Box<str>>),
+}
 
 impl LocalKeys {
     /// Adds `message` unless present; true when it was new.
     pub(crate) fn insert(&mut self, message: &str) -> bool {
-        match self.0.binary_search_by(|k| (**k).cmp(message)) {
-            Ok(_) => false,
-            Err(at) => {
-                self.0.insert(at, Box::from(message));
+        match self {
+            LocalKeys::Empty => {
+                *self = LocalKeys::One(Box::from(message));
                 true
             }
+            LocalKeys::One(m) if **m == *message => false,
+            LocalKeys::One(m) => {
+                let first = std::mem::take(m);
+                let mut all = vec![first, Box::from(message)];
+                all.sort_unstable();
+                *self = LocalKeys::Many(all);
+                true
+            }
+            LocalKeys::Many(all) => match all.binary_search_by(|k| (**k).cmp(message)) {
+                Ok(_) => false,
+                Err(at) => {
+                    all.insert(at, Box::from(message));
+                    true
+                }
+            },
         }
     }
 
     /// Removes and returns the smallest message (the set's first in string order).
     pub(crate) fn pop_first(&mut self) -> Option<Box<str>> {
-        (!self.0.is_empty()).then(|| self.0.remove(0))
+        match std::mem::take(self) {
+            LocalKeys::Empty => None,
+            LocalKeys::One(m) => Some(m),
+            LocalKeys::Many(mut all) => {
+                let first = all.remove(0);
+                *self = match all.len() {
+                    0 => LocalKeys::Empty,
+                    1 => LocalKeys::One(all.remove(0)),
+                    _ => LocalKeys::Many(all),
+                };
+                Some(first)
+            }
+        }
     }
 
     /// Number of distinct messages.
     pub(crate) fn len(&self) -> usize {
-        self.0.len()
+        match self {
+            LocalKeys::Empty => 0,
+            LocalKeys::One(_) => 1,
+            LocalKeys::Many(all) => all.len(),
+        }
     }
 }
 
@@ -253,23 +326,23 @@ impl EventAggregator {
     fn aggregate(&mut self, event: Event, now: Tick) -> (Event, KeyDigest) {
         let event_key = KeyDigest::of(&event_key_parts(&event));
         let aggregate_key = KeyDigest::of(&aggregate_key_parts(&event));
-        let mut record = self.cache.get(&aggregate_key).cloned().unwrap_or_default();
+        // Upstream gets the record (a copy), updates it and adds it back; updated in place here,
+        // which leaves the same entries in the same recency order.
+        let record = self.cache.get_or_insert_default(aggregate_key);
         // Too old (or never seen: upstream's zero time): start over.
         if record
             .last
             .is_none_or(|last| now.saturating_sub(last) > DEFAULT_AGGREGATE_INTERVAL_SECONDS)
         {
-            record = AggregateRecord::default();
+            *record = AggregateRecord::default();
         }
         record.local_keys.insert(&event.message);
         record.last = Some(now);
         if record.local_keys.len() < DEFAULT_AGGREGATE_MAX_EVENTS {
-            self.cache.add(aggregate_key, record);
             return (event, event_key);
         }
         // Upstream `PopAny` keeps the set below the maximum; k8s-mini pops the smallest key.
         record.local_keys.pop_first();
-        self.cache.add(aggregate_key, record);
         // Upstream copies only these fields (no reportingController/Instance); the name is
         // `<involved name>.<suffix>` as for any new event.
         let aggregate = Event {
@@ -294,20 +367,56 @@ impl EventAggregator {
     }
 }
 
-/// Upstream `eventLog`: what the logger remembers of the Event written for a key.
+/// Upstream `eventLog`: what the logger remembers of the Event written for a key (one per
+/// distinct event a recorder wrote, so kept small: the name in an exactly sized box, the first
+/// timestamp as its tick when it is a stamp k8s-mini writes).
 #[derive(Clone, Debug)]
 struct EventLog {
     count: i32,
-    first_timestamp: Option<String>,
-    name: String,
+    first_timestamp: Stamp,
+    name: Box<str>,
 }
 
 impl EventLog {
     fn of(e: &Event) -> EventLog {
         EventLog {
             count: e.count,
-            first_timestamp: e.first_timestamp.clone(),
-            name: e.metadata.name.clone(),
+            first_timestamp: Stamp::of(e.first_timestamp.as_deref()),
+            name: e.metadata.name.as_str().into(),
+        }
+    }
+}
+
+/// An optional RFC 3339 stamp, as its tick when [`crate::meta::tick_timestamp`] writes exactly
+/// that text, else as the text: [`Stamp::text`] gives back the same string either way.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Stamp {
+    None,
+    Tick(Tick),
+    Text(Box<str>),
+}
+
+impl Stamp {
+    pub(crate) fn of(text: Option<&str>) -> Stamp {
+        let Some(text) = text else {
+            return Stamp::None;
+        };
+        match crate::meta::timestamp_tick(text) {
+            Some(t)
+                if crate::meta::tick_timestamp_bytes(t)
+                    .is_some_and(|b| b.as_slice() == text.as_bytes()) =>
+            {
+                Stamp::Tick(t)
+            }
+            _ => Stamp::Text(text.into()),
+        }
+    }
+
+    pub(crate) fn text(&self) -> Option<String> {
+        match self {
+            Stamp::None => None,
+            Stamp::Tick(t) => Some(crate::meta::tick_timestamp(*t)),
+            Stamp::Text(s) => Some(s.to_string()),
         }
     }
 }
@@ -323,8 +432,9 @@ impl EventLogger {
     /// `firstTimestamp` and counts one more; the observation is remembered either way.
     fn observe(&mut self, mut event: Event, key: KeyDigest) -> Event {
         if let Some(last) = self.cache.get(&key).filter(|l| l.count > 0) {
-            event.metadata.name.clone_from(&last.name);
-            event.first_timestamp.clone_from(&last.first_timestamp);
+            event.metadata.name.clear();
+            event.metadata.name.push_str(&last.name);
+            event.first_timestamp = last.first_timestamp.text();
             event.count = last.count + 1;
         }
         self.cache.add(key, EventLog::of(&event));

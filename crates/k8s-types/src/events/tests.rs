@@ -3,7 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use super::correlator::{event_key, spam_key, KeyDigest, LocalKeys, Lru, AGGREGATE_MESSAGE_PREFIX};
+use super::correlator::{
+    event_key, spam_key, KeyDigest, LocalKeys, Lru, Stamp, AGGREGATE_MESSAGE_PREFIX,
+};
 use super::*;
 use crate::core::event::event_types::{NORMAL, WARNING};
 use crate::core::{Binding, Pod};
@@ -389,4 +391,66 @@ fn local_keys_are_a_set_in_string_order() {
         ]
     );
     assert_eq!(keys.len(), 0);
+}
+
+/// Updating an entry in place (`get_or_insert_default`) leaves the entries, their values and
+/// their recency order as upstream's `get`, update and `add` of the copy do, evictions included.
+#[test]
+fn in_place_updates_keep_the_lru_order_of_get_then_add() {
+    let mut a: Lru<u32, u32> = Lru::new(3);
+    let mut b: Lru<u32, u32> = Lru::new(3);
+    let mut x: u64 = 7;
+    for _ in 0..500 {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let key = ((x >> 33) % 6) as u32;
+        let v = a.get(&key).copied().unwrap_or_default() + 1;
+        a.add(key, v);
+        *b.get_or_insert_default(key) += 1;
+        assert_eq!(a.by_recency(), b.by_recency());
+    }
+    assert_eq!(a.len(), 3);
+}
+
+/// One message is held without a list; a second makes a sorted list, popping gives the smallest
+/// first and falls back to one message, then none.
+#[test]
+fn local_keys_with_one_message_and_back() {
+    let mut keys = LocalKeys::default();
+    assert_eq!(keys.len(), 0);
+    assert!(keys.insert("b"));
+    assert!(!keys.insert("b"));
+    assert_eq!(keys, LocalKeys::One("b".into()));
+    assert!(keys.insert("a"));
+    assert_eq!(keys, LocalKeys::Many(vec!["a".into(), "b".into()]));
+    assert_eq!(keys.pop_first().as_deref(), Some("a"));
+    assert_eq!(keys, LocalKeys::One("b".into()));
+    assert!(!keys.insert("b"));
+    assert_eq!(keys.pop_first().as_deref(), Some("b"));
+    assert_eq!(keys, LocalKeys::Empty);
+    assert_eq!(keys.pop_first(), None);
+}
+
+/// The logger keeps a first timestamp as its tick only when the tick writes the same text back.
+#[test]
+fn stamps_give_back_their_text() {
+    let t: Tick = 1_709_208_000;
+    let text = crate::meta::tick_timestamp(t);
+    assert_eq!(Stamp::of(Some(&text)), Stamp::Tick(t));
+    assert_eq!(Stamp::of(Some(&text)).text(), Some(text));
+    // Read by `timestamp_tick`, but not the text `tick_timestamp` writes: kept as text.
+    let odd = "2024-+2-29T12:00:00Z";
+    assert_eq!(timestamp_tick(odd), Some(t));
+    assert_eq!(Stamp::of(Some(odd)), Stamp::Text(odd.into()));
+    assert_eq!(Stamp::of(Some(odd)).text().as_deref(), Some(odd));
+    assert_eq!(
+        Stamp::of(Some("yesterday")).text().as_deref(),
+        Some("yesterday")
+    );
+    assert_eq!(Stamp::of(None), Stamp::None);
+    assert_eq!(Stamp::of(None).text(), None);
+    // A year past 9999 is written through `format!`: kept as text, given back the same.
+    let far = crate::meta::tick_timestamp(400_000_000_000);
+    assert_eq!(Stamp::of(Some(&far)).text(), Some(far));
 }
