@@ -12,7 +12,6 @@ use std::sync::Arc;
 use k8s_sched_framework::node_info::{label_hash, LabelIndex};
 use k8s_types::apiserver::{ApiClient, ApiExt};
 use k8s_types::core::{Namespace, Node, Pod, PodAffinityTerm, WeightedPodAffinityTerm};
-use k8s_types::object::{Kind, Resource};
 
 use crate::plugins::selector::Selector;
 use crate::topology_counts::DomainCounts;
@@ -158,9 +157,8 @@ pub fn has_preferred_terms(pod: &Pod, anti: bool) -> bool {
 /// Upstream `GetNamespaceLabelsSnapshot`: the labels of namespace `ns`, empty when it does not
 /// exist (or there is no apiserver).
 pub fn namespace_labels(ns: &str, api: Option<&dyn ApiClient>) -> NamespaceLabels {
-    // Read shared (the scheduler asks for every pod it schedules): only the labels are copied.
-    api.and_then(|a| a.get_shared(&Kind::Namespace, "", ns).ok())
-        .and_then(|o| Namespace::from_object_ref(&o).map(|n| (*n.metadata.labels).clone()))
+    api.and_then(|a| a.get_typed::<Namespace>("", ns).ok())
+        .map(|n| n.metadata.labels.into_inner())
         .unwrap_or_default()
 }
 
