@@ -7,7 +7,7 @@ use k8s_types::status::FieldError;
 
 use super::labels::validate_labels;
 use super::names::{is_qualified_name, name_is_dns_label};
-use super::{child, invalid_each, nonnegative, ErrorList};
+use super::{child, child_unless_empty, invalid_each, nonnegative, ErrorList};
 
 /// A name rule: `(name, is_generate_name_prefix) -> messages` (upstream `ValidateNameFunc`).
 pub type NameFn = fn(&str, bool) -> Vec<String>;
@@ -77,24 +77,30 @@ fn validate_common(meta: &ObjectMeta, namespaced: bool, path: &str) -> ErrorList
 /// is built only for a field that has entries (an empty one cannot be invalid): every create and
 /// update runs this, and most objects have no annotations, owners or finalizers.
 fn validate_meta_lists(meta: &ObjectMeta, path: &str, errs: &mut ErrorList) {
-    if !meta.labels.is_empty() {
-        errs.extend(validate_labels(&meta.labels, &child(path, "labels")));
-    }
-    if !meta.annotations.is_empty() {
-        errs.extend(validate_annotations(meta, &child(path, "annotations")));
-    }
-    if !meta.owner_references.is_empty() {
-        errs.extend(validate_owner_references(
-            &meta.owner_references,
-            &child(path, "ownerReferences"),
-        ));
-    }
-    if !meta.finalizers.is_empty() {
-        errs.extend(validate_finalizers(
-            &meta.finalizers,
-            &child(path, "finalizers"),
-        ));
-    }
+    let labels = &meta.labels;
+    errs.extend(child_unless_empty(labels.is_empty(), path, "labels", |p| {
+        validate_labels(labels, p)
+    }));
+    errs.extend(child_unless_empty(
+        meta.annotations.is_empty(),
+        path,
+        "annotations",
+        |p| validate_annotations(meta, p),
+    ));
+    let owners = &meta.owner_references;
+    errs.extend(child_unless_empty(
+        owners.is_empty(),
+        path,
+        "ownerReferences",
+        |p| validate_owner_references(owners, p),
+    ));
+    let finalizers = &meta.finalizers;
+    errs.extend(child_unless_empty(
+        finalizers.is_empty(),
+        path,
+        "finalizers",
+        |p| validate_finalizers(finalizers, p),
+    ));
 }
 
 /// [`invalid_each`] at `path.name`; the path is built only when there is a message.

@@ -100,6 +100,20 @@ pub fn at_path_if_invalid(
     check(&path())
 }
 
+/// `check` at `path.name` for a field that has entries; nothing for an empty one (it cannot be
+/// invalid), whose path is then never built.
+pub fn child_unless_empty(
+    empty: bool,
+    path: &str,
+    name: &str,
+    check: impl FnOnce(&str) -> ErrorList,
+) -> ErrorList {
+    if empty {
+        return Vec::new();
+    }
+    check(&child(path, name))
+}
+
 /// The parts joined into one exactly sized string. Field paths are built for every field that
 /// is validated, valid or not, so they are written without `format!`'s machinery.
 fn concat_path(parts: &[&str]) -> String {
@@ -302,6 +316,25 @@ mod tests {
         assert_eq!(
             errs,
             nonnegative("spec.containers[0].resources.requests[cpu]", -1)
+        );
+    }
+
+    /// An empty field is not checked; a set one is checked at `path.name`.
+    #[test]
+    fn only_set_fields_are_checked_at_their_child_path() {
+        let called = Cell::new(false);
+        let check = |p: &str| {
+            called.set(true);
+            nonnegative(p, -1)
+        };
+        assert!(child_unless_empty(true, "spec", "overhead", check).is_empty());
+        assert!(!called.get());
+        let errs = child_unless_empty(false, "spec", "overhead", check);
+        assert!(called.get());
+        assert_eq!(errs, nonnegative("spec.overhead", -1));
+        assert_eq!(
+            child_unless_empty(false, "", "x", check),
+            nonnegative("x", -1)
         );
     }
 }

@@ -20,7 +20,7 @@ use super::names::{
 };
 use super::resources::{validate_overhead, validate_resource_requirements};
 use super::{
-    at_path_if_invalid, child, index, invalid_each, invalid_str, ErrorList,
+    at_path_if_invalid, child, child_unless_empty, index, invalid_each, invalid_str, ErrorList,
     IS_NOT_POSITIVE_ERROR_MSG,
 };
 
@@ -61,13 +61,13 @@ pub fn validate_pod_spec(spec: &PodSpec, path: &str) -> ErrorList {
     }
     // A list's field path is built only when the list has entries: an empty list cannot be
     // invalid, and every pod create and update runs this.
-    if !spec.resource_claims.is_empty() {
-        errs.extend(super::resource::validate_pod_resource_claims(
-            &spec.resource_claims,
-            None,
-            &child(path, "resourceClaims"),
-        ));
-    }
+    let claims = &spec.resource_claims;
+    errs.extend(child_unless_empty(
+        claims.is_empty(),
+        path,
+        "resourceClaims",
+        |p| super::resource::validate_pod_resource_claims(claims, None, p),
+    ));
     for (field, list) in [
         ("initContainers", &spec.init_containers),
         ("containers", &spec.containers),
@@ -109,13 +109,13 @@ pub fn validate_pod_spec(spec: &PodSpec, path: &str) -> ErrorList {
             || index(&child(path, "initContainers"), i),
         ));
     }
-    if !spec.init_containers.is_empty() {
-        errs.extend(validate_init_containers(
-            &spec.init_containers,
-            &spec.containers,
-            &child(path, "initContainers"),
-        ));
-    }
+    let inits = &spec.init_containers;
+    errs.extend(child_unless_empty(
+        inits.is_empty(),
+        path,
+        "initContainers",
+        |p| validate_init_containers(inits, &spec.containers, p),
+    ));
     let policy = spec.restart_policy.as_deref().unwrap_or("");
     if !RESTART_POLICIES.contains(&policy) {
         errs.extend(validate_restart_policy(
@@ -123,24 +123,26 @@ pub fn validate_pod_spec(spec: &PodSpec, path: &str) -> ErrorList {
             &child(path, "restartPolicy"),
         ));
     }
-    if !spec.node_selector.is_empty() {
-        errs.extend(validate_labels(
-            &spec.node_selector,
-            &child(path, "nodeSelector"),
-        ));
-    }
-    if !spec.scheduling_gates.is_empty() {
-        errs.extend(validate_scheduling_gates(
-            spec,
-            &child(path, "schedulingGates"),
-        ));
-    }
-    if !spec.topology_spread_constraints.is_empty() {
-        errs.extend(validate_topology_spread_constraints(
-            &spec.topology_spread_constraints,
-            &child(path, "topologySpreadConstraints"),
-        ));
-    }
+    let selector = &spec.node_selector;
+    errs.extend(child_unless_empty(
+        selector.is_empty(),
+        path,
+        "nodeSelector",
+        |p| validate_labels(selector, p),
+    ));
+    errs.extend(child_unless_empty(
+        spec.scheduling_gates.is_empty(),
+        path,
+        "schedulingGates",
+        |p| validate_scheduling_gates(spec, p),
+    ));
+    let spread = &spec.topology_spread_constraints;
+    errs.extend(child_unless_empty(
+        spread.is_empty(),
+        path,
+        "topologySpreadConstraints",
+        |p| validate_topology_spread_constraints(spread, p),
+    ));
     if let Some(affinity) = &spec.affinity {
         errs.extend(super::affinity::validate_affinity(
             affinity,
@@ -165,12 +167,13 @@ pub fn validate_pod_spec(spec: &PodSpec, path: &str) -> ErrorList {
             name_is_dns_subdomain(node, false),
         ));
     }
-    if !spec.tolerations.is_empty() {
-        errs.extend(validate_tolerations(
-            &spec.tolerations,
-            &child(path, "tolerations"),
-        ));
-    }
+    let tolerations = &spec.tolerations;
+    errs.extend(child_unless_empty(
+        tolerations.is_empty(),
+        path,
+        "tolerations",
+        |p| validate_tolerations(tolerations, p),
+    ));
     if let Some(pc) = spec
         .priority_class_name
         .as_deref()
@@ -188,9 +191,13 @@ pub fn validate_pod_spec(spec: &PodSpec, path: &str) -> ErrorList {
             &child(path, "preemptionPolicy"),
         ));
     }
-    if !spec.overhead.is_empty() {
-        errs.extend(validate_overhead(&spec.overhead, &child(path, "overhead")));
-    }
+    let overhead = &spec.overhead;
+    errs.extend(child_unless_empty(
+        overhead.is_empty(),
+        path,
+        "overhead",
+        |p| validate_overhead(overhead, p),
+    ));
     errs
 }
 
