@@ -187,7 +187,7 @@ impl PodMatcher {
 }
 
 /// No domain: the node lacks the key (the fused pass's [`GATE_NO_DOMAIN`]).
-const NO_DOMAIN: u32 = GATE_NO_DOMAIN;
+pub(crate) const NO_DOMAIN: u32 = GATE_NO_DOMAIN;
 
 /// The domains of one topology key.
 #[derive(Clone, Debug, Default)]
@@ -441,6 +441,13 @@ impl DomainView {
         }
     }
 
+    /// The arrays [`DomainView::domain`] reads, shared: per node position, the generation
+    /// counted there (0: none) and the domain id ([`NO_DOMAIN`] when the node lacks the key).
+    /// For a reader that checks a node's generation once for several views of one index.
+    pub fn arrays(&self) -> (&Arc<Vec<u64>>, &Arc<Vec<u32>>) {
+        (&self.gens, &self.domains)
+    }
+
     /// The total of domain `id` (0 for a domain without pods).
     #[inline]
     pub fn count(&self, id: u32) -> i64 {
@@ -480,6 +487,12 @@ impl NodeCountView {
             (Some(&g), Some(&n)) if g != 0 && g == node.generation() => Some(i64::from(n)),
             _ => None,
         }
+    }
+
+    /// The matching pods per node position, shared (read only where the generation at the
+    /// position is the node's, as [`NodeCountView::count`] does).
+    pub fn per_position(&self) -> &Arc<Vec<u32>> {
+        &self.counts
     }
 }
 

@@ -27,6 +27,23 @@ pub fn default_normalize_score(max_priority: i64, reverse: bool, scores: &mut [N
     }
 }
 
+/// Go's `int64(math.Round(x))`: `x` rounded half away from zero, as `x.round() as i64` gives it
+/// (saturating at the `i64` bounds, 0 for NaN), without the call to the `round` routine (x86-64
+/// has no rounding instruction before SSE4.1): truncation toward zero is one conversion, and
+/// `x - trunc(x)` is exact, so comparing it with 0.5 decides the rounding exactly.
+#[inline]
+pub fn go_round(x: f64) -> i64 {
+    let t = x as i64;
+    let frac = x - t as f64;
+    if frac >= 0.5 {
+        t.saturating_add(1)
+    } else if frac <= -0.5 {
+        t.saturating_sub(1)
+    } else {
+        t
+    }
+}
+
 /// Upstream `BuildBrokenLinearFunction`: piecewise-linear through `(utilization, score)` points
 /// sorted by utilization; flat before the first and after the last point. Integer arithmetic.
 pub fn broken_linear(shape: &[(i64, i64)], p: i64) -> i64 {
@@ -67,6 +84,59 @@ pub fn is_scalar_resource_name(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `go_round` equals `f64::round` (Go's `math.Round`) then the saturating conversion, on
+    /// halves, their neighbours, the bounds, NaN and infinities, and on pseudo-random values of
+    /// every magnitude.
+    #[test]
+    fn go_round_equals_round_then_convert() {
+        let mut values = vec![
+            0.0,
+            -0.0,
+            0.5,
+            -0.5,
+            1.5,
+            2.5,
+            -2.5,
+            0.49999999999999994,
+            -0.49999999999999994,
+            4503599627370495.5,
+            4503599627370497.0,
+            9007199254740993.0,
+            9.223372036854775e18,
+            9.3e18,
+            -9.3e18,
+            f64::MAX,
+            f64::MIN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            f64::MIN_POSITIVE,
+        ];
+        for i in 0..2000 {
+            let h = f64::from(i) / 2.0;
+            values.extend([
+                h,
+                -h,
+                h.next_up(),
+                h.next_down(),
+                -h.next_up(),
+                -h.next_down(),
+            ]);
+        }
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..200_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            values.push(f64::from_bits(state));
+            let scale = f64::from(1u32 << (state % 31) as u32);
+            values.push((state >> 11) as f64 / (1u64 << 53) as f64 * scale - scale / 2.0);
+        }
+        for x in values {
+            assert_eq!(go_round(x), x.round() as i64, "{x:e}");
+        }
+    }
 
     #[test]
     fn broken_linear_matches_upstream_test_broken_linear_function() {

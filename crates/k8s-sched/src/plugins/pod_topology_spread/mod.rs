@@ -296,9 +296,7 @@ impl ScorePlugin for PodTopologySpread {
                 false => Err(scoring::missing_state()),
             };
         };
-        for (node, out) in nodes.iter().zip(scores.iter_mut()) {
-            *out = s.score(pod, node);
-        }
+        s.score_nodes(pod, nodes, scores);
         Ok(())
     }
 

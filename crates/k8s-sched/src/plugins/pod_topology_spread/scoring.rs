@@ -13,6 +13,7 @@
 //! and pods.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use crate::runtime::node_arrays::NodeGenerations;
 use k8s_sched_framework::{CycleState, NodeInfo, NodeScore, Status, MAX_NODE_SCORE};
@@ -22,10 +23,10 @@ use k8s_types::core::Pod;
 use super::common::{
     count_pods_match_selector, node_labels_match_spread_constraints, TopologySpreadConstraint,
 };
+use crate::plugins::helper::go_round;
 use crate::plugins::node_affinity::has_required_node_affinity;
 use crate::topology_counts::{
-    CounterId, DomainView, NodeCountView, NodeDomain, PodMatcher, SnapshotPositions, TopologyIndex,
-    MAX_COUNTERS,
+    CounterId, DomainView, PodMatcher, SnapshotPositions, TopologyIndex, MAX_COUNTERS, NO_DOMAIN,
 };
 
 /// CycleState key of the PreScore state (upstream `"PreScore" + Name`).
@@ -49,58 +50,135 @@ pub struct PreScoreState {
 }
 
 /// What Score reads for a node of the snapshot PreScore counted, by the node's position (address)
-/// in it instead of its labels and pods: per constraint, the node's domain id and the count of
-/// its domain (`topology_value_to_pod_counts` by domain id), or for a `kubernetes.io/hostname`
-/// constraint the matching pods on the node. A node outside the snapshot, or changed since it
-/// was counted, is scored from its labels and pods.
+/// in it instead of its labels and pods: the generation the index counted at each position
+/// (checked once per node: a node outside the snapshot, or changed since it was counted, is
+/// scored from its labels and pods), and per constraint the node's domain id with the
+/// constraint's term of the score, `scoreForCount` of its domain's count computed once per
+/// domain, or for a `kubernetes.io/hostname` constraint from the matching pods on the node.
 #[derive(Clone, Debug)]
 pub struct IndexedScore {
     positions: SnapshotPositions,
-    constraints: Vec<(DomainView, ScoreCount)>,
+    /// Per node position: the generation counted there (0: none). Every view of one index
+    /// shares it.
+    gens: Arc<Vec<u64>>,
+    constraints: Vec<ScoreTerm>,
 }
 
-/// Where [`IndexedScore`] finds a constraint's count for a node.
+/// One constraint's share of [`IndexedScore`].
+#[derive(Clone, Debug)]
+struct ScoreTerm {
+    /// Per node position: the domain id ([`NO_DOMAIN`]: the node lacks the key and the
+    /// constraint adds nothing).
+    domains: Arc<Vec<u32>>,
+    count: ScoreCount,
+}
+
+/// Where [`IndexedScore`] finds a constraint's term for a node.
 #[derive(Clone, Debug)]
 enum ScoreCount {
-    /// The matching pods on the node (`kubernetes.io/hostname`).
-    PerNode(NodeCountView),
-    /// The count of the node's domain, by domain id (0 for a domain of no filtered node).
-    PerDomain(Vec<i64>),
+    /// `scoreForCount` of the matching pods on the node (`kubernetes.io/hostname`), by position.
+    PerNode {
+        counts: Arc<Vec<u32>>,
+        max_skew: i32,
+        weight: f64,
+    },
+    /// `scoreForCount` of the node's domain's count, by domain id (a domain of no filtered node
+    /// counts 0).
+    PerDomain { scores: Vec<f64>, zero: f64 },
+}
+
+/// A [`ScoreTerm`] with its arrays borrowed (read per node without going through the `Arc`s).
+#[derive(Clone, Copy)]
+struct TermRef<'a> {
+    domains: &'a [u32],
+    count: CountRef<'a>,
+}
+
+#[derive(Clone, Copy)]
+enum CountRef<'a> {
+    PerNode {
+        counts: &'a [u32],
+        max_skew: i32,
+        weight: f64,
+    },
+    PerDomain {
+        scores: &'a [f64],
+        zero: f64,
+    },
+}
+
+impl ScoreTerm {
+    fn borrow(&self) -> TermRef<'_> {
+        TermRef {
+            domains: &self.domains,
+            count: match &self.count {
+                ScoreCount::PerNode {
+                    counts,
+                    max_skew,
+                    weight,
+                } => CountRef::PerNode {
+                    counts,
+                    max_skew: *max_skew,
+                    weight: *weight,
+                },
+                ScoreCount::PerDomain { scores, zero } => CountRef::PerDomain {
+                    scores,
+                    zero: *zero,
+                },
+            },
+        }
+    }
 }
 
 impl IndexedScore {
+    /// The node's position when it is a node of the snapshot as counted.
+    #[inline]
+    fn counted_position(&self, node: &NodeInfo) -> Option<usize> {
+        let pos = self.positions.position(node)?;
+        match self.gens.get(pos) {
+            Some(&g) if g != 0 && g == node.generation() => Some(pos),
+            _ => None,
+        }
+    }
+
     /// True when Score reads `node` by position (it is a node of the snapshot as counted).
     pub fn knows(&self, node: &NodeInfo) -> bool {
-        self.positions.position(node).is_some_and(|pos| {
-            self.constraints.iter().all(|(view, count)| {
-                view.domain(pos, node) != NodeDomain::Unknown
-                    && match count {
-                        ScoreCount::PerNode(v) => v.count(pos, node).is_some(),
-                        ScoreCount::PerDomain(_) => true,
-                    }
-            })
-        })
+        self.raw(node).is_some()
     }
 
     /// Upstream `Score`'s sum for `node` (not ignored), before rounding; `None` when `node` is
     /// not a node of the snapshot as counted.
+    fn raw(&self, node: &NodeInfo) -> Option<f64> {
+        self.raw_with(self.constraints.iter().map(ScoreTerm::borrow), node)
+    }
+
+    /// [`IndexedScore::raw`] with the terms borrowed once for many nodes. The terms are added
+    /// in constraint order, each computed as `scoreForCount` computes it, so the sum is the same
+    /// `f64`.
     #[inline]
-    fn raw(&self, s: &PreScoreState, node: &NodeInfo) -> Option<f64> {
-        let pos = self.positions.position(node)?;
+    fn raw_with<'a>(
+        &self,
+        terms: impl IntoIterator<Item = TermRef<'a>>,
+        node: &NodeInfo,
+    ) -> Option<f64> {
+        let pos = self.counted_position(node)?;
         let mut score = 0.0f64;
-        for (i, (view, count)) in self.constraints.iter().enumerate() {
-            let d = match view.domain(pos, node) {
-                NodeDomain::Unknown => return None,
-                // No such label: the constraint adds nothing.
-                NodeDomain::Missing => continue,
-                NodeDomain::Id(d) => d,
+        for t in terms {
+            let d = *t.domains.get(pos)?;
+            // No such label: the constraint adds nothing.
+            if d == NO_DOMAIN {
+                continue;
+            }
+            score += match t.count {
+                CountRef::PerNode {
+                    counts,
+                    max_skew,
+                    weight,
+                } => score_for_count(i64::from(*counts.get(pos)?), max_skew, weight),
+                CountRef::PerDomain { scores, zero } => {
+                    scores.get(d as usize).copied().unwrap_or(zero)
+                }
             };
-            let cnt = match count {
-                ScoreCount::PerNode(v) => v.count(pos, node)?,
-                ScoreCount::PerDomain(v) => v.get(d as usize).copied().unwrap_or(0),
-            };
-            let c = &s.constraints[i];
-            score += score_for_count(cnt, c.max_skew, s.topology_normalizing_weight[i]);
         }
         Some(score)
     }
@@ -169,30 +247,47 @@ fn init_indexed(
             false => vec![false; index.domain_ids(id) + 1],
         })
         .collect();
-    let mut ignored_nodes = BTreeSet::new();
+    // Every view shares the generations of the index; a node is read by position when the
+    // generation counted there is its own. First the filtered nodes' positions (all of them
+    // known, or the caller reads labels), then each view's domains over them.
+    let gens: &[u64] = views.first().map_or(&[], |v| v.arrays().0.as_slice());
+    let domains: Vec<&[u32]> = views.iter().map(|v| v.arrays().1.as_slice()).collect();
+    if domains.iter().any(|d| d.len() < gens.len()) {
+        return None;
+    }
+    let mut at: Vec<usize> = Vec::with_capacity(filtered.len());
     for node in filtered {
         let pos = positions.position(node)?;
-        let mut lacks_key = false;
-        for v in views {
-            match v.domain(pos, node) {
-                NodeDomain::Unknown => return None,
-                NodeDomain::Missing => lacks_key = true,
-                NodeDomain::Id(_) => {}
+        match gens.get(pos) {
+            Some(&g) if g != 0 && g == node.generation() => at.push(pos),
+            _ => return None,
+        }
+    }
+    let mut ignored_nodes = BTreeSet::new();
+    if require_all_topologies {
+        let mut kept = 0;
+        for i in 0..at.len() {
+            let pos = at[i];
+            if domains.iter().any(|d| d[pos] == NO_DOMAIN) {
+                ignored_nodes.insert(filtered[i].name().to_string());
+            } else {
+                at[kept] = pos;
+                kept += 1;
             }
         }
-        if require_all_topologies && lacks_key {
-            ignored_nodes.insert(node.name().to_string());
+        at.truncate(kept);
+    }
+    for ((d, seen), &h) in domains.iter().zip(&mut seen).zip(&host) {
+        if h {
             continue;
         }
-        for (i, v) in views.iter().enumerate() {
-            if host[i] {
-                continue;
-            }
-            let slot = match v.domain(pos, node) {
-                NodeDomain::Id(d) => d as usize,
-                _ => seen[i].len() - 1,
+        let without_key = seen.len() - 1;
+        for &pos in &at {
+            let slot = match d[pos] {
+                NO_DOMAIN => without_key,
+                id => id as usize,
             };
-            seen[i][slot] = true;
+            seen[slot] = true;
         }
     }
     let counts: Vec<BTreeMap<String, i64>> = seen
@@ -383,25 +478,40 @@ impl PreScoreState {
                 *total += index.count_on_node(ids[i], pos);
             }
         }
-        let score_counts = constraints
+        // Every view shares the generations of the index as synced above.
+        let gens = views
+            .first()
+            .map(|v| Arc::clone(v.arrays().0))
+            .unwrap_or_default();
+        let score_terms = constraints
             .iter()
             .zip(&ids)
             .zip(views)
             .enumerate()
             .map(|(i, ((c, &id), view))| {
+                debug_assert!(Arc::ptr_eq(view.arrays().0, &gens));
+                let weight = weights[i];
                 let count = if c.topology_key == node_labels::HOSTNAME {
-                    ScoreCount::PerNode(index.node_count_view(id))
+                    ScoreCount::PerNode {
+                        counts: Arc::clone(index.node_count_view(id).per_position()),
+                        max_skew: c.max_skew,
+                        weight,
+                    }
                 } else {
-                    let mut by_id = vec![0; index.domain_ids(id)];
+                    let zero = score_for_count(0, c.max_skew, weight);
+                    let mut scores = vec![zero; index.domain_ids(id)];
                     for (value, &n) in &counts[i] {
                         // "" without a domain id: the nodes lacking the key, which Score skips.
                         if let Some(d) = index.domain_id(id, value) {
-                            by_id[d as usize] = n;
+                            scores[d as usize] = score_for_count(n, c.max_skew, weight);
                         }
                     }
-                    ScoreCount::PerDomain(by_id)
+                    ScoreCount::PerDomain { scores, zero }
                 };
-                (view, count)
+                ScoreTerm {
+                    domains: Arc::clone(view.arrays().1),
+                    count,
+                }
             })
             .collect();
         PreScoreState {
@@ -411,8 +521,32 @@ impl PreScoreState {
             topology_normalizing_weight: weights,
             indexed: Some(IndexedScore {
                 positions,
-                constraints: score_counts,
+                gens,
+                constraints: score_terms,
             }),
+        }
+    }
+
+    /// Upstream `Score` on each of `nodes` into `scores`: [`PreScoreState::score`] per node,
+    /// with what Score reads by position borrowed once.
+    pub fn score_nodes(&self, pod: &Pod, nodes: &[&NodeInfo], scores: &mut [i64]) {
+        let indexed = self
+            .indexed
+            .as_ref()
+            .filter(|_| self.ignored_nodes.is_empty());
+        let Some(ix) = indexed else {
+            for (node, out) in nodes.iter().zip(scores.iter_mut()) {
+                *out = self.score(pod, node);
+            }
+            return;
+        };
+        let terms: Vec<TermRef<'_>> = ix.constraints.iter().map(ScoreTerm::borrow).collect();
+        for (node, out) in nodes.iter().zip(scores.iter_mut()) {
+            *out = match ix.raw_with(terms.iter().copied(), node) {
+                // Go's math.Round rounds half away from zero (`go_round`).
+                Some(raw) => go_round(raw),
+                None => self.score_from_labels(pod, node),
+            };
         }
     }
 
@@ -421,10 +555,15 @@ impl PreScoreState {
         if !self.ignored_nodes.is_empty() && self.ignored_nodes.contains(node.name()) {
             return 0;
         }
-        if let Some(raw) = self.indexed.as_ref().and_then(|x| x.raw(self, node)) {
-            // Go's math.Round rounds half away from zero, as f64::round.
-            return raw.round() as i64;
+        if let Some(raw) = self.indexed.as_ref().and_then(|x| x.raw(node)) {
+            // Go's math.Round rounds half away from zero (`go_round`).
+            return go_round(raw);
         }
+        self.score_from_labels(pod, node)
+    }
+
+    /// [`PreScoreState::score`] of a node not ignored, from its labels and pods.
+    fn score_from_labels(&self, pod: &Pod, node: &NodeInfo) -> i64 {
         let labels = &node.node().metadata.labels;
         let mut score = 0.0f64;
         for (i, c) in self.constraints.iter().enumerate() {
@@ -441,8 +580,8 @@ impl PreScoreState {
             };
             score += score_for_count(cnt, c.max_skew, self.topology_normalizing_weight[i]);
         }
-        // Go's math.Round rounds half away from zero, as f64::round.
-        score.round() as i64
+        // Go's math.Round rounds half away from zero (`go_round`).
+        go_round(score)
     }
 
     /// Upstream `NormalizeScore`.
