@@ -264,13 +264,22 @@ impl ListView<'_> {
     /// for it (the `Serialize` below, each object a sorted `serde_json::Value`), but each object
     /// is written straight from its typed fields by [`SortedPretty`], which puts the keys in the
     /// same sorted order without building the `Value`; the bytes go to `out` every 64 KiB. No
-    /// newline after the closing brace.
+    /// newline after the closing brace. When the machine has a second core, a second thread
+    /// writes every other run of [`JSON_PART`] objects into its own buffer, and the buffers go to
+    /// `out` in the List's order: the same bytes, in about half the wall time of the items.
     ///
     /// # Errors
     /// The writer's error.
     pub fn write_json(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let two = std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
+        self.write_json_threads(out, two)
+    }
+
+    /// [`ListView::write_json`], with the second thread or without.
+    fn write_json_threads(&self, out: &mut dyn std::io::Write, two: bool) -> std::io::Result<()> {
         const FLUSH_AT: usize = 1 << 16;
         let mut w = SortedPretty::default();
+        let mut other = SortedPretty::default();
         w.buf.extend_from_slice(b"{\n  \"apiVersion\": \"v1\",\n");
         if let Some(c) = &self.conflicts {
             w.buf.extend_from_slice(b"  \"conflicts\": ");
@@ -280,11 +289,34 @@ impl ListView<'_> {
         w.buf.extend_from_slice(b"  \"items\": [");
         let mut first = true;
         for kind in self.kinds() {
-            for o in self.api.list_shared(&kind, None, None) {
-                let sep: &[u8] = if first { b"\n    " } else { b",\n    " };
-                w.buf.extend_from_slice(sep);
+            let objects = self.api.list_shared(&kind, None, None);
+            let mut rest = objects.as_slice();
+            while !rest.is_empty() {
+                if two && rest.len() > JSON_PART {
+                    let (mine, tail) = rest.split_at(JSON_PART);
+                    let (theirs, tail) = tail.split_at(JSON_PART.min(tail.len()));
+                    rest = tail;
+                    let (a, b) = std::thread::scope(|s| {
+                        let helper = s.spawn(|| write_items(&mut other, theirs, false));
+                        let a = write_items(&mut w, mine, first);
+                        let b = helper
+                            .join()
+                            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                        (a, b)
+                    });
+                    a?;
+                    b?;
+                    first = false;
+                    out.write_all(&w.buf)?;
+                    out.write_all(&other.buf)?;
+                    w.buf.clear();
+                    other.buf.clear();
+                    continue;
+                }
+                let (o, tail) = rest.split_at(1);
+                rest = tail;
+                write_items(&mut w, o, first)?;
                 first = false;
-                w.write(&*o, 2)?;
                 if w.buf.len() >= FLUSH_AT {
                     out.write_all(&w.buf)?;
                     w.buf.clear();
@@ -300,6 +332,25 @@ impl ListView<'_> {
         w.buf.extend_from_slice(b"\n  }\n}");
         out.write_all(&w.buf)
     }
+}
+
+/// Objects one thread writes at a time when [`ListView::write_json`] uses two.
+const JSON_PART: usize = 512;
+
+/// Appends `objects` to `w`'s buffer as items of the List, each after its separator (none but
+/// the line break before the List's first item, `first`).
+fn write_items(
+    w: &mut SortedPretty,
+    objects: &[std::sync::Arc<k8s_types::Object>],
+    mut first: bool,
+) -> Result<(), serde_json::Error> {
+    for o in objects {
+        let sep: &[u8] = if first { b"\n    " } else { b",\n    " };
+        w.buf.extend_from_slice(sep);
+        first = false;
+        w.write(&**o, 2)?;
+    }
+    Ok(())
 }
 
 /// The `items` of a [`ListView`].
@@ -399,6 +450,56 @@ mod tests {
             String::from_utf8(direct).expect("utf8"),
             serde_json::to_string_pretty(&value).expect("json")
         );
+    }
+
+    /// With a second thread writing every other run of `JSON_PART` objects, `write_json` prints
+    /// the bytes one thread prints and the `Value` path prints: for a kind of one run and a few
+    /// objects more (the second thread's run is short), and one of two runs and a few more.
+    #[test]
+    fn write_json_with_two_threads_prints_the_same_bytes() {
+        let mut api = ApiServer::new(Box::new(MemStore::new()));
+        let meta = |name: String, ns: Option<&str>| ObjectMeta {
+            name,
+            namespace: ns.map(str::to_string),
+            ..Default::default()
+        };
+        for i in 0..JSON_PART + 5 {
+            api.create(Object::Namespace(Box::new(Namespace {
+                metadata: meta(format!("ns-{i:04}"), None),
+                ..Default::default()
+            })))
+            .expect("namespace");
+        }
+        for i in 0..(2 * JSON_PART + 7) {
+            let mut pod = Pod {
+                metadata: meta(format!("p-{i:05}"), Some("ns-0001")),
+                ..Default::default()
+            };
+            pod.metadata
+                .labels
+                .insert("app".into(), format!("a{}", i % 3));
+            pod.spec.containers.push(k8s_types::core::Container {
+                name: "c".into(),
+                image: "app:v1".into(),
+                ..Default::default()
+            });
+            api.create(Object::Pod(Box::new(pod))).expect("pod");
+        }
+        let other = BTreeSet::new();
+        let view = ListView::new(&api, &other);
+        let (mut one, mut two) = (Vec::new(), Vec::new());
+        view.write_json_threads(&mut one, false)
+            .expect("one thread");
+        view.write_json_threads(&mut two, true)
+            .expect("two threads");
+        let value = serde_json::to_value(&view).expect("value");
+        assert_eq!(
+            value["items"].as_array().map(Vec::len),
+            Some(JSON_PART + 5 + 2 * JSON_PART + 7)
+        );
+        let want = serde_json::to_string_pretty(&value).expect("json");
+        assert_eq!(String::from_utf8(one).expect("utf8"), want);
+        assert_eq!(String::from_utf8(two).expect("utf8"), want);
     }
 
     /// `write_json` with a `conflicts` field and without items prints what the `Value` path
