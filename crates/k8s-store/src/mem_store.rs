@@ -100,21 +100,21 @@ impl MemStore {
         obj.meta_mut().resource_version = Some(self.revision.to_string());
         self.revision
     }
+}
 
-    fn check_precondition(
-        &self,
-        key: &str,
-        stored: &Stored,
-        expected_revision: Option<i64>,
-    ) -> Result<(), StoreError> {
-        match expected_revision {
-            Some(expected) if expected != stored.mod_revision => Err(StoreError::Conflict {
-                key: key.to_string(),
-                expected,
-                actual: stored.mod_revision,
-            }),
-            _ => Ok(()),
-        }
+/// The store's compare-and-swap: `expected_revision`, when given, is the stored object's.
+fn check_precondition(
+    key: &str,
+    stored: &Stored,
+    expected_revision: Option<i64>,
+) -> Result<(), StoreError> {
+    match expected_revision {
+        Some(expected) if expected != stored.mod_revision => Err(StoreError::Conflict {
+            key: key.to_string(),
+            expected,
+            actual: stored.mod_revision,
+        }),
+        _ => Ok(()),
     }
 }
 
@@ -146,23 +146,31 @@ impl ObjectStore for MemStore {
     }
 
     fn create(&mut self, key: &str, mut obj: Object) -> Result<Arc<Object>, StoreError> {
-        if self.objects.contains_key(key) {
-            return Err(StoreError::AlreadyExists {
-                key: key.to_string(),
-            });
-        }
-        let rev = self.stamp(&mut obj);
-        let shared = Arc::new(obj);
-        self.history
-            .record(key, WatchEventType::Added, rev, Arc::clone(&shared));
-        self.objects.insert(
-            key,
+        let MemStore {
+            objects,
+            revision,
+            history,
+        } = self;
+        let mut created = None;
+        // One search of the map: the revision, the history and the value only for a new key.
+        let inserted = objects.insert_new(key, || {
+            *revision += 1;
+            let rev = *revision;
+            obj.meta_mut().resource_version = Some(rev.to_string());
+            let shared = Arc::new(obj);
+            history.record(key, WatchEventType::Added, rev, Arc::clone(&shared));
+            created = Some(Arc::clone(&shared));
             Stored {
-                object: Arc::clone(&shared),
+                object: shared,
                 mod_revision: rev,
-            },
-        );
-        Ok(shared)
+            }
+        });
+        match created {
+            Some(shared) if inserted => Ok(shared),
+            _ => Err(StoreError::AlreadyExists {
+                key: key.to_string(),
+            }),
+        }
     }
 
     fn update(
@@ -171,21 +179,24 @@ impl ObjectStore for MemStore {
         mut obj: Object,
         expected_revision: Option<i64>,
     ) -> Result<Arc<Object>, StoreError> {
-        let stored = self.objects.get(key).ok_or_else(|| StoreError::NotFound {
+        let MemStore {
+            objects,
+            revision,
+            history,
+        } = self;
+        let stored = objects.get_mut(key).ok_or_else(|| StoreError::NotFound {
             key: key.to_string(),
         })?;
-        self.check_precondition(key, stored, expected_revision)?;
-        let rev = self.stamp(&mut obj);
+        check_precondition(key, stored, expected_revision)?;
+        *revision += 1;
+        let rev = *revision;
+        obj.meta_mut().resource_version = Some(rev.to_string());
         let shared = Arc::new(obj);
-        self.history
-            .record(key, WatchEventType::Modified, rev, Arc::clone(&shared));
-        self.objects.insert(
-            key,
-            Stored {
-                object: Arc::clone(&shared),
-                mod_revision: rev,
-            },
-        );
+        history.record(key, WatchEventType::Modified, rev, Arc::clone(&shared));
+        *stored = Stored {
+            object: Arc::clone(&shared),
+            mod_revision: rev,
+        };
         Ok(shared)
     }
 
@@ -197,7 +208,7 @@ impl ObjectStore for MemStore {
         let stored = self.objects.get(key).ok_or_else(|| StoreError::NotFound {
             key: key.to_string(),
         })?;
-        self.check_precondition(key, stored, expected_revision)?;
+        check_precondition(key, stored, expected_revision)?;
         let mut obj = match self.objects.remove(key) {
             Some(s) => Arc::unwrap_or_clone(s.object),
             None => {

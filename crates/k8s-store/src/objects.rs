@@ -62,10 +62,6 @@ impl<V> Objects<V> {
         self.by_resource.get(resource)?.get(rest)
     }
 
-    pub(crate) fn contains_key(&self, key: &str) -> bool {
-        self.get(key).is_some()
-    }
-
     /// Sets the value of `key`; the one it replaces, if any.
     pub(crate) fn insert(&mut self, key: &str, value: V) -> Option<V> {
         let (resource, rest, _) = split(key);
@@ -84,6 +80,30 @@ impl<V> Objects<V> {
             self.len += 1;
         }
         old
+    }
+
+    /// The value of `key`, writable.
+    pub(crate) fn get_mut(&mut self, key: &str) -> Option<&mut V> {
+        let (resource, rest, _) = split(key);
+        self.by_resource.get_mut(resource)?.get_mut(rest)
+    }
+
+    /// Sets `key` to `make()` when it has no value (one search of the map; `make` runs only
+    /// then). False, and nothing made, when `key` has a value.
+    pub(crate) fn insert_new(&mut self, key: &str, make: impl FnOnce() -> V) -> bool {
+        let (resource, rest, _) = split(key);
+        let map = match self.by_resource.get_mut(resource) {
+            Some(m) => m,
+            None => self.by_resource.entry(resource.to_string()).or_default(),
+        };
+        match map.entry(rest.to_string()) {
+            std::collections::btree_map::Entry::Occupied(_) => false,
+            std::collections::btree_map::Entry::Vacant(e) => {
+                e.insert(make());
+                self.len += 1;
+                true
+            }
+        }
     }
 
     pub(crate) fn remove(&mut self, key: &str) -> Option<V> {
@@ -164,6 +184,30 @@ mod tests {
 
     /// The split is at the third slash of a key starting with `/` (the first of any other key),
     /// as counting every slash from the start finds it.
+    /// `insert_new` sets only new keys, makes the value only then, and counts it; `get_mut`
+    /// writes the value `get` reads.
+    #[test]
+    fn insert_new_sets_only_new_keys() {
+        let mut m: Objects<u32> = Objects::default();
+        let mut made = 0;
+        for (i, k) in keys().into_iter().enumerate() {
+            assert!(m.insert_new(k, || {
+                made += 1;
+                i as u32
+            }));
+        }
+        assert_eq!(made, keys().len());
+        assert_eq!(m.len(), keys().len());
+        for k in keys() {
+            assert!(!m.insert_new(k, || unreachable!("{k} has a value")));
+        }
+        assert_eq!(m.len(), keys().len());
+        let k = "/registry/pods/default/b";
+        *m.get_mut(k).expect("present") = 99;
+        assert_eq!(m.get(k), Some(&99));
+        assert_eq!(m.get_mut("/registry/pods/default/zz"), None);
+    }
+
     #[test]
     fn split_is_at_the_resource_slash() {
         let reference = |key: &'static str| {
@@ -224,7 +268,7 @@ mod tests {
         let mut o = filled();
         for k in keys() {
             assert_eq!(o.get(k).map(String::as_str), Some(k));
-            assert!(o.contains_key(k));
+            assert!(o.get(k).is_some());
         }
         assert_eq!(o.get("/registry/pods/default/c"), None);
         assert_eq!(
