@@ -201,6 +201,24 @@ pub fn tick_timestamp(tick: crate::Tick) -> String {
 /// `tick_timestamp` writes through `format!`): for comparing a stamp with a tick without
 /// allocating.
 pub fn tick_timestamp_bytes(tick: crate::Tick) -> Option<[u8; 20]> {
+    // Most timestamps of a run are written at the tick of the one before (every write of a
+    // busy tick stamps the same second): the last one is kept per thread.
+    thread_local! {
+        static LAST: std::cell::Cell<Option<(crate::Tick, [u8; 20])>> =
+            const { std::cell::Cell::new(None) };
+    }
+    if let Some((t, b)) = LAST.get() {
+        if t == tick {
+            return Some(b);
+        }
+    }
+    let b = render_timestamp_bytes(tick)?;
+    LAST.set(Some((tick, b)));
+    Some(b)
+}
+
+/// [`tick_timestamp_bytes`] computed.
+fn render_timestamp_bytes(tick: crate::Tick) -> Option<[u8; 20]> {
     let secs = tick;
     let days = secs / 86_400;
     let rem = secs % 86_400;
@@ -339,6 +357,24 @@ mod tests {
             assert_eq!(tick_timestamp(tick), want);
             assert_eq!(timestamp_tick(&want), Some(tick));
         }
+    }
+
+    /// The last timestamp kept per thread answers only for its own tick: repeated, alternating
+    /// and returning ticks give the computed text.
+    #[test]
+    fn repeated_ticks_give_the_computed_timestamp() {
+        for tick in [5, 5, 86_400, 5, 86_400, 86_400, 0, 0, 5] {
+            assert_eq!(tick_timestamp_bytes(tick), render_timestamp_bytes(tick));
+            assert_eq!(
+                tick_timestamp(tick).as_bytes(),
+                &render_timestamp_bytes(tick).expect("four-digit year")
+            );
+        }
+        // A year past 9999 has no 20-byte form, before and after a cached tick.
+        let far = 400_000_000_000;
+        assert_eq!(tick_timestamp_bytes(far), None);
+        assert_eq!(tick_timestamp_bytes(7).map(|b| b[18]), Some(b'7'));
+        assert_eq!(tick_timestamp_bytes(far), None);
     }
 
     #[test]
