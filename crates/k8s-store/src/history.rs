@@ -9,11 +9,19 @@
 //! Retention: nothing is dropped unless [`History::compact`] is called (etcd keeps every revision
 //! until compaction too). The cluster decides when to compact; memory grows with the number of
 //! writes until then.
+//!
+//! The events are kept per resource part of their keys (as the store's objects, `objects.rs`): a
+//! watch under `/registry/pods/` reads the pod events only, not the Events and leases written in
+//! between. A watch under a shorter prefix merges the resources it covers in revision order.
 
+use std::collections::BTreeMap;
+use std::ops::Bound;
 use std::sync::Arc;
 
 use k8s_types::store::{StoreError, WatchEvent, WatchEventType};
 use k8s_types::Object;
+
+use crate::objects::split;
 
 /// One recorded change: the key it happened at and the event. The event's object is shared with
 /// the store (and with every watcher it is served to), so keeping history copies no object.
@@ -23,11 +31,13 @@ struct Entry {
     event: WatchEvent,
 }
 
-/// The ordered list of changes since the last compaction. Revisions are strictly increasing because
-/// the store appends in write order.
+/// The changes since the last compaction, per resource part of their keys, each list in
+/// revision order. Revisions are strictly increasing because the store appends in write order.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct History {
-    entries: Vec<Entry>,
+    by_resource: BTreeMap<Box<str>, Vec<Entry>>,
+    /// Events held in all.
+    len: usize,
     /// Events at or before this revision have been dropped (0 = never compacted).
     compacted: i64,
 }
@@ -41,14 +51,22 @@ impl History {
     /// Records a change at `key`. The caller guarantees `revision` is greater than every revision
     /// already recorded.
     pub fn record(&mut self, key: &str, type_: WatchEventType, revision: i64, object: Arc<Object>) {
-        self.entries.push(Entry {
+        let (resource, _, _) = split(key);
+        let entry = Entry {
             key: Arc::from(key),
             event: WatchEvent {
                 type_,
                 revision,
                 object,
             },
-        });
+        };
+        match self.by_resource.get_mut(resource) {
+            Some(list) => list.push(entry),
+            None => {
+                self.by_resource.insert(resource.into(), vec![entry]);
+            }
+        }
+        self.len += 1;
     }
 
     /// The events under `prefix` with a revision greater than `after_revision`, in revision order.
@@ -66,7 +84,7 @@ impl History {
     /// [`History::since`] without collecting: `visit` sees each matching event in turn.
     ///
     /// # Errors
-    /// As [`History::since`] (then `visit` is not called).
+    /// As [`History::since`].
     pub fn for_each_since(
         &self,
         prefix: &str,
@@ -79,13 +97,41 @@ impl History {
                 oldest: self.compacted,
             });
         }
-        let start = self
-            .entries
-            .partition_point(|e| e.event.revision <= after_revision);
-        for e in &self.entries[start..] {
-            if e.key.starts_with(prefix) {
-                visit(&e.event);
+        let after = |list: &'_ [Entry]| -> usize {
+            list.partition_point(|e| e.event.revision <= after_revision)
+        };
+        let (resource, _, complete) = split(prefix);
+        if complete {
+            // A prefix through a resource part: that resource's events only.
+            if let Some(list) = self.by_resource.get(resource) {
+                for e in &list[after(list)..] {
+                    if e.key.starts_with(prefix) {
+                        visit(&e.event);
+                    }
+                }
             }
+            return Ok(());
+        }
+        // A shorter prefix: every resource part that starts with it (the resource part of a key
+        // under it does), merged in revision order.
+        let mut lists: Vec<&[Entry]> = self
+            .by_resource
+            .range::<str, _>((Bound::Included(prefix), Bound::Unbounded))
+            .take_while(|(r, _)| r.starts_with(prefix))
+            .map(|(_, list)| &list[after(list)..])
+            .filter(|rest| !rest.is_empty())
+            .collect();
+        while let Some((i, _)) = lists
+            .iter()
+            .enumerate()
+            .filter_map(|(i, l)| Some((i, l.first()?.event.revision)))
+            .min_by_key(|&(_, revision)| revision)
+        {
+            let (first, rest) = lists[i].split_at(1);
+            if first[0].key.starts_with(prefix) {
+                visit(&first[0].event);
+            }
+            lists[i] = rest;
         }
         Ok(())
     }
@@ -96,10 +142,14 @@ impl History {
         if revision <= self.compacted {
             return;
         }
-        let cut = self
-            .entries
-            .partition_point(|e| e.event.revision <= revision);
-        self.entries.drain(..cut);
+        let mut dropped = 0;
+        self.by_resource.retain(|_, list| {
+            let cut = list.partition_point(|e| e.event.revision <= revision);
+            list.drain(..cut);
+            dropped += cut;
+            !list.is_empty()
+        });
+        self.len -= dropped;
         self.compacted = revision;
     }
 
@@ -110,12 +160,12 @@ impl History {
 
     /// Number of events held.
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.len
     }
 
     /// True when no event is held.
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.len == 0
     }
 }
 
@@ -141,6 +191,85 @@ mod tests {
             .collect();
         assert_eq!(revs, vec![3]);
         assert_eq!(h.since("/registry/", 0).unwrap().len(), 3);
+    }
+
+    /// Kept per resource, the history serves every prefix (through a resource part, shorter,
+    /// longer, outside `/registry/`) the events one list in write order serves, in revision order,
+    /// before and after compactions.
+    #[test]
+    fn per_resource_lists_serve_what_one_list_serves() {
+        let keys = [
+            "/registry/pods/default/a",
+            "/registry/pods/default/b",
+            "/registry/pods/kube-system/a",
+            "/registry/pods-x/default/a",
+            "/registry/pod/default/a",
+            "/registry/podsa",
+            "/registry/pods",
+            "/registry/events/default/a.1",
+            "/registry/nodes/n-1",
+            "/registry/resource.k8s.io/resourceclaims/default/c",
+            "/registry/resource.k8s.io/deviceclasses/gpu",
+            "/k",
+            "/k/x",
+            "plain",
+        ];
+        let prefixes = [
+            "",
+            "/",
+            "/registry/",
+            "/registry/pod",
+            "/registry/pods",
+            "/registry/pods/",
+            "/registry/pods/default/",
+            "/registry/pods/default/a",
+            "/registry/pods-x/",
+            "/registry/resource.k8s.io/",
+            "/registry/resource.k8s.io/resourceclaims/",
+            "/registry/events/default/",
+            "/k",
+            "/k/",
+            "p",
+            "/registry/none/",
+        ];
+        let mut h = History::new();
+        let mut all: Vec<(&str, i64)> = Vec::new();
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut revision = 0;
+        for step in 0..600 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            revision += 1 + (state % 3) as i64;
+            let key = keys[(state >> 8) as usize % keys.len()];
+            h.record(key, WatchEventType::Added, revision, node());
+            all.push((key, revision));
+            if step % 150 == 149 {
+                let to = revision - 40;
+                h.compact(to);
+                all.retain(|&(_, r)| r > to);
+            }
+            if step % 50 != 0 {
+                continue;
+            }
+            assert_eq!(h.len(), all.len());
+            for prefix in prefixes {
+                for after in [h.compacted(), (revision - 30).max(h.compacted()), revision] {
+                    let want: Vec<i64> = all
+                        .iter()
+                        .filter(|&&(k, r)| r > after && k.starts_with(prefix))
+                        .map(|&(_, r)| r)
+                        .collect();
+                    let got: Vec<i64> = h
+                        .since(prefix, after)
+                        .expect("not compacted")
+                        .iter()
+                        .map(|e| e.revision)
+                        .collect();
+                    assert_eq!(got, want, "{prefix:?} after {after}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -16,7 +16,7 @@ use std::ops::Bound;
 
 /// The slash that ends a key's resource part: the third of `/registry/<resource>/...`, the
 /// first of a key that does not start with `/`.
-fn split(key: &str) -> (&str, &str, bool) {
+pub(crate) fn split(key: &str) -> (&str, &str, bool) {
     const REGISTRY: &str = "/registry/";
     let bytes = key.as_bytes();
     // Every store key starts with `/registry/`: its two slashes need no search.
