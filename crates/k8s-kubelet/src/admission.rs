@@ -100,16 +100,32 @@ pub fn insufficient_resources(
     allocatable: &ResourceList,
     admitted: &[&Pod],
 ) -> Vec<InsufficientResource> {
+    insufficient_resources_used(pod, allocatable, admitted.len(), &requests_of(admitted))
+}
+
+/// The summed requests of `pods` (what the kubelet's admission counts as used).
+pub fn requests_of(pods: &[&Pod]) -> Resources {
+    let mut used = Resources::default();
+    for p in pods {
+        used.add(&pod_requests(p));
+    }
+    used
+}
+
+/// [`insufficient_resources`] given the admitted pods' number and summed requests (`used`, as
+/// [`requests_of`] adds them up), for a caller that keeps each pod's requests.
+pub fn insufficient_resources_used(
+    pod: &Pod,
+    allocatable: &ResourceList,
+    admitted: usize,
+    used: &Resources,
+) -> Vec<InsufficientResource> {
     let alloc = Resources::from_list(allocatable);
     let mut request = pod_requests(pod);
     request
         .scalar
         .retain(|name, _| !is_extended_resource_name(name) || allocatable.contains_key(name));
-    let mut used = Resources::default();
-    for p in admitted {
-        used.add(&pod_requests(p));
-    }
-    let admitted_count = i64::try_from(admitted.len()).unwrap_or(i64::MAX);
+    let admitted_count = i64::try_from(admitted).unwrap_or(i64::MAX);
     let mut out = Vec::new();
     if admitted_count + 1 > alloc.pods {
         out.push(InsufficientResource {
@@ -211,7 +227,22 @@ pub fn admit(
     allocatable: &ResourceList,
     admitted: &[&Pod],
 ) -> Result<(), Rejection> {
-    if let Some(first) = insufficient_resources(pod, allocatable, admitted).first() {
+    admit_used(pod, node, allocatable, admitted, &requests_of(admitted))
+}
+
+/// [`admit`] given the admitted pods' summed requests (`used`, as [`requests_of`] adds them up).
+///
+/// # Errors
+/// As [`admit`].
+pub fn admit_used(
+    pod: &Pod,
+    node: &Node,
+    allocatable: &ResourceList,
+    admitted: &[&Pod],
+    used: &Resources,
+) -> Result<(), Rejection> {
+    if let Some(first) = insufficient_resources_used(pod, allocatable, admitted.len(), used).first()
+    {
         return Err(first.rejection());
     }
     if !matches_node_affinity(pod, node) {

@@ -886,8 +886,9 @@ impl Kubelet {
             return;
         }
         let allocatable = self.admission_allocatable(node, &key);
+        let used = self.runtime.active_requests();
         let active: Vec<&Pod> = self.runtime.active_pods();
-        if let Err(rejection) = admission::admit(pod, node, &allocatable, &active) {
+        if let Err(rejection) = admission::admit_used(pod, node, &allocatable, &active, &used) {
             self.devices.free_pod(&key);
             self.reject(api, &key, shared, rejection, now);
             return;
