@@ -208,9 +208,14 @@ fn host_ports(pod: &Pod) -> Vec<(String, String, i32)> {
 /// Upstream `nodeports.Fits`: no wanted (protocol, port) is taken on an overlapping host IP
 /// (`0.0.0.0` overlaps every IP).
 pub fn host_ports_fit(pod: &Pod, admitted: &[&Pod]) -> bool {
+    let wanted = host_ports(pod);
+    // A pod without host ports fits whatever the others use (most pods).
+    if wanted.is_empty() {
+        return true;
+    }
     let used: BTreeSet<(String, String, i32)> =
         admitted.iter().flat_map(|p| host_ports(p)).collect();
-    host_ports(pod).iter().all(|(proto, ip, port)| {
+    wanted.iter().all(|(proto, ip, port)| {
         !used.iter().any(|(up, uip, uport)| {
             up == proto && uport == port && (ip == uip || ip == "0.0.0.0" || uip == "0.0.0.0")
         })
