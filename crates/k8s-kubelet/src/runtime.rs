@@ -129,12 +129,12 @@ impl RequestsMemo {
     fn of(&mut self, pod: &Pod) -> &Resources {
         let fresh = matches!(&self.0, Some((spec, _)) if CowArc::ptr_eq(spec, &pod.spec));
         if !fresh {
-            self.0 = Some((pod.spec.clone(), pod_requests(pod)));
+            self.0 = None;
         }
-        match &self.0 {
-            Some((_, r)) => r,
-            None => unreachable!("set above"),
-        }
+        let (_, requests) = self
+            .0
+            .get_or_insert_with(|| (pod.spec.clone(), pod_requests(pod)));
+        requests
     }
 }
 
