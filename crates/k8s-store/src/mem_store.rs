@@ -93,13 +93,13 @@ impl MemStore {
     pub fn history_len(&self) -> usize {
         self.history.len()
     }
+}
 
-    /// Takes the next revision and stamps it on `obj`.
-    fn stamp(&mut self, obj: &mut Object) -> i64 {
-        self.revision += 1;
-        obj.meta_mut().resource_version = Some(self.revision.to_string());
-        self.revision
-    }
+/// Takes the next revision after `revision` and stamps it on `obj`.
+fn stamp(revision: &mut i64, obj: &mut Object) -> i64 {
+    *revision += 1;
+    obj.meta_mut().resource_version = Some(revision.to_string());
+    *revision
 }
 
 /// The store's compare-and-swap: `expected_revision`, when given, is the stored object's.
@@ -154,9 +154,7 @@ impl ObjectStore for MemStore {
         let mut created = None;
         // One search of the map: the revision, the history and the value only for a new key.
         let inserted = objects.insert_new(key, || {
-            *revision += 1;
-            let rev = *revision;
-            obj.meta_mut().resource_version = Some(rev.to_string());
+            let rev = stamp(revision, &mut obj);
             let shared = Arc::new(obj);
             history.record(key, WatchEventType::Added, rev, Arc::clone(&shared));
             created = Some(Arc::clone(&shared));
@@ -188,9 +186,7 @@ impl ObjectStore for MemStore {
             key: key.to_string(),
         })?;
         check_precondition(key, stored, expected_revision)?;
-        *revision += 1;
-        let rev = *revision;
-        obj.meta_mut().resource_version = Some(rev.to_string());
+        let rev = stamp(revision, &mut obj);
         let shared = Arc::new(obj);
         history.record(key, WatchEventType::Modified, rev, Arc::clone(&shared));
         *stored = Stored {
@@ -217,7 +213,7 @@ impl ObjectStore for MemStore {
                 })
             }
         };
-        let rev = self.stamp(&mut obj);
+        let rev = stamp(&mut self.revision, &mut obj);
         let shared = Arc::new(obj);
         self.history
             .record(key, WatchEventType::Deleted, rev, Arc::clone(&shared));
