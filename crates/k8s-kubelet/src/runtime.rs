@@ -24,12 +24,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_types::core::event::event_types;
-use k8s_types::core::{Container, Pod, PodSpec};
-use k8s_types::cow_arc::CowArc;
+use k8s_types::core::{Container, Pod};
 use k8s_types::meta::go_duration;
-use k8s_types::resources::{pod_requests, Resources};
+use k8s_types::resources::Resources;
 use k8s_types::{Shared, Tick};
 
+use crate::admission::RequestsMemo;
 use crate::backoff::Backoff;
 use crate::behavior::BehaviorRule;
 use crate::prober::{self, End, ProbeType};
@@ -104,38 +104,6 @@ pub struct RuntimePod {
     pub completed: bool,
     /// The pod's requests as admission last summed them.
     requests: RequestsMemo,
-}
-
-/// A pod's requests (`resources::pod_requests`, which reads only the spec) with the spec they were
-/// computed from, shared: recomputed only when the record's pod has another spec. Derived state:
-/// any two memos are equal, so a record's equality is its pod's and runtime's.
-#[derive(Clone, Default)]
-struct RequestsMemo(Option<(CowArc<PodSpec>, Resources)>);
-
-impl PartialEq for RequestsMemo {
-    fn eq(&self, _: &RequestsMemo) -> bool {
-        true
-    }
-}
-
-impl std::fmt::Debug for RequestsMemo {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("RequestsMemo")
-    }
-}
-
-impl RequestsMemo {
-    /// `pod_requests(pod)`, from the memo when `pod` has the spec it was computed from.
-    fn of(&mut self, pod: &Pod) -> &Resources {
-        let fresh = matches!(&self.0, Some((spec, _)) if CowArc::ptr_eq(spec, &pod.spec));
-        if !fresh {
-            self.0 = None;
-        }
-        let (_, requests) = self
-            .0
-            .get_or_insert_with(|| (pod.spec.clone(), pod_requests(pod)));
-        requests
-    }
 }
 
 /// Upstream `format.Pod`: `name_namespace(uid)`.
@@ -947,68 +915,5 @@ impl Runtime {
             .filter(|p| p.phase.is_active())
             .map(|p| &*p.pod)
             .collect()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use k8s_types::core::ResourceRequirements;
-    use k8s_types::quantity::Quantity;
-
-    fn pod(name: &str, cpu: &str, memory: &str) -> Pod {
-        let mut p = Pod::default();
-        p.metadata.name = name.into();
-        p.spec.containers.push(Container {
-            name: "c".into(),
-            image: "app:v1".into(),
-            resources: ResourceRequirements {
-                requests: [
-                    ("cpu".to_string(), Quantity::parse(cpu).expect("cpu")),
-                    (
-                        "memory".to_string(),
-                        Quantity::parse(memory).expect("memory"),
-                    ),
-                ]
-                .into_iter()
-                .collect(),
-                ..Default::default()
-            },
-            ..Default::default()
-        });
-        p
-    }
-
-    fn record(p: Pod, phase: PodPhase) -> RuntimePod {
-        RuntimePod::new("uid".into(), Shared::from_typed(p), phase, None, &[])
-    }
-
-    /// The memoized sum is the sum of `pod_requests` over the active pods (250m + 500m and
-    /// 1Gi + 2Gi; the terminated pod's 4 CPUs do not count), and follows a record whose pod
-    /// got another spec (an in-place resize of `b` to 750m).
-    #[test]
-    fn active_requests_sum_the_active_pods_and_follow_a_new_spec() {
-        let mut rt = Runtime::default();
-        rt.insert(
-            "ns/a".into(),
-            record(pod("a", "250m", "1Gi"), PodPhase::Running { started: 1 }),
-        );
-        rt.insert(
-            "ns/b".into(),
-            record(pod("b", "500m", "2Gi"), PodPhase::Creating { since: 2 }),
-        );
-        rt.insert(
-            "ns/c".into(),
-            record(pod("c", "4", "8Gi"), PodPhase::Terminated),
-        );
-        let used = rt.active_requests();
-        assert_eq!((used.milli_cpu, used.memory), (750, 3 << 30));
-        assert_eq!(used, crate::admission::requests_of(&rt.active_pods()));
-        // Again from the memo: the same sum.
-        assert_eq!(rt.active_requests(), used);
-        let resized = pod("b", "750m", "2Gi");
-        rt.get_mut("ns/b").expect("b").pod = Shared::from_typed(resized);
-        let used = rt.active_requests();
-        assert_eq!((used.milli_cpu, used.memory), (1_000, 3 << 30));
     }
 }
