@@ -397,32 +397,46 @@ mod tests {
     use k8s_types::meta::ObjectMeta;
     use k8s_types::Object;
 
+    fn create_namespace(api: &mut ApiServer, name: &str) {
+        api.create(Object::Namespace(Box::new(Namespace {
+            metadata: ObjectMeta {
+                name: name.into(),
+                ..Default::default()
+            },
+            ..Default::default()
+        })))
+        .expect("namespace");
+    }
+
+    /// A pod of one `app:v1` container named `c`, with `labels`.
+    fn create_pod(api: &mut ApiServer, ns: &str, name: &str, labels: &[(&str, &str)]) {
+        let mut pod = Pod {
+            metadata: ObjectMeta {
+                name: name.into(),
+                namespace: Some(ns.into()),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        for (k, v) in labels {
+            pod.metadata.labels.insert(k.to_string(), v.to_string());
+        }
+        pod.spec.containers.push(k8s_types::core::Container {
+            name: "c".into(),
+            image: "app:v1".into(),
+            ..Default::default()
+        });
+        api.create(Object::Pod(Box::new(pod))).expect("pod");
+    }
+
     /// The streamed List is byte for byte what serializing it as one JSON value printed before
     /// (`serde_json::to_string_pretty` / `serde_yaml::to_string` of the whole List).
     #[test]
     fn streamed_list_equals_the_whole_value() {
         let mut api = ApiServer::new(Box::new(MemStore::new()));
-        let meta = |name: &str, ns: Option<&str>| ObjectMeta {
-            name: name.into(),
-            namespace: ns.map(str::to_string),
-            ..Default::default()
-        };
-        api.create(Object::Namespace(Box::new(Namespace {
-            metadata: meta("default", None),
-            ..Default::default()
-        })))
-        .expect("namespace");
+        create_namespace(&mut api, "default");
         for name in ["b", "a"] {
-            let mut pod = Pod {
-                metadata: meta(name, Some("default")),
-                ..Default::default()
-            };
-            pod.spec.containers.push(k8s_types::core::Container {
-                name: "c".into(),
-                image: "app:v1".into(),
-                ..Default::default()
-            });
-            api.create(Object::Pod(Box::new(pod))).expect("pod");
+            create_pod(&mut api, "default", name, &[]);
         }
         let other = BTreeSet::new();
         let view = ListView::new(&api, &other);
@@ -458,32 +472,12 @@ mod tests {
     #[test]
     fn write_json_with_two_threads_prints_the_same_bytes() {
         let mut api = ApiServer::new(Box::new(MemStore::new()));
-        let meta = |name: String, ns: Option<&str>| ObjectMeta {
-            name,
-            namespace: ns.map(str::to_string),
-            ..Default::default()
-        };
         for i in 0..JSON_PART + 5 {
-            api.create(Object::Namespace(Box::new(Namespace {
-                metadata: meta(format!("ns-{i:04}"), None),
-                ..Default::default()
-            })))
-            .expect("namespace");
+            create_namespace(&mut api, &format!("ns-{i:04}"));
         }
         for i in 0..(2 * JSON_PART + 7) {
-            let mut pod = Pod {
-                metadata: meta(format!("p-{i:05}"), Some("ns-0001")),
-                ..Default::default()
-            };
-            pod.metadata
-                .labels
-                .insert("app".into(), format!("a{}", i % 3));
-            pod.spec.containers.push(k8s_types::core::Container {
-                name: "c".into(),
-                image: "app:v1".into(),
-                ..Default::default()
-            });
-            api.create(Object::Pod(Box::new(pod))).expect("pod");
+            let app = format!("a{}", i % 3);
+            create_pod(&mut api, "ns-0001", &format!("p-{i:05}"), &[("app", &app)]);
         }
         let other = BTreeSet::new();
         let view = ListView::new(&api, &other);
@@ -528,14 +522,7 @@ mod tests {
         use k8s_types::core::{ContainerState, ContainerStateDetail, ContainerStatus};
         use k8s_types::meta::tick_timestamp;
         let mut api = ApiServer::new(Box::new(MemStore::new()));
-        api.create(Object::Namespace(Box::new(Namespace {
-            metadata: ObjectMeta {
-                name: "default".into(),
-                ..Default::default()
-            },
-            ..Default::default()
-        })))
-        .expect("namespace");
+        create_namespace(&mut api, "default");
         let mut pod = Pod {
             metadata: ObjectMeta {
                 name: "crash".into(),

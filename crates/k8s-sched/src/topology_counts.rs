@@ -468,34 +468,6 @@ impl DomainView {
     }
 }
 
-/// A counter's matching pods per node position, with the generation the index counted at each
-/// position: shared (`Arc`) with the index, not copied. [`NodeCountView::count`] answers only for
-/// a node whose generation is the one counted at its position, so a stale or foreign node is
-/// never misread.
-#[derive(Clone, Debug, Default)]
-pub struct NodeCountView {
-    gens: Arc<Vec<u64>>,
-    counts: Arc<Vec<u32>>,
-}
-
-impl NodeCountView {
-    /// The matching pods on `node`, at position `pos` of the synced snapshot; `None` when the
-    /// position is unknown or the node changed since it was counted (count its pods instead).
-    #[inline]
-    pub fn count(&self, pos: usize, node: &NodeInfo) -> Option<i64> {
-        match (self.gens.get(pos), self.counts.get(pos)) {
-            (Some(&g), Some(&n)) if g != 0 && g == node.generation() => Some(i64::from(n)),
-            _ => None,
-        }
-    }
-
-    /// The matching pods per node position, shared (read only where the generation at the
-    /// position is the node's, as [`NodeCountView::count`] does).
-    pub fn per_position(&self) -> &Arc<Vec<u32>> {
-        &self.counts
-    }
-}
-
 /// A registered counter (valid until the next [`TopologyIndex::counter`] call may evict it; use
 /// it right after registering).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -933,13 +905,10 @@ impl TopologyIndex {
             .sum()
     }
 
-    /// Where Score finds the matching pods of counter `id` on a node by position (see
-    /// [`NodeCountView`]); valid for the snapshot last synced.
-    pub fn node_count_view(&self, id: CounterId) -> NodeCountView {
-        NodeCountView {
-            gens: Arc::clone(&self.gens),
-            counts: Arc::clone(&self.counters[id.0].per_node),
-        }
+    /// Counter `id`'s matching pods per node position of the snapshot last synced, shared: valid
+    /// at a position whose generation ([`DomainView::arrays`]) is the node's.
+    pub fn node_counts(&self, id: CounterId) -> &Arc<Vec<u32>> {
+        &self.counters[id.0].per_node
     }
 
     /// Every domain of the counter's key that has at least one node, with its matching pods

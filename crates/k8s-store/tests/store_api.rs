@@ -81,8 +81,9 @@ fn create_of_an_existing_key_and_writes_to_a_missing_key_fail() {
             key: "/registry/nodes/b".into()
         })
     );
-    // Failed writes do not consume revisions.
+    // Failed writes do not consume revisions, nor leave a watch event.
     assert_eq!(s.revision(), 1);
+    assert_eq!(s.history_len(), 1);
 }
 
 #[test]

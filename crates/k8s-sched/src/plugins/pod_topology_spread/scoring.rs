@@ -493,7 +493,7 @@ impl PreScoreState {
                 let weight = weights[i];
                 let count = if c.topology_key == node_labels::HOSTNAME {
                     ScoreCount::PerNode {
-                        counts: Arc::clone(index.node_count_view(id).per_position()),
+                        counts: Arc::clone(index.node_counts(id)),
                         max_skew: c.max_skew,
                         weight,
                     }
