@@ -171,8 +171,8 @@ pub fn pending_reasons(p: &Pod) -> Vec<String> {
     else {
         return vec!["no scheduling attempt yet".to_string()];
     };
-    let reason = c.reason.clone().unwrap_or_default();
-    let message = c.message.clone().unwrap_or_default();
+    let reason = c.reason.as_deref().unwrap_or_default().to_string();
+    let message = c.message.as_deref().unwrap_or_default().to_string();
     if reason != "Unschedulable" {
         return vec![if reason.is_empty() {
             "no reason given".to_string()

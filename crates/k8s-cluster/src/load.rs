@@ -337,8 +337,8 @@ pub const LOAD_EVENT_SOURCE: &str = "k8s-mini";
 fn unserved_scheduler_events(cluster: &mut Cluster) {
     let pods: Vec<k8s_types::core::Pod> = cluster.api_ref().list_typed(None, None);
     let mut recorder = k8s_types::events::EventRecorder::new(k8s_types::core::event::EventSource {
-        component: LOAD_EVENT_SOURCE.to_string(),
-        host: String::new(),
+        component: LOAD_EVENT_SOURCE.into(),
+        host: Default::default(),
     });
     for p in pods {
         if p.node_name().is_some_and(|n| !n.is_empty()) || p.is_terminal() {

@@ -55,7 +55,7 @@ pub fn object_ref(e: &Event) -> String {
 /// gets `kubectl get events`' LAST SEEN suffix with the span since `firstTimestamp` in ticks,
 /// e.g. `40 (x3 over 20s)` (kubectl `printOneEvent`: `<last> (x<count> over <first>)`).
 pub fn event_row(e: &Event) -> Vec<String> {
-    let tick_of = |ts: &Option<String>| ts.as_deref().and_then(timestamp_tick);
+    let tick_of = |ts: &Option<k8s_types::CompactString>| ts.as_deref().and_then(timestamp_tick);
     let first = tick_of(&e.first_timestamp);
     let last = tick_of(&e.last_timestamp).or(first);
     let mut tick = last.map_or_else(|| "?".to_string(), |t| t.to_string());
@@ -68,10 +68,10 @@ pub fn event_row(e: &Event) -> Vec<String> {
     }
     vec![
         tick,
-        e.type_.clone(),
-        e.reason.clone(),
+        e.type_.to_string(),
+        e.reason.to_string(),
         object_ref(e),
-        e.message.clone(),
+        e.message.to_string(),
     ]
 }
 

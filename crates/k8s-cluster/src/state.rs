@@ -470,8 +470,8 @@ mod tests {
 
     fn condition(type_: &str, status: &str) -> PodCondition {
         PodCondition {
-            type_: type_.to_string(),
-            status: status.to_string(),
+            type_: type_.into(),
+            status: status.into(),
             ..Default::default()
         }
     }

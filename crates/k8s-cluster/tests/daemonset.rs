@@ -86,7 +86,7 @@ fn events(c: &mut Cluster, object: &str, reason: &str) -> Vec<String> {
         .list_typed::<Event>(None, None)
         .into_iter()
         .filter(|e| e.involved_object.name == object && e.reason == reason)
-        .map(|e| e.message)
+        .map(|e| e.message.into())
         .collect()
 }
 

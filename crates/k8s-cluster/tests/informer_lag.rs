@@ -162,7 +162,7 @@ fn a_lagging_scheduler_does_not_bind_its_assumed_pods_again() {
                 .conditions
                 .iter()
                 .find(|c| c.type_ == "PodScheduled")
-                .and_then(|c| c.last_transition_time.clone())
+                .and_then(|c| c.last_transition_time.as_deref().map(str::to_string))
         })
         .collect();
     bound.sort_unstable();

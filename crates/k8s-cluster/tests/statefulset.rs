@@ -236,7 +236,7 @@ fn partition_keeps_lower_ordinals_and_rolls_down_from_the_highest() {
         .list_typed::<Event>(None, None)
         .into_iter()
         .filter(|e| e.reason == "SuccessfulDelete")
-        .map(|e| e.message)
+        .map(|e| e.message.into())
         .collect();
     assert_eq!(
         deletes,

@@ -112,7 +112,7 @@ fn a_gang_that_fits_binds_once_its_victim_is_gone() {
                 .first_timestamp
                 .as_deref()
                 .and_then(k8s_types::meta::timestamp_tick);
-            (e.involved_object.name, t.unwrap_or(0))
+            (e.involved_object.name.to_string(), t.unwrap_or(0))
         })
         .collect();
     assert_eq!(preempted, [(v.name.clone(), v.at)]);

@@ -541,7 +541,7 @@ mod tests {
             p.status.conditions.push(PodCondition {
                 type_: "Ready".into(),
                 status: "True".into(),
-                last_transition_time: Some(tick_timestamp(t)),
+                last_transition_time: Some(k8s_types::meta::tick_timestamp_compact(t)),
                 ..Default::default()
             });
         }

@@ -32,7 +32,7 @@ use k8s_types::core::taints::effects;
 use k8s_types::core::{condition_status, Node, Pod, Taint};
 use k8s_types::events::EventRecorder;
 use k8s_types::informer::{Delta, SharedInformerFactory};
-use k8s_types::meta::tick_timestamp;
+use k8s_types::meta::{tick_timestamp, tick_timestamp_compact};
 use k8s_types::workqueue::WorkQueue;
 use k8s_types::{Kind, Object, Resource, Tick};
 
@@ -267,7 +267,7 @@ impl NodeLifecycleController {
                 continue;
             }
             c.status = condition_status::FALSE.into();
-            c.last_transition_time = Some(tick_timestamp(now));
+            c.last_transition_time = Some(tick_timestamp_compact(now));
             let obj = Object::Pod(Box::new(pod.clone()));
             if api.update_status_typed(pod).is_ok() {
                 self.events.record(

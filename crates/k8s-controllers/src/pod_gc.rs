@@ -20,7 +20,7 @@ use k8s_types::apiserver::{ApiClient, ApiExt, DeleteOptions};
 use k8s_types::controller::{Action, Controller, SyncError};
 use k8s_types::core::{condition_status, phases, Pod, PodCondition};
 use k8s_types::informer::{Delta, SharedInformerFactory};
-use k8s_types::meta::tick_timestamp;
+use k8s_types::meta::tick_timestamp_compact;
 use k8s_types::workqueue::WorkQueue;
 use k8s_types::{Kind, Resource, Tick};
 
@@ -153,11 +153,11 @@ impl Controller for PodGarbageCollector {
             failed.status.phase = Some(phases::FAILED.to_string());
         }
         failed.set_condition(PodCondition {
-            type_: DISRUPTION_TARGET.to_string(),
-            status: condition_status::TRUE.to_string(),
-            reason: Some(REASON_DELETION_BY_POD_GC.to_string()),
-            message: Some(MESSAGE_NODE_GONE.to_string()),
-            last_transition_time: Some(tick_timestamp(now)),
+            type_: DISRUPTION_TARGET.into(),
+            status: condition_status::TRUE.into(),
+            reason: Some(REASON_DELETION_BY_POD_GC.into()),
+            message: Some(MESSAGE_NODE_GONE.into()),
+            last_transition_time: Some(tick_timestamp_compact(now)),
         });
         let _ = api.update_status_typed(failed);
         let _ = api.delete(&Kind::Pod, &ns, &name, force);

@@ -19,7 +19,7 @@ use k8s_types::core::taints::{effects, tolerated};
 use k8s_types::core::{condition_status, Node, Pod, PodCondition, Taint};
 use k8s_types::events::EventRecorder;
 use k8s_types::informer::{Delta, SharedInformerFactory};
-use k8s_types::meta::tick_timestamp;
+use k8s_types::meta::tick_timestamp_compact;
 use k8s_types::workqueue::WorkQueue;
 use k8s_types::{Kind, Object, Resource, Tick};
 
@@ -184,11 +184,11 @@ impl Controller for TaintEvictionController {
         );
         let mut marked = pod.clone();
         marked.set_condition(PodCondition {
-            type_: crate::pod_gc::DISRUPTION_TARGET.to_string(),
-            status: condition_status::TRUE.to_string(),
-            reason: Some(REASON_DELETION_BY_TAINT_MANAGER.to_string()),
-            message: Some(MESSAGE_NO_EXECUTE.to_string()),
-            last_transition_time: Some(tick_timestamp(now)),
+            type_: crate::pod_gc::DISRUPTION_TARGET.into(),
+            status: condition_status::TRUE.into(),
+            reason: Some(REASON_DELETION_BY_TAINT_MANAGER.into()),
+            message: Some(MESSAGE_NO_EXECUTE.into()),
+            last_transition_time: Some(tick_timestamp_compact(now)),
         });
         let _ = api.update_status_typed(marked);
         let _ = api.delete(&Kind::Pod, &ns, &name, DeleteOptions::default());

@@ -232,7 +232,7 @@ fn scaling_to_100_writes_nine_events_and_an_aggregate_counted_to_16() {
     created.sort_by_key(|e| e.metadata.uid.clone());
     let got: Vec<(String, i32)> = created
         .iter()
-        .map(|e| (e.message.clone(), e.count))
+        .map(|e| (e.message.to_string(), e.count))
         .collect();
     let mut want: Vec<(String, i32)> = pods[..9]
         .iter()

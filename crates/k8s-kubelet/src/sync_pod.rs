@@ -85,8 +85,8 @@ pub fn killing_message(name: &str) -> String {
 
 /// `containers with unready status: [a b]`, `containers with incomplete status: [init]`: the
 /// names as Go's `%s` prints a string slice.
-fn containers_message(status: &str, names: &[String]) -> String {
-    format!("containers with {status} status: [{}]", names.join(" "))
+fn containers_message(status: &str, names: &[String]) -> k8s_types::CompactString {
+    k8s_types::format_compact!("containers with {status} status: [{}]", names.join(" "))
 }
 
 /// True for the condition types the kubelet owns (upstream `kubetypes.PodConditionByKubelet`).
@@ -102,13 +102,13 @@ pub fn condition_owned_by_kubelet(type_: &str) -> bool {
 }
 
 /// A false condition's reason, and its message built on demand.
-type ReasonMessage<'a> = (&'a str, &'a dyn Fn() -> String);
+type ReasonMessage<'a> = (&'a str, &'a dyn Fn() -> k8s_types::CompactString);
 
 /// A condition; a false one carries `reason_message`'s reason and message (the message is built
 /// only then: most status writes have every condition true).
 fn condition(type_: &str, ok: bool, reason_message: Option<ReasonMessage<'_>>) -> PodCondition {
     let (reason, message) = match reason_message {
-        Some((r, m)) if !ok => (Some(r.to_string()), Some(m())),
+        Some((r, m)) if !ok => (Some(r.into()), Some(m())),
         _ => (None, None),
     };
     PodCondition {
@@ -128,7 +128,7 @@ fn condition(type_: &str, ok: bool, reason_message: Option<ReasonMessage<'_>>) -
 /// A condition with a reason and no message (the terminal-phase forms).
 fn condition_reason(type_: &str, ok: bool, reason: &str) -> PodCondition {
     let mut c = condition(type_, ok, None);
-    c.reason = Some(reason.to_string());
+    c.reason = Some(reason.into());
     c
 }
 
@@ -150,7 +150,7 @@ fn merge_conditions(
             Some(o) if o.status == c.status && o.last_transition_time.is_some() => {
                 o.last_transition_time.clone()
             }
-            _ => Some(now.to_string()),
+            _ => Some(now.into()),
         };
         out.push(c);
     }

@@ -323,7 +323,7 @@ impl DetachedClient {
             return Err(Status::conflict(&Kind::Pod, name));
         }
         let mut p = (**slot).clone();
-        p.spec.node_name = Some(binding.target.name.clone());
+        p.spec.node_name = Some(binding.target.name.to_string());
         // As the apiserver's pods/binding: the Binding's annotations are copied onto the pod.
         for (k, v) in &binding.metadata.annotations {
             p.metadata.annotations.insert(k.clone(), v.clone());

@@ -42,7 +42,7 @@ pub(crate) fn compute(pg: &PodGroup, members: &[&Pod], now: u64) -> Option<Condi
         (
             "False",
             REASON_UNSCHEDULABLE,
-            failed.message.clone().unwrap_or_default(),
+            failed.message.as_deref().unwrap_or_default().to_string(),
         )
     };
     let since = match old {

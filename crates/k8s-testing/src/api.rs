@@ -109,7 +109,7 @@ impl FakeApi {
     fn messages(&self, keep: impl Fn(&Event) -> bool) -> Vec<String> {
         let mut evs: Vec<Event> = self.events().into_iter().filter(|e| keep(e)).collect();
         evs.sort_by_key(|e| e.metadata.resource_version_number());
-        evs.into_iter().map(|e| e.message).collect()
+        evs.into_iter().map(|e| e.message.into()).collect()
     }
 
     /// Node name -> number of pods bound to it.
@@ -393,7 +393,7 @@ impl ApiClient for FakeApi {
         if p.node_name().is_some() {
             return Err(Status::conflict(&Kind::Pod, &binding.metadata.name));
         }
-        p.spec.node_name = Some(binding.target.name.clone());
+        p.spec.node_name = Some(binding.target.name.to_string());
         let mut obj = Object::Pod(p);
         self.bump(&mut obj);
         self.store(key, obj.clone());

@@ -48,6 +48,7 @@ pub mod store;
 pub mod validation;
 pub mod workqueue;
 
+pub use compact_str::{format_compact, CompactString, ToCompactString};
 pub use object::{Kind, Object, Resource, Shared};
 pub use quantity::{Format, Quantity, QuantityError};
 

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use compact_str::CompactString;
 use serde::{Deserialize, Serialize};
 
 pub use crate::cow_arc::StringMap;
@@ -116,26 +117,26 @@ pub struct OwnerReference {
 #[serde(rename_all = "camelCase")]
 pub struct ObjectReference {
     /// Kind of the referent.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub kind: String,
+    #[serde(default, skip_serializing_if = "str::is_empty")]
+    pub kind: CompactString,
     /// Namespace of the referent.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub namespace: String,
+    #[serde(default, skip_serializing_if = "str::is_empty")]
+    pub namespace: CompactString,
     /// Name of the referent.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub name: String,
+    #[serde(default, skip_serializing_if = "str::is_empty")]
+    pub name: CompactString,
     /// UID of the referent.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub uid: String,
+    #[serde(default, skip_serializing_if = "str::is_empty")]
+    pub uid: CompactString,
     /// API version of the referent.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub api_version: String,
+    #[serde(default, skip_serializing_if = "str::is_empty")]
+    pub api_version: CompactString,
     /// resourceVersion of the referent when the reference was made.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub resource_version: String,
+    #[serde(default, skip_serializing_if = "str::is_empty")]
+    pub resource_version: CompactString,
     /// Field within the referent, e.g. `spec.containers{app}`.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub field_path: String,
+    #[serde(default, skip_serializing_if = "str::is_empty")]
+    pub field_path: CompactString,
 }
 
 /// Go's `time.Duration.String()` for whole seconds (ticks): `0s`, `10s`, `1m0s`, `2m40s`, `1h0m0s`,
@@ -194,6 +195,15 @@ pub fn tick_timestamp(tick: crate::Tick) -> String {
             let (h, mi, s) = (rem / 3600, (rem % 3600) / 60, rem % 60);
             format!("{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
         }
+    }
+}
+
+/// [`tick_timestamp`] as a [`CompactString`]: a four-digit year's 20 bytes are stored inline
+/// (no allocation).
+pub fn tick_timestamp_compact(tick: crate::Tick) -> CompactString {
+    match tick_timestamp_bytes(tick) {
+        Some(b) => std::str::from_utf8(&b).map(Into::into).unwrap_or_default(),
+        None => tick_timestamp(tick).into(),
     }
 }
 

@@ -621,10 +621,10 @@ impl Object {
             Object::Other(..) => {}
             _ => each_variant!(self, o => {
                 if o.api_version != av {
-                    o.api_version = av.to_string();
+                    o.api_version = av.into();
                 }
                 if o.kind != k {
-                    o.kind = k.to_string();
+                    o.kind = k.into();
                 }
             }),
         }

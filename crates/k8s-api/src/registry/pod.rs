@@ -29,10 +29,10 @@ pub fn prepare_for_create(pod: &mut Pod) {
     };
     if !pod.spec.scheduling_gates.is_empty() {
         pod.status.conditions.push(PodCondition {
-            type_: pod_conditions::POD_SCHEDULED.to_string(),
-            status: condition_status::FALSE.to_string(),
-            reason: Some(REASON_SCHEDULING_GATED.to_string()),
-            message: Some(SCHEDULING_GATED_MESSAGE.to_string()),
+            type_: pod_conditions::POD_SCHEDULED.into(),
+            status: condition_status::FALSE.into(),
+            reason: Some(REASON_SCHEDULING_GATED.into()),
+            message: Some(SCHEDULING_GATED_MESSAGE.into()),
             last_transition_time: None,
         });
     }

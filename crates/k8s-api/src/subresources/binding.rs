@@ -12,7 +12,7 @@
 use std::sync::Arc;
 
 use k8s_types::core::{condition_status, pod_conditions, Binding, Pod, PodCondition};
-use k8s_types::meta::tick_timestamp;
+use k8s_types::meta::tick_timestamp_compact;
 use k8s_types::object::Kind;
 use k8s_types::status::{FieldError, Status};
 use k8s_types::{Object, Resource};
@@ -113,16 +113,16 @@ impl ApiServer {
             ));
         }
         let expected = pod.metadata.resource_version_number();
-        pod.spec.node_name = Some(binding.target.name.clone());
+        pod.spec.node_name = Some(binding.target.name.to_string());
         for (k, v) in &binding.metadata.annotations {
             pod.metadata.annotations.insert(k.clone(), v.clone());
         }
         pod.set_condition(PodCondition {
-            type_: pod_conditions::POD_SCHEDULED.to_string(),
-            status: condition_status::TRUE.to_string(),
+            type_: pod_conditions::POD_SCHEDULED.into(),
+            status: condition_status::TRUE.into(),
             reason: None,
             message: None,
-            last_transition_time: Some(tick_timestamp(self.now)),
+            last_transition_time: Some(tick_timestamp_compact(self.now)),
         });
         self.storage_update(&key, Object::Pod(Box::new(pod)), Some(expected))
             .map_err(|e| errors::from_store(e, &Kind::Pod, name))

@@ -24,7 +24,7 @@
 
 use k8s_types::apiserver::ApiClient;
 use k8s_types::core::{condition_status, phases, Pod, PodCondition};
-use k8s_types::meta::tick_timestamp;
+use k8s_types::meta::{tick_timestamp, tick_timestamp_compact};
 use k8s_types::object::Kind;
 use k8s_types::policy::{
     update_disruption_allowed_condition, Eviction, PodDisruptionBudget, DISRUPTION_BUDGET_CAUSE,
@@ -161,11 +161,11 @@ impl ApiServer {
         );
         let before = pod.status.clone();
         pod.set_condition(PodCondition {
-            type_: CONDITION_DISRUPTION_TARGET.to_string(),
-            status: condition_status::TRUE.to_string(),
-            reason: Some(REASON_EVICTION_BY_EVICTION_API.to_string()),
-            message: Some(MSG_EVICTION_API.to_string()),
-            last_transition_time: Some(tick_timestamp(self.now)),
+            type_: CONDITION_DISRUPTION_TARGET.into(),
+            status: condition_status::TRUE.into(),
+            reason: Some(REASON_EVICTION_BY_EVICTION_API.into()),
+            message: Some(MSG_EVICTION_API.into()),
+            last_transition_time: Some(tick_timestamp_compact(self.now)),
         });
         if pod.status != before {
             self.update_object_status(Object::Pod(Box::new(pod)))?;

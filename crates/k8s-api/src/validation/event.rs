@@ -67,7 +67,7 @@ mod tests {
             validate_event(&e)[0].to_string(),
             "involvedObject.namespace: Invalid value: \"default\": does not match event.namespace"
         );
-        e.involved_object.namespace = String::new();
+        e.involved_object.namespace = Default::default();
         e.metadata.namespace = Some("default".into());
         assert!(validate_event(&e).is_empty());
     }

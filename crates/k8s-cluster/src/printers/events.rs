@@ -37,7 +37,7 @@ pub(super) fn event_cells(e: &Event, now: Tick) -> Vec<Cell> {
     };
     let o = &e.involved_object;
     let target = if o.name.is_empty() {
-        o.kind.to_lowercase()
+        o.kind.as_str().to_lowercase()
     } else {
         format!("{}/{}", o.kind.to_lowercase(), o.name)
     };

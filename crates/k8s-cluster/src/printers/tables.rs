@@ -725,8 +725,8 @@ c-new       Running    0/1                      100s
     #[test]
     fn event_interval_folds_repeats() {
         let mut e = Event {
-            first_timestamp: Some(tick_timestamp(7)),
-            last_timestamp: Some(tick_timestamp(20)),
+            first_timestamp: Some(tick_timestamp(7).into()),
+            last_timestamp: Some(tick_timestamp(20).into()),
             count: 2,
             ..Default::default()
         };
@@ -821,7 +821,7 @@ c-new       Running    0/1                      100s
         let e = Event {
             metadata: meta("web.1", Some("default")),
             reporting_component: Some("default-scheduler".into()),
-            first_timestamp: Some(tick_timestamp(10)),
+            first_timestamp: Some(tick_timestamp(10).into()),
             reason: "Scheduled".into(),
             message: " Successfully assigned default/web to node-1 ".into(),
             ..Default::default()

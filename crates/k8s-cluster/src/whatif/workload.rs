@@ -169,7 +169,7 @@ pub(super) fn pod_row(p: &Pod) -> WorkloadPod {
             .conditions
             .iter()
             .find(|c| c.type_ == "PodScheduled" && c.status == "False")
-            .and_then(|c| c.message.clone())
+            .and_then(|c| c.message.as_deref().map(str::to_string))
     } else {
         None
     };
@@ -228,8 +228,8 @@ pub(super) fn disruptions(api: &dyn ApiClient, base: &Base) -> (Vec<Disrupted>, 
             _ => continue,
         };
         let key = (
-            e.involved_object.namespace.clone(),
-            e.involved_object.name.clone(),
+            e.involved_object.namespace.to_string(),
+            e.involved_object.name.to_string(),
         );
         let was = base.pods.get(&key).or_else(|| {
             pods.iter()
@@ -247,8 +247,8 @@ pub(super) fn disruptions(api: &dyn ApiClient, base: &Base) -> (Vec<Disrupted>, 
             priority: was.map_or(0, Pod::priority),
             node: was.and_then(|p| p.node_name().map(str::to_string)),
             at: tick_of(e),
-            reason: e.reason.clone(),
-            message: e.message.clone(),
+            reason: e.reason.to_string(),
+            message: e.message.to_string(),
             by,
         });
     }

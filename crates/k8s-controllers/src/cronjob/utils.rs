@@ -209,13 +209,13 @@ pub fn job_from_template(cj: &CronJob, scheduled: i64) -> Result<Job, String> {
 /// resourceVersion of the Job.
 pub fn job_ref(job: &Job) -> ObjectReference {
     ObjectReference {
-        kind: Kind::Job.name().to_string(),
-        namespace: job.metadata.namespace().to_string(),
-        name: job.metadata.name.clone(),
-        uid: job.metadata.uid.clone().unwrap_or_default(),
-        api_version: Kind::Job.api_version().to_string(),
-        resource_version: job.metadata.resource_version.clone().unwrap_or_default(),
-        field_path: String::new(),
+        kind: Kind::Job.name().into(),
+        namespace: job.metadata.namespace().into(),
+        name: job.metadata.name.as_str().into(),
+        uid: job.metadata.uid.as_deref().unwrap_or_default().into(),
+        api_version: Kind::Job.api_version().into(),
+        resource_version: job.metadata.resource_version.as_deref().unwrap_or_default().into(),
+        field_path: Default::default(),
     }
 }
 

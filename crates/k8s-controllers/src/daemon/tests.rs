@@ -7,7 +7,7 @@ use k8s_types::apps::{
     CONTROLLER_REVISION_HASH_LABEL,
 };
 use k8s_types::core::{Node, NodeCondition, Pod, PodCondition};
-use k8s_types::meta::tick_timestamp;
+use k8s_types::meta::{tick_timestamp, tick_timestamp_compact};
 use k8s_types::Tick;
 
 use super::update::rolling_update;
@@ -49,7 +49,7 @@ fn pod(name: &str, node: &str, hash: &str, ready_at: Option<Tick>) -> Pod {
         p.status.conditions.push(PodCondition {
             type_: "Ready".into(),
             status: "True".into(),
-            last_transition_time: Some(tick_timestamp(t)),
+            last_transition_time: Some(tick_timestamp_compact(t)),
             ..Default::default()
         });
     }

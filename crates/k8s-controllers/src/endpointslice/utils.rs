@@ -90,10 +90,10 @@ pub fn pod_to_endpoint(pod: &Pod, node: Option<&Node>, svc: &Service) -> Endpoin
         },
         hostname: None,
         target_ref: Some(ObjectReference {
-            kind: "Pod".to_string(),
-            namespace: pod.metadata.namespace().to_string(),
-            name: pod.metadata.name.clone(),
-            uid: pod.metadata.uid.clone().unwrap_or_default(),
+            kind: "Pod".into(),
+            namespace: pod.metadata.namespace().into(),
+            name: pod.metadata.name.as_str().into(),
+            uid: pod.metadata.uid.as_deref().unwrap_or_default().into(),
             ..Default::default()
         }),
         node_name: pod.spec.node_name.clone().filter(|n| !n.is_empty()),
@@ -154,7 +154,7 @@ pub fn endpoint_identity(ep: &Endpoint) -> (String, String, String) {
     let r = ep.target_ref.clone().unwrap_or_default();
     (
         ep.addresses.first().cloned().unwrap_or_default(),
-        r.namespace,
-        r.name,
+        r.namespace.into(),
+        r.name.into(),
     )
 }

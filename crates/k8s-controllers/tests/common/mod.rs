@@ -9,7 +9,7 @@ use k8s_controllers::ControllerManager;
 use k8s_testing::FakeApi;
 use k8s_types::apiserver::{ApiClient, ApiExt};
 use k8s_types::core::{Binding, Pod, PodCondition};
-use k8s_types::meta::{tick_timestamp, timestamp_tick};
+use k8s_types::meta::{tick_timestamp_compact, timestamp_tick};
 use k8s_types::{Object, Resource};
 
 /// The fake scheduler and kubelet of one node: binds pending pods (PodScheduled at this tick),
@@ -33,7 +33,7 @@ pub fn fake_scheduler_and_kubelet(api: &mut FakeApi) {
             bound.set_condition(PodCondition {
                 type_: "PodScheduled".into(),
                 status: "True".into(),
-                last_transition_time: Some(tick_timestamp(now)),
+                last_transition_time: Some(tick_timestamp_compact(now)),
                 ..Default::default()
             });
             api.update_status(Object::Pod(Box::new(bound)))
@@ -50,7 +50,7 @@ pub fn fake_scheduler_and_kubelet(api: &mut FakeApi) {
             p.set_condition(PodCondition {
                 type_: "Ready".into(),
                 status: "True".into(),
-                last_transition_time: Some(tick_timestamp(now)),
+                last_transition_time: Some(tick_timestamp_compact(now)),
                 ..Default::default()
             });
             api.update_status(Object::Pod(Box::new(p))).expect("ready");

@@ -58,9 +58,9 @@ impl FakeApi {
             .filter_map(|o| match o {
                 Object::Event(e) => Some((
                     e.metadata.resource_version_number(),
-                    e.reason.clone(),
-                    e.message.clone(),
-                    e.involved_object.name.clone(),
+                    e.reason.to_string(),
+                    e.message.to_string(),
+                    e.involved_object.name.to_string(),
                 )),
                 _ => None,
             })
@@ -214,7 +214,7 @@ impl ApiClient for FakeApi {
         if pod.node_name().is_some() {
             return Err(Status::conflict(&Kind::Pod, &binding.metadata.name));
         }
-        pod.spec.node_name = Some(binding.target.name.clone());
+        pod.spec.node_name = Some(binding.target.name.to_string());
         let mut obj = Object::Pod(pod);
         self.bump(&mut obj);
         self.objects.insert(key, obj.clone());

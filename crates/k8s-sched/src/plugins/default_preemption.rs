@@ -32,7 +32,7 @@ use k8s_sched_framework::{
 };
 use k8s_types::apiserver::{ApiExt, DeleteOptions};
 use k8s_types::core::{condition_status, Pod, PodCondition};
-use k8s_types::meta::{tick_timestamp, timestamp_tick};
+use k8s_types::meta::{tick_timestamp_compact, timestamp_tick};
 use k8s_types::object::{Kind, Object};
 use k8s_types::policy::PodDisruptionBudget;
 use k8s_types::Tick;
@@ -356,13 +356,13 @@ pub fn prepare_candidate(c: &Candidate, pod: &Pod, handle: &mut dyn Handle) -> R
         };
         let mut updated = fresh.clone();
         updated.set_condition(PodCondition {
-            type_: CONDITION_DISRUPTION_TARGET.to_string(),
-            status: condition_status::TRUE.to_string(),
-            reason: Some(REASON_PREEMPTION_BY_SCHEDULER.to_string()),
-            message: Some(format!(
+            type_: CONDITION_DISRUPTION_TARGET.into(),
+            status: condition_status::TRUE.into(),
+            reason: Some(REASON_PREEMPTION_BY_SCHEDULER.into()),
+            message: Some(k8s_types::format_compact!(
                 "{scheduler_name}: preempting to accommodate a higher priority pod"
             )),
-            last_transition_time: Some(tick_timestamp(handle.now())),
+            last_transition_time: Some(tick_timestamp_compact(handle.now())),
         });
         if updated.status != fresh.status {
             match handle.client_mut().update_status_typed(updated) {
@@ -569,7 +569,7 @@ mod tests {
         let mut p = Pod::default();
         p.metadata.name = name.into();
         p.spec.priority = Some(prio);
-        p.status.start_time = start.map(tick_timestamp);
+        p.status.start_time = start.map(k8s_types::meta::tick_timestamp);
         Shared::from_typed(p)
     }
 

@@ -330,7 +330,7 @@ impl Framework {
         involved: impl Into<Involved<'a>>,
         type_: &str,
         reason: &str,
-        message: impl Into<String>,
+        message: impl Into<k8s_types::CompactString>,
     ) -> Recorded {
         self.events
             .borrow_mut()

@@ -21,7 +21,7 @@ use k8s_types::apiserver::{ApiClient, ApiExt};
 use k8s_types::core::event::event_types;
 use k8s_types::core::{condition_status, pod_conditions, Pod, PodCondition};
 use k8s_types::events::Involved;
-use k8s_types::meta::tick_timestamp;
+use k8s_types::meta::tick_timestamp_compact;
 use k8s_types::Tick;
 
 use crate::cache::Cache;
@@ -634,11 +634,11 @@ fn handle_failure(ctx: &mut Ctx<'_>, fwk: &Framework, pod: &Shared<Pod>, f: Fail
     ctx.queue.set_last_message(&key, msg);
     let mut updated = fresh.clone();
     updated.set_condition(PodCondition {
-        type_: pod_conditions::POD_SCHEDULED.to_string(),
-        status: condition_status::FALSE.to_string(),
-        reason: Some(reason.to_string()),
-        message: Some(f.message.clone()),
-        last_transition_time: Some(tick_timestamp(ctx.now)),
+        type_: pod_conditions::POD_SCHEDULED.into(),
+        status: condition_status::FALSE.into(),
+        reason: Some(reason.into()),
+        message: Some(f.message.as_str().into()),
+        last_transition_time: Some(tick_timestamp_compact(ctx.now)),
     });
     if let Some(ni) = &f.nominating {
         if ni.mode == NominatingMode::Override {

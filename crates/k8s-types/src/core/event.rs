@@ -1,5 +1,6 @@
 //! `v1` Event, as `kubectl get events` shows it (upstream `corev1.Event`).
 
+use compact_str::CompactString;
 use serde::{Deserialize, Serialize};
 
 use crate::meta::{ObjectMeta, ObjectReference};
@@ -10,10 +11,10 @@ use crate::meta::{ObjectMeta, ObjectReference};
 pub struct Event {
     /// `v1`.
     #[serde(default)]
-    pub api_version: String,
+    pub api_version: CompactString,
     /// `Event`.
     #[serde(default)]
-    pub kind: String,
+    pub kind: CompactString,
     /// Metadata; the name is `<involved name>.<16 hex digits>` as upstream.
     #[serde(default)]
     pub metadata: ObjectMeta,
@@ -22,39 +23,39 @@ pub struct Event {
     pub involved_object: ObjectReference,
     /// Reason, e.g. `Scheduled`, `FailedScheduling`, `SuccessfulCreate`.
     #[serde(default)]
-    pub reason: String,
+    pub reason: CompactString,
     /// Message as upstream words it.
     #[serde(default)]
-    pub message: String,
+    pub message: CompactString,
     /// Component that emitted it.
     #[serde(default)]
     pub source: EventSource,
     /// `Normal` or `Warning`.
     #[serde(default, rename = "type")]
-    pub type_: String,
+    pub type_: CompactString,
     /// RFC 3339.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub first_timestamp: Option<String>,
+    pub first_timestamp: Option<CompactString>,
     /// RFC 3339.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_timestamp: Option<String>,
+    pub last_timestamp: Option<CompactString>,
     /// Times seen.
     #[serde(default)]
     pub count: i32,
     /// Controller that emitted it, e.g. `default-scheduler`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reporting_component: Option<String>,
+    pub reporting_component: Option<CompactString>,
 }
 
 /// Upstream `corev1.EventSource`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EventSource {
     /// e.g. `default-scheduler`, `kubelet`, `replicaset-controller`.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub component: String,
+    #[serde(default, skip_serializing_if = "str::is_empty")]
+    pub component: CompactString,
     /// Node name for kubelet events.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub host: String,
+    #[serde(default, skip_serializing_if = "str::is_empty")]
+    pub host: CompactString,
 }
 
 /// Event types.

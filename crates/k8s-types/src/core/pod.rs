@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use compact_str::CompactString;
 use serde::{Deserialize, Serialize};
 
 use super::{
@@ -390,18 +391,18 @@ pub struct PodStatus {
 pub struct PodCondition {
     /// Condition type.
     #[serde(rename = "type")]
-    pub type_: String,
+    pub type_: CompactString,
     /// `True`, `False`, `Unknown`.
-    pub status: String,
+    pub status: CompactString,
     /// Machine-readable reason (e.g. `Unschedulable`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
+    pub reason: Option<CompactString>,
     /// Human-readable message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
+    pub message: Option<CompactString>,
     /// RFC 3339.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_transition_time: Option<String>,
+    pub last_transition_time: Option<CompactString>,
 }
 
 /// Upstream `corev1.ContainerStatus` (state reduced to the three upstream variants).

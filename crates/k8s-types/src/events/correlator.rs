@@ -209,7 +209,7 @@ pub fn spam_key(e: &Event) -> String {
 /// Upstream `EventAggregatorByReasonFunc`: the aggregate key (see [`aggregate_key_parts`]) and
 /// the local key (the message).
 pub fn aggregate_keys(e: &Event) -> (String, String) {
-    (aggregate_key_parts(e).concat(), e.message.clone())
+    (aggregate_key_parts(e).concat(), e.message.to_string())
 }
 
 /// What the correlator's caches are keyed by: a 128-bit digest of the key string (upstream keys
@@ -355,7 +355,7 @@ impl EventAggregator {
             },
             involved_object: event.involved_object,
             reason: event.reason,
-            message: format!("{AGGREGATE_MESSAGE_PREFIX}{}", event.message),
+            message: crate::format_compact!("{AGGREGATE_MESSAGE_PREFIX}{}", event.message),
             source: event.source,
             type_: event.type_,
             first_timestamp: event.first_timestamp,
@@ -412,11 +412,11 @@ impl Stamp {
         }
     }
 
-    pub(crate) fn text(&self) -> Option<String> {
+    pub(crate) fn text(&self) -> Option<crate::CompactString> {
         match self {
             Stamp::None => None,
-            Stamp::Tick(t) => Some(crate::meta::tick_timestamp(*t)),
-            Stamp::Text(s) => Some(s.to_string()),
+            Stamp::Tick(t) => Some(crate::meta::tick_timestamp_compact(*t)),
+            Stamp::Text(s) => Some(s.as_ref().into()),
         }
     }
 }

@@ -14,7 +14,8 @@ pub use correlator::EventCorrelator;
 
 use crate::apiserver::ApiClient;
 use crate::core::event::{Event, EventSource};
-use crate::meta::{tick_timestamp, ObjectMeta, ObjectReference};
+use crate::meta::{tick_timestamp_compact, ObjectMeta, ObjectReference};
+use crate::CompactString;
 use crate::object::{Kind, Object, Resource, Shared};
 use crate::status::Status;
 
@@ -83,8 +84,8 @@ impl EventRecorder {
     /// A recorder for `component` with no host (controllers, the scheduler).
     pub fn for_component(component: &str) -> Self {
         Self::new(EventSource {
-            component: component.to_string(),
-            host: String::new(),
+            component: component.into(),
+            host: CompactString::default(),
         })
     }
 
@@ -102,7 +103,7 @@ impl EventRecorder {
         involved: impl Into<Involved<'a>>,
         type_: &str,
         reason: &str,
-        message: impl Into<String>,
+        message: impl Into<CompactString>,
     ) -> Recorded {
         let source = self.source.clone();
         self.record_as(api, source, involved, type_, reason, message)
@@ -117,7 +118,7 @@ impl EventRecorder {
         involved: impl Into<Involved<'a>>,
         type_: &str,
         reason: &str,
-        message: impl Into<String>,
+        message: impl Into<CompactString>,
     ) -> Recorded {
         let now = api.now();
         let event = make_event(api, involved.into(), type_, reason, message.into(), source);
@@ -145,11 +146,11 @@ pub fn make_event(
     involved: Involved<'_>,
     type_: &str,
     reason: &str,
-    message: String,
+    message: CompactString,
     source: EventSource,
 ) -> Event {
     let Involved { kind, meta } = involved;
-    let now = tick_timestamp(api.now());
+    let now = tick_timestamp_compact(api.now());
     Event {
         api_version: "v1".into(),
         kind: "Event".into(),
@@ -162,19 +163,19 @@ pub fn make_event(
             ..Default::default()
         },
         involved_object: ObjectReference {
-            kind: kind.name().to_string(),
-            namespace: meta.namespace().to_string(),
-            name: meta.name.clone(),
-            uid: meta.uid.clone().unwrap_or_default(),
-            api_version: kind.api_version().to_string(),
-            resource_version: meta.resource_version.clone().unwrap_or_default(),
-            field_path: String::new(),
+            kind: kind.name().into(),
+            namespace: meta.namespace().into(),
+            name: meta.name.as_str().into(),
+            uid: meta.uid.as_deref().unwrap_or_default().into(),
+            api_version: kind.api_version().into(),
+            resource_version: meta.resource_version.as_deref().unwrap_or_default().into(),
+            field_path: CompactString::default(),
         },
-        reason: reason.to_string(),
+        reason: reason.into(),
         message,
         reporting_component: Some(source.component.clone()),
         source,
-        type_: type_.to_string(),
+        type_: type_.into(),
         first_timestamp: Some(now.clone()),
         last_timestamp: Some(now),
         count: 1,
