@@ -140,7 +140,7 @@ fn the_node_index_serves_each_pod_as_last_written_shared_with_the_store() {
     a.status.phase = Some("Running".into());
     api.update_status(Object::Pod(Box::new(a))).unwrap();
     let listed = api.list_pods_on_node_shared("n1");
-    let phases: Vec<(String, Option<String>)> = listed
+    let phases: Vec<(String, Option<k8s_types::CompactString>)> = listed
         .iter()
         .map(|p| (p.metadata.name.clone(), p.status.phase.clone()))
         .collect();

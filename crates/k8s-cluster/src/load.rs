@@ -310,7 +310,9 @@ fn unserved_scheduler_warnings(
 /// cluster) rather than a new object to create.
 pub(crate) fn is_existing(obj: &Object) -> bool {
     let meta = obj.meta();
-    let set = |v: &Option<String>| v.as_deref().is_some_and(|s| !s.is_empty());
+    fn set<S: AsRef<str>>(v: &Option<S>) -> bool {
+        v.as_ref().is_some_and(|s| !s.as_ref().is_empty())
+    }
     set(&meta.uid)
         || set(&meta.resource_version)
         || matches!(obj, Object::Pod(p) if set(&p.status.phase))

@@ -108,12 +108,13 @@ pub fn pods_table(api: &dyn ApiClient, now: Tick) -> String {
                 printed.status.clone(),
                 printed.restarts_column(now),
                 age,
-                p.status.pod_ip.clone().unwrap_or_else(|| "<none>".into()),
+                p.status.pod_ip.as_deref().unwrap_or("<none>").to_string(),
                 p.node_name().unwrap_or("<none>").to_string(),
                 p.status
                     .nominated_node_name
-                    .clone()
-                    .unwrap_or_else(|| "<none>".into()),
+                    .as_deref()
+                    .unwrap_or("<none>")
+                    .to_string(),
                 if devices.is_empty() {
                     "<none>".into()
                 } else {
@@ -520,7 +521,7 @@ mod tests {
     #[test]
     fn pods_table_prints_kubectl_status_and_restart_age() {
         use k8s_types::core::{ContainerState, ContainerStateDetail, ContainerStatus};
-        use k8s_types::meta::tick_timestamp;
+        use k8s_types::meta::tick_timestamp_compact;
         let mut api = ApiServer::new(Box::new(MemStore::new()));
         create_namespace(&mut api, "default");
         let mut pod = Pod {
@@ -553,7 +554,7 @@ mod tests {
             last_state: ContainerState {
                 terminated: Some(Box::new(ContainerStateDetail {
                     exit_code: Some(1),
-                    finished_at: Some(tick_timestamp(75)),
+                    finished_at: Some(tick_timestamp_compact(75)),
                     ..detail("Error")
                 })),
                 ..Default::default()

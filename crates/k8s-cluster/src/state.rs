@@ -112,8 +112,8 @@ impl PodPrint {
 }
 
 /// `Some(text)` for a set, non-empty string (Go's `len(s) > 0` on a field that is `""` when unset).
-fn nonempty(s: &Option<String>) -> Option<&str> {
-    s.as_deref().filter(|s| !s.is_empty())
+fn nonempty<S: AsRef<str>>(s: &Option<S>) -> Option<&str> {
+    s.as_ref().map(AsRef::as_ref).filter(|s| !s.is_empty())
 }
 
 /// The tick of a container's `lastState.terminated.finishedAt`, if set (and written by
@@ -390,7 +390,7 @@ mod tests {
 
     fn detail(reason: &str) -> ContainerStateDetail {
         ContainerStateDetail {
-            reason: (!reason.is_empty()).then(|| reason.to_string()),
+            reason: (!reason.is_empty()).then(|| reason.into()),
             ..Default::default()
         }
     }
@@ -423,7 +423,7 @@ mod tests {
     fn finished(ago: Tick) -> ContainerState {
         ContainerState {
             terminated: Some(Box::new(ContainerStateDetail {
-                finished_at: Some(tick_timestamp(NOW - ago)),
+                finished_at: Some(k8s_types::meta::tick_timestamp_compact(NOW - ago)),
                 ..Default::default()
             })),
             ..Default::default()
@@ -446,7 +446,7 @@ mod tests {
 
     fn named(name: &str, started: Option<bool>, c: ContainerStatus) -> ContainerStatus {
         ContainerStatus {
-            name: name.to_string(),
+            name: name.into(),
             started,
             ..c
         }
@@ -456,7 +456,7 @@ mod tests {
         let mut p = Pod::default();
         p.spec.containers = vec![Container::default(); containers];
         p.spec.init_containers = vec![Container::default(); init];
-        p.status.phase = Some(phase.to_string());
+        p.status.phase = Some(phase.into());
         p
     }
 
@@ -686,7 +686,7 @@ mod tests {
             ..Default::default()
         }];
         let bare = |name: &str| ContainerStatus {
-            name: name.to_string(),
+            name: name.into(),
             ..Default::default()
         };
         p.status.init_container_statuses =
@@ -801,7 +801,7 @@ mod tests {
         // Tick 0 is a real time (1970-01-01T00:00:00Z), unlike Go's zero time.
         p.status.container_statuses[0].last_state = ContainerState {
             terminated: Some(Box::new(ContainerStateDetail {
-                finished_at: Some(tick_timestamp(0)),
+                finished_at: Some(k8s_types::meta::tick_timestamp_compact(0)),
                 ..Default::default()
             })),
             ..Default::default()

@@ -150,7 +150,7 @@ impl Controller for PodGarbageCollector {
         }
         let mut failed = pod.clone();
         if !failed.is_terminal() {
-            failed.status.phase = Some(phases::FAILED.to_string());
+            failed.status.phase = Some(phases::FAILED.into());
         }
         failed.set_condition(PodCondition {
             type_: DISRUPTION_TARGET.into(),

@@ -45,7 +45,7 @@ fn web_pod(name: &str, ip: Option<&str>, ready: bool, http_port: Option<i32>) ->
         });
     }
     p.status.phase = Some("Running".into());
-    p.status.pod_ip = ip.map(str::to_string);
+    p.status.pod_ip = ip.map(Into::into);
     p.status.conditions.push(PodCondition {
         type_: "Ready".into(),
         status: if ready { "True" } else { "False" }.into(),

@@ -919,7 +919,12 @@ impl Kubelet {
         } else {
             match self.ipam.as_mut() {
                 // An adopted pod keeps its IP; one outside the pool stays unmanaged.
-                Some(ipam) if adopting => pod.status.pod_ip.clone().filter(|ip| ipam.reserve(ip)),
+                Some(ipam) if adopting => pod
+                    .status
+                    .pod_ip
+                    .as_deref()
+                    .filter(|ip| ipam.reserve(ip))
+                    .map(str::to_string),
                 Some(ipam) => ipam.allocate().map(|ip| ip.to_string()),
                 None => None,
             }

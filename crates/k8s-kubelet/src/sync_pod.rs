@@ -17,9 +17,9 @@ use k8s_types::core::{
     ContainerStatus, HostIP, Pod, PodCondition, PodIP, PodStatus,
 };
 use k8s_types::events::{EventRecorder, Involved};
-use k8s_types::meta::{go_duration, tick_timestamp};
+use k8s_types::meta::{go_duration, tick_timestamp_compact};
 use k8s_types::object::{Kind, Object};
-use k8s_types::{Shared, Tick};
+use k8s_types::{format_compact, CompactString, Shared, Tick};
 
 use crate::admission::{Rejection, POD_REJECTED_PREFIX};
 use crate::runtime::{
@@ -85,8 +85,8 @@ pub fn killing_message(name: &str) -> String {
 
 /// `containers with unready status: [a b]`, `containers with incomplete status: [init]`: the
 /// names as Go's `%s` prints a string slice.
-fn containers_message(status: &str, names: &[String]) -> k8s_types::CompactString {
-    k8s_types::format_compact!("containers with {status} status: [{}]", names.join(" "))
+fn containers_message(status: &str, names: &[String]) -> CompactString {
+    format_compact!("containers with {status} status: [{}]", names.join(" "))
 }
 
 /// True for the condition types the kubelet owns (upstream `kubetypes.PodConditionByKubelet`).
@@ -102,7 +102,7 @@ pub fn condition_owned_by_kubelet(type_: &str) -> bool {
 }
 
 /// A false condition's reason, and its message built on demand.
-type ReasonMessage<'a> = (&'a str, &'a dyn Fn() -> k8s_types::CompactString);
+type ReasonMessage<'a> = (&'a str, &'a dyn Fn() -> CompactString);
 
 /// A condition; a false one carries `reason_message`'s reason and message (the message is built
 /// only then: most status writes have every condition true).
@@ -161,19 +161,19 @@ fn merge_conditions(
 fn detail_terminated(t: &Termination) -> ContainerStateDetail {
     let timed = t.reason != crate::runtime::REASON_CONTAINER_STATUS_UNKNOWN;
     ContainerStateDetail {
-        reason: Some(t.reason.to_string()),
-        message: t.message.map(str::to_string),
+        reason: Some(t.reason.into()),
+        message: t.message.map(Into::into),
         exit_code: Some(t.exit_code),
-        started_at: timed.then(|| tick_timestamp(t.started)),
-        finished_at: timed.then(|| tick_timestamp(t.finished)),
+        started_at: timed.then(|| tick_timestamp_compact(t.started)),
+        finished_at: timed.then(|| tick_timestamp_compact(t.finished)),
         ..Default::default()
     }
 }
 
-fn waiting(reason: &str, message: Option<String>) -> ContainerState {
+fn waiting(reason: &str, message: Option<CompactString>) -> ContainerState {
     ContainerState {
         waiting: Some(Box::new(ContainerStateDetail {
-            reason: Some(reason.to_string()),
+            reason: Some(reason.into()),
             message,
             ..Default::default()
         })),
@@ -202,21 +202,21 @@ pub fn container_status(
         }
         RunState::PullBackOff {
             reason, message, ..
-        } => waiting(reason, Some(message.clone())),
+        } => waiting(reason, Some(message.as_str().into())),
         RunState::NeverPull { message } => waiting(
             crate::runtime::REASON_ERR_IMAGE_NEVER_PULL,
-            Some(message.clone()),
+            Some(message.as_str().into()),
         ),
         RunState::Running { plan, .. } => ContainerState {
             running: Some(Box::new(ContainerStateDetail {
-                started_at: Some(tick_timestamp(plan.started)),
+                started_at: Some(tick_timestamp_compact(plan.started)),
                 ..Default::default()
             })),
             ..Default::default()
         },
         RunState::Stopping { started, .. } => ContainerState {
             running: Some(Box::new(ContainerStateDetail {
-                started_at: Some(tick_timestamp(*started)),
+                started_at: Some(tick_timestamp_compact(*started)),
                 ..Default::default()
             })),
             ..Default::default()
@@ -228,7 +228,7 @@ pub fn container_status(
             last = Some(term);
             waiting(
                 crate::runtime::REASON_CRASH_LOOP_BACK_OFF,
-                Some(format!(
+                Some(format_compact!(
                     "back-off {} restarting failed container={} pod={}",
                     go_duration(at.saturating_sub(term.finished)),
                     c.spec().name,
@@ -245,8 +245,8 @@ pub fn container_status(
         },
     };
     ContainerStatus {
-        name: c.spec().name.clone(),
-        image: c.spec().image.clone(),
+        name: c.spec().name.as_str().into(),
+        image: c.spec().image.as_str().into(),
         ready: c.ready(),
         restart_count: c.restart_count,
         started: Some(c.started()),
@@ -369,7 +369,7 @@ pub fn generate_status(
     pod_ip: Option<&str>,
     now: Tick,
 ) -> PodStatus {
-    let ts = tick_timestamp(now);
+    let ts = tick_timestamp_compact(now);
     let old = &pod.status;
     let has_init = !pod.spec.init_containers.is_empty();
     let mut init_statuses = Vec::new();
@@ -425,7 +425,7 @@ pub fn generate_status(
         .map(|(_, st)| st)
         .chain(&app_statuses)
         .filter(|st| !st.ready)
-        .map(|st| st.name.clone())
+        .map(|st| st.name.to_string())
         .collect();
     let ready_conditions = |type_: &str| match phase {
         phases::SUCCEEDED => condition_reason(type_, false, POD_COMPLETED),
@@ -450,15 +450,15 @@ pub fn generate_status(
         phase: Some(phase.into()),
         conditions: merge_conditions(&old.conditions, fresh, &ts),
         nominated_node_name: old.nominated_node_name.clone(),
-        host_ip: host_ip.map(str::to_string),
+        host_ip: host_ip.map(Into::into),
         // Upstream `generateAPIPodStatus`: `hostIPs` and `podIPs` list the same addresses (one
         // family here).
         host_ips: host_ip
-            .map(|ip| vec![HostIP { ip: ip.to_string() }])
+            .map(|ip| vec![HostIP { ip: ip.into() }])
             .unwrap_or_default(),
-        pod_ip: pod_ip.map(str::to_string),
+        pod_ip: pod_ip.map(Into::into),
         pod_ips: pod_ip
-            .map(|ip| vec![PodIP { ip: ip.to_string() }])
+            .map(|ip| vec![PodIP { ip: ip.into() }])
             .unwrap_or_default(),
         start_time: old.start_time.clone().or_else(|| Some(ts.clone())),
         container_statuses: app_statuses,
@@ -484,9 +484,9 @@ pub fn rejected_status(pod: &Pod, rejection: &Rejection, now: Tick) -> PodStatus
             .filter(|c| !condition_owned_by_kubelet(&c.type_))
             .cloned()
             .collect(),
-        reason: Some(rejection.reason.clone()),
-        message: Some(format!("{POD_REJECTED_PREFIX}{}", rejection.message)),
-        start_time: old.start_time.clone().or_else(|| Some(tick_timestamp(now))),
+        reason: Some(rejection.reason.as_str().into()),
+        message: Some(format_compact!("{POD_REJECTED_PREFIX}{}", rejection.message)),
+        start_time: old.start_time.clone().or_else(|| Some(tick_timestamp_compact(now))),
         qos_class: old.qos_class.clone(),
         resource_claim_statuses: old.resource_claim_statuses.clone(),
         ..Default::default()

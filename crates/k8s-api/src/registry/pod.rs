@@ -23,8 +23,8 @@ pub const SCHEDULING_GATED_MESSAGE: &str =
 /// Upstream `podStrategy.PrepareForCreate`.
 pub fn prepare_for_create(pod: &mut Pod) {
     pod.status = PodStatus {
-        phase: Some(phases::PENDING.to_string()),
-        qos_class: Some(compute_pod_qos(pod).to_string()),
+        phase: Some(phases::PENDING.into()),
+        qos_class: Some(compute_pod_qos(pod).into()),
         ..Default::default()
     };
     if !pod.spec.scheduling_gates.is_empty() {

@@ -57,10 +57,10 @@ impl ApiServer {
         }
         if let Object::Pod(p) = &mut obj {
             if p.status.qos_class.as_deref().is_none_or(str::is_empty) {
-                p.status.qos_class = Some(compute_pod_qos(p).to_string());
+                p.status.qos_class = Some(compute_pod_qos(p).into());
             }
             if p.status.phase.as_deref().is_none_or(str::is_empty) {
-                p.status.phase = Some(k8s_types::core::phases::PENDING.to_string());
+                p.status.phase = Some(k8s_types::core::phases::PENDING.into());
             }
             if p.metadata.generation.is_none() {
                 p.metadata.generation = Some(1);

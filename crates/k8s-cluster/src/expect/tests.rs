@@ -5,7 +5,7 @@ use super::*;
 use k8s_api::ApiServer;
 use k8s_store::MemStore;
 use k8s_types::core::{Container, ContainerStateDetail, Namespace, PodCondition, PodStatus};
-use k8s_types::meta::{tick_timestamp, ObjectMeta};
+use k8s_types::meta::{tick_timestamp_compact, ObjectMeta};
 use k8s_types::Object;
 
 fn api() -> ApiServer {
@@ -51,7 +51,7 @@ fn add_pod(api: &mut ApiServer, name: &str, init: &[Container], app: &[&str], st
 
 fn state(member: &str, reason: &str, exit_code: Option<i32>) -> ContainerState {
     let d = ContainerStateDetail {
-        reason: (!reason.is_empty()).then(|| reason.to_string()),
+        reason: (!reason.is_empty()).then(|| reason.into()),
         exit_code,
         ..Default::default()
     };
@@ -74,7 +74,7 @@ fn state(member: &str, reason: &str, exit_code: Option<i32>) -> ContainerState {
 fn status_of(name: &str, ready: bool, restarts: i32, state: ContainerState) -> ContainerStatus {
     ContainerStatus {
         name: name.into(),
-        image: format!("{name}:v1"),
+        image: k8s_types::format_compact!("{name}:v1"),
         ready,
         restart_count: restarts,
         started: Some(state.running.is_some()),
@@ -98,7 +98,7 @@ fn crashloop() -> PodStatus {
         terminated: Some(Box::new(ContainerStateDetail {
             reason: Some("Error".into()),
             exit_code: Some(1),
-            finished_at: Some(tick_timestamp(40)),
+            finished_at: Some(tick_timestamp_compact(40)),
             ..Default::default()
         })),
         ..Default::default()

@@ -82,7 +82,7 @@ pub fn pod_to_endpoint(pod: &Pod, node: Option<&Node>, svc: &Service) -> Endpoin
     let terminating = pod.metadata.deletion_timestamp.is_some();
     let ready = svc.spec.publish_not_ready_addresses || (serving && !terminating);
     Endpoint {
-        addresses: pod.status.pod_ip.iter().cloned().collect(),
+        addresses: pod.status.pod_ip.iter().map(ToString::to_string).collect(),
         conditions: EndpointConditions {
             ready: Some(ready),
             serving: Some(serving),

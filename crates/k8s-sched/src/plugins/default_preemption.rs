@@ -569,7 +569,7 @@ mod tests {
         let mut p = Pod::default();
         p.metadata.name = name.into();
         p.spec.priority = Some(prio);
-        p.status.start_time = start.map(k8s_types::meta::tick_timestamp);
+        p.status.start_time = start.map(tick_timestamp_compact);
         Shared::from_typed(p)
     }
 

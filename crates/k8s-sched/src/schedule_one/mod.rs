@@ -645,7 +645,7 @@ fn handle_failure(ctx: &mut Ctx<'_>, fwk: &Framework, pod: &Shared<Pod>, f: Fail
             updated.status.nominated_node_name = if ni.nominated_node_name.is_empty() {
                 None
             } else {
-                Some(ni.nominated_node_name.clone())
+                Some(ni.nominated_node_name.as_str().into())
             };
         }
     }

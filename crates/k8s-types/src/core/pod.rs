@@ -323,7 +323,7 @@ pub struct ContainerPort {
 pub struct PodIP {
     /// The address.
     #[serde(default)]
-    pub ip: String,
+    pub ip: CompactString,
 }
 
 /// Upstream `HostIP`: one IP of the pod's node.
@@ -331,7 +331,7 @@ pub struct PodIP {
 pub struct HostIP {
     /// The address.
     #[serde(default)]
-    pub ip: String,
+    pub ip: CompactString,
 }
 
 /// Upstream `corev1.PodStatus`.
@@ -340,30 +340,30 @@ pub struct HostIP {
 pub struct PodStatus {
     /// `Pending`, `Running`, `Succeeded`, `Failed` or `Unknown`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub phase: Option<String>,
+    pub phase: Option<CompactString>,
     /// PodScheduled, Initialized, ContainersReady, Ready.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<PodCondition>,
     /// Set by preemption on the preemptor.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nominated_node_name: Option<String>,
+    pub nominated_node_name: Option<CompactString>,
     /// The node's IP (`hostIP`).
     #[serde(default, rename = "hostIP", skip_serializing_if = "Option::is_none")]
-    pub host_ip: Option<String>,
+    pub host_ip: Option<CompactString>,
     /// The node's IPs (`hostIPs`, upstream `[]HostIP`; the kubelet writes the InternalIP, the
     /// first entry always equals `hostIP`).
     #[serde(default, rename = "hostIPs", skip_serializing_if = "Vec::is_empty")]
     pub host_ips: Vec<HostIP>,
     /// The pod's IP (`podIP`), from the node's podCIDR.
     #[serde(default, rename = "podIP", skip_serializing_if = "Option::is_none")]
-    pub pod_ip: Option<String>,
+    pub pod_ip: Option<CompactString>,
     /// The pod's IPs (`podIPs`, upstream `[]PodIP`: one per IP family; single-stack here, the
     /// first entry always equals `podIP`).
     #[serde(default, rename = "podIPs", skip_serializing_if = "Vec::is_empty")]
     pub pod_ips: Vec<PodIP>,
     /// RFC 3339 time the kubelet accepted the pod.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub start_time: Option<String>,
+    pub start_time: Option<CompactString>,
     /// One per init container (sidecars included), in spec order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub init_container_statuses: Vec<ContainerStatus>,
@@ -372,13 +372,13 @@ pub struct PodStatus {
     pub container_statuses: Vec<ContainerStatus>,
     /// Why the pod is in this state (e.g. `Preempting`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
+    pub reason: Option<CompactString>,
     /// Human-readable message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
+    pub message: Option<CompactString>,
     /// `Guaranteed`, `Burstable` or `BestEffort`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub qos_class: Option<String>,
+    pub qos_class: Option<CompactString>,
     /// The name of the ResourceClaim generated for each of the pod's template-based claims,
     /// written by the ResourceClaim controller (upstream `PodStatus.ResourceClaimStatuses`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -410,10 +410,10 @@ pub struct PodCondition {
 #[serde(rename_all = "camelCase")]
 pub struct ContainerStatus {
     /// Container name.
-    pub name: String,
+    pub name: CompactString,
     /// Image running.
     #[serde(default)]
-    pub image: String,
+    pub image: CompactString,
     /// Readiness.
     #[serde(default)]
     pub ready: bool,
@@ -459,13 +459,13 @@ impl ContainerState {
 pub struct ContainerStateDetail {
     /// Reason, e.g. `ContainerCreating`, `Completed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
+    pub reason: Option<CompactString>,
     /// Message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
+    pub message: Option<CompactString>,
     /// RFC 3339.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub started_at: Option<String>,
+    pub started_at: Option<CompactString>,
     /// Exit code, for terminated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
@@ -474,7 +474,7 @@ pub struct ContainerStateDetail {
     pub signal: Option<i32>,
     /// RFC 3339, for terminated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub finished_at: Option<String>,
+    pub finished_at: Option<CompactString>,
 }
 
 /// Pod phases.
