@@ -24,7 +24,10 @@ fn binding_sets_node_name_and_pod_scheduled() {
     assert_eq!(bound.spec.node_name.as_deref(), Some("node-a"));
     let c = bound.condition("PodScheduled").unwrap();
     assert_eq!(c.status, "True");
-    assert_eq!(c.last_transition_time.as_deref(), Some(tick_timestamp(7).as_str()));
+    assert_eq!(
+        c.last_transition_time.as_deref(),
+        Some(tick_timestamp(7).as_str())
+    );
     assert_eq!(bound.metadata.annotations["example.com/why"], "fit");
     assert_eq!(
         bound.metadata.resource_version.as_deref(),

@@ -28,8 +28,8 @@ fn pod_in(ns: &str, name: &str, cpu: Option<&str>) -> Pod {
     let mut p = pod(name);
     p.metadata.namespace = Some(ns.into());
     if let Some(c) = cpu {
-        p.spec.containers[0].resources.requests = list(&[("cpu", c)]);
-        p.spec.containers[0].resources.limits = list(&[("cpu", c)]);
+        p.spec.containers[0].resources.requests = list(&[("cpu", c)]).into();
+        p.spec.containers[0].resources.limits = list(&[("cpu", c)]).into();
     }
     p
 }
@@ -152,7 +152,7 @@ fn a_tracked_resource_without_usage_is_status_unknown() {
         &[("pods", "0")],
     );
     let mut p = pod_in("default", "a", None);
-    p.spec.containers[0].resources.requests = list(&[("memory", "1Mi")]);
+    p.spec.containers[0].resources.requests = list(&[("memory", "1Mi")]).into();
     let err = api.create(Object::Pod(Box::new(p))).unwrap_err();
     assert_eq!(
         err.message,

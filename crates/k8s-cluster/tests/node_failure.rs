@@ -71,7 +71,13 @@ fn events(c: &mut Cluster, reason: &str) -> Vec<(String, String, String)> {
         .list_typed::<Event>(None, None)
         .into_iter()
         .filter(|e| e.reason == reason)
-        .map(|e| (e.involved_object.name.into(), e.message.into(), e.source.component.into()))
+        .map(|e| {
+            (
+                e.involved_object.name.into(),
+                e.message.into(),
+                e.source.component.into(),
+            )
+        })
         .collect()
 }
 

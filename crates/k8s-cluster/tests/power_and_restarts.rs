@@ -63,7 +63,10 @@ fn n_taints(c: &mut Cluster, name: &str) -> usize {
 fn status(c: &mut Cluster, name: &str) -> (String, ContainerStatus) {
     let p: Pod = c.api().get_typed("default", name).expect("pod");
     let cs = p.status.container_statuses[0].clone();
-    (p.status.phase.as_deref().unwrap_or_default().to_string(), cs)
+    (
+        p.status.phase.as_deref().unwrap_or_default().to_string(),
+        cs,
+    )
 }
 
 fn events(c: &mut Cluster, reason: &str) -> Vec<String> {

@@ -325,8 +325,8 @@ mod tests {
         p.spec.containers = vec![Container {
             name: "app".into(),
             resources: ResourceRequirements {
-                requests: list(requests),
-                limits: ResourceList::new(),
+                requests: list(requests).into(),
+                limits: Default::default(),
                 claims: Vec::new(),
             },
             ..Default::default()

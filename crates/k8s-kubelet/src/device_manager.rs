@@ -669,8 +669,8 @@ mod tests {
         Container {
             name: name.into(),
             resources: ResourceRequirements {
-                requests: ResourceList::new(),
-                limits,
+                requests: Default::default(),
+                limits: limits.into(),
                 claims: Vec::new(),
             },
             restart_policy: restart.map(str::to_string),

@@ -109,7 +109,8 @@ fn recorded(d: &ContainerStateDetail) -> Termination {
         Some(MESSAGE_LOST_AT_TERMINATION) => Some(MESSAGE_LOST_AT_TERMINATION),
         _ => None,
     };
-    let tick = |t: &Option<k8s_types::CompactString>| t.as_deref().and_then(timestamp_tick).unwrap_or(0);
+    let tick =
+        |t: &Option<k8s_types::CompactString>| t.as_deref().and_then(timestamp_tick).unwrap_or(0);
     Termination {
         exit_code,
         reason,

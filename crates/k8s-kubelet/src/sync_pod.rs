@@ -485,8 +485,14 @@ pub fn rejected_status(pod: &Pod, rejection: &Rejection, now: Tick) -> PodStatus
             .cloned()
             .collect(),
         reason: Some(rejection.reason.as_str().into()),
-        message: Some(format_compact!("{POD_REJECTED_PREFIX}{}", rejection.message)),
-        start_time: old.start_time.clone().or_else(|| Some(tick_timestamp_compact(now))),
+        message: Some(format_compact!(
+            "{POD_REJECTED_PREFIX}{}",
+            rejection.message
+        )),
+        start_time: old
+            .start_time
+            .clone()
+            .or_else(|| Some(tick_timestamp_compact(now))),
         qos_class: old.qos_class.clone(),
         resource_claim_statuses: old.resource_claim_statuses.clone(),
         ..Default::default()

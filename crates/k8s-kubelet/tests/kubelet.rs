@@ -55,8 +55,8 @@ fn pod(name: &str, node: &str, cpu: Option<&str>, gpus: i64) -> Pod {
                 name: "app".into(),
                 image: "vllm/vllm-openai:latest".into(),
                 resources: ResourceRequirements {
-                    requests,
-                    limits,
+                    requests: requests.into(),
+                    limits: limits.into(),
                     claims: Vec::new(),
                 },
                 ..Default::default()

@@ -472,7 +472,7 @@ mod tests {
         let mut requests = ResourceList::new();
         requests.insert("cpu".into(), Quantity::parse(cpu).unwrap());
         let mut c = Container::default();
-        c.resources.requests = requests;
+        c.resources.requests = requests.into();
         if let Some(hp) = host_port {
             c.ports.push(ContainerPort {
                 container_port: 80,

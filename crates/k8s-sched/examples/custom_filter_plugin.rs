@@ -93,7 +93,7 @@ fn pod(name: &str, cpu: &str) -> Pod {
         image: "busybox".into(),
         ..Default::default()
     };
-    c.resources.requests = resources(&[("cpu", cpu), ("memory", "256Mi")]);
+    c.resources.requests = resources(&[("cpu", cpu), ("memory", "256Mi")]).into();
     p.spec.containers.push(c);
     p
 }

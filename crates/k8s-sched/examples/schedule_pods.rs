@@ -115,7 +115,7 @@ fn pod(name: &str, cpu: &str, memory: &str) -> Pod {
         image: "nginx:1.27".into(),
         ..Default::default()
     };
-    c.resources.requests = resources(&[("cpu", cpu), ("memory", memory)]);
+    c.resources.requests = resources(&[("cpu", cpu), ("memory", memory)]).into();
     p.spec.containers.push(c);
     p
 }

@@ -265,8 +265,8 @@ fn container(cpu: &str, memory: &str) -> Container {
         name: "pause".to_string(),
         image: "registry.k8s.io/pause:3.10".to_string(),
         resources: ResourceRequirements {
-            requests: r.clone(),
-            limits: r,
+            requests: r.clone().into(),
+            limits: r.into(),
             claims: Vec::new(),
         },
         ports: vec![ContainerPort {

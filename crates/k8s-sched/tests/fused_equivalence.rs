@@ -263,8 +263,8 @@ fn pod(r: &mut Rng, name: &str, node_name: Option<String>) -> Pod {
             "registry.k8s.io/pause:3.10".into()
         },
         resources: ResourceRequirements {
-            requests: req,
-            limits: ResourceList::new(),
+            requests: req.into(),
+            limits: Default::default(),
             claims: Vec::new(),
         },
         ..Default::default()

@@ -52,8 +52,8 @@ pub fn pod(name: &str, cpu: &str, memory: &str, extra: &[(&str, &str)]) -> Pod {
         image: "busybox".into(),
         ..Default::default()
     });
-    p.spec.containers[0].resources.requests = r.clone();
-    p.spec.containers[0].resources.limits = r;
+    p.spec.containers[0].resources.requests = r.clone().into();
+    p.spec.containers[0].resources.limits = r.into();
     p
 }
 

@@ -1,4 +1,4 @@
-//! [`CowArc`] and [`StringMap`]: fields shared between the versions of an object until one of
+//! [`CowArc`] and [`SharedMap`] ([`StringMap`], [`ResourceMap`]): fields shared between the versions of an object until one of
 //! them changes it.
 //!
 //! A status write stores a new version of an object whose spec did not change (upstream's status
@@ -91,21 +91,51 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for CowArc<T> {
     }
 }
 
-/// The empty map every empty [`StringMap`] reads as.
-static EMPTY: BTreeMap<String, String> = BTreeMap::new();
+/// The value types a [`SharedMap`] holds: each names the empty map an unset one reads as (a
+/// `static` cannot be generic).
+pub trait MapValue: Clone + 'static {
+    /// An empty map of this value type, for the lifetime of the program.
+    fn empty_map() -> &'static BTreeMap<String, Self>;
+}
 
-/// A `map[string]string` field (`metadata.labels`, `metadata.annotations`) shared between
-/// versions as [`CowArc`] shares a spec, and free when empty: an empty map is no allocation (most
-/// objects have no annotations; Events have no labels either), a non-empty one is shared by
-/// every clone until one is written. A pod created from a template shares the template's labels
-/// (upstream `GetPodFromTemplate` copies them unchanged). Reads as a `BTreeMap` (sorted keys, so
-/// output order is deterministic); `Debug`, equality and serde see the map only.
-#[derive(Clone, Default)]
-pub struct StringMap(Option<Arc<BTreeMap<String, String>>>);
+impl MapValue for String {
+    fn empty_map() -> &'static BTreeMap<String, String> {
+        static EMPTY: BTreeMap<String, String> = BTreeMap::new();
+        &EMPTY
+    }
+}
 
-impl StringMap {
+impl MapValue for crate::Quantity {
+    fn empty_map() -> &'static BTreeMap<String, crate::Quantity> {
+        static EMPTY: BTreeMap<String, crate::Quantity> = BTreeMap::new();
+        &EMPTY
+    }
+}
+
+/// A `map[string]V` field shared between versions as [`CowArc`] shares a spec, and free when
+/// empty: an empty map is no allocation, a non-empty one is shared by every clone until one is
+/// written. Reads as a `BTreeMap` (sorted keys, so output order is deterministic); `Debug`,
+/// equality and serde see the map only.
+pub struct SharedMap<V: MapValue>(Option<Arc<BTreeMap<String, V>>>);
+
+/// `metadata.labels` and `metadata.annotations`: most objects have no annotations (Events have no
+/// labels either), and a pod created from a template shares the template's labels (upstream
+/// `GetPodFromTemplate` copies them unchanged).
+pub type StringMap = SharedMap<String>;
+
+/// A container's `resources.requests` and `resources.limits`: the pods of one template share the
+/// template's maps through their creation, defaulting and binding (each a copy of the pod's spec),
+/// where a `BTreeMap` of two resources is one 600-byte node per copy.
+pub type ResourceMap = SharedMap<crate::Quantity>;
+
+impl<V: MapValue> SharedMap<V> {
+    /// An empty map (no allocation).
+    pub const fn new() -> Self {
+        SharedMap(None)
+    }
+
     /// True when both hold the same allocation, or both are empty without one.
-    pub fn ptr_eq(a: &StringMap, b: &StringMap) -> bool {
+    pub fn ptr_eq(a: &SharedMap<V>, b: &SharedMap<V>) -> bool {
         match (&a.0, &b.0) {
             (Some(a), Some(b)) => Arc::ptr_eq(a, b),
             (None, None) => true,
@@ -114,79 +144,91 @@ impl StringMap {
     }
 
     /// The map, copied when shared.
-    pub fn into_inner(self) -> BTreeMap<String, String> {
+    pub fn into_inner(self) -> BTreeMap<String, V> {
         self.0.map(Arc::unwrap_or_clone).unwrap_or_default()
     }
 }
 
-impl Deref for StringMap {
-    type Target = BTreeMap<String, String>;
-    fn deref(&self) -> &BTreeMap<String, String> {
-        self.0.as_deref().unwrap_or(&EMPTY)
+impl<V: MapValue> Default for SharedMap<V> {
+    fn default() -> Self {
+        SharedMap(None)
     }
 }
 
-impl DerefMut for StringMap {
-    fn deref_mut(&mut self) -> &mut BTreeMap<String, String> {
+impl<V: MapValue> Clone for SharedMap<V> {
+    fn clone(&self) -> Self {
+        SharedMap(self.0.clone())
+    }
+}
+
+impl<V: MapValue> Deref for SharedMap<V> {
+    type Target = BTreeMap<String, V>;
+    fn deref(&self) -> &BTreeMap<String, V> {
+        self.0.as_deref().unwrap_or_else(|| V::empty_map())
+    }
+}
+
+impl<V: MapValue> DerefMut for SharedMap<V> {
+    fn deref_mut(&mut self) -> &mut BTreeMap<String, V> {
         Arc::make_mut(self.0.get_or_insert_with(Default::default))
     }
 }
 
-impl From<BTreeMap<String, String>> for StringMap {
-    fn from(map: BTreeMap<String, String>) -> Self {
-        StringMap((!map.is_empty()).then(|| Arc::new(map)))
+impl<V: MapValue> From<BTreeMap<String, V>> for SharedMap<V> {
+    fn from(map: BTreeMap<String, V>) -> Self {
+        SharedMap((!map.is_empty()).then(|| Arc::new(map)))
     }
 }
 
-impl<const N: usize> From<[(String, String); N]> for StringMap {
-    fn from(pairs: [(String, String); N]) -> Self {
+impl<V: MapValue, const N: usize> From<[(String, V); N]> for SharedMap<V> {
+    fn from(pairs: [(String, V); N]) -> Self {
         BTreeMap::from(pairs).into()
     }
 }
 
-impl FromIterator<(String, String)> for StringMap {
-    fn from_iter<I: IntoIterator<Item = (String, String)>>(iter: I) -> Self {
+impl<V: MapValue> FromIterator<(String, V)> for SharedMap<V> {
+    fn from_iter<I: IntoIterator<Item = (String, V)>>(iter: I) -> Self {
         iter.into_iter().collect::<BTreeMap<_, _>>().into()
     }
 }
 
-impl<'a> IntoIterator for &'a StringMap {
-    type Item = (&'a String, &'a String);
-    type IntoIter = std::collections::btree_map::Iter<'a, String, String>;
+impl<'a, V: MapValue> IntoIterator for &'a SharedMap<V> {
+    type Item = (&'a String, &'a V);
+    type IntoIter = std::collections::btree_map::Iter<'a, String, V>;
     fn into_iter(self) -> Self::IntoIter {
         (**self).iter()
     }
 }
 
-impl PartialEq for StringMap {
+impl<V: MapValue + PartialEq> PartialEq for SharedMap<V> {
     fn eq(&self, other: &Self) -> bool {
-        StringMap::ptr_eq(self, other) || **self == **other
+        SharedMap::ptr_eq(self, other) || **self == **other
     }
 }
 
-impl Eq for StringMap {}
+impl<V: MapValue + Eq> Eq for SharedMap<V> {}
 
-impl PartialEq<BTreeMap<String, String>> for StringMap {
-    fn eq(&self, other: &BTreeMap<String, String>) -> bool {
+impl<V: MapValue + PartialEq> PartialEq<BTreeMap<String, V>> for SharedMap<V> {
+    fn eq(&self, other: &BTreeMap<String, V>) -> bool {
         **self == *other
     }
 }
 
-impl fmt::Debug for StringMap {
+impl<V: MapValue + fmt::Debug> fmt::Debug for SharedMap<V> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         (**self).fmt(f)
     }
 }
 
-impl Serialize for StringMap {
+impl<V: MapValue + Serialize> Serialize for SharedMap<V> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         (**self).serialize(s)
     }
 }
 
-impl<'de> Deserialize<'de> for StringMap {
+impl<'de, V: MapValue + Deserialize<'de>> Deserialize<'de> for SharedMap<V> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        BTreeMap::deserialize(d).map(StringMap::from)
+        BTreeMap::deserialize(d).map(SharedMap::from)
     }
 }
 

@@ -178,8 +178,8 @@ mod tests {
         requests.insert("memory".into(), Quantity::parse(mem).unwrap());
         Container {
             resources: ResourceRequirements {
-                requests,
-                limits: ResourceList::new(),
+                requests: requests.into(),
+                limits: Default::default(),
                 claims: Vec::new(),
             },
             restart_policy: sidecar.then(|| "Always".to_string()),

@@ -355,8 +355,8 @@ mod tests {
         pod.spec.containers.push(Container {
             name: "app".into(),
             resources: ResourceRequirements {
-                requests: list(&[("memory", "100Mi")]),
-                limits: ResourceList::new(),
+                requests: list(&[("memory", "100Mi")]).into(),
+                limits: Default::default(),
                 claims: Vec::new(),
             },
             ..Default::default()

@@ -9,9 +9,16 @@ use super::pod_spec::set_defaults_pod_spec;
 
 fn requests_from_limits(containers: &mut [Container]) {
     for c in containers {
-        let limits = c.resources.limits.clone();
-        for (name, q) in limits {
-            c.resources.requests.entry(name).or_insert(q);
+        let r = &mut c.resources;
+        // Written only when a limit has no request: the requests map may be shared with the
+        // template's (a write copies it).
+        if r.limits.keys().all(|name| r.requests.contains_key(name)) {
+            continue;
+        }
+        for (name, q) in r.limits.iter() {
+            if !r.requests.contains_key(name) {
+                r.requests.insert(name.clone(), q.clone());
+            }
         }
     }
 }

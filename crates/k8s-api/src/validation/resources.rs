@@ -240,8 +240,8 @@ mod tests {
     #[test]
     fn requests_above_limits_and_negative_values() {
         let req = ResourceRequirements {
-            requests: list(&[("cpu", "2"), ("memory", "-1")]),
-            limits: list(&[("cpu", "1")]),
+            requests: list(&[("cpu", "2"), ("memory", "-1")]).into(),
+            limits: list(&[("cpu", "1")]).into(),
             claims: Vec::new(),
         };
         let errs: Vec<String> =
@@ -261,8 +261,8 @@ mod tests {
     #[test]
     fn extended_resources_are_whole_and_equal_to_their_limit() {
         let req = ResourceRequirements {
-            requests: list(&[("nvidia.com/gpu", "1")]),
-            limits: list(&[("nvidia.com/gpu", "500m")]),
+            requests: list(&[("nvidia.com/gpu", "1")]).into(),
+            limits: list(&[("nvidia.com/gpu", "500m")]).into(),
             claims: Vec::new(),
         };
         let errs: Vec<String> = validate_resource_requirements(&req, "r")
@@ -277,8 +277,8 @@ mod tests {
             ]
         );
         let only_request = ResourceRequirements {
-            requests: list(&[("example.com/foo", "2")]),
-            limits: ResourceList::new(),
+            requests: list(&[("example.com/foo", "2")]).into(),
+            limits: Default::default(),
             claims: Vec::new(),
         };
         assert_eq!(

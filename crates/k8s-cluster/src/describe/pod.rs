@@ -151,7 +151,8 @@ fn describe_state(w: &mut PrefixWriter, name: &str, st: &ContainerState) {
         if let Some(sig) = t.signal.filter(|s| *s > 0) {
             w.write(3, &format!("Signal:\t{sig}\n"));
         }
-        let time = |ts: &Option<k8s_types::CompactString>| ts.as_deref().map(rfc1123z).unwrap_or_default();
+        let time =
+            |ts: &Option<k8s_types::CompactString>| ts.as_deref().map(rfc1123z).unwrap_or_default();
         w.write(3, &format!("Started:\t{}\n", time(&t.started_at)));
         w.write(3, &format!("Finished:\t{}\n", time(&t.finished_at)));
     } else {
@@ -191,8 +192,15 @@ fn describe_env(w: &mut PrefixWriter, pod: Option<&Pod>, c: &Container) {
                 (Some(pod), "metadata.name") => pod.metadata.name.clone(),
                 (Some(pod), "metadata.namespace") => pod.metadata.namespace().to_string(),
                 (Some(pod), "spec.nodeName") => pod.node_name().unwrap_or("").to_string(),
-                (Some(pod), "status.podIP") => pod.status.pod_ip.as_deref().unwrap_or_default().to_string(),
-                (Some(pod), "status.hostIP") => pod.status.host_ip.as_deref().unwrap_or_default().to_string(),
+                (Some(pod), "status.podIP") => {
+                    pod.status.pod_ip.as_deref().unwrap_or_default().to_string()
+                }
+                (Some(pod), "status.hostIP") => pod
+                    .status
+                    .host_ip
+                    .as_deref()
+                    .unwrap_or_default()
+                    .to_string(),
                 _ => String::new(),
             };
             let api = Some(s(f, "apiVersion"))

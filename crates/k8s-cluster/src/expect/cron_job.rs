@@ -15,7 +15,12 @@ pub(super) fn check_cron_job(api: &dyn ApiClient, c: &CronJobExpectation) -> Opt
     };
     let mut problems = Vec::new();
     if let Some(want) = &c.active {
-        let got: Vec<String> = cj.status.active.iter().map(|r| r.name.to_string()).collect();
+        let got: Vec<String> = cj
+            .status
+            .active
+            .iter()
+            .map(|r| r.name.to_string())
+            .collect();
         if *want != got {
             problems.push(format!("expected active {want:?}, got {got:?}"));
         }

@@ -343,7 +343,7 @@ pub fn check(api: &dyn ApiClient, e: &Expectation) -> Vec<CheckResult> {
             .filter(|x| {
                 ev.involved_object
                     .as_ref()
-                    .is_none_or(|o| &x.involved_object.name == o)
+                    .is_none_or(|o| x.involved_object.name == *o)
             })
             .filter(|x| {
                 ev.message_contains

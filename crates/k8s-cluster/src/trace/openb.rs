@@ -535,8 +535,8 @@ impl TracePod {
             image: "openb-workload".into(),
             ..Default::default()
         };
-        c.resources.requests = requests;
-        c.resources.limits = limits;
+        c.resources.requests = requests.into();
+        c.resources.limits = limits.into();
         p.spec.containers.push(c);
         if !self.gpu_spec.is_empty() {
             p.spec.affinity = Some(Affinity {

@@ -136,7 +136,10 @@ pub fn max_replicas(cluster: &mut Cluster, template: &Pod, max_limit: usize) -> 
                     && c.reason.as_deref() == Some("Unschedulable")
             });
             if let Some(c) = unschedulable {
-                failed = Some(("Unschedulable", c.message.as_deref().unwrap_or_default().to_string()));
+                failed = Some((
+                    "Unschedulable",
+                    c.message.as_deref().unwrap_or_default().to_string(),
+                ));
             }
             break;
         }

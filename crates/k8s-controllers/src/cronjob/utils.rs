@@ -214,7 +214,12 @@ pub fn job_ref(job: &Job) -> ObjectReference {
         name: job.metadata.name.as_str().into(),
         uid: job.metadata.uid.as_deref().unwrap_or_default().into(),
         api_version: Kind::Job.api_version().into(),
-        resource_version: job.metadata.resource_version.as_deref().unwrap_or_default().into(),
+        resource_version: job
+            .metadata
+            .resource_version
+            .as_deref()
+            .unwrap_or_default()
+            .into(),
         field_path: Default::default(),
     }
 }

@@ -18,7 +18,7 @@ pub fn container(k1: &str, v1: &str, k2: &str, v2: &str) -> Container {
     requests.insert(k1.into(), q(v1));
     requests.insert(k2.into(), q(v2));
     let mut c = Container::default();
-    c.resources.requests = requests;
+    c.resources.requests = requests.into();
     c
 }
 

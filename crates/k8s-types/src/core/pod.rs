@@ -9,7 +9,7 @@ use super::{
     Affinity, ContainerResourceClaim, PodResourceClaim, PodResourceClaimStatus, ResourceList,
     Toleration, TopologySpreadConstraint,
 };
-use crate::cow_arc::CowArc;
+use crate::cow_arc::{CowArc, ResourceMap};
 use crate::meta::ObjectMeta;
 
 /// Upstream `corev1.Pod`.
@@ -288,10 +288,10 @@ pub struct SleepAction {
 pub struct ResourceRequirements {
     /// Requests (what the scheduler reserves).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub requests: ResourceList,
+    pub requests: ResourceMap,
     /// Limits; for extended resources a limit without a request defaults the request.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub limits: ResourceList,
+    pub limits: ResourceMap,
     /// The pod's `spec.resourceClaims` this container uses, by name (upstream
     /// `ResourceRequirements.Claims`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

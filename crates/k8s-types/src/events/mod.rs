@@ -15,9 +15,9 @@ pub use correlator::EventCorrelator;
 use crate::apiserver::ApiClient;
 use crate::core::event::{Event, EventSource};
 use crate::meta::{tick_timestamp_compact, ObjectMeta, ObjectReference};
-use crate::CompactString;
 use crate::object::{Kind, Object, Resource, Shared};
 use crate::status::Status;
+use crate::CompactString;
 
 /// What an Event takes from the object it is about: its kind and metadata (upstream `ref.GetReference`
 /// reads only these). Borrowed, so recording an event about a typed object never copies it.

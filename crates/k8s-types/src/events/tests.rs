@@ -438,7 +438,10 @@ fn stamps_give_back_their_text() {
     let t: Tick = 1_709_208_000;
     let text = crate::meta::tick_timestamp(t);
     assert_eq!(Stamp::of(Some(&text)), Stamp::Tick(t));
-    assert_eq!(Stamp::of(Some(&text)).text().as_deref(), Some(text.as_str()));
+    assert_eq!(
+        Stamp::of(Some(&text)).text().as_deref(),
+        Some(text.as_str())
+    );
     // Read by `timestamp_tick`, but not the text `tick_timestamp` writes: kept as text.
     let odd = "2024-+2-29T12:00:00Z";
     assert_eq!(timestamp_tick(odd), Some(t));
