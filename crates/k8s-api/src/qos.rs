@@ -84,7 +84,7 @@ mod tests {
 
     fn pod(cs: Vec<Container>) -> Pod {
         let mut p = Pod::default();
-        p.spec.containers = cs;
+        p.spec.containers = cs.into();
         p
     }
 

@@ -454,7 +454,7 @@ mod tests {
 
     fn pod(containers: usize, init: usize, phase: &str) -> Pod {
         let mut p = Pod::default();
-        p.spec.containers = vec![Container::default(); containers];
+        p.spec.containers = vec![Container::default(); containers].into();
         p.spec.init_containers = vec![Container::default(); init];
         p.status.phase = Some(phase.into());
         p
@@ -684,7 +684,8 @@ mod tests {
             name: "container1".into(),
             image: "containerimage".into(),
             ..Default::default()
-        }];
+        }]
+        .into();
         let bare = |name: &str| ContainerStatus {
             name: name.into(),
             ..Default::default()

@@ -39,7 +39,8 @@ fn replica_set(name: &str, replicas: i32) -> ReplicaSet {
                         name: "db".into(),
                         image: "db:1".into(),
                         ..Default::default()
-                    }],
+                    }]
+                    .into(),
                     ..Default::default()
                 },
             },

@@ -330,7 +330,8 @@ mod tests {
                 claims: Vec::new(),
             },
             ..Default::default()
-        }];
+        }]
+        .into();
         p
     }
 

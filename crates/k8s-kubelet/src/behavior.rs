@@ -261,7 +261,8 @@ mod tests {
                 name: "log".into(),
                 ..Default::default()
             },
-        ];
+        ]
+        .into();
         if let Some(a) = annotation {
             p.metadata
                 .annotations

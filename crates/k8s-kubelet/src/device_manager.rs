@@ -680,7 +680,7 @@ mod tests {
 
     fn pod(containers: Vec<Container>, init: Vec<Container>) -> Pod {
         let mut p = Pod::default();
-        p.spec.containers = containers;
+        p.spec.containers = containers.into();
         p.spec.init_containers = init;
         p
     }

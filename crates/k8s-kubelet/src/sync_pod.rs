@@ -639,7 +639,8 @@ mod tests {
                 image: "busybox".into(),
                 ..Default::default()
             },
-        ];
+        ]
+        .into();
         p.status.qos_class = Some("BestEffort".into());
         p.status.conditions = vec![
             PodCondition {

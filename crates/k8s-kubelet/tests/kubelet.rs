@@ -60,7 +60,8 @@ fn pod(name: &str, node: &str, cpu: Option<&str>, gpus: i64) -> Pod {
                     claims: Vec::new(),
                 },
                 ..Default::default()
-            }],
+            }]
+            .into(),
             ..Default::default()
         }
         .into(),

@@ -23,7 +23,7 @@ fn pod(behavior: &str) -> Pod {
     p.metadata.uid = Some("u1".into());
     p.spec.termination_grace_period_seconds = Some(30);
     p.spec.init_containers = vec![container("proxy", true)];
-    p.spec.containers = vec![container("app", false)];
+    p.spec.containers = vec![container("app", false)].into();
     p.metadata.annotations.insert(
         k8s_kubelet::behavior::BEHAVIOR_ANNOTATION.into(),
         behavior.into(),

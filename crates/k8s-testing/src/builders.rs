@@ -102,7 +102,8 @@ pub fn deployment(
                         name: "app".into(),
                         image: image.into(),
                         ..Default::default()
-                    }],
+                    }]
+                    .into(),
                     ..Default::default()
                 },
             },

@@ -65,6 +65,28 @@ impl<T> From<T> for CowArc<T> {
     }
 }
 
+impl<T> FromIterator<T> for CowArc<Vec<T>> {
+    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
+        CowArc::new(iter.into_iter().collect())
+    }
+}
+
+impl<'a, T> IntoIterator for &'a CowArc<Vec<T>> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+impl<'a, T: Clone> IntoIterator for &'a mut CowArc<Vec<T>> {
+    type Item = &'a mut T;
+    type IntoIter = std::slice::IterMut<'a, T>;
+    fn into_iter(self) -> Self::IntoIter {
+        Arc::make_mut(&mut self.0).iter_mut()
+    }
+}
+
 impl<T: PartialEq> PartialEq for CowArc<T> {
     fn eq(&self, other: &Self) -> bool {
         Arc::ptr_eq(&self.0, &other.0) || *self.0 == *other.0

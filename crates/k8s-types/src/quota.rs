@@ -401,7 +401,8 @@ mod tests {
                 &[("cpu", "1")],
             ),
             container("b", &[("cpu", "250m"), ("memory", "128Mi")], &[]),
-        ];
+        ]
+        .into();
         let u = pod_usage(&pod, 0);
         let got: Vec<String> = u.iter().map(|(k, v)| format!("{k}={v}")).collect();
         assert_eq!(
@@ -438,7 +439,8 @@ mod tests {
         pod.spec.containers = vec![
             container("app", &[("cpu", "1")], &[]),
             container("log", &[], &[]),
-        ];
+        ]
+        .into();
         let required: BTreeSet<String> = ["requests.cpu", "limits.memory", "pods"]
             .iter()
             .map(|s| s.to_string())

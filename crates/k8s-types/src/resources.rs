@@ -191,7 +191,8 @@ mod tests {
     fn init_containers_sidecars_and_overhead_follow_upstream() {
         // Upstream PodRequests example: containers 1 CPU + 2 CPU; init 4 CPU; sidecar 500m.
         let mut pod = Pod::default();
-        pod.spec.containers = vec![container("1", "1Gi", false), container("2", "1Gi", false)];
+        pod.spec.containers =
+            vec![container("1", "1Gi", false), container("2", "1Gi", false)].into();
         pod.spec.init_containers = vec![
             container("500m", "100Mi", true),
             container("4", "1Gi", false),
@@ -208,7 +209,7 @@ mod tests {
     #[test]
     fn non_zero_requests_default_missing_cpu_and_memory() {
         let mut pod = Pod::default();
-        pod.spec.containers = vec![Container::default(), container("1", "1Gi", false)];
+        pod.spec.containers = vec![Container::default(), container("1", "1Gi", false)].into();
         let r = pod_non_zero_requests(&pod);
         assert_eq!(r.milli_cpu, 1100);
         assert_eq!(r.memory, 1024 * 1024 * 1024 + DEFAULT_MEMORY_REQUEST);

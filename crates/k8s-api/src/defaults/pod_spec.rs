@@ -128,7 +128,8 @@ mod tests {
                     ..Default::default()
                 }],
                 ..Default::default()
-            }],
+            }]
+            .into(),
             ..Default::default()
         };
         set_defaults_pod_spec(&mut spec);

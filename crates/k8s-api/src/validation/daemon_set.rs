@@ -201,7 +201,8 @@ mod tests {
             name: "a".into(),
             image: "agent:1".into(),
             ..Default::default()
-        }];
+        }]
+        .into();
         set_defaults_daemon_set(&mut ds);
         ds.spec.template.spec.containers[0].image_pull_policy = Some("IfNotPresent".into());
         ds

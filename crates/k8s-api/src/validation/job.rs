@@ -601,7 +601,8 @@ mod tests {
             image: "perl".into(),
             image_pull_policy: Some("IfNotPresent".into()),
             ..Default::default()
-        }];
+        }]
+        .into();
         crate::defaults::job::set_defaults_job(&mut job);
         crate::registry::job::generate_selector(&mut job);
         job

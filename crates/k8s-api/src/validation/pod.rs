@@ -216,7 +216,8 @@ mod tests {
             name: "app".into(),
             image: "nginx".into(),
             ..Default::default()
-        }];
+        }]
+        .into();
         p.spec.restart_policy = Some("Always".into());
         p.spec.termination_grace_period_seconds = Some(30);
         p

@@ -511,7 +511,8 @@ mod tests {
                 container("", ""),
                 container("app", "nginx"),
                 container("app", "x"),
-            ],
+            ]
+            .into(),
             init_containers: vec![container("app", "busybox")],
             restart_policy: Some("Always".into()),
             termination_grace_period_seconds: Some(30),

@@ -340,7 +340,8 @@ mod tests {
             name: "nginx".into(),
             image: "nginx:1".into(),
             ..Default::default()
-        }];
+        }]
+        .into();
         let mut claim = PersistentVolumeClaim::default();
         claim.metadata.name = "www".into();
         claim.spec.access_modes = vec!["ReadWriteOnce".into()];

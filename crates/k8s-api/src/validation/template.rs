@@ -171,7 +171,8 @@ mod tests {
             name: "app".into(),
             image: "nginx".into(),
             ..Default::default()
-        }];
+        }]
+        .into();
         t.spec.restart_policy = Some("Always".into());
         t.spec.termination_grace_period_seconds = Some(30);
         t

@@ -157,7 +157,8 @@ pub fn pod(name: &str) -> Pod {
                 name: "app".into(),
                 image: "nginx".into(),
                 ..Default::default()
-            }],
+            }]
+            .into(),
             ..Default::default()
         }
         .into(),

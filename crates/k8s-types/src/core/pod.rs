@@ -38,9 +38,10 @@ pub struct Pod {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PodSpec {
-    /// App containers.
+    /// App containers, shared by the copies of a spec that do not change them (every pod of a
+    /// template, and each pod's versions before and after its bind: see [`CowArc`]).
     #[serde(default)]
-    pub containers: Vec<Container>,
+    pub containers: CowArc<Vec<Container>>,
     /// Init containers; those with `restartPolicy: Always` are sidecars.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub init_containers: Vec<Container>,
