@@ -475,7 +475,8 @@ pub fn generate_status(
 /// rejection's reason, message `Pod was rejected: <message>`, the QoS class kept, a start time;
 /// kubelet-owned conditions are dropped (the status manager's merge keeps only others' conditions).
 pub fn rejected_status(pod: &Pod, rejection: &Rejection, now: Tick) -> PodStatus {
-    let old = &pod.status;
+    let (old, msg) = (&pod.status, &rejection.message);
+    let started = old.start_time.clone();
     PodStatus {
         phase: Some(phases::FAILED.into()),
         conditions: old
@@ -485,14 +486,8 @@ pub fn rejected_status(pod: &Pod, rejection: &Rejection, now: Tick) -> PodStatus
             .cloned()
             .collect(),
         reason: Some(rejection.reason.as_str().into()),
-        message: Some(format_compact!(
-            "{POD_REJECTED_PREFIX}{}",
-            rejection.message
-        )),
-        start_time: old
-            .start_time
-            .clone()
-            .or_else(|| Some(tick_timestamp_compact(now))),
+        message: Some(format_compact!("{POD_REJECTED_PREFIX}{msg}")),
+        start_time: started.or_else(|| Some(tick_timestamp_compact(now))),
         qos_class: old.qos_class.clone(),
         resource_claim_statuses: old.resource_claim_statuses.clone(),
         ..Default::default()
