@@ -86,3 +86,36 @@ fn a_terminating_pod_cannot_be_bound() {
         "Operation cannot be fulfilled on pods/binding \"web\": pod web is being deleted, cannot be assigned to a host"
     );
 }
+
+#[test]
+fn pods_of_one_template_share_its_containers_through_create_and_bind() {
+    // A controller's pods copy one template spec: defaulting (nothing left to default), admission
+    // and the bind each copy the `PodSpec`, and every copy shares the container list and its
+    // resource maps.
+    use k8s_types::apiserver::ApiExt;
+    use k8s_types::core::Pod;
+    use k8s_types::cow_arc::{CowArc, ResourceMap};
+    let mut api = server();
+    let mut template = pod("template");
+    template.spec.containers[0].resources.requests =
+        [("cpu".to_string(), common::q("100m"))].into();
+    let first: Pod = api.create_typed(template.clone()).unwrap();
+    let mut second = template.clone();
+    second.metadata.name = "second".into();
+    second.spec = first.spec.clone();
+    let second: Pod = api.create_typed(second).unwrap();
+    for (name, node) in [("template", "node-a"), ("second", "node-b")] {
+        api.bind(&Binding::new("default", name, node)).unwrap();
+    }
+    let a: Pod = api.get_typed("default", "template").unwrap();
+    let b: Pod = api.get_typed("default", "second").unwrap();
+    assert_eq!(a.spec.node_name.as_deref(), Some("node-a"));
+    assert_eq!(b.spec.node_name.as_deref(), Some("node-b"));
+    assert!(!CowArc::ptr_eq(&a.spec, &b.spec));
+    assert!(CowArc::ptr_eq(&a.spec.containers, &first.spec.containers));
+    assert!(CowArc::ptr_eq(&b.spec.containers, &second.spec.containers));
+    assert!(CowArc::ptr_eq(&a.spec.containers, &b.spec.containers));
+    let requests = |p: &Pod| p.spec.containers[0].resources.requests.clone();
+    assert!(ResourceMap::ptr_eq(&requests(&a), &requests(&b)));
+    assert_eq!(requests(&a)["cpu"].to_string(), "100m");
+}

@@ -1,5 +1,5 @@
-//! [`CowArc`] and [`SharedMap`] ([`StringMap`], [`ResourceMap`]): fields shared between the versions of an object until one of
-//! them changes it.
+//! [`CowArc`] and [`SharedMap`] ([`StringMap`], [`ResourceMap`]): fields shared between the
+//! versions of an object until one of them changes it.
 //!
 //! A status write stores a new version of an object whose spec did not change (upstream's status
 //! strategies reset the spec to the stored one: `podStatusStrategy.PrepareForUpdate` in
@@ -30,6 +30,28 @@ impl<T> CowArc<T> {
     /// True when both hold the same allocation (a clone that neither has written through).
     pub fn ptr_eq(a: &CowArc<T>, b: &CowArc<T>) -> bool {
         Arc::ptr_eq(&a.0, &b.0)
+    }
+
+    /// The value, writable in place when no other clone shares it (`None` when one does).
+    pub fn get_mut(this: &mut CowArc<T>) -> Option<&mut T> {
+        Arc::get_mut(&mut this.0)
+    }
+}
+
+impl<T: Clone + PartialEq> CowArc<T> {
+    /// Applies `write` to the value; a shared value is replaced only when `write` changed it, so
+    /// an idempotent write (defaulting an already defaulted list) keeps the share. The copy it
+    /// writes to is dropped when equal.
+    pub fn write_if_changed(this: &mut CowArc<T>, write: impl FnOnce(&mut T)) {
+        if let Some(v) = CowArc::get_mut(this) {
+            write(v);
+            return;
+        }
+        let mut copy = (*this.0).clone();
+        write(&mut copy);
+        if copy != *this.0 {
+            *this = CowArc::new(copy);
+        }
     }
 }
 
@@ -316,5 +338,63 @@ mod tests {
         let pairs: Vec<(&String, &String)> = (&a).into_iter().collect();
         assert_eq!(pairs.len(), 1);
         assert_eq!(b.into_inner().len(), 2);
+    }
+
+    #[test]
+    fn shared_vectors_iterate_collect_and_copy_on_write() {
+        let a: CowArc<Vec<u32>> = (1..=3).collect();
+        let mut b = a.clone();
+        assert_eq!((&a).into_iter().sum::<u32>(), 6);
+        assert!(CowArc::ptr_eq(&a, &b));
+        for x in &mut b {
+            *x *= 10;
+        }
+        assert!(!CowArc::ptr_eq(&a, &b));
+        assert_eq!(*a, vec![1, 2, 3]);
+        assert_eq!(*b, vec![10, 20, 30]);
+    }
+
+    #[test]
+    fn resource_maps_are_shared_until_written() {
+        use crate::Quantity;
+        let empty = ResourceMap::new();
+        assert!(empty.0.is_none());
+        assert!(empty.is_empty());
+        let a: ResourceMap = [("cpu".to_string(), Quantity::parse("100m").unwrap())].into();
+        let mut b = a.clone();
+        assert!(ResourceMap::ptr_eq(&a, &b));
+        b.insert("memory".into(), Quantity::parse("500Mi").unwrap());
+        assert!(!ResourceMap::ptr_eq(&a, &b));
+        assert_eq!(a.len(), 1);
+        assert_eq!(b["memory"].to_string(), "500Mi");
+        assert_eq!(
+            serde_json::to_string(&b).unwrap(),
+            r#"{"cpu":"100m","memory":"500Mi"}"#
+        );
+        let back: ResourceMap = serde_json::from_str(r#"{"cpu":"100m"}"#).unwrap();
+        assert_eq!(back, a);
+        assert!(serde_json::from_str::<ResourceMap>("{}")
+            .unwrap()
+            .0
+            .is_none());
+    }
+
+    #[test]
+    fn unchanged_writes_keep_the_share() {
+        let a = CowArc::new(vec![1, 2]);
+        let mut b = a.clone();
+        CowArc::write_if_changed(&mut b, |v| v[0] = 1);
+        assert!(CowArc::ptr_eq(&a, &b));
+        CowArc::write_if_changed(&mut b, |v| v[0] = 5);
+        assert!(!CowArc::ptr_eq(&a, &b));
+        assert_eq!(
+            (a.clone().into_inner(), b.clone().into_inner()),
+            (vec![1, 2], vec![5, 2])
+        );
+        // Unshared: written in place.
+        let before = Arc::as_ptr(&b.0);
+        CowArc::write_if_changed(&mut b, |v| v.push(3));
+        assert_eq!(Arc::as_ptr(&b.0), before);
+        assert_eq!(*b, vec![5, 2, 3]);
     }
 }

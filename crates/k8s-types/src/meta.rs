@@ -315,6 +315,26 @@ mod tests {
     use super::*;
 
     #[test]
+    fn compact_timestamps_are_the_same_text_and_inline() {
+        for tick in [
+            0,
+            86_400 + 3661,
+            1_709_208_000,
+            253_402_300_799,
+            253_402_300_800,
+        ] {
+            let c = tick_timestamp_compact(tick);
+            assert_eq!(c, tick_timestamp(tick));
+            // 20 bytes fit in the 24 a CompactString stores inline; the five-digit year's 21 too.
+            assert!(!c.is_heap_allocated(), "{c}");
+        }
+        assert_eq!(
+            tick_timestamp_compact(1_709_208_000),
+            "2024-02-29T12:00:00Z"
+        );
+    }
+
+    #[test]
     fn tick_timestamps_round_trip() {
         assert_eq!(tick_timestamp(0), "1970-01-01T00:00:00Z");
         assert_eq!(tick_timestamp(86_400 + 3661), "1970-01-02T01:01:01Z");

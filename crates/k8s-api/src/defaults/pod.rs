@@ -4,6 +4,7 @@
 //! containerPort`.
 
 use k8s_types::core::{Container, Pod};
+use k8s_types::cow_arc::CowArc;
 
 use super::pod_spec::set_defaults_pod_spec;
 
@@ -33,15 +34,23 @@ fn host_network_ports(containers: &mut [Container]) {
     }
 }
 
-/// Upstream `SetDefaults_Pod` (and the `SetDefaults_PodSpec` it implies).
+/// Upstream `SetDefaults_Pod` (and the `SetDefaults_PodSpec` it implies). A container list the pod
+/// shares with its template (already defaulted) is kept shared when the defaults change nothing
+/// in it ([`CowArc::write_if_changed`]).
 pub fn set_defaults_pod(pod: &mut Pod) {
-    requests_from_limits(&mut pod.spec.containers);
-    requests_from_limits(&mut pod.spec.init_containers);
-    if pod.spec.host_network == Some(true) {
-        host_network_ports(&mut pod.spec.containers);
-        host_network_ports(&mut pod.spec.init_containers);
+    let host_network = pod.spec.host_network == Some(true);
+    let spec = &mut *pod.spec;
+    CowArc::write_if_changed(&mut spec.containers, |cs| {
+        requests_from_limits(cs);
+        if host_network {
+            host_network_ports(cs);
+        }
+    });
+    requests_from_limits(&mut spec.init_containers);
+    if host_network {
+        host_network_ports(&mut spec.init_containers);
     }
-    set_defaults_pod_spec(&mut pod.spec);
+    set_defaults_pod_spec(spec);
 }
 
 #[cfg(test)]
@@ -69,5 +78,46 @@ mod tests {
         let req = &pod.spec.containers[0].resources.requests;
         assert_eq!(req["cpu"].to_string(), "500m");
         assert_eq!(req["nvidia.com/gpu"].to_string(), "1");
+    }
+
+    #[test]
+    fn a_defaulted_container_list_stays_shared() {
+        let mut template = Pod::default();
+        template.spec.containers.push(Container {
+            name: "app".into(),
+            image: "app:v1".into(),
+            ..Default::default()
+        });
+        set_defaults_pod(&mut template);
+        assert_eq!(
+            template.spec.containers[0].image_pull_policy.as_deref(),
+            Some("IfNotPresent")
+        );
+        // A pod made from the defaulted template: the defaults change nothing, the list is shared.
+        let mut pod = template.clone();
+        set_defaults_pod(&mut pod);
+        assert!(CowArc::ptr_eq(
+            &pod.spec.containers,
+            &template.spec.containers
+        ));
+        // One that needs a default gets its own list; the template's is untouched.
+        let mut other = template.clone();
+        other.spec.containers.push(Container {
+            name: "side".into(),
+            image: "side".into(),
+            ..Default::default()
+        });
+        let mut shared = other.clone();
+        set_defaults_pod(&mut shared);
+        assert!(!CowArc::ptr_eq(
+            &shared.spec.containers,
+            &other.spec.containers
+        ));
+        assert_eq!(
+            shared.spec.containers[1].image_pull_policy.as_deref(),
+            Some("Always")
+        );
+        assert_eq!(other.spec.containers[1].image_pull_policy, None);
+        assert_eq!(template.spec.containers.len(), 1);
     }
 }

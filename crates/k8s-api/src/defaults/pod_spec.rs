@@ -6,6 +6,7 @@
 //! (`dnsPolicy`, `securityContext` and `enableServiceLinks` are not modelled.)
 
 use k8s_types::core::{Container, PodSpec, Probe, DEFAULT_SCHEDULER_NAME};
+use k8s_types::cow_arc::CowArc;
 
 /// Upstream `v1.DefaultTerminationGracePeriodSeconds` (seconds; one tick each).
 pub const DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS: i64 = 30;
@@ -110,7 +111,7 @@ pub fn set_defaults_pod_spec(spec: &mut PodSpec) {
     if spec.scheduler_name.as_deref().unwrap_or("").is_empty() {
         spec.scheduler_name = Some(DEFAULT_SCHEDULER_NAME.to_string());
     }
-    default_containers(&mut spec.containers);
+    CowArc::write_if_changed(&mut spec.containers, |cs| default_containers(cs));
     default_containers(&mut spec.init_containers);
 }
 
