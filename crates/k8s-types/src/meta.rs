@@ -184,18 +184,7 @@ pub fn fill_lower_hex(out: &mut [u8], v: u64) {
 /// A tick rendered as an RFC 3339 UTC timestamp: tick N is N seconds after 1970-01-01T00:00:00Z.
 /// Ticks are the only clock in k8s-mini; this keeps the upstream field type without reading wall time.
 pub fn tick_timestamp(tick: crate::Tick) -> String {
-    match tick_timestamp_bytes(tick) {
-        Some(b) => std::str::from_utf8(&b)
-            .map(str::to_owned)
-            .unwrap_or_default(),
-        None => {
-            let days = tick / 86_400;
-            let rem = tick % 86_400;
-            let (y, m, d) = civil_from_days(days as i64);
-            let (h, mi, s) = (rem / 3600, (rem % 3600) / 60, rem % 60);
-            format!("{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
-        }
-    }
+    tick_timestamp_compact(tick).into()
 }
 
 /// [`tick_timestamp`] as a [`CompactString`]: a four-digit year's 20 bytes are stored inline
@@ -203,7 +192,13 @@ pub fn tick_timestamp(tick: crate::Tick) -> String {
 pub fn tick_timestamp_compact(tick: crate::Tick) -> CompactString {
     match tick_timestamp_bytes(tick) {
         Some(b) => std::str::from_utf8(&b).map(Into::into).unwrap_or_default(),
-        None => tick_timestamp(tick).into(),
+        None => {
+            let days = tick / 86_400;
+            let rem = tick % 86_400;
+            let (y, m, d) = civil_from_days(days as i64);
+            let (h, mi, s) = (rem / 3600, (rem % 3600) / 60, rem % 60);
+            crate::format_compact!("{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
+        }
     }
 }
 

@@ -11,11 +11,8 @@ use super::pod_spec::set_defaults_pod_spec;
 fn requests_from_limits(containers: &mut [Container]) {
     for c in containers {
         let r = &mut c.resources;
-        // Written only when a limit has no request: the requests map may be shared with the
-        // template's (a write copies it).
-        if r.limits.keys().all(|name| r.requests.contains_key(name)) {
-            continue;
-        }
+        // Only a missing request is written: the requests map may be shared with the template's
+        // (a write copies it).
         for (name, q) in r.limits.iter() {
             if !r.requests.contains_key(name) {
                 r.requests.insert(name.clone(), q.clone());
@@ -119,5 +116,20 @@ mod tests {
         );
         assert_eq!(other.spec.containers[1].image_pull_policy, None);
         assert_eq!(template.spec.containers.len(), 1);
+    }
+
+    #[test]
+    fn covered_limits_leave_a_shared_requests_map_shared() {
+        use k8s_types::cow_arc::ResourceMap;
+        let requests: ResourceMap = [("cpu".to_string(), Quantity::parse("1").unwrap())].into();
+        let mut pod = Pod::default();
+        let mut c = Container::default();
+        c.resources.requests = requests.clone();
+        c.resources.limits = [("cpu".to_string(), Quantity::parse("2").unwrap())].into();
+        pod.spec.containers.push(c);
+        set_defaults_pod(&mut pod);
+        let got = &pod.spec.containers[0].resources.requests;
+        assert!(ResourceMap::ptr_eq(got, &requests));
+        assert_eq!(got["cpu"].to_string(), "1");
     }
 }
