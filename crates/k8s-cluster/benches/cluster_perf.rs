@@ -134,6 +134,7 @@ fn run_until_converged(cluster: &mut Cluster, limit: u64) -> u64 {
 }
 
 /// Sets the image of every Deployment.
+#[inline(never)]
 fn set_image(cluster: &mut Cluster, image: &str) {
     cluster.begin_tick();
     let api = cluster.api();

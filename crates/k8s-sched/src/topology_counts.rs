@@ -40,6 +40,7 @@ use crate::runtime::node_arrays::{NodeGenerations, GENERATION_BLOCK};
 use k8s_sched_framework::node_info::pod_has_required_anti_affinity;
 use k8s_sched_framework::NodeInfo;
 use k8s_types::core::Pod;
+use k8s_types::meta::StringMap;
 
 use crate::plugins::inter_pod_affinity::terms::{
     has_scoring_terms, required_terms, AffinityTerm, NamespaceLabels,
@@ -105,9 +106,40 @@ pub struct Clause {
 impl Clause {
     /// True when `pod` satisfies the clause.
     pub fn matches(&self, pod: &Pod) -> bool {
-        (self.namespaces.contains(pod.metadata.namespace())
-            || self.namespace_selector.matches(&NamespaceLabels::new()))
-            && self.selector.matches(&pod.metadata.labels)
+        self.namespace_matches(pod) && self.selector.matches(&pod.metadata.labels)
+    }
+
+    /// The namespace half of [`Clause::matches`].
+    fn namespace_matches(&self, pod: &Pod) -> bool {
+        self.namespaces.contains(pod.metadata.namespace())
+            || self.namespace_selector.matches(&NamespaceLabels::new())
+    }
+}
+
+/// The last two label maps a counter's selectors were evaluated on, each with the outcome. The
+/// pods of one template share one labels map (a [`StringMap`] copied from the template, see
+/// `GetPodFromTemplate`), so recounting a node's pods mostly compares pointers instead of
+/// matching selectors. An entry holds its map, so the address cannot be reused by another map
+/// while it is remembered; the outcome depends only on the map's contents, never on the pod.
+#[derive(Clone, Debug, Default)]
+struct LabelsMemo {
+    entries: [Option<(StringMap, bool)>; 2],
+    /// The entry the next miss replaces.
+    next: usize,
+}
+
+impl LabelsMemo {
+    /// The remembered outcome for `labels`, else `eval()` (then remembered).
+    fn get_or(&mut self, labels: &StringMap, eval: impl FnOnce() -> bool) -> bool {
+        for (map, outcome) in self.entries.iter().flatten() {
+            if StringMap::ptr_eq(map, labels) {
+                return *outcome;
+            }
+        }
+        let outcome = eval();
+        self.entries[self.next] = Some((labels.clone(), outcome));
+        self.next = (self.next + 1) % self.entries.len();
+        outcome
     }
 }
 
@@ -159,8 +191,26 @@ impl PodMatcher {
         !self.clauses.is_empty() && self.clauses.iter().all(|c| c.matches(pod))
     }
 
-    fn count(&self, node: &NodeInfo) -> u32 {
-        node.pods().iter().filter(|p| self.matches(&p.pod)).count() as u32
+    /// [`PodMatcher::matches`], the label selectors' outcome taken from `memo` when the pod's
+    /// labels map was evaluated last (the same answer: `matches` is the namespace checks and the
+    /// selector checks of every clause, ANDed).
+    fn matches_memo(&self, pod: &Pod, memo: &mut LabelsMemo) -> bool {
+        if self.skip_terminating && pod.metadata.deletion_timestamp.is_some() {
+            return false;
+        }
+        let labels = &pod.metadata.labels;
+        !self.clauses.is_empty()
+            && self.clauses.iter().all(|c| c.namespace_matches(pod))
+            && memo.get_or(labels, || {
+                self.clauses.iter().all(|c| c.selector.matches(labels))
+            })
+    }
+
+    fn count(&self, node: &NodeInfo, memo: &mut LabelsMemo) -> u32 {
+        node.pods()
+            .iter()
+            .filter(|p| self.matches_memo(&p.pod, memo))
+            .count() as u32
     }
 
     /// The hash ([`label_pair_hash`]) of a label pair every matching pod carries, if the first
@@ -310,6 +360,8 @@ struct Counter {
     /// The same totals by domain id (0 where `totals` has no entry).
     dense: Arc<Vec<i64>>,
     last_used: u64,
+    /// The last label maps `matcher`'s selectors were evaluated on.
+    memo: LabelsMemo,
 }
 
 /// One distinct required anti-affinity term of placed pods.
@@ -653,7 +705,7 @@ impl TopologyIndex {
         }
         match self.filter.as_deref_mut() {
             Some(f) => {
-                let list = f.candidates(pos, node, &self.counters);
+                let list = f.candidates(pos, node, &mut self.counters);
                 for &(id, n) in &list {
                     let c = &mut self.counters[id as usize];
                     recount(c, &self.keys, pos, old_domains[c.key], n);
@@ -665,7 +717,7 @@ impl TopologyIndex {
             }
             None => {
                 for c in &mut self.counters {
-                    let n = c.matcher.count(node);
+                    let n = c.matcher.count(node, &mut c.memo);
                     recount(c, &self.keys, pos, old_domains[c.key], n);
                 }
             }
@@ -823,6 +875,7 @@ impl TopologyIndex {
             totals: Arc::default(),
             dense: Arc::default(),
             last_used: self.clock,
+            memo: LabelsMemo::default(),
         };
         let positions = self.counter_positions.unwrap_or(COUNTER_POSITIONS);
         let id = if self.counters.len() >= counter_cap(positions, nodes.len()) {
@@ -843,7 +896,7 @@ impl TopologyIndex {
                     continue;
                 }
             }
-            let n = c.matcher.count(node);
+            let n = c.matcher.count(node, &mut c.memo);
             if n == 0 {
                 continue;
             }

@@ -115,7 +115,7 @@ impl CandidateFilter {
         &mut self,
         pos: usize,
         node: &NodeInfo,
-        counters: &[Counter],
+        counters: &mut [Counter],
     ) -> Vec<(u32, u32)> {
         self.refreshes += 1;
         let now = self.refreshes;
@@ -137,7 +137,8 @@ impl CandidateFilter {
                             out.len() - 1
                         }
                     };
-                    if counters[id as usize].matcher.matches(&pi.pod) {
+                    let c = &mut counters[id as usize];
+                    if c.matcher.matches_memo(&pi.pod, &mut c.memo) {
                         out[at].1 += 1;
                     }
                 }
@@ -147,7 +148,8 @@ impl CandidateFilter {
         for &id in &self.unfiltered {
             if self.marks[id as usize].0 != now {
                 self.marks[id as usize] = (now, out.len() as u32);
-                out.push((id, counters[id as usize].matcher.count(node)));
+                let c = &mut counters[id as usize];
+                out.push((id, c.matcher.count(node, &mut c.memo)));
             }
         }
         for id in self.nonzero[pos].drain(..) {

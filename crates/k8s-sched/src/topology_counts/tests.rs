@@ -706,3 +706,85 @@ fn domain_keys_look_up_as_the_strings_they_hold() {
     assert!(matches!(DomainKey::from(long), DomainKey::Heap(_)));
     assert_eq!(DomainKey::from("zone-a").as_str(), "zone-a");
 }
+
+#[test]
+fn the_labels_memo_answers_for_the_same_map_only() {
+    use crate::topology_counts::LabelsMemo;
+    use k8s_types::meta::StringMap;
+    let web = StringMap::from([("app".to_string(), "web".to_string())]);
+    let twin = StringMap::from([("app".to_string(), "web".to_string())]);
+    let mut memo = LabelsMemo::default();
+    let evals = std::cell::Cell::new(0);
+    let eval = |answer: bool| {
+        evals.set(evals.get() + 1);
+        answer
+    };
+    assert!(memo.get_or(&web, || eval(true)));
+    // A copy of the map is the same allocation: remembered.
+    assert!(memo.get_or(&web.clone(), || eval(false)));
+    // Equal contents in another allocation are evaluated (the memo compares addresses).
+    assert!(!memo.get_or(&twin, || eval(false)));
+    assert_eq!(evals.get(), 2);
+    // Writing to a remembered map copies it (the memo holds it), so the write is seen.
+    let mut relabelled = web.clone();
+    relabelled.insert("app".to_string(), "db".to_string());
+    assert!(!StringMap::ptr_eq(&relabelled, &web));
+    assert!(!memo.get_or(&relabelled, || eval(false)));
+    assert_eq!(evals.get(), 3);
+    // Two entries: `twin` was replaced by `relabelled`; `web` was replaced first.
+    assert!(!memo.get_or(&relabelled, || eval(true)));
+    assert!(memo.get_or(&web, || eval(true)));
+    assert_eq!(evals.get(), 4);
+}
+
+#[test]
+fn a_node_recount_through_the_memo_equals_matching_each_pod() {
+    use crate::plugins::fixtures::snapshot;
+    use crate::plugins::selector::Selector;
+    use crate::topology_counts::{LabelsMemo, PodMatcher};
+    let template = PodBuilder::new("template").label("app", "web").obj();
+    let sharing = |name: &str| {
+        let mut p = PodBuilder::new(name).namespace("default").node("n1").obj();
+        p.metadata.labels = template.metadata.labels.clone();
+        p
+    };
+    let mut terminating = PodBuilder::new("c")
+        .namespace("default")
+        .node("n1")
+        .terminating()
+        .obj();
+    terminating.metadata.labels = template.metadata.labels.clone();
+    let pods = vec![
+        sharing("a"),
+        sharing("b"),
+        terminating,
+        // Its own map with the same label, in another namespace.
+        PodBuilder::new("d")
+            .namespace("other")
+            .label("app", "web")
+            .node("n1")
+            .obj(),
+        PodBuilder::new("e")
+            .namespace("default")
+            .label("app", "db")
+            .node("n1")
+            .obj(),
+        sharing("f"),
+    ];
+    let nodes = snapshot(&[NodeBuilder::new("n1").obj()], &pods);
+    let selector = Selector::from_label_selector(Some(&req_selector("app", "In", &["web"])));
+    let matcher = PodMatcher::spread("default", &selector);
+    let by_pod = pods.iter().filter(|p| matcher.matches(p)).count();
+    // a, b and f: c is terminating, d in another namespace, e labelled db.
+    assert_eq!(by_pod, 3);
+    let mut memo = LabelsMemo::default();
+    assert_eq!(matcher.count(&nodes[0], &mut memo), 3);
+    // Again, every selector outcome now from the memo.
+    assert_eq!(matcher.count(&nodes[0], &mut memo), 3);
+    // InterPodAffinity's matchers count terminating pods.
+    let all = PodMatcher {
+        skip_terminating: false,
+        ..matcher
+    };
+    assert_eq!(all.count(&nodes[0], &mut memo), 4);
+}
