@@ -36,6 +36,7 @@ use k8s_types::core::event::event_types;
 use k8s_types::core::{Node, NodeAddress, Pod, ResourceList, ALLOCATED_DEVICES_ANNOTATION};
 use k8s_types::deviceplugin::{ContainerAllocateResponse, DevicePlugin};
 use k8s_types::events::EventRecorder;
+use k8s_types::informer::{cmp_namespaced, split_key};
 use k8s_types::meta::timestamp_tick;
 use k8s_types::object::{Kind, Object, Resource};
 use k8s_types::status::Status;
@@ -482,40 +483,61 @@ impl Kubelet {
             }
         };
 
-        // The node's pods, shared with the apiserver (the `spec.nodeName` index; nothing copied).
-        let pods: BTreeMap<String, Shared<Pod>> = api
-            .list_pods_on_node_shared(&self.name)
-            .into_iter()
-            .map(|p| (p.key(), p))
-            .collect();
-
-        // Pods deleted at once, or replaced by a new pod of the same name.
-        for key in self.runtime.keys() {
-            let gone = match (pods.get(&key), self.runtime.get(&key)) {
-                (None, _) => true,
-                (Some(p), Some(rec)) => p.metadata.uid.as_deref().unwrap_or_default() != rec.uid,
-                (Some(_), None) => false,
-            };
-            if gone {
-                self.forget(&key);
+        // The node's pods, shared with the apiserver (the `spec.nodeName` index; nothing copied),
+        // in the order of their keys (`namespace/name`, the runtime's order).
+        let mut pods = api.list_pods_on_node_shared(&self.name);
+        fn parts(p: &Pod) -> (&str, &str) {
+            (p.metadata.namespace(), &p.metadata.name)
+        }
+        if !pods.is_sorted_by(|a, b| cmp_namespaced(parts(a), parts(b)).is_le()) {
+            pods.sort_by(|a, b| cmp_namespaced(parts(a), parts(b)));
+        }
+        // Pods deleted at once, or replaced by a new pod of the same name: both lists in key
+        // order, walked together.
+        let mut gone: Vec<String> = Vec::new();
+        let mut next = 0;
+        for (key, rec) in self.runtime.iter() {
+            let wanted = split_key(key);
+            while next < pods.len() && cmp_namespaced(parts(&pods[next]), wanted).is_lt() {
+                next += 1;
             }
+            let same = pods.get(next).is_some_and(|p| {
+                cmp_namespaced(parts(p), wanted).is_eq()
+                    && p.metadata.uid.as_deref().unwrap_or_default() == rec.uid
+            });
+            if !same {
+                gone.push(key.clone());
+            }
+        }
+        for key in gone {
+            self.forget(&key);
         }
 
         let mut additions: Vec<&Shared<Pod>> = Vec::new();
-        for (key, pod) in &pods {
+        let mut key = String::new();
+        for pod in &pods {
+            key.clear();
+            key.push_str(pod.metadata.namespace());
+            key.push('/');
+            key.push_str(&pod.metadata.name);
             if pod.is_terminating() {
+                if self.follow_stopping(&key, pod, now) {
+                    continue;
+                }
                 // A Running pod being deleted that this kubelet does not know: adopted from a
                 // snapshot, unless the machine just booted (its containers are lost, see
                 // `crate::power`: the terminal status is written instead).
                 if !self.rebooted
-                    && self.runtime.get(key).is_none()
+                    && self.runtime.get(&key).is_none()
                     && pod.phase() == k8s_types::core::phases::RUNNING
                 {
                     self.adopt_terminating(api, pod, &node_view, now);
                 }
-                self.terminate(api, key, pod, now);
-            } else if self.runtime.get(key).is_some() {
-                self.advance(api, key, pod, now);
+                self.terminate(api, &key, pod, now);
+            } else if self.runtime.get(&key).is_some() {
+                if !self.follow_steady(&key, pod, now) {
+                    self.advance(api, &key, pod, now);
+                }
             } else {
                 additions.push(pod);
             }
@@ -775,6 +797,44 @@ impl Kubelet {
             let mut already_recorded = Vec::new();
             rec.begin_termination(began, deadline, &mut already_recorded);
         }
+    }
+
+    /// A known pod that [`Kubelet::advance`] would only follow (its record takes the pod as
+    /// listed): a stopped record, or a running one whose containers have nothing due at `now`
+    /// (the step's idle case, see [`RuntimePod::is_idle`]), that has not finished, of a pod no
+    /// other component made terminal. Returns false, changing nothing, when the pod needs the
+    /// full [`Kubelet::advance`]. Most pods of a node are steady at most of its syncs.
+    fn follow_steady(&mut self, key: &str, pod: &Shared<Pod>, now: Tick) -> bool {
+        let startup_ticks = self.config.startup_ticks;
+        let Some(rec) = self.runtime.get_mut(key) else {
+            return false;
+        };
+        let steady = !rec.phase.is_active()
+            || (!pod.is_terminal()
+                && rec.is_idle(now, startup_ticks)
+                && !(rec.all_stopped() && rec.completed));
+        if steady && !Shared::ptr_eq(&rec.pod, pod) {
+            rec.pod = pod.clone();
+        }
+        steady
+    }
+
+    /// A pod being deleted whose containers are stopping with nothing due at `now` (each
+    /// container's exit and the grace period's end are later): [`Kubelet::terminate`] would only
+    /// follow it (its step finds nothing to do and not every container has stopped, so the pod is
+    /// not removed yet). Returns false, changing nothing, when the pod needs the full
+    /// [`Kubelet::terminate`].
+    fn follow_stopping(&mut self, key: &str, pod: &Shared<Pod>, now: Tick) -> bool {
+        let Some(rec) = self.runtime.get_mut(key) else {
+            return false;
+        };
+        let waiting = matches!(rec.phase, PodPhase::Terminating { .. })
+            && rec.next_due().is_none_or(|t| t > now)
+            && !rec.all_stopped();
+        if waiting && !Shared::ptr_eq(&rec.pod, pod) {
+            rec.pod = pod.clone();
+        }
+        waiting
     }
 
     /// A known pod: step its containers; stop them if another component made the pod terminal.

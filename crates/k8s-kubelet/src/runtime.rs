@@ -771,19 +771,25 @@ impl RuntimePod {
         self.stop_sidecars(t, deadline, out);
     }
 
-    /// Everything due at or before `now`, in time order (ties: container order), then what may
-    /// start. Returns true when anything changed.
-    pub fn step(&mut self, now: Tick, node: &mut NodeContext<'_>, out: &mut Vec<PodEvent>) -> bool {
-        // Fast path: a pod whose containers all run undisturbed has nothing to do.
-        let sandbox_due = matches!(self.phase, PodPhase::Creating { since } if now >= since.saturating_add(node.startup_ticks));
-        let idle = !sandbox_due
+    /// Whether [`RuntimePod::step`] at `now` would find nothing to do: the sandbox is not due to
+    /// become ready, the pod is not terminating, no container has anything due at or before `now`
+    /// and none waits to be created.
+    pub fn is_idle(&self, now: Tick, startup_ticks: u64) -> bool {
+        let sandbox_due = matches!(self.phase, PodPhase::Creating { since } if now >= since.saturating_add(startup_ticks));
+        !sandbox_due
             && !matches!(self.phase, PodPhase::Terminating { .. })
             && self.next_due().is_none_or(|t| t > now)
             && !self
                 .containers
                 .iter()
-                .any(|c| c.state == ContainerState::Pending);
-        if idle || !self.phase.is_active() {
+                .any(|c| c.state == ContainerState::Pending)
+    }
+
+    /// Everything due at or before `now`, in time order (ties: container order), then what may
+    /// start. Returns true when anything changed.
+    pub fn step(&mut self, now: Tick, node: &mut NodeContext<'_>, out: &mut Vec<PodEvent>) -> bool {
+        // Fast path: a pod whose containers all run undisturbed has nothing to do.
+        if self.is_idle(now, node.startup_ticks) || !self.phase.is_active() {
             return false;
         }
         let before: Vec<_> = self
@@ -895,6 +901,11 @@ impl Runtime {
     /// Every known key, in order.
     pub fn keys(&self) -> Vec<String> {
         self.pods.keys().cloned().collect()
+    }
+
+    /// Every known key with its record, in key order.
+    pub fn iter(&self) -> impl Iterator<Item = (&String, &RuntimePod)> {
+        self.pods.iter()
     }
 
     /// The summed requests of the pods holding node resources (what upstream's admission adds

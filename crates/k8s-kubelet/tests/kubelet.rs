@@ -686,3 +686,66 @@ fn lease_renewal_updates_its_last_write_and_recovers_from_other_writers() {
         vec!["create", "update", "update", "update", "delete", "create"]
     );
 }
+
+/// Pods of namespaces `a`, `a-b` and `a0`: their keys order as strings `a-b/…` < `a/…` < `a0/…`
+/// (`-` < `/` < `0`), not as (namespace, name) pairs. Every sync finds each pod it knows (none is
+/// forgotten and admitted again), and a pod being deleted whose container takes 5 s to stop after
+/// SIGTERM (`stop: {seconds: 5}`) stays until it stops: SIGTERM at tick 2, exit at 7, removed by
+/// the sync at 7; the syncs in between write nothing.
+#[test]
+fn known_pods_are_followed_across_syncs_and_a_stopping_pod_waits_for_its_container() {
+    let mut api = FakeApi::default();
+    let mut k = gpu_node_kubelet(&mut api, 1, KubeletConfig::default());
+    for ns in ["a0", "a", "a-b"] {
+        let mut p = pod("web", "gpu-1", Some("100m"), 0);
+        p.metadata.namespace = Some(ns.into());
+        p.spec.termination_grace_period_seconds = Some(30);
+        p.metadata.annotations.insert(
+            k8s_kubelet::behavior::BEHAVIOR_ANNOTATION.into(),
+            "containers: {app: {stop: {seconds: 5}}}".into(),
+        );
+        api.add_pod(p);
+    }
+    for t in 0..=1 {
+        api.tick = t;
+        k.sync(&mut api);
+    }
+    let started: Vec<String> = api
+        .events()
+        .into_iter()
+        .filter(|e| e.0 == "Started")
+        .map(|e| e.2)
+        .collect();
+    assert_eq!(started, vec!["web", "web", "web"]);
+    assert!(["a", "a-b", "a0"]
+        .iter()
+        .all(|ns| api.pod(ns, "web").is_some_and(|p| p.is_ready())));
+
+    // Deletion of a/web with the 30 s grace period: deletionTimestamp = 2 + 30.
+    api.tick = 2;
+    let key = Kind::Pod.key("a", "web");
+    let Some(Object::Pod(mut p)) = api.objects.get(&key).cloned() else {
+        panic!("pod a/web");
+    };
+    p.metadata.deletion_timestamp = Some(k8s_types::meta::tick_timestamp(32));
+    p.metadata.deletion_grace_period_seconds = Some(30);
+    api.objects.insert(key, Object::Pod(p));
+    k.sync(&mut api);
+    let writes_after_sigterm = api.writes.len();
+    let events_after_sigterm = api.events().len();
+    for t in 3..=6 {
+        api.tick = t;
+        k.sync(&mut api);
+        assert!(api.pod("a", "web").is_some(), "a/web removed at {t}");
+    }
+    assert_eq!(api.writes.len(), writes_after_sigterm);
+    assert_eq!(api.events().len(), events_after_sigterm);
+    api.tick = 7;
+    k.sync(&mut api);
+    assert!(api.pod("a", "web").is_none());
+    assert!(api.pod("a-b", "web").is_some() && api.pod("a0", "web").is_some());
+    let per_reason = |reason: &str| api.events().iter().filter(|e| e.0 == reason).count();
+    // One admission per pod (no pod forgotten and admitted again), one SIGTERM.
+    assert_eq!(per_reason("Started"), 3);
+    assert_eq!(per_reason("Killing"), 1);
+}

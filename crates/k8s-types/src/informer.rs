@@ -39,6 +39,17 @@ pub fn namespaced_key(namespace: &str, name: &str) -> String {
     key
 }
 
+/// Orders two (namespace, name) pairs as their [`namespaced_key`]s order as strings, without
+/// building the keys: by name within one namespace (the common case), else byte by byte (a
+/// namespace that is a prefix of the other is not simply smaller: `/` sorts after `-`).
+pub fn cmp_namespaced(a: (&str, &str), b: (&str, &str)) -> std::cmp::Ordering {
+    if a.0 == b.0 {
+        return a.1.cmp(b.1);
+    }
+    let a = a.0.bytes().chain([b'/']).chain(a.1.bytes());
+    a.cmp(b.0.bytes().chain([b'/']).chain(b.1.bytes()))
+}
+
 /// client-go `SplitMetaNamespaceKey`: (namespace, name); the namespace is empty for a key without
 /// a `/`.
 pub fn split_key(key: &str) -> (&str, &str) {
@@ -528,6 +539,25 @@ impl SharedInformerFactory {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn namespaced_pairs_order_as_their_keys() {
+        use super::{cmp_namespaced, namespaced_key};
+        use std::cmp::Ordering::{Equal, Greater, Less};
+        // `-` (0x2D) < `/` (0x2F) < `0` (0x30): "a-b/x" < "a/y" < "a0/a".
+        assert_eq!(cmp_namespaced(("a-b", "x"), ("a", "y")), Less);
+        assert_eq!(cmp_namespaced(("a", "y"), ("a0", "a")), Less);
+        assert_eq!(cmp_namespaced(("a", "y"), ("a", "x")), Greater);
+        assert_eq!(cmp_namespaced(("a", "web"), ("a", "web")), Equal);
+        // A pair against a pair in the same key order, for the namespaces above and empty ones.
+        let pairs = [("a", "y"), ("a-b", "x"), ("a0", "a"), ("", "n"), ("a", "")];
+        for a in pairs {
+            for b in pairs {
+                let by_keys = namespaced_key(a.0, a.1).cmp(&namespaced_key(b.0, b.1));
+                assert_eq!(cmp_namespaced(a, b), by_keys, "{a:?} {b:?}");
+            }
+        }
+    }
+
     use super::*;
 
     fn pod(name: &str, owners: &[(&str, bool)], node: Option<&str>, phase: &str) -> Arc<Object> {
