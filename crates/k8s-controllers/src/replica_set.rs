@@ -312,7 +312,9 @@ pub fn get_pods_to_delete<'a>(
     if diff >= filtered.len() {
         return filtered.to_vec();
     }
-    let mut on_node = std::collections::BTreeMap::<&str, usize>::new();
+    // Only looked up, never iterated: a hash map (a node name is hashed once per pod instead of
+    // compared against a dozen others).
+    let mut on_node = rustc_hash::FxHashMap::<&str, usize>::default();
     for p in related.iter().filter(|p| is_pod_active(p)) {
         *on_node.entry(p.node_name().unwrap_or("")).or_default() += 1;
     }

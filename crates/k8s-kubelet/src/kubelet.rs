@@ -520,10 +520,10 @@ impl Kubelet {
             key.push_str(pod.metadata.namespace());
             key.push('/');
             key.push_str(&pod.metadata.name);
+            if self.follow_unchanged(&key, pod, now) {
+                continue;
+            }
             if pod.is_terminating() {
-                if self.follow_stopping(&key, pod, now) {
-                    continue;
-                }
                 // A Running pod being deleted that this kubelet does not know: adopted from a
                 // snapshot, unless the machine just booted (its containers are lost, see
                 // `crate::power`: the terminal status is written instead).
@@ -535,9 +535,7 @@ impl Kubelet {
                 }
                 self.terminate(api, &key, pod, now);
             } else if self.runtime.get(&key).is_some() {
-                if !self.follow_steady(&key, pod, now) {
-                    self.advance(api, &key, pod, now);
-                }
+                self.advance(api, &key, pod, now);
             } else {
                 additions.push(pod);
             }
@@ -799,42 +797,33 @@ impl Kubelet {
         }
     }
 
-    /// A known pod that [`Kubelet::advance`] would only follow (its record takes the pod as
-    /// listed): a stopped record, or a running one whose containers have nothing due at `now`
-    /// (the step's idle case, see [`RuntimePod::is_idle`]), that has not finished, of a pod no
-    /// other component made terminal. Returns false, changing nothing, when the pod needs the
-    /// full [`Kubelet::advance`]. Most pods of a node are steady at most of its syncs.
-    fn follow_steady(&mut self, key: &str, pod: &Shared<Pod>, now: Tick) -> bool {
+    /// A known pod that the sync would only follow (its record takes the pod as listed), changing
+    /// nothing else; returns false, changing nothing, when the pod needs the full
+    /// [`Kubelet::terminate`] or [`Kubelet::advance`]. Being deleted: its containers are stopping
+    /// with nothing due at `now` (each one's exit and the grace period's end are later), so the
+    /// step finds nothing to do and the pod is not removed yet. Otherwise: a stopped record, or a
+    /// running one whose containers have nothing due (the step's idle case,
+    /// [`RuntimePod::is_idle`]) and that has not finished, of a pod no other component made
+    /// terminal. Most pods of a node are steady at most of its syncs.
+    fn follow_unchanged(&mut self, key: &str, pod: &Shared<Pod>, now: Tick) -> bool {
         let startup_ticks = self.config.startup_ticks;
         let Some(rec) = self.runtime.get_mut(key) else {
             return false;
         };
-        let steady = !rec.phase.is_active()
-            || (!pod.is_terminal()
-                && rec.is_idle(now, startup_ticks)
-                && !(rec.all_stopped() && rec.completed));
-        if steady && !Shared::ptr_eq(&rec.pod, pod) {
-            rec.pod = pod.clone();
-        }
-        steady
-    }
-
-    /// A pod being deleted whose containers are stopping with nothing due at `now` (each
-    /// container's exit and the grace period's end are later): [`Kubelet::terminate`] would only
-    /// follow it (its step finds nothing to do and not every container has stopped, so the pod is
-    /// not removed yet). Returns false, changing nothing, when the pod needs the full
-    /// [`Kubelet::terminate`].
-    fn follow_stopping(&mut self, key: &str, pod: &Shared<Pod>, now: Tick) -> bool {
-        let Some(rec) = self.runtime.get_mut(key) else {
-            return false;
+        let follow = if pod.is_terminating() {
+            matches!(rec.phase, PodPhase::Terminating { .. })
+                && rec.next_due().is_none_or(|t| t > now)
+                && !rec.all_stopped()
+        } else {
+            !rec.phase.is_active()
+                || (!pod.is_terminal()
+                    && rec.is_idle(now, startup_ticks)
+                    && !(rec.all_stopped() && rec.completed))
         };
-        let waiting = matches!(rec.phase, PodPhase::Terminating { .. })
-            && rec.next_due().is_none_or(|t| t > now)
-            && !rec.all_stopped();
-        if waiting && !Shared::ptr_eq(&rec.pod, pod) {
+        if follow && !Shared::ptr_eq(&rec.pod, pod) {
             rec.pod = pod.clone();
         }
-        waiting
+        follow
     }
 
     /// A known pod: step its containers; stop them if another component made the pod terminal.
