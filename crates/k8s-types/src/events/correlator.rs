@@ -21,7 +21,9 @@
 //! `rate.Limiter` at `float32(1/300)` tokens per second gives back its first token after exactly
 //! 300 whole seconds too.
 
-use std::collections::BTreeMap;
+use std::hash::Hash;
+
+use hashlink::linked_hash_map::{Entry, LinkedHashMap};
 
 use crate::core::event::Event;
 use crate::meta::ObjectMeta;
@@ -41,42 +43,28 @@ pub const SPAM_REFILL_SECONDS: Tick = 300;
 pub const AGGREGATE_MESSAGE_PREFIX: &str = "(combined from similar events): ";
 
 /// A least-recently-used map (upstream `groupcache/lru.Cache`): `get` and `add` make an entry the
-/// most recent; adding past capacity evicts the least recent. Recency is a counter, so eviction
-/// order depends only on the order of calls. The correlator's caches are keyed by
+/// most recent; adding past capacity evicts the least recent. A linked hash map (hashlink's
+/// `LinkedHashMap`) keeps the entries from least to most recently used, so the eviction order
+/// depends only on the order of calls (never on hashes). The correlator's caches are keyed by
 /// [`KeyDigest`]s (16 bytes) instead of the key strings (about 200 bytes each).
 #[derive(Clone, Debug)]
-pub(crate) struct Lru<K, V> {
+pub(crate) struct Lru<K: Hash + Eq, V> {
     capacity: usize,
-    /// Key -> (last use, value).
-    entries: BTreeMap<K, (u64, V)>,
-    by_use: BTreeMap<u64, K>,
-    clock: u64,
+    /// Least recently used first.
+    entries: LinkedHashMap<K, V, rustc_hash::FxBuildHasher>,
 }
 
-impl<K: Ord + Clone, V> Lru<K, V> {
+impl<K: Hash + Eq + Clone, V> Lru<K, V> {
     pub(crate) fn new(capacity: usize) -> Self {
         Lru {
             capacity,
-            entries: BTreeMap::new(),
-            by_use: BTreeMap::new(),
-            clock: 0,
-        }
-    }
-
-    /// Moves the entry last used at `used` to the use `now` in the recency order.
-    fn reorder(by_use: &mut BTreeMap<u64, K>, used: u64, now: u64) {
-        if let Some(k) = by_use.remove(&used) {
-            by_use.insert(now, k);
+            entries: LinkedHashMap::with_hasher(rustc_hash::FxBuildHasher),
         }
     }
 
     /// The entry, made most recent.
     pub(crate) fn get(&mut self, key: &K) -> Option<&V> {
-        let (used, value) = self.entries.get_mut(key)?;
-        self.clock += 1;
-        let before = std::mem::replace(used, self.clock);
-        Self::reorder(&mut self.by_use, before, self.clock);
-        Some(value)
+        self.entries.to_back(key).map(|v| &*v)
     }
 
     /// The entry (a default one when absent), made most recent; a new entry evicts the least
@@ -86,53 +74,33 @@ impl<K: Ord + Clone, V> Lru<K, V> {
     where
         V: Default,
     {
-        self.clock += 1;
-        let clock = self.clock;
-        if let Some((used, _)) = self.entries.get_mut(&key) {
-            let before = std::mem::replace(used, clock);
-            Self::reorder(&mut self.by_use, before, clock);
-        } else {
-            // Evicting before inserting leaves what `add` leaves (it inserts, then evicts the
-            // least recent, never the new entry) for any capacity of at least one.
-            if self.entries.len() >= self.capacity {
-                if let Some((_, oldest)) = self.by_use.pop_first() {
-                    self.entries.remove(&oldest);
-                }
-            }
-            self.by_use.insert(clock, key.clone());
+        // Evicting before inserting leaves what `add` leaves (it inserts, then evicts the least
+        // recent, never the new entry) for any capacity of at least one.
+        if self.entries.len() >= self.capacity && !self.entries.contains_key(&key) {
+            self.entries.pop_front();
         }
-        &mut self
-            .entries
-            .entry(key)
-            .or_insert_with(|| (clock, V::default()))
-            .1
+        match self.entries.entry(key) {
+            Entry::Occupied(mut e) => {
+                e.to_back();
+                e.into_mut()
+            }
+            Entry::Vacant(e) => e.insert(V::default()),
+        }
     }
 
     /// Sets the entry and makes it most recent; evicts the least recent entry past capacity.
     pub(crate) fn add(&mut self, key: K, value: V) {
-        self.clock += 1;
-        if let Some((used, v)) = self.entries.get_mut(&key) {
-            *v = value;
-            let before = std::mem::replace(used, self.clock);
-            Self::reorder(&mut self.by_use, before, self.clock);
-            return;
-        }
-        self.by_use.insert(self.clock, key.clone());
-        self.entries.insert(key, (self.clock, value));
+        // `insert` moves an existing entry to the back (most recent).
+        self.entries.insert(key, value);
         if self.entries.len() > self.capacity {
-            if let Some((_, oldest)) = self.by_use.pop_first() {
-                self.entries.remove(&oldest);
-            }
+            self.entries.pop_front();
         }
     }
 
     /// The keys from least to most recently used, with their values.
     #[cfg(test)]
     pub(crate) fn by_recency(&self) -> Vec<(K, &V)> {
-        self.by_use
-            .values()
-            .map(|k| (k.clone(), &self.entries[k].1))
-            .collect()
+        self.entries.iter().map(|(k, v)| (k.clone(), v)).collect()
     }
 
     /// Number of entries.
