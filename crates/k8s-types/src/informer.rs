@@ -539,9 +539,10 @@ impl SharedInformerFactory {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn namespaced_pairs_order_as_their_keys() {
-        use super::{cmp_namespaced, namespaced_key};
         use std::cmp::Ordering::{Equal, Greater, Less};
         // `-` (0x2D) < `/` (0x2F) < `0` (0x30): "a-b/x" < "a/y" < "a0/a".
         assert_eq!(cmp_namespaced(("a-b", "x"), ("a", "y")), Less);
@@ -557,8 +558,6 @@ mod tests {
             }
         }
     }
-
-    use super::*;
 
     fn pod(name: &str, owners: &[(&str, bool)], node: Option<&str>, phase: &str) -> Arc<Object> {
         let mut p = crate::core::Pod::default();
