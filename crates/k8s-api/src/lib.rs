@@ -24,6 +24,7 @@ pub mod names;
 pub mod qos;
 pub mod registry;
 pub mod server;
+mod shared_status;
 pub mod subresources;
 pub mod validation;
 pub mod verbs;

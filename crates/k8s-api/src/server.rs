@@ -20,6 +20,7 @@ use k8s_types::store::{ObjectStore, WatchEvent};
 use k8s_types::{Object, Resource, Shared, Tick};
 
 use crate::admission::AdmissionChain;
+use crate::shared_status::PodStatusShares;
 use crate::watch_cache::NodeNameIndex;
 
 /// The apiserver: the store, the clock (ticks) and the admission chain.
@@ -31,6 +32,8 @@ pub struct ApiServer {
     node_index: NodeNameIndex,
     /// Inside [`ApiServer::dry_run`]: writes are checked, not stored ([`crate::dry_run`]).
     pub(crate) dry_run: bool,
+    /// Recently stored pod status lists, shared by equal ones ([`crate::shared_status`]).
+    pub(crate) pod_status_shares: PodStatusShares,
 }
 
 impl ApiServer {
@@ -49,6 +52,7 @@ impl ApiServer {
             admission,
             node_index: NodeNameIndex::default(),
             dry_run: false,
+            pod_status_shares: PodStatusShares::default(),
         }
     }
 

@@ -121,6 +121,62 @@ fn update_status_stores_the_stored_spec_itself_not_a_copy() {
 }
 
 #[test]
+fn pods_with_equal_status_lists_are_stored_with_one_list() {
+    // Two pods whose kubelet wrote equal conditions and container statuses (each in its own
+    // allocation) are stored with one list of each; a pod whose Ready condition differs is not.
+    use k8s_types::core::pod::{ContainerStatus, PodCondition};
+    let mut api = server();
+    let conditions = |ready: &str| {
+        vec![
+            PodCondition {
+                type_: "Ready".into(),
+                status: ready.into(),
+                last_transition_time: Some("1970-01-01T00:00:01Z".into()),
+                ..Default::default()
+            },
+            PodCondition {
+                type_: "PodScheduled".into(),
+                status: "True".into(),
+                last_transition_time: Some("1970-01-01T00:00:00Z".into()),
+                ..Default::default()
+            },
+        ]
+    };
+    let statuses = || {
+        vec![ContainerStatus {
+            name: "app".into(),
+            image: "nginx".into(),
+            ready: true,
+            ..Default::default()
+        }]
+    };
+    let mut stored = Vec::new();
+    for (name, ready) in [("a", "True"), ("b", "True"), ("c", "False")] {
+        let mut p: Pod = api.create_typed(pod(name)).unwrap();
+        p.status.conditions = CowArc::new(conditions(ready));
+        p.status.container_statuses = CowArc::new(statuses());
+        let Object::Pod(s) = &*api.update_status_shared(Object::Pod(Box::new(p))).unwrap() else {
+            unreachable!("a pod")
+        };
+        stored.push(s.status.clone());
+    }
+    assert!(CowArc::ptr_eq(&stored[0].conditions, &stored[1].conditions));
+    assert!(!CowArc::ptr_eq(
+        &stored[0].conditions,
+        &stored[2].conditions
+    ));
+    assert!(CowArc::ptr_eq(
+        &stored[0].container_statuses,
+        &stored[2].container_statuses
+    ));
+    assert_eq!(*stored[1].conditions, conditions("True"));
+    assert_eq!(*stored[2].conditions, conditions("False"));
+    // The read answers the values written.
+    let b: Pod = api.get_typed("default", "b").unwrap();
+    assert_eq!(*b.status.container_statuses, statuses());
+}
+
+#[test]
 fn deployment_status_update_may_set_annotations_but_not_labels() {
     use k8s_types::apps::Deployment;
     use k8s_types::labels::LabelSelector;

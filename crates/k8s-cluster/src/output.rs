@@ -560,7 +560,8 @@ mod tests {
                 ..Default::default()
             },
             ..Default::default()
-        }];
+        }]
+        .into();
         api.update_status(Object::Pod(pod)).expect("status");
         let table = pods_table(&api, 200);
         let row = table.lines().nth(1).expect("a row");

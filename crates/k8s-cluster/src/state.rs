@@ -499,22 +499,25 @@ mod tests {
         // test1: name, num of containers, restarts, container ready status.
         let mut p = pod(2, 0, "podPhase");
         p.status.container_statuses =
-            vec![cs(true, 3, running()), cs(false, 3, Default::default())];
+            vec![cs(true, 3, running()), cs(false, 3, Default::default())].into();
         expect(&p, "1/2", "podPhase", "6");
         // test2: container error overwrites pod phase.
         p.status.container_statuses = vec![
             cs(true, 3, running()),
             cs(false, 3, waiting("ContainerWaitingReason")),
-        ];
+        ]
+        .into();
         expect(&p, "1/2", "ContainerWaitingReason", "6");
         // test3: Terminated state, the first container overwrites the rest.
         p.status.container_statuses = vec![
             cs(false, 3, waiting("ContainerWaitingReason")),
             cs(false, 3, terminated("ContainerTerminatedReason", 0)),
-        ];
+        ]
+        .into();
         expect(&p, "0/2", "ContainerWaitingReason", "6");
         // test4: ready is not enough for reporting running.
-        p.status.container_statuses = vec![cs(true, 3, running()), cs(true, 3, Default::default())];
+        p.status.container_statuses =
+            vec![cs(true, 3, running()), cs(true, 3, Default::default())].into();
         expect(&p, "1/2", "podPhase", "6");
         // test5: the pod's reason.
         p.status.reason = Some("podReason".into());
@@ -525,15 +528,16 @@ mod tests {
         p.status.container_statuses = vec![
             cs(true, 3, terminated("Completed", 0)),
             cs(true, 3, running()),
-        ];
+        ]
+        .into();
         expect(&p, "1/2", "NotReady", "6");
-        p.status.conditions = vec![condition("Ready", "True")];
+        p.status.conditions = vec![condition("Ready", "True")].into();
         expect(&p, "1/2", "Running", "6");
 
         // test7: 1 init container restarting and 1 container not running.
         let mut p = pod(1, 1, "podPhase");
         p.status.init_container_statuses = vec![with_last(cs(false, 3, running()), 10)];
-        p.status.container_statuses = vec![cs(false, 0, waiting(""))];
+        p.status.container_statuses = vec![cs(false, 0, waiting(""))].into();
         expect(&p, "0/1", "Init:0/1", "3 (10s ago)");
 
         // test8: 2 init containers, one restarting and the other not running.
@@ -542,7 +546,7 @@ mod tests {
             with_last(cs(false, 3, running()), 10),
             cs(false, 0, waiting("")),
         ];
-        p.status.container_statuses = vec![cs(false, 0, waiting(""))];
+        p.status.container_statuses = vec![cs(false, 0, waiting(""))].into();
         expect(&p, "0/1", "Init:0/2", "3 (10s ago)");
         // test9: one completed without restarts, the other restarting.
         p.status.init_container_statuses = vec![
@@ -560,25 +564,27 @@ mod tests {
         // test11: 1 init container completed with restarts and one container restarting.
         let mut p = pod(1, 1, "Running");
         p.status.init_container_statuses = vec![with_last(cs(false, 2, terminated("", 0)), 120)];
-        p.status.container_statuses = vec![with_last(cs(false, 4, running()), 20)];
+        p.status.container_statuses = vec![with_last(cs(false, 4, running()), 20)].into();
         expect(&p, "0/1", "Running", "4 (20s ago)");
 
         // test12: 1 container that restarted 5d ago.
         let mut p = pod(1, 0, "Running");
-        p.status.container_statuses = vec![with_last(cs(true, 3, running()), 5 * 86_400)];
+        p.status.container_statuses = vec![with_last(cs(true, 3, running()), 5 * 86_400)].into();
         expect(&p, "1/1", "Running", "3 (5d ago)");
         // test13: one never restarted, the other restarted 10d ago.
         let mut p = pod(2, 0, "Running");
         p.status.container_statuses = vec![
             cs(true, 0, running()),
             with_last(cs(true, 3, running()), 10 * 86_400),
-        ];
+        ]
+        .into();
         expect(&p, "2/2", "Running", "3 (10d ago)");
         // test14: one restarted 5d ago and the other 20d ago.
         p.status.container_statuses = vec![
             with_last(cs(true, 6, running()), 5 * 86_400),
             with_last(cs(true, 3, running()), 20 * 86_400),
-        ];
+        ]
+        .into();
         expect(&p, "2/2", "Running", "9 (5d ago)");
 
         // test15: PodScheduled condition with reason SchedulingGated.
@@ -586,15 +592,16 @@ mod tests {
         p.status.conditions = vec![PodCondition {
             reason: Some("SchedulingGated".into()),
             ..condition("PodScheduled", "False")
-        }];
+        }]
+        .into();
         expect(&p, "0/2", "SchedulingGated", "0");
 
         // test16 / test17: succeeded and failed pods.
         let mut p = pod(1, 0, "Succeeded");
-        p.status.container_statuses = vec![cs(false, 0, terminated("Completed", 0))];
+        p.status.container_statuses = vec![cs(false, 0, terminated("Completed", 0))].into();
         expect(&p, "0/1", "Completed", "0");
         let mut failed = pod(1, 0, "Failed");
-        failed.status.container_statuses = vec![cs(false, 0, terminated("Error", 1))];
+        failed.status.container_statuses = vec![cs(false, 0, terminated("Error", 1))].into();
         expect(&failed, "0/1", "Error", "0");
         // test18: succeeded with deletion: a terminal pod is not Terminating.
         p.metadata.deletion_timestamp = Some(tick_timestamp(NOW - 10));
@@ -602,7 +609,7 @@ mod tests {
         // test19: running with deletion.
         let mut p = pod(1, 0, "Running");
         p.metadata.deletion_timestamp = Some(tick_timestamp(NOW - 10));
-        p.status.container_statuses = vec![cs(false, 0, running())];
+        p.status.container_statuses = vec![cs(false, 0, running())].into();
         expect(&p, "0/1", "Terminating", "0");
         // test20: pending with deletion.
         let mut p = pod(1, 0, "Pending");
@@ -616,7 +623,7 @@ mod tests {
             let mut p = pod(1, 0, phase);
             p.spec.init_containers =
                 vec![sidecar("restartable-init-1"), sidecar("restartable-init-2")];
-            p.status.conditions = vec![condition("Initialized", initialized)];
+            p.status.conditions = vec![condition("Initialized", initialized)].into();
             p
         };
         // The first sidecar running but not started.
@@ -629,7 +636,7 @@ mod tests {
             ),
             named("restartable-init-2", Some(false), cs(false, 0, waiting(""))),
         ];
-        p.status.container_statuses = vec![cs(false, 0, waiting(""))];
+        p.status.container_statuses = vec![cs(false, 0, waiting(""))].into();
         expect(&p, "0/3", "Init:0/2", "3 (10s ago)");
         // The first started, the second running but not started.
         p.status.init_container_statuses[0].started = Some(true);
@@ -647,7 +654,7 @@ mod tests {
             ),
             named("restartable-init-2", Some(true), cs(false, 0, running())),
         ];
-        p.status.container_statuses = vec![with_last(cs(true, 4, running()), 20)];
+        p.status.container_statuses = vec![with_last(cs(true, 4, running()), 20)].into();
         expect(&p, "1/3", "Running", "7 (10s ago)");
 
         // Both sidecars terminated with a non-zero code and the container completed.
@@ -664,7 +671,8 @@ mod tests {
                 cs(false, 0, terminated("Error", 137)),
             ),
         ];
-        p.status.container_statuses = vec![with_last(cs(false, 4, terminated("Completed", 0)), 20)];
+        p.status.container_statuses =
+            vec![with_last(cs(false, 4, terminated("Completed", 0)), 20)].into();
         expect(&p, "0/3", "Completed", "7 (10s ago)");
 
         // Statuses for init containers and containers the spec does not have.
@@ -692,7 +700,7 @@ mod tests {
         };
         p.status.init_container_statuses =
             vec![bare("initinvalid"), bare("init1"), bare("sidecar1")];
-        p.status.container_statuses = vec![bare("containerinvalid"), bare("container1")];
+        p.status.container_statuses = vec![bare("containerinvalid"), bare("container1")].into();
         expect(&p, "0/2", "Init:0/2", "0");
     }
 
@@ -708,7 +716,7 @@ mod tests {
         ] {
             let mut p = pod(2, 0, phase);
             p.status.container_statuses =
-                vec![cs(true, 3, running()), cs(false, 3, Default::default())];
+                vec![cs(true, 3, running()), cs(false, 3, Default::default())].into();
             expect(&p, "1/2", want, "6");
         }
     }
@@ -716,9 +724,9 @@ mod tests {
     #[test]
     fn upstream_test_print_pod_list() {
         let mut a = pod(2, 0, "podPhase");
-        a.status.container_statuses = vec![cs(true, 3, running()), cs(true, 3, running())];
+        a.status.container_statuses = vec![cs(true, 3, running()), cs(true, 3, running())].into();
         let mut b = pod(1, 0, "podPhase");
-        b.status.container_statuses = vec![cs(true, 1, running())];
+        b.status.container_statuses = vec![cs(true, 1, running())].into();
         expect(&a, "2/2", "podPhase", "6");
         expect(&b, "1/1", "podPhase", "1");
     }
@@ -748,7 +756,7 @@ mod tests {
         expect(&p, "0/1", "Init:0/2", "0");
         // The app container's restarts are not counted while an init container decides.
         p.status.init_container_statuses[0] = cs(false, 0, terminated("Completed", 0));
-        p.status.container_statuses = vec![cs(false, 5, waiting("PodInitializing"))];
+        p.status.container_statuses = vec![cs(false, 5, waiting("PodInitializing"))].into();
         expect(&p, "0/1", "Init:1/2", "0");
         // Both init containers done: the app container decides.
         p.status.init_container_statuses[1] = cs(false, 0, terminated("Completed", 0));
@@ -759,7 +767,8 @@ mod tests {
         p.status.container_statuses = vec![
             with_last(cs(false, 4, waiting("CrashLoopBackOff")), 125),
             cs(true, 0, running()),
-        ];
+        ]
+        .into();
         expect(&p, "1/2", "CrashLoopBackOff", "4 (2m5s ago)");
         p.status.container_statuses[0] = with_last(cs(false, 1, terminated("OOMKilled", 137)), 3);
         expect(&p, "1/2", "OOMKilled", "1 (3s ago)");
@@ -777,8 +786,8 @@ mod tests {
     #[test]
     fn deleted_pods_show_terminating_or_unknown_for_node_lost() {
         let mut p = pod(1, 0, "Running");
-        p.status.container_statuses = vec![cs(true, 0, running())];
-        p.status.conditions = vec![condition("Ready", "True")];
+        p.status.container_statuses = vec![cs(true, 0, running())].into();
+        p.status.conditions = vec![condition("Ready", "True")].into();
         expect(&p, "1/1", "Running", "0");
         p.metadata.deletion_timestamp = Some(tick_timestamp(NOW));
         expect(&p, "1/1", "Terminating", "0");
@@ -797,7 +806,7 @@ mod tests {
     #[test]
     fn restarts_without_a_known_finish_time_show_the_count_only() {
         let mut p = pod(1, 0, "Running");
-        p.status.container_statuses = vec![cs(true, 2, running())];
+        p.status.container_statuses = vec![cs(true, 2, running())].into();
         expect(&p, "1/1", "Running", "2");
         // Tick 0 is a real time (1970-01-01T00:00:00Z), unlike Go's zero time.
         p.status.container_statuses[0].last_state = ContainerState {

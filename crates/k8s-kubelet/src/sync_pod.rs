@@ -140,11 +140,10 @@ fn merge_conditions(
     fresh: Vec<PodCondition>,
     now: &str,
 ) -> Vec<PodCondition> {
-    let mut out: Vec<PodCondition> = old
-        .iter()
-        .filter(|c| !condition_owned_by_kubelet(&c.type_))
-        .cloned()
-        .collect();
+    let kept = old.iter().filter(|c| !condition_owned_by_kubelet(&c.type_));
+    // Sized once: the list is stored with every status version.
+    let mut out = Vec::with_capacity(kept.clone().count() + fresh.len());
+    out.extend(kept.cloned());
     for mut c in fresh {
         c.last_transition_time = match old.iter().find(|o| o.type_ == c.type_) {
             Some(o) if o.status == c.status && o.last_transition_time.is_some() => {
@@ -448,7 +447,7 @@ pub fn generate_status(
     app_statuses.sort_by(|a, b| a.name.cmp(&b.name));
     PodStatus {
         phase: Some(phase.into()),
-        conditions: merge_conditions(&old.conditions, fresh, &ts),
+        conditions: merge_conditions(&old.conditions, fresh, &ts).into(),
         nominated_node_name: old.nominated_node_name.clone(),
         host_ip: host_ip.map(Into::into),
         // Upstream `generateAPIPodStatus`: `hostIPs` and `podIPs` list the same addresses (one
@@ -461,7 +460,7 @@ pub fn generate_status(
             .map(|ip| vec![PodIP { ip: ip.into() }])
             .unwrap_or_default(),
         start_time: old.start_time.clone().or_else(|| Some(ts.clone())),
-        container_statuses: app_statuses,
+        container_statuses: app_statuses.into(),
         init_container_statuses: init_statuses,
         reason: None,
         message: None,
@@ -649,7 +648,8 @@ mod tests {
                 last_transition_time: Some("1970-01-01T00:00:01Z".into()),
                 ..Default::default()
             },
-        ];
+        ]
+        .into();
         p
     }
 

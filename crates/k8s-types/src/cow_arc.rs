@@ -55,6 +55,13 @@ impl<T: Clone + PartialEq> CowArc<T> {
     }
 }
 
+impl<T> CowArc<Vec<T>> {
+    /// True for an empty list (serde's `skip_serializing_if` for a `CowArc<Vec<T>>` field).
+    pub fn is_empty_list(this: &CowArc<Vec<T>>) -> bool {
+        this.0.is_empty()
+    }
+}
+
 impl<T: Clone> CowArc<T> {
     /// The value, copied when shared.
     pub fn into_inner(self) -> T {
@@ -132,6 +139,52 @@ impl<T: Serialize> Serialize for CowArc<T> {
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for CowArc<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         T::deserialize(d).map(CowArc::new)
+    }
+}
+
+/// The last few distinct values passed to [`RecentValues::share`], so that an equal value made
+/// later by another writer takes the same allocation: the kubelets give every pod that started in
+/// the same tick the same conditions, and the apiserver stores them as one list. Least recently
+/// shared first out; equality decides, never the address, so sharing changes no output.
+#[derive(Debug)]
+pub struct RecentValues<T> {
+    /// Most recently shared last.
+    slots: Vec<CowArc<T>>,
+    capacity: usize,
+}
+
+impl<T: PartialEq> RecentValues<T> {
+    /// Remembers up to `capacity` values (at least one).
+    pub fn new(capacity: usize) -> RecentValues<T> {
+        RecentValues {
+            slots: Vec::with_capacity(capacity.max(1)),
+            capacity: capacity.max(1),
+        }
+    }
+
+    /// Points `value` at a remembered equal value, or remembers it (dropping the least recently
+    /// shared one when full).
+    pub fn share(&mut self, value: &mut CowArc<T>) {
+        let found = self
+            .slots
+            .iter()
+            .rposition(|s| CowArc::ptr_eq(s, value) || **s == **value);
+        let slot = match found {
+            Some(i) => {
+                let slot = self.slots.remove(i);
+                if !CowArc::ptr_eq(&slot, value) {
+                    *value = slot.clone();
+                }
+                slot
+            }
+            None => {
+                if self.slots.len() == self.capacity {
+                    self.slots.remove(0);
+                }
+                value.clone()
+            }
+        };
+        self.slots.push(slot);
     }
 }
 
@@ -396,5 +449,33 @@ mod tests {
         CowArc::write_if_changed(&mut b, |v| v.push(3));
         assert_eq!(Arc::as_ptr(&b.0), before);
         assert_eq!(*b, vec![5, 2, 3]);
+    }
+
+    #[test]
+    fn recent_values_share_equal_ones_and_forget_the_least_recently_shared() {
+        let mut recent = RecentValues::new(2);
+        let mut a = CowArc::new(vec![1]);
+        recent.share(&mut a);
+        // An equal value in its own allocation now points at the first one.
+        let mut a2 = CowArc::new(vec![1]);
+        recent.share(&mut a2);
+        assert!(CowArc::ptr_eq(&a, &a2));
+        let mut b = CowArc::new(vec![2]);
+        recent.share(&mut b);
+        assert!(!CowArc::ptr_eq(&a, &b));
+        // [1] was shared before [2]; a third value drops it, [2] stays.
+        let mut c = CowArc::new(vec![3]);
+        recent.share(&mut c);
+        let mut a3 = CowArc::new(vec![1]);
+        recent.share(&mut a3);
+        assert!(!CowArc::ptr_eq(&a, &a3));
+        // Now [3] and [1] (a3) are remembered: [2] was the least recently shared.
+        let mut c2 = CowArc::new(vec![3]);
+        recent.share(&mut c2);
+        assert!(CowArc::ptr_eq(&c, &c2));
+        let mut b2 = CowArc::new(vec![2]);
+        recent.share(&mut b2);
+        assert!(!CowArc::ptr_eq(&b, &b2));
+        assert_eq!((a3[0], b2[0], c2[0]), (1, 2, 3));
     }
 }

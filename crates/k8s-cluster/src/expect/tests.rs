@@ -105,8 +105,8 @@ fn crashloop() -> PodStatus {
     };
     PodStatus {
         phase: Some("Running".into()),
-        conditions: vec![ready_condition(false)],
-        container_statuses: vec![app],
+        conditions: vec![ready_condition(false)].into(),
+        container_statuses: vec![app].into(),
         ..Default::default()
     }
 }
@@ -181,7 +181,8 @@ fn init_containers_and_sidecars_are_found_by_name() {
             false,
             0,
             state("waiting", "PodInitializing", None),
-        )],
+        )]
+        .into(),
         ..Default::default()
     };
     add_pod(
@@ -221,7 +222,7 @@ fn terminated_pods_show_oomkilled_and_completed() {
         );
         let status = PodStatus {
             phase: Some(phase.into()),
-            container_statuses: vec![app],
+            container_statuses: vec![app].into(),
             ..Default::default()
         };
         add_pod(&mut api, name, &[], &["app"], status);
@@ -237,8 +238,8 @@ fn pods_selector_names_every_pod_that_differs() {
     let mut api = api();
     let running = PodStatus {
         phase: Some("Running".into()),
-        conditions: vec![ready_condition(true)],
-        container_statuses: vec![status_of("app", true, 0, state("running", "", None))],
+        conditions: vec![ready_condition(true)].into(),
+        container_statuses: vec![status_of("app", true, 0, state("running", "", None))].into(),
         ..Default::default()
     };
     add_pod(&mut api, "web-a", &[], &["app"], running.clone());

@@ -110,7 +110,8 @@ fn failed_pod(exit: i32) -> Pod {
             ..Default::default()
         },
         ..Default::default()
-    }];
+    }]
+    .into();
     p
 }
 

@@ -342,9 +342,10 @@ pub struct PodStatus {
     /// `Pending`, `Running`, `Succeeded`, `Failed` or `Unknown`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<CompactString>,
-    /// PodScheduled, Initialized, ContainersReady, Ready.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub conditions: Vec<PodCondition>,
+    /// PodScheduled, Initialized, ContainersReady, Ready. Shared by the versions and pods that
+    /// have equal ones (see [`crate::cow_arc::RecentValues`]).
+    #[serde(default, skip_serializing_if = "CowArc::is_empty_list")]
+    pub conditions: CowArc<Vec<PodCondition>>,
     /// Set by preemption on the preemptor.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nominated_node_name: Option<CompactString>,
@@ -368,9 +369,9 @@ pub struct PodStatus {
     /// One per init container (sidecars included), in spec order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub init_container_statuses: Vec<ContainerStatus>,
-    /// One per container.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub container_statuses: Vec<ContainerStatus>,
+    /// One per container; shared as `conditions` are.
+    #[serde(default, skip_serializing_if = "CowArc::is_empty_list")]
+    pub container_statuses: CowArc<Vec<ContainerStatus>>,
     /// Why the pod is in this state (e.g. `Preempting`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<CompactString>,
