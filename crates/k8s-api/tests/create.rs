@@ -33,7 +33,7 @@ fn pod_create_fills_system_fields_and_defaults() {
     assert_eq!(created.metadata.namespace.as_deref(), Some("default"));
     assert_eq!(
         created.metadata.creation_timestamp,
-        Some(tick_timestamp(42))
+        Some(tick_timestamp(42).into())
     );
     assert_eq!(
         created.metadata.creation_timestamp.as_deref(),

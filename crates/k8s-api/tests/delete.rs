@@ -28,7 +28,7 @@ fn bound_pod_is_deleted_gracefully() {
         .unwrap();
     let m = out.meta();
     // terminationGracePeriodSeconds defaulted to 30: deletion at 100 + 30.
-    assert_eq!(m.deletion_timestamp, Some(tick_timestamp(130)));
+    assert_eq!(m.deletion_timestamp, Some(tick_timestamp(130).into()));
     assert_eq!(m.deletion_grace_period_seconds, Some(30));
     assert_eq!(m.generation, Some(2));
     let stored: Pod = api.get_typed("default", "web").unwrap();
@@ -53,7 +53,10 @@ fn bound_pod_is_deleted_gracefully() {
             },
         )
         .unwrap();
-    assert_eq!(shorter.meta().deletion_timestamp, Some(tick_timestamp(110)));
+    assert_eq!(
+        shorter.meta().deletion_timestamp,
+        Some(tick_timestamp(110).into())
+    );
 
     // Grace 0 removes it.
     api.delete(
@@ -85,7 +88,10 @@ fn explicit_grace_period_overrides_the_pod_default() {
             },
         )
         .unwrap();
-    assert_eq!(out.meta().deletion_timestamp, Some(tick_timestamp(8)));
+    assert_eq!(
+        out.meta().deletion_timestamp,
+        Some(tick_timestamp(8).into())
+    );
     assert_eq!(out.meta().deletion_grace_period_seconds, Some(3));
 }
 
@@ -176,7 +182,7 @@ fn huge_grace_periods_do_not_overflow() {
     assert_eq!(out.meta().deletion_grace_period_seconds, Some(i64::MAX));
     assert_eq!(
         out.meta().deletion_timestamp,
-        Some(tick_timestamp(10 + i64::MAX as u64))
+        Some(tick_timestamp(10 + i64::MAX as u64).into())
     );
     // A negative period counts as 1 second (upstream CheckGracefulDelete) for a fresh delete.
     bound_pod(&mut api, "neg");
@@ -192,7 +198,10 @@ fn huge_grace_periods_do_not_overflow() {
         )
         .unwrap();
     assert_eq!(out.meta().deletion_grace_period_seconds, Some(1));
-    assert_eq!(out.meta().deletion_timestamp, Some(tick_timestamp(11)));
+    assert_eq!(
+        out.meta().deletion_timestamp,
+        Some(tick_timestamp(11).into())
+    );
 }
 
 fn config_map(api: &mut k8s_api::ApiServer, name: &str, finalizers: &[&str]) {
@@ -234,7 +243,10 @@ fn a_propagation_policy_puts_its_finalizer_and_keeps_the_object() {
             with_policy(PropagationPolicy::Orphan),
         )
         .unwrap();
-    assert_eq!(out.meta().deletion_timestamp, Some(tick_timestamp(40)));
+    assert_eq!(
+        out.meta().deletion_timestamp,
+        Some(tick_timestamp(40).into())
+    );
     assert_eq!(out.meta().deletion_grace_period_seconds, Some(0));
     assert_eq!(
         finalizers(&api, "orphaned"),
@@ -251,7 +263,10 @@ fn a_propagation_policy_puts_its_finalizer_and_keeps_the_object() {
             with_policy(PropagationPolicy::Foreground),
         )
         .unwrap();
-    assert_eq!(again.meta().deletion_timestamp, Some(tick_timestamp(40)));
+    assert_eq!(
+        again.meta().deletion_timestamp,
+        Some(tick_timestamp(40).into())
+    );
     assert_eq!(
         finalizers(&api, "orphaned"),
         Some(vec![
@@ -331,7 +346,10 @@ fn a_pod_with_a_pending_gc_finalizer_outlives_its_grace_period() {
             with_policy(PropagationPolicy::Foreground),
         )
         .unwrap();
-    assert_eq!(out.meta().deletion_timestamp, Some(tick_timestamp(130)));
+    assert_eq!(
+        out.meta().deletion_timestamp,
+        Some(tick_timestamp(130).into())
+    );
     api.set_tick(130);
     let last = api
         .delete(

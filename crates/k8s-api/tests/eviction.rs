@@ -72,7 +72,10 @@ fn eviction_decrements_the_budget_marks_and_deletes_the_pod() {
     );
     // The pod is terminating (30 s default grace) with the DisruptionTarget condition.
     let p: Pod = api.get_typed("default", "web-0").unwrap();
-    assert_eq!(p.metadata.deletion_timestamp, Some(tick_timestamp(70)));
+    assert_eq!(
+        p.metadata.deletion_timestamp,
+        Some(tick_timestamp(70).into())
+    );
     let c = p.condition("DisruptionTarget").unwrap();
     assert_eq!(c.status, "True");
     assert_eq!(c.reason.as_deref(), Some("EvictionByEvictionAPI"));

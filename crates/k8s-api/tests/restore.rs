@@ -42,8 +42,8 @@ fn restore_keeps_status_uid_and_admitted_fields() {
     assert_eq!(got.spec.node_name.as_deref(), Some("n1"));
     // The store's next revision, not the dump's 98765.
     assert_eq!(
-        got.metadata.resource_version,
-        Some((before + 1).to_string())
+        got.metadata.resource_version.as_deref(),
+        Some((before + 1).to_string().as_str())
     );
 }
 

@@ -604,16 +604,16 @@ mod tests {
         failed.status.container_statuses = vec![cs(false, 0, terminated("Error", 1))].into();
         expect(&failed, "0/1", "Error", "0");
         // test18: succeeded with deletion: a terminal pod is not Terminating.
-        p.metadata.deletion_timestamp = Some(tick_timestamp(NOW - 10));
+        p.metadata.deletion_timestamp = Some(tick_timestamp(NOW - 10).into());
         expect(&p, "0/1", "Completed", "0");
         // test19: running with deletion.
         let mut p = pod(1, 0, "Running");
-        p.metadata.deletion_timestamp = Some(tick_timestamp(NOW - 10));
+        p.metadata.deletion_timestamp = Some(tick_timestamp(NOW - 10).into());
         p.status.container_statuses = vec![cs(false, 0, running())].into();
         expect(&p, "0/1", "Terminating", "0");
         // test20: pending with deletion.
         let mut p = pod(1, 0, "Pending");
-        p.metadata.deletion_timestamp = Some(tick_timestamp(NOW - 10));
+        p.metadata.deletion_timestamp = Some(tick_timestamp(NOW - 10).into());
         expect(&p, "0/1", "Terminating", "0");
     }
 
@@ -789,7 +789,7 @@ mod tests {
         p.status.container_statuses = vec![cs(true, 0, running())].into();
         p.status.conditions = vec![condition("Ready", "True")].into();
         expect(&p, "1/1", "Running", "0");
-        p.metadata.deletion_timestamp = Some(tick_timestamp(NOW));
+        p.metadata.deletion_timestamp = Some(tick_timestamp(NOW).into());
         expect(&p, "1/1", "Terminating", "0");
         p.status.reason = Some("NodeLost".into());
         expect(&p, "1/1", "Unknown", "0");
@@ -799,7 +799,7 @@ mod tests {
         // A failed pod being deleted keeps its status.
         let mut p = pod(1, 0, "Failed");
         p.status.reason = Some("Evicted".into());
-        p.metadata.deletion_timestamp = Some(tick_timestamp(NOW));
+        p.metadata.deletion_timestamp = Some(tick_timestamp(NOW).into());
         expect(&p, "0/1", "Evicted", "0");
     }
 

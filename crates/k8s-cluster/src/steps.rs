@@ -150,7 +150,7 @@ pub(crate) fn run_step(
         // PodDisruptionBudget fails the step (nothing retries it).
         let mut ev = k8s_types::policy::Eviction::default();
         ev.metadata.name.clone_from(&e.name);
-        ev.metadata.namespace = Some(ns(&e.namespace));
+        ev.metadata.namespace = Some(ns(&e.namespace).into());
         ev.delete_options.grace_period_seconds = e.grace_period_seconds;
         cluster.api().evict(&ev).map_err(|s| s.message)?;
         return Ok(format!("pod/{} evicted", e.name));
@@ -505,7 +505,7 @@ fn create_job_from_cron_job(
         kind: "Job".into(),
         metadata: ObjectMeta {
             name: name.to_string(),
-            namespace: Some(namespace.to_string()),
+            namespace: Some(namespace.into()),
             annotations: annotations.into(),
             labels: cj.spec.job_template.metadata.labels.clone(),
             owner_references: vec![OwnerReference {

@@ -366,7 +366,7 @@ pub fn pod_from_template(
         api_version: "v1".into(),
         kind: "Pod".into(),
         metadata: ObjectMeta {
-            generate_name: Some(pods_generate_name(&parent.name)),
+            generate_name: Some(pods_generate_name(&parent.name).into()),
             namespace: parent.namespace.clone(),
             labels: template.metadata.labels.clone(),
             annotations: template.metadata.annotations.clone(),
@@ -534,7 +534,7 @@ mod tests {
         let mut p = Pod::default();
         p.metadata.name = name.into();
         p.metadata.uid = Some(format!("uid-{name}"));
-        p.metadata.creation_timestamp = Some(tick_timestamp(created));
+        p.metadata.creation_timestamp = Some(tick_timestamp(created).into());
         p.spec.node_name = node.map(String::from);
         p.status.phase = Some(phase.into());
         if let Some(t) = ready_at {
@@ -681,7 +681,7 @@ mod tests {
         let rs = |name: &str, replicas: i32, created: Tick| {
             let mut r = ReplicaSet::default();
             r.metadata.name = name.into();
-            r.metadata.creation_timestamp = Some(tick_timestamp(created));
+            r.metadata.creation_timestamp = Some(tick_timestamp(created).into());
             r.spec.replicas = Some(replicas);
             r
         };
@@ -738,7 +738,7 @@ mod tests {
         };
         let old = owned_by("a", "web");
         let mut cur = owned_by("b", "web-v2");
-        cur.metadata.deletion_timestamp = Some(k8s_types::meta::tick_timestamp(5));
+        cur.metadata.deletion_timestamp = Some(k8s_types::meta::tick_timestamp(5).into());
         let change = Delta {
             kind: Kind::Pod,
             key: "default/p".into(),

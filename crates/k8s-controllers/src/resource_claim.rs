@@ -118,8 +118,10 @@ impl ResourceClaimController {
                         Err(e) => return Err(e.into()),
                     };
                     let mut meta = ObjectMeta {
-                        generate_name: Some(claim_generate_name(&pod.metadata.name, &pc.name)),
-                        namespace: Some(ns.clone()),
+                        generate_name: Some(
+                            claim_generate_name(&pod.metadata.name, &pc.name).into(),
+                        ),
+                        namespace: Some(ns.clone().into()),
                         labels: template.spec.metadata.labels.clone(),
                         annotations: template.spec.metadata.annotations.clone(),
                         owner_references: vec![OwnerReference {

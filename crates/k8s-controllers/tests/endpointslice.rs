@@ -180,7 +180,7 @@ fn publish_not_ready_addresses_makes_every_endpoint_ready() {
     api.add(svc);
     api.add(web_pod("a", Some("10.244.0.2"), false, None));
     let mut t = web_pod("t", Some("10.244.0.3"), true, None);
-    t.metadata.deletion_timestamp = Some(tick_timestamp(1));
+    t.metadata.deletion_timestamp = Some(tick_timestamp(1).into());
     api.add(t);
     let mut m = manager();
     tick(&mut api, &mut m);

@@ -115,7 +115,7 @@ impl NodeLease {
                 self.latest = Some(api.create_typed(Lease {
                     metadata: ObjectMeta {
                         name: node.to_string(),
-                        namespace: Some(NODE_LEASE_NAMESPACE.to_string()),
+                        namespace: Some(NODE_LEASE_NAMESPACE.into()),
                         ..Default::default()
                     },
                     spec: spec_for(LeaseSpec::default()),

@@ -727,7 +727,7 @@ fn known_pods_are_followed_across_syncs_and_a_stopping_pod_waits_for_its_contain
     let Some(Object::Pod(mut p)) = api.objects.get(&key).cloned() else {
         panic!("pod a/web");
     };
-    p.metadata.deletion_timestamp = Some(k8s_types::meta::tick_timestamp(32));
+    p.metadata.deletion_timestamp = Some(k8s_types::meta::tick_timestamp(32).into());
     p.metadata.deletion_grace_period_seconds = Some(30);
     api.objects.insert(key, Object::Pod(p));
     k.sync(&mut api);

@@ -177,7 +177,7 @@ impl Workload {
             .map(|g| {
                 let mut pg = PodGroup::default();
                 pg.metadata.name = gang_name(g);
-                pg.metadata.namespace = Some(self.measure_namespace.to_string());
+                pg.metadata.namespace = Some(self.measure_namespace.into());
                 pg.spec.min_member = size as i32;
                 pg
             })
@@ -194,7 +194,7 @@ impl Workload {
             .map(|r| {
                 let mut rs = ReplicaSet::default();
                 rs.metadata.name = replica_set_name(r);
-                rs.metadata.namespace = Some(self.measure_namespace.to_string());
+                rs.metadata.namespace = Some(self.measure_namespace.into());
                 rs.metadata.uid = Some(format!("uid-{}", replica_set_name(r)));
                 rs.spec.replicas = Some(size as i32);
                 rs.spec.selector = Some(selector("app", &replica_set_name(r)));
@@ -287,7 +287,7 @@ fn selector(key: &str, value: &str) -> LabelSelector {
 /// Pod `i` of a template in `namespace`, named `<prefix><template prefix><i:06>`, pending.
 pub fn make_pod(template: PodTemplate, namespace: &str, prefix: &str, i: usize) -> Pod {
     let mut p = Pod::default();
-    p.metadata.namespace = Some(namespace.to_string());
+    p.metadata.namespace = Some(namespace.into());
     p.metadata.uid = Some(format!("uid-{namespace}-{prefix}{i}"));
     let (name_prefix, cpu) = match template {
         PodTemplate::Default => ("pod-", "100m"),

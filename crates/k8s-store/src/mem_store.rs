@@ -98,7 +98,8 @@ impl MemStore {
 /// Takes the next revision after `revision` and stamps it on `obj`.
 fn stamp(revision: &mut i64, obj: &mut Object) -> i64 {
     *revision += 1;
-    obj.meta_mut().resource_version = Some(revision.to_string());
+    obj.meta_mut().resource_version =
+        Some(k8s_types::ToCompactString::to_compact_string(&revision));
     *revision
 }
 

@@ -154,7 +154,8 @@ impl FakeApi {
 
     fn bump(&mut self, obj: &mut Object) {
         self.rev += 1;
-        obj.meta_mut().resource_version = Some(self.rev.to_string());
+        obj.meta_mut().resource_version =
+            Some(k8s_types::ToCompactString::to_compact_string(&self.rev));
     }
 
     /// Stores an object at the current revision and records the watch event.
@@ -276,7 +277,7 @@ impl ApiClient for FakeApi {
         let now = tick_timestamp(self.now);
         let m = obj.meta_mut();
         m.uid = Some(uid);
-        m.creation_timestamp = Some(now);
+        m.creation_timestamp = Some(now.into());
         if matches!(
             kind,
             Kind::Deployment | Kind::ReplicaSet | Kind::PodDisruptionBudget
@@ -372,7 +373,8 @@ impl ApiClient for FakeApi {
                 .unwrap_or(30);
             if p.node_name().is_some() && grace > 0 {
                 if p.metadata.deletion_timestamp.is_none() {
-                    p.metadata.deletion_timestamp = Some(tick_timestamp(self.now + grace as u64));
+                    p.metadata.deletion_timestamp =
+                        Some(tick_timestamp(self.now + grace as u64).into());
                     p.metadata.deletion_grace_period_seconds = Some(grace);
                 }
                 self.bump(&mut obj);

@@ -30,25 +30,25 @@ pub struct ObjectMeta {
     pub name: String,
     /// Prefix the apiserver completes with 5 random-looking (here: deterministic) characters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub generate_name: Option<String>,
+    pub generate_name: Option<CompactString>,
     /// Empty for cluster-scoped kinds; defaulted to `default` for namespaced kinds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub namespace: Option<String>,
+    pub namespace: Option<CompactString>,
     /// Set by the apiserver on create.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub uid: Option<String>,
     /// The store revision of the last write to this object (decimal string, as upstream).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resource_version: Option<String>,
+    pub resource_version: Option<CompactString>,
     /// Incremented by the apiserver on every spec change.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generation: Option<i64>,
     /// RFC 3339; set by the apiserver from the current tick.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub creation_timestamp: Option<String>,
+    pub creation_timestamp: Option<CompactString>,
     /// Set when a graceful delete has started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub deletion_timestamp: Option<String>,
+    pub deletion_timestamp: Option<CompactString>,
     /// Seconds (ticks) of grace left when deletion started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deletion_grace_period_seconds: Option<i64>,

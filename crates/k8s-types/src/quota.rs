@@ -427,7 +427,7 @@ mod tests {
     fn a_deleted_pod_stops_counting_after_its_grace_period_twice() {
         let mut pod = Pod::default();
         // Deleted at 100 with 30 s: deletionTimestamp 130, charged until 160 included.
-        pod.metadata.deletion_timestamp = Some(crate::meta::tick_timestamp(130));
+        pod.metadata.deletion_timestamp = Some(crate::meta::tick_timestamp(130).into());
         pod.metadata.deletion_grace_period_seconds = Some(30);
         assert!(quota_v1_pod(&pod, 160));
         assert!(!quota_v1_pod(&pod, 161));

@@ -23,7 +23,7 @@ pub mod service;
 pub mod stateful_set;
 pub mod workload;
 
-use k8s_types::meta::tick_timestamp;
+use k8s_types::meta::tick_timestamp_compact;
 use k8s_types::{Object, Tick};
 
 /// Namespace rules of `BeforeCreate`/`BeforeUpdate`: a namespaced object without a namespace goes to
@@ -33,7 +33,7 @@ pub fn normalize_namespace(obj: &mut Object) {
     let meta = obj.meta_mut();
     if namespaced {
         if meta.namespace().is_empty() {
-            meta.namespace = Some("default".to_string());
+            meta.namespace = Some("default".into());
         }
     } else {
         meta.namespace = None;
@@ -61,7 +61,7 @@ pub fn prepare_for_create(obj: &mut Object, now: Tick, uid: String) {
         meta.resource_version = None;
         meta.deletion_timestamp = None;
         meta.deletion_grace_period_seconds = None;
-        meta.creation_timestamp = Some(tick_timestamp(now));
+        meta.creation_timestamp = Some(tick_timestamp_compact(now));
         meta.uid = Some(uid);
     }
     match obj {

@@ -69,7 +69,7 @@ pub fn spec_finalizers(ns: &Namespace) -> Vec<String> {
 /// the rest of the status (conditions).
 pub fn begin_termination(ns: &mut Namespace, deletion_timestamp: String) {
     if ns.metadata.deletion_timestamp.is_none() {
-        ns.metadata.deletion_timestamp = Some(deletion_timestamp);
+        ns.metadata.deletion_timestamp = Some(deletion_timestamp.into());
     }
     let mut status = match ns.status.take() {
         Some(Value::Object(m)) => m,

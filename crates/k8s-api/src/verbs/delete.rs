@@ -168,7 +168,7 @@ impl ApiServer {
                         meta.generation = Some(g.saturating_add(1));
                     }
                 }
-                meta.deletion_timestamp = Some(tick_timestamp(deletion_tick));
+                meta.deletion_timestamp = Some(tick_timestamp(deletion_tick).into());
                 meta.deletion_grace_period_seconds = Some(grace);
                 let written = self
                     .storage_update(&key, updated, Some(expected))
@@ -229,7 +229,7 @@ fn mark_as_deleting(meta: &mut ObjectMeta, now: k8s_types::Tick) {
         if let Some(g) = meta.generation.filter(|g| *g > 0) {
             meta.generation = Some(g.saturating_add(1));
         }
-        meta.deletion_timestamp = Some(tick_timestamp(now));
+        meta.deletion_timestamp = Some(tick_timestamp(now).into());
     }
     meta.deletion_grace_period_seconds = Some(0);
 }

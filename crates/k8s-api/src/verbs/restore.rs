@@ -21,7 +21,7 @@
 
 use std::sync::Arc;
 
-use k8s_types::meta::tick_timestamp;
+use k8s_types::meta::tick_timestamp_compact;
 use k8s_types::status::Status;
 use k8s_types::Object;
 
@@ -52,7 +52,7 @@ impl ApiServer {
                 meta.uid = Some(uid);
             }
             if meta.creation_timestamp.as_deref().is_none_or(str::is_empty) {
-                meta.creation_timestamp = Some(tick_timestamp(now));
+                meta.creation_timestamp = Some(tick_timestamp_compact(now));
             }
         }
         if let Object::Pod(p) = &mut obj {

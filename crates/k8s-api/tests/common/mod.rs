@@ -24,7 +24,8 @@ pub struct FakeStore {
 impl FakeStore {
     fn write(&mut self, key: &str, mut obj: Object, t: WatchEventType) -> Object {
         self.rev += 1;
-        obj.meta_mut().resource_version = Some(self.rev.to_string());
+        obj.meta_mut().resource_version =
+            Some(k8s_types::ToCompactString::to_compact_string(&self.rev));
         self.history.push((
             key.to_string(),
             WatchEvent {
@@ -139,7 +140,7 @@ pub fn server() -> ApiServer {
 pub fn meta(name: &str, ns: Option<&str>) -> ObjectMeta {
     ObjectMeta {
         name: name.into(),
-        namespace: ns.map(String::from),
+        namespace: ns.map(Into::into),
         ..Default::default()
     }
 }

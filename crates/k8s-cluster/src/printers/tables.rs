@@ -585,7 +585,7 @@ mod tests {
     fn meta(name: &str, ns: Option<&str>) -> ObjectMeta {
         ObjectMeta {
             name: name.into(),
-            namespace: ns.map(str::to_string),
+            namespace: ns.map(Into::into),
             ..Default::default()
         }
     }
@@ -852,7 +852,7 @@ c-new       Running    0/1                      100s
     #[test]
     fn namespace_and_default_convertor() {
         let mut m = meta("team-a", None);
-        m.creation_timestamp = Some(tick_timestamp(5));
+        m.creation_timestamp = Some(tick_timestamp(5).into());
         let ns = Namespace {
             metadata: m.clone(),
             status: Some(serde_json::json!({"phase": "Active"})),

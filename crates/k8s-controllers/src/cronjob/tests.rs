@@ -10,7 +10,7 @@ use super::utils::*;
 fn cj(created: u64, last: Option<u64>, sds: Option<i64>) -> CronJob {
     let mut cj = CronJob::default();
     cj.metadata.name = "cj".into();
-    cj.metadata.creation_timestamp = Some(tick_timestamp(created));
+    cj.metadata.creation_timestamp = Some(tick_timestamp(created).into());
     cj.status.last_schedule_time = last.map(tick_timestamp);
     cj.spec.starting_deadline_seconds = sds;
     cj

@@ -39,7 +39,7 @@ fn pod(name: &str, node: &str, hash: &str, ready_at: Option<Tick>) -> Pod {
     let mut p = Pod::default();
     p.metadata.name = name.into();
     p.metadata.namespace = Some("default".into());
-    p.metadata.creation_timestamp = Some(tick_timestamp(0));
+    p.metadata.creation_timestamp = Some(tick_timestamp(0).into());
     p.metadata
         .labels
         .insert(CONTROLLER_REVISION_HASH_LABEL.into(), hash.into());
@@ -142,7 +142,7 @@ fn surge_creates_up_to_max_surge_and_deletes_old_pods_whose_new_pod_is_available
         .collect();
     let refs = verdicts(&nodes, &d);
     let mut new1 = pod("new1", "n1", "new", Some(3));
-    new1.metadata.creation_timestamp = Some(tick_timestamp(2));
+    new1.metadata.creation_timestamp = Some(tick_timestamp(2).into());
     let pods = vec![
         pod("old1", "n1", "old", Some(1)),
         new1,
@@ -161,9 +161,9 @@ fn surge_creates_up_to_max_surge_and_deletes_old_pods_whose_new_pod_is_available
 fn revision_hash_adopts_the_newest_pods_label_only_at_first_sight() {
     let mut d = ds(IntOrString::Int(1), IntOrString::Int(0));
     let mut a = pod("a", "n1", "h-old", Some(1));
-    a.metadata.creation_timestamp = Some(tick_timestamp(1));
+    a.metadata.creation_timestamp = Some(tick_timestamp(1).into());
     let mut b = pod("b", "n2", "h-new", Some(1));
-    b.metadata.creation_timestamp = Some(tick_timestamp(2));
+    b.metadata.creation_timestamp = Some(tick_timestamp(2).into());
     assert_eq!(revision_hash(&d, &[&a, &b], None), "h-new");
     assert_eq!(revision_hash(&d, &[], None), template_hash(&d));
     // The decision holds while the generation does; a new generation uses the template.
@@ -254,6 +254,6 @@ fn node_updates_of_heartbeats_only_are_ignored() {
         .push("example.com/keep".into());
     assert!(!should_ignore_node_update(&old, &finalized));
     let mut deleted = cur.clone();
-    deleted.metadata.deletion_timestamp = Some(tick_timestamp(3));
+    deleted.metadata.deletion_timestamp = Some(tick_timestamp(3).into());
     assert!(!should_ignore_node_update(&old, &deleted));
 }

@@ -143,7 +143,7 @@ impl JobController {
                                 .insert(JOB_COMPLETION_INDEX_ANNOTATION.into(), s);
                             pod.spec.hostname = Some(format!("{}-{ix}", job.metadata.name));
                             pod.metadata.generate_name =
-                                Some(pod_generate_name_with_index(&job.metadata.name, ix));
+                                Some(pod_generate_name_with_index(&job.metadata.name, ix).into());
                             if per_index {
                                 // addIndexFailureCountAnnotation
                                 let (failures, ignored) =

@@ -160,7 +160,7 @@ impl JobController {
         let workload = Workload {
             metadata: ObjectMeta {
                 name: name.clone(),
-                namespace: Some(job.metadata.namespace().to_string()),
+                namespace: Some(job.metadata.namespace().into()),
                 owner_references: vec![new_controller_ref(&job.metadata, &Kind::Job)],
                 ..Default::default()
             },
@@ -214,7 +214,7 @@ impl JobController {
         let pg = PodGroup {
             metadata: ObjectMeta {
                 name: name.clone(),
-                namespace: Some(job.metadata.namespace().to_string()),
+                namespace: Some(job.metadata.namespace().into()),
                 owner_references: vec![
                     new_controller_ref(&job.metadata, &Kind::Job),
                     OwnerReference {

@@ -275,7 +275,7 @@ impl NvidiaDraDriver {
             api_version: API_VERSION.into(),
             kind: "ResourceSlice".into(),
             metadata: ObjectMeta {
-                generate_name: Some(format!("{}-{DRIVER_NAME}-", self.node)),
+                generate_name: Some(format!("{}-{DRIVER_NAME}-", self.node).into()),
                 ..ObjectMeta::default()
             },
             spec: ResourceSliceSpec {

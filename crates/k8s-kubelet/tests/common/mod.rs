@@ -40,7 +40,8 @@ impl FakeApi {
 
     fn bump(&mut self, obj: &mut Object) {
         self.rev += 1;
-        obj.meta_mut().resource_version = Some(self.rev.to_string());
+        obj.meta_mut().resource_version =
+            Some(k8s_types::ToCompactString::to_compact_string(&self.rev));
     }
 
     pub fn pod(&self, ns: &str, name: &str) -> Option<Pod> {
@@ -101,7 +102,7 @@ impl ApiClient for FakeApi {
         let rev = self.rev;
         let m = obj.meta_mut();
         m.uid = Some(format!("uid-{rev}"));
-        m.creation_timestamp = Some(tick_timestamp(self.tick));
+        m.creation_timestamp = Some(tick_timestamp(self.tick).into());
         self.writes.push(format!("create {key}"));
         self.objects.insert(key, obj.clone());
         Ok(obj)
@@ -191,7 +192,7 @@ impl ApiClient for FakeApi {
             let ts = tick_timestamp(self.tick);
             let m = obj.meta_mut();
             if m.deletion_timestamp.is_none() {
-                m.deletion_timestamp = Some(ts);
+                m.deletion_timestamp = Some(ts.into());
                 m.deletion_grace_period_seconds = Some(30);
                 self.bump(&mut obj);
                 self.writes.push(format!("terminate {key}"));

@@ -725,7 +725,7 @@ pub(crate) fn create_subresource(s: &mut Session, t: &Target, req: &Request) -> 
                 Err(e) => return (reply::bad_request(format!("invalid Binding: {e}")), None),
             };
             b.metadata.name.clone_from(&name);
-            b.metadata.namespace = Some(t.ns().to_string());
+            b.metadata.namespace = Some(t.ns().into());
             match dry_run::write(s, req, |api| api.bind(&b)) {
                 Ok(_) => (reply::success(201), None),
                 Err(e) => fail(&e, t),
@@ -735,7 +735,7 @@ pub(crate) fn create_subresource(s: &mut Session, t: &Target, req: &Request) -> 
             let grace = body["deleteOptions"]["gracePeriodSeconds"].as_i64();
             let mut e = Eviction::default();
             e.metadata.name.clone_from(&name);
-            e.metadata.namespace = Some(t.ns().to_string());
+            e.metadata.namespace = Some(t.ns().into());
             e.delete_options.grace_period_seconds = grace;
             match dry_run::write(s, req, |api| api.evict(&e)) {
                 Ok(()) => {

@@ -157,8 +157,8 @@ pub fn make_event(
         metadata: ObjectMeta {
             name: fresh_name(api, &meta.name),
             namespace: Some(match meta.namespace() {
-                "" => "default".to_string(),
-                ns => ns.to_string(),
+                "" => "default".into(),
+                ns => ns.into(),
             }),
             ..Default::default()
         },

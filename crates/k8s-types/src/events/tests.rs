@@ -49,7 +49,8 @@ impl ApiClient for EventApi {
             return Err(Status::already_exists(&obj.kind(), &obj.meta().name));
         }
         self.revision += 1;
-        obj.meta_mut().resource_version = Some(self.revision.to_string());
+        obj.meta_mut().resource_version =
+            Some(crate::ToCompactString::to_compact_string(&self.revision));
         self.objects.insert(key, obj.clone());
         Ok(obj)
     }
@@ -74,7 +75,8 @@ impl ApiClient for EventApi {
             return Err(Status::conflict(&obj.kind(), &obj.meta().name));
         }
         self.revision += 1;
-        obj.meta_mut().resource_version = Some(self.revision.to_string());
+        obj.meta_mut().resource_version =
+            Some(crate::ToCompactString::to_compact_string(&self.revision));
         self.objects.insert(key, obj.clone());
         Ok(obj)
     }
