@@ -4,9 +4,10 @@
 //! validation, the ResourceQuota check) and answers as the write would, but the store is not
 //! changed.
 //!
-//! Every write of the verbs goes through the three methods here (a real create or update first
-//! shares a pod's status lists with equal ones stored recently: [`crate::shared_status`]). In a dry run they check what the
-//! store would check and return what it would return, without writing:
+//! Every write of the verbs goes through the three methods here. A real create or update first
+//! points a pod's spec (create only) and status lists at equal ones stored recently
+//! ([`crate::pod_shares`]). In a dry run they check what the store would check and return what it
+//! would return, without writing:
 //! - create: `AlreadyExists` if the key is taken, else the object as it would be stored, with no
 //!   `resourceVersion` (KEP-576: "ResourceVersion will also be left empty on creation");
 //! - update: `NotFound` / `Conflict` as the store's compare-and-swap, else the new object with the
@@ -54,7 +55,7 @@ impl ApiServer {
         mut obj: Object,
     ) -> Result<Arc<Object>, StoreError> {
         if !self.dry_run {
-            self.pod_status_shares.share(&mut obj);
+            self.pod_shares.share_created(&mut obj);
             return self.store.create(key, obj);
         }
         if self.store.get(key).is_some() {
@@ -93,7 +94,7 @@ impl ApiServer {
         expected: Option<i64>,
     ) -> Result<Arc<Object>, StoreError> {
         if !self.dry_run {
-            self.pod_status_shares.share(&mut obj);
+            self.pod_shares.share(&mut obj);
             return self.store.update(key, obj, expected);
         }
         let current = self.dry_run_current(key, expected)?;

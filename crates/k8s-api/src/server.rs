@@ -20,7 +20,7 @@ use k8s_types::store::{ObjectStore, WatchEvent};
 use k8s_types::{Object, Resource, Shared, Tick};
 
 use crate::admission::AdmissionChain;
-use crate::shared_status::PodStatusShares;
+use crate::pod_shares::PodShares;
 use crate::watch_cache::NodeNameIndex;
 
 /// The apiserver: the store, the clock (ticks) and the admission chain.
@@ -32,8 +32,9 @@ pub struct ApiServer {
     node_index: NodeNameIndex,
     /// Inside [`ApiServer::dry_run`]: writes are checked, not stored ([`crate::dry_run`]).
     pub(crate) dry_run: bool,
-    /// Recently stored pod status lists, shared by equal ones ([`crate::shared_status`]).
-    pub(crate) pod_status_shares: PodStatusShares,
+    /// Recently stored pod specs and status lists, shared by equal ones
+    /// ([`crate::pod_shares`]).
+    pub(crate) pod_shares: PodShares,
 }
 
 impl ApiServer {
@@ -52,7 +53,7 @@ impl ApiServer {
             admission,
             node_index: NodeNameIndex::default(),
             dry_run: false,
-            pod_status_shares: PodStatusShares::default(),
+            pod_shares: PodShares::default(),
         }
     }
 

@@ -196,3 +196,34 @@ fn missing_name_is_invalid() {
         "Pod \"\" is invalid: metadata.name: Required value: name or generateName is required"
     );
 }
+
+#[test]
+fn pods_created_with_equal_specs_share_one_stored_spec() {
+    // Each create defaults and admits its own copy of the spec (the default tolerations are
+    // added to each); equal results are stored as one spec, a different image is not, and a
+    // later write to one pod's spec copies it.
+    use k8s_types::cow_arc::CowArc;
+    let mut api = server();
+    let spec_of = |o: &Object| match o {
+        Object::Pod(p) => p.spec.clone(),
+        _ => unreachable!("a pod"),
+    };
+    let mut other = pod("c");
+    other.spec.containers[0].image = "busybox".into();
+    let specs: Vec<_> = [pod("a"), pod("b"), other]
+        .into_iter()
+        .map(|p| spec_of(&api.create_shared(Object::Pod(Box::new(p))).unwrap()))
+        .collect();
+    assert!(CowArc::ptr_eq(&specs[0], &specs[1]));
+    assert!(!CowArc::ptr_eq(&specs[0], &specs[2]));
+    assert_eq!(specs[0].tolerations.len(), 2);
+    assert_eq!(specs[2].containers[0].image, "busybox");
+    // Binding `a` gives it a spec of its own; `b` keeps the shared one, unbound.
+    api.bind(&k8s_types::core::Binding::new("default", "a", "n1"))
+        .unwrap();
+    let a: Pod = api.get_typed("default", "a").unwrap();
+    let b = spec_of(&api.get_shared(&Kind::Pod, "default", "b").unwrap());
+    assert_eq!(a.spec.node_name.as_deref(), Some("n1"));
+    assert!(CowArc::ptr_eq(&b, &specs[1]));
+    assert_eq!(b.node_name, None);
+}
