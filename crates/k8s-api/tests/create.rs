@@ -224,6 +224,9 @@ fn pods_created_with_equal_specs_share_one_stored_spec() {
     let a: Pod = api.get_typed("default", "a").unwrap();
     let b = spec_of(&api.get_shared(&Kind::Pod, "default", "b").unwrap());
     assert_eq!(a.spec.node_name.as_deref(), Some("n1"));
+    // The bound copy still shares the tolerations (and containers) it did not change.
+    assert!(CowArc::ptr_eq(&a.spec.tolerations, &specs[0].tolerations));
+    assert!(CowArc::ptr_eq(&a.spec.containers, &specs[0].containers));
     assert!(CowArc::ptr_eq(&b, &specs[1]));
     assert_eq!(b.node_name, None);
 }

@@ -245,13 +245,13 @@ mod tests {
         forever_first
             .spec
             .tolerations
-            .extend(pod_tolerating(Some(10)).spec.tolerations.clone());
+            .extend(pod_tolerating(Some(10)).spec.tolerations.iter().cloned());
         assert_eq!(eviction_delay(&forever_first, &node), None);
         let mut ten_first = pod_tolerating(Some(10));
         ten_first
             .spec
             .tolerations
-            .extend(pod_tolerating(None).spec.tolerations.clone());
+            .extend(pod_tolerating(None).spec.tolerations.iter().cloned());
         assert_eq!(eviction_delay(&ten_first, &node), Some(10));
     }
 }

@@ -87,7 +87,7 @@ mod tests {
 
     fn keys_after(tolerations: Vec<Toleration>) -> Vec<(String, String, Option<i64>)> {
         let mut p = Pod::default();
-        p.spec.tolerations = tolerations;
+        p.spec.tolerations = tolerations.into();
         add_default_tolerations(&mut p);
         p.spec
             .tolerations

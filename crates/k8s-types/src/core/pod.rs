@@ -54,9 +54,10 @@ pub struct PodSpec {
     /// Node and pod (anti-)affinity.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub affinity: Option<Affinity>,
-    /// Tolerations.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tolerations: Vec<Toleration>,
+    /// Tolerations; shared by the copies of a spec that do not change them (a pod's spec before
+    /// and after its bind).
+    #[serde(default, skip_serializing_if = "CowArc::is_empty_list")]
+    pub tolerations: CowArc<Vec<Toleration>>,
     /// Topology spread constraints.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub topology_spread_constraints: Vec<TopologySpreadConstraint>,
