@@ -3,7 +3,7 @@
 //! A controller creates the pods of one template in a burst, and defaulting and admission make
 //! each one's spec afresh (an equal `PodSpec` of about 640 bytes with its tolerations per pod,
 //! until the bind gives it a node). The kubelets write every pod's `status.conditions` and
-//! `status.containerStatuses` afresh, and the pods of one template that started in the same tick
+//! `status.containerStatuses` (and `initContainerStatuses`) afresh, and the pods of one template that started in the same tick
 //! have equal ones (five conditions of 120 bytes and one container status each, per stored
 //! version). Before a pod is stored, each of these is pointed at an equal one stored recently
 //! ([`RecentValues`]; specs on create only, since a bound spec names its node), so the store, the
@@ -30,6 +30,7 @@ pub(crate) struct PodShares {
     specs: RecentValues<PodSpec>,
     conditions: RecentValues<Vec<PodCondition>>,
     container_statuses: RecentValues<Vec<ContainerStatus>>,
+    init_container_statuses: RecentValues<Vec<ContainerStatus>>,
 }
 
 impl Default for PodShares {
@@ -38,6 +39,7 @@ impl Default for PodShares {
             specs: RecentValues::new(REMEMBERED_SPECS),
             conditions: RecentValues::new(REMEMBERED),
             container_statuses: RecentValues::new(REMEMBERED),
+            init_container_statuses: RecentValues::new(REMEMBERED),
         }
     }
 }
@@ -52,13 +54,15 @@ impl PodShares {
         self.share(obj);
     }
 
-    /// Points a pod's conditions and container statuses at equal lists stored recently (other
-    /// kinds are left as they are).
+    /// Points a pod's conditions and (init) container statuses at equal lists stored recently
+    /// (other kinds are left as they are).
     pub(crate) fn share(&mut self, obj: &mut Object) {
         if let Object::Pod(pod) = obj {
             self.conditions.share(&mut pod.status.conditions);
             self.container_statuses
                 .share(&mut pod.status.container_statuses);
+            self.init_container_statuses
+                .share(&mut pod.status.init_container_statuses);
         }
     }
 }

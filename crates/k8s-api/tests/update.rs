@@ -169,6 +169,11 @@ fn pods_with_equal_status_lists_are_stored_with_one_list() {
         &stored[0].container_statuses,
         &stored[2].container_statuses
     ));
+    // Empty lists too: one allocation for every pod without init containers.
+    assert!(CowArc::ptr_eq(
+        &stored[0].init_container_statuses,
+        &stored[2].init_container_statuses
+    ));
     assert_eq!(*stored[1].conditions, conditions("True"));
     assert_eq!(*stored[2].conditions, conditions("False"));
     // The read answers the values written.

@@ -536,7 +536,7 @@ mod tests {
 
         // test7: 1 init container restarting and 1 container not running.
         let mut p = pod(1, 1, "podPhase");
-        p.status.init_container_statuses = vec![with_last(cs(false, 3, running()), 10)];
+        p.status.init_container_statuses = vec![with_last(cs(false, 3, running()), 10)].into();
         p.status.container_statuses = vec![cs(false, 0, waiting(""))].into();
         expect(&p, "0/1", "Init:0/1", "3 (10s ago)");
 
@@ -545,25 +545,29 @@ mod tests {
         p.status.init_container_statuses = vec![
             with_last(cs(false, 3, running()), 10),
             cs(false, 0, waiting("")),
-        ];
+        ]
+        .into();
         p.status.container_statuses = vec![cs(false, 0, waiting(""))].into();
         expect(&p, "0/1", "Init:0/2", "3 (10s ago)");
         // test9: one completed without restarts, the other restarting.
         p.status.init_container_statuses = vec![
             cs(false, 0, terminated("", 0)),
             with_last(cs(false, 3, running()), 10),
-        ];
+        ]
+        .into();
         expect(&p, "0/1", "Init:1/2", "3 (10s ago)");
         // test10: one completed with restarts, the other restarting.
         p.status.init_container_statuses = vec![
             with_last(cs(false, 2, terminated("", 0)), 120),
             with_last(cs(false, 3, running()), 10),
-        ];
+        ]
+        .into();
         expect(&p, "0/1", "Init:1/2", "5 (10s ago)");
 
         // test11: 1 init container completed with restarts and one container restarting.
         let mut p = pod(1, 1, "Running");
-        p.status.init_container_statuses = vec![with_last(cs(false, 2, terminated("", 0)), 120)];
+        p.status.init_container_statuses =
+            vec![with_last(cs(false, 2, terminated("", 0)), 120)].into();
         p.status.container_statuses = vec![with_last(cs(false, 4, running()), 20)].into();
         expect(&p, "0/1", "Running", "4 (20s ago)");
 
@@ -635,7 +639,8 @@ mod tests {
                 with_last(cs(false, 3, running()), 10),
             ),
             named("restartable-init-2", Some(false), cs(false, 0, waiting(""))),
-        ];
+        ]
+        .into();
         p.status.container_statuses = vec![cs(false, 0, waiting(""))].into();
         expect(&p, "0/3", "Init:0/2", "3 (10s ago)");
         // The first started, the second running but not started.
@@ -653,7 +658,8 @@ mod tests {
                 with_last(cs(false, 3, running()), 10),
             ),
             named("restartable-init-2", Some(true), cs(false, 0, running())),
-        ];
+        ]
+        .into();
         p.status.container_statuses = vec![with_last(cs(true, 4, running()), 20)].into();
         expect(&p, "1/3", "Running", "7 (10s ago)");
 
@@ -670,7 +676,8 @@ mod tests {
                 Some(false),
                 cs(false, 0, terminated("Error", 137)),
             ),
-        ];
+        ]
+        .into();
         p.status.container_statuses =
             vec![with_last(cs(false, 4, terminated("Completed", 0)), 20)].into();
         expect(&p, "0/3", "Completed", "7 (10s ago)");
@@ -699,7 +706,7 @@ mod tests {
             ..Default::default()
         };
         p.status.init_container_statuses =
-            vec![bare("initinvalid"), bare("init1"), bare("sidecar1")];
+            vec![bare("initinvalid"), bare("init1"), bare("sidecar1")].into();
         p.status.container_statuses = vec![bare("containerinvalid"), bare("container1")].into();
         expect(&p, "0/2", "Init:0/2", "0");
     }
@@ -738,7 +745,7 @@ mod tests {
         // waiting with a reason; PodInitializing is not an Init: reason.
         let mut p = pod(1, 2, "Pending");
         p.status.init_container_statuses =
-            vec![cs(false, 0, terminated("", 2)), cs(false, 0, waiting(""))];
+            vec![cs(false, 0, terminated("", 2)), cs(false, 0, waiting(""))].into();
         expect(&p, "0/1", "Init:ExitCode:2", "0");
         p.status.init_container_statuses[0]
             .state

@@ -13,6 +13,7 @@
 //! A container's annotation entry wins over the rules; among rules the first that matches wins.
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, LazyLock};
 
 use serde::Deserialize;
 
@@ -216,7 +217,7 @@ pub fn validate(b: &ContainerBehavior) -> Result<(), String> {
 /// Resolves what each container of `pod` does: its annotation entry, else the first matching rule,
 /// else the default. An annotation that does not parse is ignored here (manifests are checked when
 /// loaded; see `parse_annotation`).
-pub fn resolve(pod: &Pod, rules: &[BehaviorRule], container: &str) -> ContainerBehavior {
+pub fn resolve(pod: &Pod, rules: &[BehaviorRule], container: &str) -> Arc<ContainerBehavior> {
     if let Some(v) = pod.metadata.annotations.get(BEHAVIOR_ANNOTATION) {
         let names: Vec<&str> = pod
             .spec
@@ -228,7 +229,7 @@ pub fn resolve(pod: &Pod, rules: &[BehaviorRule], container: &str) -> ContainerB
         match parse_annotation(v, &names) {
             Ok(mut b) => {
                 if let Some(found) = b.containers.remove(container) {
-                    return found;
+                    return Arc::new(found);
                 }
             }
             Err(e) => {
@@ -239,8 +240,13 @@ pub fn resolve(pod: &Pod, rules: &[BehaviorRule], container: &str) -> ContainerB
     rules
         .iter()
         .find(|r| r.matches(pod, container))
-        .map(|r| r.behavior.clone())
-        .unwrap_or_default()
+        .map_or_else(default_behavior, |r| Arc::new(r.behavior.clone()))
+}
+
+/// The behaviour of a container no rule or annotation describes, one allocation for all.
+fn default_behavior() -> Arc<ContainerBehavior> {
+    static DEFAULT: LazyLock<Arc<ContainerBehavior>> = LazyLock::new(Default::default);
+    Arc::clone(&DEFAULT)
 }
 
 #[cfg(test)]
@@ -360,6 +366,12 @@ mod tests {
         ));
         assert_eq!(resolve(&p, &rules, "app").ready_after_seconds, Some(3));
         assert_eq!(resolve(&p, &rules, "log").ready_after_seconds, Some(9));
-        assert_eq!(resolve(&p, &[], "log"), ContainerBehavior::default());
+        assert_eq!(resolve(&p, &[], "log"), ContainerBehavior::default().into());
+        // Containers no rule describes share one default behaviour.
+        let other = Pod::default();
+        assert!(Arc::ptr_eq(
+            &resolve(&p, &[], "log"),
+            &resolve(&other, &rules[..1], "app")
+        ));
     }
 }

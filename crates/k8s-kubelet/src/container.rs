@@ -4,6 +4,8 @@
 //! on the virtual clock, its restarts and the previous attempt's termination. How a pod's
 //! containers move from state to state is [`crate::runtime`].
 
+use std::sync::Arc;
+
 use k8s_types::core::{Container, PodSpec};
 use k8s_types::cow_arc::CowArc;
 use k8s_types::Tick;
@@ -153,8 +155,9 @@ pub struct ContainerRecord {
     index: usize,
     /// Init, sidecar or app.
     pub role: Role,
-    /// What it does.
-    pub behavior: ContainerBehavior,
+    /// What it does (shared: every container that no rule or annotation describes has the same
+    /// default, and a record is kept per container of every pod on the node).
+    pub behavior: Arc<ContainerBehavior>,
     /// Current state.
     pub state: ContainerState,
     /// Restarts so far.
@@ -180,7 +183,7 @@ impl ContainerRecord {
         pod_spec: CowArc<PodSpec>,
         index: usize,
         role: Role,
-        behavior: ContainerBehavior,
+        behavior: Arc<ContainerBehavior>,
     ) -> ContainerRecord {
         ContainerRecord {
             pod_spec,

@@ -461,7 +461,7 @@ pub fn generate_status(
             .unwrap_or_default(),
         start_time: old.start_time.clone().or_else(|| Some(ts.clone())),
         container_statuses: app_statuses.into(),
-        init_container_statuses: init_statuses,
+        init_container_statuses: init_statuses.into(),
         reason: None,
         message: None,
         qos_class: old.qos_class.clone(),

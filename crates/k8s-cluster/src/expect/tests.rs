@@ -175,7 +175,8 @@ fn init_containers_and_sidecars_are_found_by_name() {
         init_container_statuses: vec![
             init_db,
             status_of("proxy", false, 0, state("waiting", "PodInitializing", None)),
-        ],
+        ]
+        .into(),
         container_statuses: vec![status_of(
             "app",
             false,

@@ -367,9 +367,9 @@ pub struct PodStatus {
     /// RFC 3339 time the kubelet accepted the pod.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_time: Option<CompactString>,
-    /// One per init container (sidecars included), in spec order.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub init_container_statuses: Vec<ContainerStatus>,
+    /// One per init container (sidecars included), in spec order; shared as `conditions` are.
+    #[serde(default, skip_serializing_if = "CowArc::is_empty_list")]
+    pub init_container_statuses: CowArc<Vec<ContainerStatus>>,
     /// One per container; shared as `conditions` are.
     #[serde(default, skip_serializing_if = "CowArc::is_empty_list")]
     pub container_statuses: CowArc<Vec<ContainerStatus>>,
@@ -384,8 +384,8 @@ pub struct PodStatus {
     pub qos_class: Option<CompactString>,
     /// The name of the ResourceClaim generated for each of the pod's template-based claims,
     /// written by the ResourceClaim controller (upstream `PodStatus.ResourceClaimStatuses`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub resource_claim_statuses: Vec<PodResourceClaimStatus>,
+    #[serde(default, skip_serializing_if = "CowArc::is_empty_list")]
+    pub resource_claim_statuses: CowArc<Vec<PodResourceClaimStatus>>,
 }
 
 /// Upstream `corev1.PodCondition`.
