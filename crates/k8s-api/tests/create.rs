@@ -230,3 +230,39 @@ fn pods_created_with_equal_specs_share_one_stored_spec() {
     assert!(CowArc::ptr_eq(&b, &specs[1]));
     assert_eq!(b.node_name, None);
 }
+
+#[test]
+fn objects_created_with_equal_owner_references_share_one_list() {
+    // A controller gives each pod its own copy of the same controller reference; they are stored
+    // as one list (also across kinds), and a different owner is not.
+    use k8s_types::cow_arc::CowArc;
+    use k8s_types::meta::OwnerReference;
+    let mut api = server();
+    let mut owned = |name: &str, owner: &str| {
+        let mut p = pod(name);
+        p.metadata.owner_references = vec![OwnerReference {
+            api_version: "apps/v1".into(),
+            kind: "ReplicaSet".into(),
+            name: owner.into(),
+            uid: format!("{owner}-uid"),
+            controller: Some(true),
+            block_owner_deletion: Some(true),
+        }]
+        .into();
+        let created = api.create_shared(Object::Pod(Box::new(p))).unwrap();
+        created.meta().owner_references.clone()
+    };
+    let a = owned("a", "web");
+    let b = owned("b", "web");
+    let c = owned("c", "db");
+    assert!(CowArc::ptr_eq(&a, &b));
+    assert!(!CowArc::ptr_eq(&a, &c));
+    assert_eq!(c[0].name, "db");
+    // A status write keeps the stored list.
+    let Object::Pod(mut p) = (*api.get_shared(&Kind::Pod, "default", "a").unwrap()).clone() else {
+        unreachable!("a pod")
+    };
+    p.status.phase = Some("Pending".into());
+    let written = api.update_status_shared(Object::Pod(p)).unwrap();
+    assert!(CowArc::ptr_eq(&written.meta().owner_references, &a));
+}

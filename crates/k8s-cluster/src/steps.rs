@@ -515,7 +515,8 @@ fn create_job_from_cron_job(
                 uid: cj.metadata.uid.clone().unwrap_or_default(),
                 controller: Some(true),
                 block_owner_deletion: None,
-            }],
+            }]
+            .into(),
             ..Default::default()
         },
         spec: cj.spec.job_template.spec.clone(),

@@ -371,7 +371,7 @@ pub fn pod_from_template(
             labels: template.metadata.labels.clone(),
             annotations: template.metadata.annotations.clone(),
             finalizers: template.metadata.finalizers.clone(),
-            owner_references: vec![controller_ref],
+            owner_references: vec![controller_ref].into(),
             ..Default::default()
         },
         spec: template.spec.clone().into(),
@@ -733,7 +733,8 @@ mod tests {
                 uid: uid(name),
                 controller: Some(true),
                 ..Default::default()
-            }];
+            }]
+            .into();
             p
         };
         let old = owned_by("a", "web");

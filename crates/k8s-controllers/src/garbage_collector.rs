@@ -333,6 +333,7 @@ impl GarbageCollector {
         let mut patched = Arc::unwrap_or_clone(obj);
         let refs = std::mem::take(&mut patched.meta_mut().owner_references);
         patched.meta_mut().owner_references = refs
+            .into_inner()
             .into_iter()
             .zip(states)
             .filter(|(_, s)| *s == OwnerState::Solid)

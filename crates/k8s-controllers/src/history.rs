@@ -66,7 +66,7 @@ pub fn new_controller_revision(
     cr.metadata
         .labels
         .insert(CONTROLLER_REVISION_HASH_LABEL.into(), hash);
-    cr.metadata.owner_references = vec![new_controller_ref(owner, owner_kind)];
+    cr.metadata.owner_references = vec![new_controller_ref(owner, owner_kind)].into();
     cr.data = Some(template_patch(template));
     cr.revision = revision;
     cr

@@ -131,7 +131,8 @@ impl ResourceClaimController {
                             uid: uid.clone(),
                             controller: Some(true),
                             block_owner_deletion: Some(true),
-                        }],
+                        }]
+                        .into(),
                         ..ObjectMeta::default()
                     };
                     meta.annotations

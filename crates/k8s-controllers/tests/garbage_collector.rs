@@ -44,7 +44,7 @@ fn pod_with_owners(name: &str, owners: Vec<OwnerReference>) -> Pod {
         metadata: ObjectMeta {
             name: name.into(),
             namespace: Some("default".into()),
-            owner_references: owners,
+            owner_references: owners.into(),
             ..Default::default()
         },
         spec: PodSpec::default().into(),
@@ -98,7 +98,7 @@ fn only_dangling_references_are_removed_when_an_owner_remains() {
     api.now = 1;
     gc.reconcile(&mut api);
     let both: Pod = api.get_typed("default", "both").expect("kept");
-    assert_eq!(both.metadata.owner_references, vec![solid]);
+    assert_eq!(both.metadata.owner_references, vec![solid].into());
     assert!(
         api.get(&Kind::Pod, "default", "stale").is_err(),
         "an owner with another uid is a different object: the dependent goes"

@@ -31,7 +31,7 @@ fn owned_rs(d: &Deployment, name: &str, image: &str, replicas: i32, revision: &s
             name: format!("web-{name}"),
             namespace: Some("default".into()),
             labels: template.metadata.labels.clone(),
-            owner_references: vec![new_controller_ref(&d.metadata, &Kind::Deployment)],
+            owner_references: vec![new_controller_ref(&d.metadata, &Kind::Deployment)].into(),
             annotations: [
                 (REVISION_ANNOTATION.to_string(), revision.to_string()),
                 (DESIRED_REPLICAS_ANNOTATION.to_string(), "10".to_string()),

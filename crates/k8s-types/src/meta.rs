@@ -4,6 +4,8 @@
 use std::collections::BTreeMap;
 
 use compact_str::CompactString;
+
+use crate::cow_arc::CowArc;
 use serde::{Deserialize, Serialize};
 
 pub use crate::cow_arc::StringMap;
@@ -59,8 +61,8 @@ pub struct ObjectMeta {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub annotations: StringMap,
     /// Owners of this object; the garbage collector deletes it when its controller owner is gone.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub owner_references: Vec<OwnerReference>,
+    #[serde(default, skip_serializing_if = "CowArc::is_empty_list")]
+    pub owner_references: CowArc<Vec<OwnerReference>>,
     /// Finalizers (kept, not acted on).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub finalizers: Vec<String>,

@@ -197,7 +197,7 @@ pub fn job_from_template(cj: &CronJob, scheduled: i64) -> Result<Job, String> {
             namespace: cj.metadata.namespace.clone(),
             labels: template.metadata.labels.clone(),
             annotations,
-            owner_references: vec![new_controller_ref(&cj.metadata, &Kind::CronJob)],
+            owner_references: vec![new_controller_ref(&cj.metadata, &Kind::CronJob)].into(),
             ..Default::default()
         },
         spec: template.spec.clone(),

@@ -220,7 +220,7 @@ fn snapshot(
         .labels
         .insert(CONTROLLER_REVISION_HASH_LABEL.into(), hash.to_string());
     cr.metadata.annotations = ds.metadata.annotations.clone();
-    cr.metadata.owner_references = vec![new_controller_ref(&ds.metadata, &Kind::DaemonSet)];
+    cr.metadata.owner_references = vec![new_controller_ref(&ds.metadata, &Kind::DaemonSet)].into();
     cr.data = Some(history::template_patch(&ds.spec.template));
     cr.revision = revision;
     let (name, data) = (cr.metadata.name.clone(), cr.data.clone());

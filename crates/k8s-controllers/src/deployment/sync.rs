@@ -115,7 +115,8 @@ impl DeploymentSync<'_> {
             metadata: ObjectMeta {
                 name: name.clone(),
                 namespace: self.d.metadata.namespace.clone(),
-                owner_references: vec![new_controller_ref(&self.d.metadata, &Kind::Deployment)],
+                owner_references: vec![new_controller_ref(&self.d.metadata, &Kind::Deployment)]
+                    .into(),
                 labels: template.metadata.labels.clone(),
                 ..Default::default()
             },

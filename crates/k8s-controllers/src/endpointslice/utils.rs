@@ -134,7 +134,7 @@ pub fn new_endpoint_slice(
     let mut es = EndpointSlice::default();
     es.metadata.generate_name = Some(format!("{}-", svc.metadata.name).into());
     es.metadata.namespace = Some(svc.metadata.namespace().into());
-    es.metadata.owner_references = vec![new_controller_ref(&svc.metadata, &Kind::Service)];
+    es.metadata.owner_references = vec![new_controller_ref(&svc.metadata, &Kind::Service)].into();
     es.metadata.labels = slice_labels(svc).into();
     es.address_type = address_type.to_string();
     es.ports = ports.to_vec();

@@ -161,7 +161,7 @@ impl JobController {
             metadata: ObjectMeta {
                 name: name.clone(),
                 namespace: Some(job.metadata.namespace().into()),
-                owner_references: vec![new_controller_ref(&job.metadata, &Kind::Job)],
+                owner_references: vec![new_controller_ref(&job.metadata, &Kind::Job)].into(),
                 ..Default::default()
             },
             spec: WorkloadSpec {
@@ -225,7 +225,8 @@ impl JobController {
                         controller: None,
                         block_owner_deletion: None,
                     },
-                ],
+                ]
+                .into(),
                 ..Default::default()
             },
             spec: PodGroupSpec {

@@ -292,7 +292,7 @@ impl StatefulSetController {
             if claims.get_typed::<PersistentVolumeClaim>(&key).is_some() {
                 continue;
             }
-            claim.metadata.owner_references = claim_owner_refs(set, &claim, None, ord);
+            claim.metadata.owner_references = claim_owner_refs(set, &claim, None, ord).into();
             let name = claim.metadata.name.clone();
             let (setn, podn) = (&set.metadata.name, &pod.metadata.name);
             match api.create(Object::PersistentVolumeClaim(Box::new(claim))) {
@@ -455,9 +455,9 @@ impl StatefulSetController {
                 continue;
             };
             let refs = claim_owner_refs(set, claim, Some(pod), ord);
-            if refs != claim.metadata.owner_references {
+            if refs != *claim.metadata.owner_references {
                 let mut c = claim.clone();
-                c.metadata.owner_references = refs;
+                c.metadata.owner_references = refs.into();
                 api.update_typed(c)?;
             }
         }

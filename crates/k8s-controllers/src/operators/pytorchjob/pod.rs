@@ -202,7 +202,7 @@ pub fn new_pod(
             namespace: job.metadata.namespace.clone(),
             labels: template.metadata.labels,
             annotations: template.metadata.annotations,
-            owner_references: vec![owner_reference(job)],
+            owner_references: vec![owner_reference(job)].into(),
             ..Default::default()
         },
         spec: template.spec.into(),
@@ -241,7 +241,7 @@ pub fn new_service(job: &PyTorchJob, rtype: &str, index: i32, spec: &ReplicaSpec
             name: replica_name(name, rtype, index),
             namespace: job.metadata.namespace.clone(),
             labels: labels.clone().into(),
-            owner_references: vec![owner_reference(job)],
+            owner_references: vec![owner_reference(job)].into(),
             ..Default::default()
         },
         spec: ServiceSpec {
@@ -269,7 +269,7 @@ pub fn new_pod_group(job: &PyTorchJob) -> PodGroup {
             name: job.metadata.name.clone(),
             namespace: job.metadata.namespace.clone(),
             annotations: job.metadata.annotations.clone(),
-            owner_references: vec![owner_reference(job)],
+            owner_references: vec![owner_reference(job)].into(),
             ..Default::default()
         },
         spec: pod_group_spec(job),
