@@ -13,7 +13,7 @@ use k8s_types::informer::{Delta, SharedInformerFactory};
 use k8s_types::labels::LabelSelector;
 use k8s_types::meta::{timestamp_tick, ObjectMeta, OwnerReference};
 use k8s_types::workqueue::WorkQueue;
-use k8s_types::{Kind, Resource, Tick};
+use k8s_types::{CompactString, Kind, Resource, Tick};
 
 use crate::expectations::ControllerExpectations;
 
@@ -351,8 +351,8 @@ fn merge_sort<T: Clone>(v: &mut [T], scratch: &mut Vec<T>, less: &dyn Fn(&T, &T)
 }
 
 /// Upstream `getPodsPrefix`: `<controller name>-`, the pods' `generateName`.
-pub fn pods_generate_name(controller_name: &str) -> String {
-    format!("{controller_name}-")
+pub fn pods_generate_name(controller_name: &str) -> CompactString {
+    k8s_types::format_compact!("{controller_name}-")
 }
 
 /// Upstream `GetPodFromTemplate`: a pod with the template's labels, annotations, finalizers and
@@ -366,7 +366,7 @@ pub fn pod_from_template(
         api_version: "v1".into(),
         kind: "Pod".into(),
         metadata: ObjectMeta {
-            generate_name: Some(pods_generate_name(&parent.name).into()),
+            generate_name: Some(pods_generate_name(&parent.name)),
             namespace: parent.namespace.clone(),
             labels: template.metadata.labels.clone(),
             annotations: template.metadata.annotations.clone(),

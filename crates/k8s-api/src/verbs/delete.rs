@@ -30,7 +30,7 @@ use k8s_types::admission::Operation;
 use k8s_types::apiserver::{
     DeleteOptions, PropagationPolicy, FINALIZER_DELETE_DEPENDENTS, FINALIZER_ORPHAN_DEPENDENTS,
 };
-use k8s_types::meta::{tick_timestamp, timestamp_tick, ObjectMeta};
+use k8s_types::meta::{tick_timestamp, tick_timestamp_compact, timestamp_tick, ObjectMeta};
 use k8s_types::object::Kind;
 use k8s_types::status::Status;
 use k8s_types::Object;
@@ -168,7 +168,7 @@ impl ApiServer {
                         meta.generation = Some(g.saturating_add(1));
                     }
                 }
-                meta.deletion_timestamp = Some(tick_timestamp(deletion_tick).into());
+                meta.deletion_timestamp = Some(tick_timestamp_compact(deletion_tick));
                 meta.deletion_grace_period_seconds = Some(grace);
                 let written = self
                     .storage_update(&key, updated, Some(expected))
@@ -229,7 +229,7 @@ fn mark_as_deleting(meta: &mut ObjectMeta, now: k8s_types::Tick) {
         if let Some(g) = meta.generation.filter(|g| *g > 0) {
             meta.generation = Some(g.saturating_add(1));
         }
-        meta.deletion_timestamp = Some(tick_timestamp(now).into());
+        meta.deletion_timestamp = Some(tick_timestamp_compact(now));
     }
     meta.deletion_grace_period_seconds = Some(0);
 }
