@@ -628,16 +628,17 @@ fn scan_admitted(
         feasible.extend(lo + start..lo + start + BLOCK);
         start += BLOCK;
     }
-    for j in start..flags.len() {
-        if !s.ok(k, j) {
-            return (lo + j, false);
-        }
-        feasible.push(lo + j);
-        if feasible.len() >= want {
-            return (lo + j + 1, true);
-        }
+    // Node by node: at most `room` more (the last of them reaches `want`), up to the first node
+    // not admitted; the run of admitted nodes is pushed at once.
+    let room = want.saturating_sub(feasible.len()).max(1);
+    let end = flags.len().min(start + room);
+    let stop = (start..end).find(|&j| !s.ok(k, j));
+    feasible.extend(lo + start..lo + stop.unwrap_or(end));
+    match stop {
+        Some(j) => (lo + j, false),
+        None if end > start && feasible.len() >= want => (lo + end, true),
+        None => (hi, false),
     }
-    (hi, false)
 }
 
 /// The four arrays a [`NodeFilterKernel`] reads, over nodes `lo..hi` (index `j` is node
