@@ -5,9 +5,9 @@
 //! changed.
 //!
 //! Every write of the verbs goes through the three methods here. A real create or update first
-//! points a pod's spec (create only) and status lists at equal ones stored recently
-//! ([`crate::pod_shares`]). In a dry run they check what the store would check and return what it
-//! would return, without writing:
+//! points a pod's spec and an object's owner references (create only) and a pod's status lists at
+//! equal ones stored recently ([`crate::pod_shares`]). In a dry run they check what the store
+//! would check and return what it would return, without writing:
 //! - create: `AlreadyExists` if the key is taken, else the object as it would be stored, with no
 //!   `resourceVersion` (KEP-576: "ResourceVersion will also be left empty on creation");
 //! - update: `NotFound` / `Conflict` as the store's compare-and-swap, else the new object with the

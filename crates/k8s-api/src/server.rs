@@ -32,7 +32,7 @@ pub struct ApiServer {
     node_index: NodeNameIndex,
     /// Inside [`ApiServer::dry_run`]: writes are checked, not stored ([`crate::dry_run`]).
     pub(crate) dry_run: bool,
-    /// Recently stored pod specs and status lists, shared by equal ones
+    /// Recently stored pod specs, status lists and owner references, shared by equal ones
     /// ([`crate::pod_shares`]).
     pub(crate) pod_shares: PodShares,
 }

@@ -133,7 +133,7 @@ impl Drain {
                     .and_then(|p| p.metadata.uid);
                 let mut eviction = Eviction::default();
                 eviction.metadata.name = name.clone();
-                eviction.metadata.namespace = Some(ns.clone().into());
+                eviction.metadata.namespace = Some(ns.as_str().into());
                 eviction.delete_options = DeleteOptions {
                     grace_period_seconds: self.step.grace_period_seconds.filter(|g| *g >= 0),
                     ..Default::default()

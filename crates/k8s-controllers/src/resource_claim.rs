@@ -121,7 +121,7 @@ impl ResourceClaimController {
                         generate_name: Some(
                             claim_generate_name(&pod.metadata.name, &pc.name).into(),
                         ),
-                        namespace: Some(ns.clone().into()),
+                        namespace: Some(ns.as_str().into()),
                         labels: template.spec.metadata.labels.clone(),
                         annotations: template.spec.metadata.annotations.clone(),
                         owner_references: vec![OwnerReference {
