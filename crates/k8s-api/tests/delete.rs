@@ -216,7 +216,7 @@ fn config_map(api: &mut k8s_api::ApiServer, name: &str, finalizers: &[&str]) {
 fn finalizers(api: &k8s_api::ApiServer, name: &str) -> Option<Vec<String>> {
     api.get(&Kind::Lease, "default", name)
         .ok()
-        .map(|o| o.meta().finalizers.clone())
+        .map(|o| o.meta().finalizers.to_vec())
 }
 
 fn with_policy(p: PropagationPolicy) -> DeleteOptions {

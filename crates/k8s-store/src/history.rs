@@ -23,11 +23,13 @@ use k8s_types::Object;
 
 use crate::objects::split;
 
-/// One recorded change: the key it happened at and the event. The event's object is shared with
-/// the store (and with every watcher it is served to), so keeping history copies no object.
+/// One recorded change: the key it happened at (its rest after the resource part the entry is
+/// listed under) and the event. The event's object is shared with the store (and with every
+/// watcher it is served to), and so is the key's rest (the store's map holds the same `Arc`), so
+/// keeping history copies neither.
 #[derive(Clone, Debug, PartialEq)]
 struct Entry {
-    key: Arc<str>,
+    rest: Arc<str>,
     event: WatchEvent,
 }
 
@@ -51,9 +53,24 @@ impl History {
     /// Records a change at `key`. The caller guarantees `revision` is greater than every revision
     /// already recorded.
     pub fn record(&mut self, key: &str, type_: WatchEventType, revision: i64, object: Arc<Object>) {
+        let rest = Arc::from(split(key).1);
+        self.record_shared(key, rest, type_, revision, object);
+    }
+
+    /// [`History::record`] with the key's rest after its resource part (`objects::split`) given
+    /// as the `Arc` the store's map already holds, so the entry shares it.
+    pub(crate) fn record_shared(
+        &mut self,
+        key: &str,
+        rest: Arc<str>,
+        type_: WatchEventType,
+        revision: i64,
+        object: Arc<Object>,
+    ) {
         let (resource, _, _) = split(key);
+        debug_assert_eq!(&*rest, split(key).1);
         let entry = Entry {
-            key: Arc::from(key),
+            rest,
             event: WatchEvent {
                 type_,
                 revision,
@@ -100,12 +117,13 @@ impl History {
         let after = |list: &'_ [Entry]| -> usize {
             list.partition_point(|e| e.event.revision <= after_revision)
         };
-        let (resource, _, complete) = split(prefix);
+        let (resource, prefix_rest, complete) = split(prefix);
         if complete {
-            // A prefix through a resource part: that resource's events only.
+            // A prefix through a resource part: that resource's events only, those whose rest
+            // starts with the prefix's rest.
             if let Some(list) = self.by_resource.get(resource) {
                 for e in &list[after(list)..] {
-                    if e.key.starts_with(prefix) {
+                    if e.rest.starts_with(prefix_rest) {
                         visit(&e.event);
                     }
                 }
@@ -113,7 +131,8 @@ impl History {
             return Ok(());
         }
         // A shorter prefix: every resource part that starts with it (the resource part of a key
-        // under it does), merged in revision order.
+        // under it does, and every key of such a resource part starts with it), merged in
+        // revision order.
         let mut lists: Vec<&[Entry]> = self
             .by_resource
             .range::<str, _>((Bound::Included(prefix), Bound::Unbounded))
@@ -128,9 +147,7 @@ impl History {
             .min_by_key(|&(_, revision)| revision)
         {
             let (first, rest) = lists[i].split_at(1);
-            if first[0].key.starts_with(prefix) {
-                visit(&first[0].event);
-            }
+            visit(&first[0].event);
             lists[i] = rest;
         }
         Ok(())

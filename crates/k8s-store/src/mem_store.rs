@@ -17,11 +17,13 @@ use crate::history::History;
 use crate::objects::Objects;
 
 /// A stored object and the revision of its last write (etcd `mod_revision`). The object is shared
-/// with the history entry of that write and with every watcher that received it.
+/// with the history entry of that write and with every watcher that received it; `rest` is the
+/// map's own key (after the resource part), which the history entries of every write share.
 #[derive(Clone, Debug, PartialEq)]
 struct Stored {
     object: Arc<Object>,
     mod_revision: i64,
+    rest: Arc<str>,
 }
 
 /// The in-memory object store. Deterministic: iteration is in key order, revisions are a counter.
@@ -61,11 +63,13 @@ impl MemStore {
                     ))
                 }
             };
-            let stored = Stored {
-                object: Arc::new(obj),
+            let object = Arc::new(obj);
+            let inserted = store.objects.insert_new(&key, |rest| Stored {
+                object,
                 mod_revision: rev,
-            };
-            if store.objects.insert(&key, stored).is_some() {
+                rest: Arc::clone(rest),
+            });
+            if !inserted {
                 return Err(format!("{key}: listed twice"));
             }
         }
@@ -154,14 +158,22 @@ impl ObjectStore for MemStore {
         } = self;
         let mut created = None;
         // One search of the map: the revision, the history and the value only for a new key.
-        let inserted = objects.insert_new(key, || {
+        let inserted = objects.insert_new(key, |rest| {
             let rev = stamp(revision, &mut obj);
             let shared = Arc::new(obj);
-            history.record(key, WatchEventType::Added, rev, Arc::clone(&shared));
+            let rest = Arc::clone(rest);
+            history.record_shared(
+                key,
+                Arc::clone(&rest),
+                WatchEventType::Added,
+                rev,
+                Arc::clone(&shared),
+            );
             created = Some(Arc::clone(&shared));
             Stored {
                 object: shared,
                 mod_revision: rev,
+                rest,
             }
         });
         match created {
@@ -189,11 +201,15 @@ impl ObjectStore for MemStore {
         check_precondition(key, stored, expected_revision)?;
         let rev = stamp(revision, &mut obj);
         let shared = Arc::new(obj);
-        history.record(key, WatchEventType::Modified, rev, Arc::clone(&shared));
-        *stored = Stored {
-            object: Arc::clone(&shared),
-            mod_revision: rev,
-        };
+        history.record_shared(
+            key,
+            Arc::clone(&stored.rest),
+            WatchEventType::Modified,
+            rev,
+            Arc::clone(&shared),
+        );
+        stored.object = Arc::clone(&shared);
+        stored.mod_revision = rev;
         Ok(shared)
     }
 
@@ -206,8 +222,8 @@ impl ObjectStore for MemStore {
             key: key.to_string(),
         })?;
         check_precondition(key, stored, expected_revision)?;
-        let mut obj = match self.objects.remove(key) {
-            Some(s) => Arc::unwrap_or_clone(s.object),
+        let (mut obj, rest) = match self.objects.remove(key) {
+            Some(s) => (Arc::unwrap_or_clone(s.object), s.rest),
             None => {
                 return Err(StoreError::NotFound {
                     key: key.to_string(),
@@ -217,7 +233,7 @@ impl ObjectStore for MemStore {
         let rev = stamp(&mut self.revision, &mut obj);
         let shared = Arc::new(obj);
         self.history
-            .record(key, WatchEventType::Deleted, rev, Arc::clone(&shared));
+            .record_shared(key, rest, WatchEventType::Deleted, rev, Arc::clone(&shared));
         Ok(shared)
     }
 
@@ -278,6 +294,39 @@ mod tests {
         assert_eq!(gone.meta().resource_version.as_deref(), Some("4"));
         assert_eq!(s.revision(), 4);
         assert_eq!(s.len(), 1);
+    }
+
+    /// Every write's history entry shares the key the store's map holds (no copy per write):
+    /// the map's key, the stored value's and two history entries are one allocation, until the
+    /// compaction drops the entries; a namespace watch still sees only that namespace's keys.
+    #[test]
+    fn history_entries_share_the_stored_key() {
+        let mut s = MemStore::new();
+        let key = "/registry/pods/default/a";
+        let a = s.create(key, pod("a")).unwrap();
+        s.create("/registry/pods/other/a", pod("a")).unwrap();
+        s.update(key, (*a).clone(), None).unwrap();
+        let rest = Arc::clone(&s.objects.get(key).unwrap().rest);
+        assert_eq!(&*rest, "default/a");
+        // The map, the stored value, two history entries and `rest` here.
+        assert_eq!(Arc::strong_count(&rest), 5);
+        let revisions = |s: &MemStore, prefix: &str| -> Vec<i64> {
+            s.watch(prefix, 0)
+                .unwrap()
+                .iter()
+                .map(|e| e.revision)
+                .collect()
+        };
+        assert_eq!(revisions(&s, "/registry/pods/default/"), vec![1, 3]);
+        assert_eq!(revisions(&s, "/registry/pods/"), vec![1, 2, 3]);
+        s.compact(3);
+        assert_eq!(Arc::strong_count(&rest), 3);
+        // A delete's entry takes over the removed value's key.
+        s.delete(key, None).unwrap();
+        assert_eq!(Arc::strong_count(&rest), 2);
+        let deleted = s.watch("/registry/pods/default/", 3).unwrap();
+        assert_eq!(deleted.len(), 1);
+        assert_eq!(deleted[0].type_, WatchEventType::Deleted);
     }
 
     #[test]

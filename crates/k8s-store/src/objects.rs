@@ -13,6 +13,7 @@
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
+use std::sync::Arc;
 
 /// The slash that ends a key's resource part: the third of `/registry/<resource>/...`, the
 /// first of a key that does not start with `/`.
@@ -36,10 +37,12 @@ pub(crate) fn split(key: &str) -> (&str, &str, bool) {
     (key, "", false)
 }
 
-/// Values by key, in two levels (see the module documentation).
+/// Values by key, in two levels (see the module documentation). The rest of a key is an
+/// `Arc<str>` so the watch history's entries for that key share it (`insert_new` hands it to the
+/// value it makes) instead of each holding a copy.
 #[derive(Clone, Debug)]
 pub(crate) struct Objects<V> {
-    by_resource: BTreeMap<String, BTreeMap<String, V>>,
+    by_resource: BTreeMap<String, BTreeMap<Arc<str>, V>>,
     len: usize,
 }
 
@@ -62,7 +65,9 @@ impl<V> Objects<V> {
         self.by_resource.get(resource)?.get(rest)
     }
 
-    /// Sets the value of `key`; the one it replaces, if any.
+    /// Sets the value of `key`; the one it replaces, if any (tests fill maps with it; the store
+    /// writes through `insert_new` and `get_mut`).
+    #[cfg(test)]
     pub(crate) fn insert(&mut self, key: &str, value: V) -> Option<V> {
         let (resource, rest, _) = split(key);
         let map = match self.by_resource.get_mut(resource) {
@@ -72,7 +77,7 @@ impl<V> Objects<V> {
         let old = match map.get_mut(rest) {
             Some(v) => Some(std::mem::replace(v, value)),
             None => {
-                map.insert(rest.to_string(), value);
+                map.insert(Arc::from(rest), value);
                 None
             }
         };
@@ -88,18 +93,20 @@ impl<V> Objects<V> {
         self.by_resource.get_mut(resource)?.get_mut(rest)
     }
 
-    /// Sets `key` to `make()` when it has no value (one search of the map; `make` runs only
-    /// then). False, and nothing made, when `key` has a value.
-    pub(crate) fn insert_new(&mut self, key: &str, make: impl FnOnce() -> V) -> bool {
+    /// Sets `key` to `make(rest)` when it has no value (one search of the map; `make` runs only
+    /// then, given the key's rest as the map holds it). False, and nothing made, when `key` has a
+    /// value.
+    pub(crate) fn insert_new(&mut self, key: &str, make: impl FnOnce(&Arc<str>) -> V) -> bool {
         let (resource, rest, _) = split(key);
         let map = match self.by_resource.get_mut(resource) {
             Some(m) => m,
             None => self.by_resource.entry(resource.to_string()).or_default(),
         };
-        match map.entry(rest.to_string()) {
+        match map.entry(Arc::from(rest)) {
             std::collections::btree_map::Entry::Occupied(_) => false,
             std::collections::btree_map::Entry::Vacant(e) => {
-                e.insert(make());
+                let value = make(e.key());
+                e.insert(value);
                 self.len += 1;
                 true
             }
@@ -191,7 +198,8 @@ mod tests {
         let mut m: Objects<u32> = Objects::default();
         let mut made = 0;
         for (i, k) in keys().into_iter().enumerate() {
-            assert!(m.insert_new(k, || {
+            assert!(m.insert_new(k, |rest| {
+                assert_eq!(&**rest, split(k).1);
                 made += 1;
                 i as u32
             }));
@@ -199,7 +207,7 @@ mod tests {
         assert_eq!(made, keys().len());
         assert_eq!(m.len(), keys().len());
         for k in keys() {
-            assert!(!m.insert_new(k, || unreachable!("{k} has a value")));
+            assert!(!m.insert_new(k, |_| unreachable!("{k} has a value")));
         }
         assert_eq!(m.len(), keys().len());
         let k = "/registry/pods/default/b";

@@ -51,6 +51,7 @@ pub mod workqueue;
 pub use compact_str::{format_compact, CompactString, ToCompactString};
 pub use object::{Kind, Object, Resource, Shared};
 pub use quantity::{Format, Quantity, QuantityError};
+pub use thin_vec::ThinVec;
 
 /// Simulated time. One tick is the unit of the tick loop; k8s-mini maps one tick to one second of
 /// wall-clock time wherever upstream speaks in seconds (backoff, timeouts, startup delays).

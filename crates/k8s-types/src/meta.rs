@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use compact_str::CompactString;
 
 use crate::cow_arc::CowArc;
+use crate::ThinVec;
 use serde::{Deserialize, Serialize};
 
 pub use crate::cow_arc::StringMap;
@@ -63,9 +64,10 @@ pub struct ObjectMeta {
     /// Owners of this object; the garbage collector deletes it when its controller owner is gone.
     #[serde(default, skip_serializing_if = "CowArc::is_empty_list")]
     pub owner_references: CowArc<Vec<OwnerReference>>,
-    /// Finalizers (kept, not acted on).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub finalizers: Vec<String>,
+    /// Finalizers (kept, not acted on). A `ThinVec`: one pointer wide, and the empty list (most
+    /// objects) allocates nothing.
+    #[serde(default, skip_serializing_if = "ThinVec::is_empty")]
+    pub finalizers: ThinVec<String>,
 }
 
 impl ObjectMeta {
@@ -136,9 +138,11 @@ pub struct ObjectReference {
     /// resourceVersion of the referent when the reference was made.
     #[serde(default, skip_serializing_if = "str::is_empty")]
     pub resource_version: CompactString,
-    /// Field within the referent, e.g. `spec.containers{app}`.
+    /// Field within the referent, e.g. `spec.containers{app}`. A boxed string (16 bytes, empty
+    /// allocates nothing): almost always empty, and 8 bytes less brings an `Event` to 640 bytes,
+    /// mimalloc's 640-byte size class instead of the 768-byte one.
     #[serde(default, skip_serializing_if = "str::is_empty")]
-    pub field_path: CompactString,
+    pub field_path: Box<str>,
 }
 
 /// Go's `time.Duration.String()` for whole seconds (ticks): `0s`, `10s`, `1m0s`, `2m40s`, `1h0m0s`,

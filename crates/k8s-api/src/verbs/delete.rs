@@ -132,7 +132,7 @@ impl ApiServer {
         let pending_gc = collected
             && finalizers
                 .as_ref()
-                .unwrap_or(&old.meta().finalizers)
+                .map_or(&old.meta().finalizers[..], |f| &f[..])
                 .iter()
                 .any(|f| is_gc_finalizer(f));
         let with_finalizers = |o: &Object| {
@@ -193,7 +193,10 @@ pub(crate) fn is_gc_finalizer(f: &str) -> bool {
 /// say: `shouldOrphanDependents` takes the first of the two it finds, `shouldDeleteDependents`
 /// `foregroundDeletion` when `orphan` is absent), or `None` when that changes nothing (compared as
 /// sets).
-fn gc_finalizers(finalizers: &[String], policy: Option<PropagationPolicy>) -> Option<Vec<String>> {
+fn gc_finalizers(
+    finalizers: &[String],
+    policy: Option<PropagationPolicy>,
+) -> Option<k8s_types::ThinVec<String>> {
     let has = |f: &str| finalizers.iter().any(|x| x == f);
     let (orphan, foreground) = match policy {
         Some(PropagationPolicy::Orphan) => (true, false),
@@ -207,7 +210,7 @@ fn gc_finalizers(finalizers: &[String], policy: Option<PropagationPolicy>) -> Op
             )
         }
     };
-    let mut new: Vec<String> = finalizers
+    let mut new: k8s_types::ThinVec<String> = finalizers
         .iter()
         .filter(|f| !is_gc_finalizer(f))
         .cloned()

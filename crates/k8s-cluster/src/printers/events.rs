@@ -46,7 +46,7 @@ pub(super) fn event_cells(e: &Event, now: Tick) -> Vec<Cell> {
         e.type_.as_str().into(),
         e.reason.as_str().into(),
         target.into(),
-        o.field_path.as_str().into(),
+        (*o.field_path).into(),
         event_source(e).into(),
         e.message.trim().into(),
         first.into(),

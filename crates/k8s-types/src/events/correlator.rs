@@ -336,13 +336,13 @@ impl EventAggregator {
 }
 
 /// Upstream `eventLog`: what the logger remembers of the Event written for a key (one per
-/// distinct event a recorder wrote, so kept small: the name in an exactly sized box, the first
-/// timestamp as its tick when it is a stamp k8s-mini writes).
+/// distinct event a recorder wrote, so kept small: the name as its suffix when it is a name
+/// k8s-mini generates, the first timestamp as its tick when it is a stamp k8s-mini writes).
 #[derive(Clone, Debug)]
 struct EventLog {
     count: i32,
     first_timestamp: Stamp,
-    name: Box<str>,
+    name: EventName,
 }
 
 impl EventLog {
@@ -350,7 +350,47 @@ impl EventLog {
         EventLog {
             count: e.count,
             first_timestamp: Stamp::of(e.first_timestamp.as_deref()),
-            name: e.metadata.name.as_str().into(),
+            name: EventName::of(&e.metadata.name, &e.involved_object.name),
+        }
+    }
+}
+
+/// An Event's name as the logger keeps it: the number of a name `<involved name>.<16 lowercase hex
+/// digits>` (the form `super::make_event` gives every new Event), else the name itself. Every
+/// event under one logger key has the same involved object (its name is part of the key), so the
+/// number and the involved name give back the whole name without a string per entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum EventName {
+    Suffix(u64),
+    Text(Box<str>),
+}
+
+impl EventName {
+    pub(crate) fn of(name: &str, involved_name: &str) -> EventName {
+        let suffix = name
+            .strip_prefix(involved_name)
+            .and_then(|rest| rest.strip_prefix('.'))
+            .filter(|hex| {
+                hex.len() == 16 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+            })
+            .and_then(|hex| u64::from_str_radix(hex, 16).ok());
+        match suffix {
+            Some(n) => EventName::Suffix(n),
+            None => EventName::Text(name.into()),
+        }
+    }
+
+    /// Writes the name into `out` (cleared first).
+    pub(crate) fn write_to(&self, involved_name: &str, out: &mut String) {
+        out.clear();
+        match self {
+            EventName::Suffix(n) => {
+                out.reserve(involved_name.len() + 17);
+                out.push_str(involved_name);
+                out.push('.');
+                crate::meta::push_lower_hex(out, *n, 16);
+            }
+            EventName::Text(name) => out.push_str(name),
         }
     }
 }
@@ -400,8 +440,8 @@ impl EventLogger {
     /// `firstTimestamp` and counts one more; the observation is remembered either way.
     fn observe(&mut self, mut event: Event, key: KeyDigest) -> Event {
         if let Some(last) = self.cache.get(&key).filter(|l| l.count > 0) {
-            event.metadata.name.clear();
-            event.metadata.name.push_str(&last.name);
+            last.name
+                .write_to(&event.involved_object.name, &mut event.metadata.name);
             event.first_timestamp = last.first_timestamp.text();
             event.count = last.count + 1;
         }

@@ -169,7 +169,7 @@ pub fn make_event(
             uid: meta.uid.as_deref().unwrap_or_default().into(),
             api_version: kind.api_version().into(),
             resource_version: meta.resource_version.as_deref().unwrap_or_default().into(),
-            field_path: CompactString::default(),
+            field_path: Box::default(),
         },
         reason: reason.into(),
         message,

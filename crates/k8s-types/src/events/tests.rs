@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::correlator::{
-    event_key, spam_key, KeyDigest, LocalKeys, Lru, Stamp, AGGREGATE_MESSAGE_PREFIX,
+    event_key, spam_key, EventName, KeyDigest, LocalKeys, Lru, Stamp, AGGREGATE_MESSAGE_PREFIX,
 };
 use super::*;
 use crate::core::event::event_types::{NORMAL, WARNING};
@@ -458,4 +458,33 @@ fn stamps_give_back_their_text() {
     // A year past 9999 is written through `format!`: kept as text, given back the same.
     let far = crate::meta::tick_timestamp(400_000_000_000);
     assert_eq!(Stamp::of(Some(&far)).text().as_deref(), Some(far.as_str()));
+}
+
+#[test]
+fn event_names_give_back_their_text() {
+    let back = |n: &EventName, involved: &str| {
+        let mut out = String::from("old");
+        n.write_to(involved, &mut out);
+        out
+    };
+    // The generated form: kept as the number 0xa9d5.
+    let n = EventName::of("web-0.000000000000a9d5", "web-0");
+    assert_eq!(n, EventName::Suffix(0xa9d5));
+    assert_eq!(back(&n, "web-0"), "web-0.000000000000a9d5");
+    // An involved name with dots of its own.
+    let n = EventName::of("a.b.00000000000000ff", "a.b");
+    assert_eq!(n, EventName::Suffix(255));
+    assert_eq!(back(&n, "a.b"), "a.b.00000000000000ff");
+    // Not the generated form (uppercase hex, 15 digits, another prefix, no dot): kept as text.
+    for (name, involved) in [
+        ("web-0.000000000000A9D5", "web-0"),
+        ("web-0.00000000000a9d5", "web-0"),
+        ("web-1.000000000000a9d5", "web-0"),
+        ("web-0-000000000000a9d5", "web-0"),
+        ("my-event", "web-0"),
+    ] {
+        let n = EventName::of(name, involved);
+        assert_eq!(n, EventName::Text(name.into()));
+        assert_eq!(back(&n, involved), name);
+    }
 }
