@@ -104,7 +104,7 @@ impl Controller for PodGarbageCollector {
                 let name = &change.object().meta().name;
                 if change.is_delete() {
                     for key in informers.of(&Kind::Pod).keys_on_node(name) {
-                        queue.add(key.clone());
+                        queue.add(key);
                     }
                 } else {
                     self.missing_since.remove(name);

@@ -124,7 +124,7 @@ impl Controller for TaintEvictionController {
                 }
                 let name = &change.object().meta().name;
                 for key in informers.of(&Kind::Pod).keys_on_node(name) {
-                    queue.add(key.clone());
+                    queue.add(key);
                 }
             }
             Kind::Pod => {

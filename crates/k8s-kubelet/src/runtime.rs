@@ -866,36 +866,39 @@ impl RuntimePod {
     }
 }
 
-/// Every pod the kubelet knows, by `namespace/name`.
+/// Every pod the kubelet knows, by `namespace/name`. Each record is boxed: a map node holds 11
+/// entries, most of them empty slots, and a slot of a 24-byte key and a pointer costs less than
+/// one holding the whole record (heaptrack, 5,000 nodes / 150,000 pods: 358 bytes of map nodes
+/// per pod with records inline).
 #[derive(Clone, Debug, Default)]
 pub struct Runtime {
-    pods: BTreeMap<String, RuntimePod>,
+    pods: BTreeMap<String, Box<RuntimePod>>,
 }
 
 impl Runtime {
     /// The pod under `key`.
     pub fn get(&self, key: &str) -> Option<&RuntimePod> {
-        self.pods.get(key)
+        self.pods.get(key).map(|p| &**p)
     }
 
     /// The pod under `key`, mutably.
     pub fn get_mut(&mut self, key: &str) -> Option<&mut RuntimePod> {
-        self.pods.get_mut(key)
+        self.pods.get_mut(key).map(|p| &mut **p)
     }
 
     /// Records a pod (replacing any record under the same key).
     pub fn insert(&mut self, key: String, pod: RuntimePod) {
-        self.pods.insert(key, pod);
+        self.pods.insert(key, Box::new(pod));
     }
 
     /// Forgets a pod, returning its record.
     pub fn remove(&mut self, key: &str) -> Option<RuntimePod> {
-        self.pods.remove(key)
+        self.pods.remove(key).map(|p| *p)
     }
 
     /// The earliest tick at which some pod changes on its own.
     pub fn next_due(&self) -> Option<Tick> {
-        self.pods.values().filter_map(RuntimePod::next_due).min()
+        self.pods.values().filter_map(|p| p.next_due()).min()
     }
 
     /// Every known key, in order.
@@ -905,7 +908,7 @@ impl Runtime {
 
     /// Every known key with its record, in key order.
     pub fn iter(&self) -> impl Iterator<Item = (&String, &RuntimePod)> {
-        self.pods.iter()
+        self.pods.iter().map(|(k, p)| (k, &**p))
     }
 
     /// The summed requests of the pods holding node resources (what upstream's admission adds

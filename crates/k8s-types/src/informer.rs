@@ -104,7 +104,7 @@ pub struct Informer {
     /// The store revision the cache reflects; `None` before the first list.
     revision: Option<i64>,
     /// Key -> the object's slot in `slots`.
-    objects: BTreeMap<String, usize>,
+    objects: BTreeMap<Arc<str>, usize>,
     /// The objects. A slot keeps its object's place while the object is cached, so an update
     /// replaces the object in its slot and the indexes, which name slots, read the new version
     /// without looking its key up again (the ReplicaSet sync reads thousands of pods by
@@ -124,18 +124,19 @@ pub struct Informer {
 }
 
 /// One index value: the objects under one index key, by object key (so in key order), each with
-/// its slot.
-type Index = BTreeMap<String, usize>;
+/// its slot. The object key is the `Arc` the informer's `objects` map holds: a pod under its
+/// controller, its owner and its node is one key string, not four.
+type Index = BTreeMap<Arc<str>, usize>;
 
-fn index_add(map: &mut BTreeMap<String, Index>, k: &str, key: &str, slot: usize) {
+fn index_add(map: &mut BTreeMap<String, Index>, k: &str, key: &Arc<str>, slot: usize) {
     match map.get_mut(k) {
         Some(set) => {
             if !set.contains_key(key) {
-                set.insert(key.to_string(), slot);
+                set.insert(Arc::clone(key), slot);
             }
         }
         None => {
-            map.insert(k.to_string(), Index::from([(key.to_string(), slot)]));
+            map.insert(k.to_string(), Index::from([(Arc::clone(key), slot)]));
         }
     }
 }
@@ -204,7 +205,7 @@ impl Informer {
 
     /// Enters `key` under every index key of `obj`, pointing at `slot`; with `slot` `None`,
     /// removes it from them.
-    fn index(&mut self, key: &str, obj: &Object, slot: Option<usize>) {
+    fn index(&mut self, key: &Arc<str>, obj: &Object, slot: Option<usize>) {
         let meta = obj.meta();
         let f = |map: &mut BTreeMap<String, Index>, k: &str| match slot {
             Some(slot) => index_add(map, k, key, slot),
@@ -229,8 +230,9 @@ impl Informer {
         self.slots.get(slot).and_then(Option::as_ref)
     }
 
-    fn put(&mut self, key: String, obj: Arc<Object>) -> Option<Arc<Object>> {
-        if let Some(&slot) = self.objects.get(&key) {
+    fn put(&mut self, key: &str, obj: Arc<Object>) -> Option<Arc<Object>> {
+        if let Some((key, &slot)) = self.objects.get_key_value(key) {
+            let key = Arc::clone(key);
             let new = Arc::clone(&obj);
             let old = self.slots[slot].replace(obj);
             match &old {
@@ -253,16 +255,17 @@ impl Informer {
                 self.slots.len() - 1
             }
         };
+        let key: Arc<str> = Arc::from(key);
         self.index(&key, &obj, Some(slot));
         self.objects.insert(key, slot);
         None
     }
 
     fn remove(&mut self, key: &str) -> Option<Arc<Object>> {
-        let slot = self.objects.remove(key)?;
+        let (key, slot) = self.objects.remove_entry(key)?;
         let old = self.slots[slot].take()?;
         self.free.push(slot);
-        self.index(key, &old, None);
+        self.index(&key, &old, None);
         Some(old)
     }
 
@@ -299,7 +302,7 @@ impl Informer {
                 let (old, new) = match ev.type_ {
                     WatchEventType::Deleted => (self.remove(&key), None),
                     _ => (
-                        self.put(key.clone(), Arc::clone(&ev.object)),
+                        self.put(&key, Arc::clone(&ev.object)),
                         Some(Arc::clone(&ev.object)),
                     ),
                 };
@@ -319,8 +322,8 @@ impl Informer {
         let gone: Vec<String> = self
             .objects
             .keys()
-            .filter(|k| !fresh.contains_key(*k))
-            .cloned()
+            .filter(|k| !fresh.contains_key(&***k))
+            .map(|k| k.to_string())
             .collect();
         for key in gone {
             let old = self.remove(&key);
@@ -334,7 +337,7 @@ impl Informer {
             if same {
                 continue;
             }
-            let old = self.put(key.clone(), Arc::clone(&obj));
+            let old = self.put(&key, Arc::clone(&obj));
             out.push((current, Delta::new(&self.kind, key, old, Some(obj))));
         }
     }
@@ -401,11 +404,11 @@ impl Informer {
     }
 
     /// The keys of the pods bound to `node`, in key order.
-    pub fn keys_on_node(&self, node: &str) -> impl Iterator<Item = &String> {
+    pub fn keys_on_node(&self, node: &str) -> impl Iterator<Item = &str> {
         self.by_node
             .get(node)
             .into_iter()
-            .flat_map(|set| set.keys())
+            .flat_map(|set| set.keys().map(|k| &**k))
     }
 
     /// The pods bound to `node`, in key order.
@@ -588,21 +591,18 @@ mod tests {
     #[test]
     fn indexes_follow_updates_that_move_and_that_keep_an_object() {
         let mut inf = Informer::new(Kind::Pod);
+        inf.put("default/a", pod("a", &[("u1", true)], None, "Pending"));
         inf.put(
-            "default/a".into(),
-            pod("a", &[("u1", true)], None, "Pending"),
-        );
-        inf.put(
-            "default/b".into(),
+            "default/b",
             pod("b", &[("u1", true)], Some("n1"), "Pending"),
         );
-        inf.put("default/c".into(), pod("c", &[], Some("n1"), "Pending"));
+        inf.put("default/c", pod("c", &[], Some("n1"), "Pending"));
         assert_eq!(names(inf.controlled_by("u1")), ["a", "b"]);
         assert_eq!(names(inf.orphans("default")), ["c"]);
         assert_eq!(names(inf.pods_on_node("n1")), ["b", "c"]);
         // Status only: same places, the new version served.
         let old = inf.put(
-            "default/b".into(),
+            "default/b",
             pod("b", &[("u1", true)], Some("n1"), "Running"),
         );
         assert!(old.is_some());
@@ -611,20 +611,20 @@ mod tests {
         assert_eq!(names(inf.controlled_by("u1")), ["a", "b"]);
         // Bound: `a` joins n2.
         inf.put(
-            "default/a".into(),
+            "default/a",
             pod("a", &[("u1", true)], Some("n2"), "Pending"),
         );
         assert_eq!(names(inf.pods_on_node("n2")), ["a"]);
         // Orphaned (controller false) and adopted by another owner: indexes move.
         inf.put(
-            "default/b".into(),
+            "default/b",
             pod("b", &[("u1", false), ("u2", true)], Some("n1"), "Running"),
         );
         assert_eq!(names(inf.controlled_by("u1")), ["a"]);
         assert_eq!(names(inf.controlled_by("u2")), ["b"]);
         assert_eq!(names(inf.dependents_of("u1")), ["a", "b"]);
         inf.put(
-            "default/c".into(),
+            "default/c",
             pod("c", &[("u2", true)], Some("n1"), "Pending"),
         );
         assert!(inf.orphans("default").is_empty());
@@ -636,6 +636,29 @@ mod tests {
         assert_eq!(inf.keys_on_node("n2").collect::<Vec<_>>(), ["default/a"]);
     }
 
+    /// A pod under its controller, its owner and its node is one key string shared by the
+    /// informer's map and the three indexes; removing the pod releases every share.
+    #[test]
+    fn indexes_share_the_object_key() {
+        let mut inf = Informer::new(Kind::Pod);
+        inf.put(
+            "default/a",
+            pod("a", &[("u1", true)], Some("n1"), "Pending"),
+        );
+        let key = Arc::clone(inf.objects.get_key_value("default/a").unwrap().0);
+        // `objects`, `by_controller`, `by_owner`, `by_node` and `key` here.
+        assert_eq!(Arc::strong_count(&key), 5);
+        // An update that moves the pod to another node keeps one string.
+        inf.put(
+            "default/a",
+            pod("a", &[("u1", true)], Some("n2"), "Running"),
+        );
+        assert_eq!(Arc::strong_count(&key), 5);
+        assert_eq!(inf.keys_on_node("n2").collect::<Vec<_>>(), ["default/a"]);
+        inf.remove("default/a");
+        assert_eq!(Arc::strong_count(&key), 1);
+    }
+
     /// A removed object's slot is reused by the next new one: every listing and index serves each
     /// key's own latest object, never the one that held its slot before, and a re-added key is
     /// indexed afresh.
@@ -644,16 +667,16 @@ mod tests {
         let mut inf = Informer::new(Kind::Pod);
         for (k, node) in [("a", "n1"), ("b", "n1"), ("c", "n2")] {
             inf.put(
-                format!("default/{k}"),
+                &format!("default/{k}"),
                 pod(k, &[("u1", true)], Some(node), "Pending"),
             );
         }
         inf.remove("default/a");
         inf.remove("default/c");
         // `d` takes `c`'s slot (the last freed), `e` takes `a`'s.
-        inf.put("default/d".into(), pod("d", &[], Some("n2"), "Pending"));
+        inf.put("default/d", pod("d", &[], Some("n2"), "Pending"));
         inf.put(
-            "default/e".into(),
+            "default/e",
             pod("e", &[("u2", true)], Some("n1"), "Running"),
         );
         assert_eq!(inf.len(), 3);
@@ -665,7 +688,7 @@ mod tests {
         assert_eq!(names(inf.pods_on_node("n2")), ["d"]);
         assert!(inf.get("default/a").is_none() && inf.get("default/c").is_none());
         // `a` comes back: a fresh slot's worth of indexing, not its old entries.
-        inf.put("default/a".into(), pod("a", &[], None, "Pending"));
+        inf.put("default/a", pod("a", &[], None, "Pending"));
         assert_eq!(names(inf.orphans("default")), ["a", "d"]);
         assert_eq!(names(inf.controlled_by("u1")), ["b"]);
         let typed: Vec<&str> = inf
