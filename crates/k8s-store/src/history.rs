@@ -18,6 +18,8 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::Arc;
 
+use arcstr::ArcStr;
+
 use k8s_types::store::{StoreError, WatchEvent, WatchEventType};
 use k8s_types::Object;
 
@@ -25,11 +27,11 @@ use crate::objects::split;
 
 /// One recorded change: the key it happened at (its rest after the resource part the entry is
 /// listed under) and the event. The event's object is shared with the store (and with every
-/// watcher it is served to), and so is the key's rest (the store's map holds the same `Arc`), so
+/// watcher it is served to), and so is the key's rest (the store's map holds the same `ArcStr`), so
 /// keeping history copies neither.
 #[derive(Clone, Debug, PartialEq)]
 struct Entry {
-    rest: Arc<str>,
+    rest: ArcStr,
     event: WatchEvent,
 }
 
@@ -53,16 +55,16 @@ impl History {
     /// Records a change at `key`. The caller guarantees `revision` is greater than every revision
     /// already recorded.
     pub fn record(&mut self, key: &str, type_: WatchEventType, revision: i64, object: Arc<Object>) {
-        let rest = Arc::from(split(key).1);
+        let rest = ArcStr::from(split(key).1);
         self.record_shared(key, rest, type_, revision, object);
     }
 
     /// [`History::record`] with the key's rest after its resource part (`objects::split`) given
-    /// as the `Arc` the store's map already holds, so the entry shares it.
+    /// as the `ArcStr` the store's map already holds, so the entry shares it.
     pub(crate) fn record_shared(
         &mut self,
         key: &str,
-        rest: Arc<str>,
+        rest: ArcStr,
         type_: WatchEventType,
         revision: i64,
         object: Arc<Object>,

@@ -10,6 +10,7 @@
 
 use std::sync::Arc;
 
+use arcstr::ArcStr;
 use k8s_types::store::{ObjectStore, StoreError, WatchEvent, WatchEventType};
 use k8s_types::Object;
 
@@ -23,7 +24,7 @@ use crate::objects::Objects;
 struct Stored {
     object: Arc<Object>,
     mod_revision: i64,
-    rest: Arc<str>,
+    rest: ArcStr,
 }
 
 /// The in-memory object store. Deterministic: iteration is in key order, revisions are a counter.
@@ -67,7 +68,7 @@ impl MemStore {
             let inserted = store.objects.insert_new(&key, |rest| Stored {
                 object,
                 mod_revision: rev,
-                rest: Arc::clone(rest),
+                rest: rest.clone(),
             });
             if !inserted {
                 return Err(format!("{key}: listed twice"));
@@ -161,10 +162,10 @@ impl ObjectStore for MemStore {
         let inserted = objects.insert_new(key, |rest| {
             let rev = stamp(revision, &mut obj);
             let shared = Arc::new(obj);
-            let rest = Arc::clone(rest);
+            let rest = rest.clone();
             history.record_shared(
                 key,
-                Arc::clone(&rest),
+                rest.clone(),
                 WatchEventType::Added,
                 rev,
                 Arc::clone(&shared),
@@ -203,7 +204,7 @@ impl ObjectStore for MemStore {
         let shared = Arc::new(obj);
         history.record_shared(
             key,
-            Arc::clone(&stored.rest),
+            stored.rest.clone(),
             WatchEventType::Modified,
             rev,
             Arc::clone(&shared),
@@ -306,10 +307,10 @@ mod tests {
         let a = s.create(key, pod("a")).unwrap();
         s.create("/registry/pods/other/a", pod("a")).unwrap();
         s.update(key, (*a).clone(), None).unwrap();
-        let rest = Arc::clone(&s.objects.get(key).unwrap().rest);
+        let rest = s.objects.get(key).unwrap().rest.clone();
         assert_eq!(&*rest, "default/a");
         // The map, the stored value, two history entries and `rest` here.
-        assert_eq!(Arc::strong_count(&rest), 5);
+        assert_eq!(ArcStr::strong_count(&rest), Some(5));
         let revisions = |s: &MemStore, prefix: &str| -> Vec<i64> {
             s.watch(prefix, 0)
                 .unwrap()
@@ -320,10 +321,10 @@ mod tests {
         assert_eq!(revisions(&s, "/registry/pods/default/"), vec![1, 3]);
         assert_eq!(revisions(&s, "/registry/pods/"), vec![1, 2, 3]);
         s.compact(3);
-        assert_eq!(Arc::strong_count(&rest), 3);
+        assert_eq!(ArcStr::strong_count(&rest), Some(3));
         // A delete's entry takes over the removed value's key.
         s.delete(key, None).unwrap();
-        assert_eq!(Arc::strong_count(&rest), 2);
+        assert_eq!(ArcStr::strong_count(&rest), Some(2));
         let deleted = s.watch("/registry/pods/default/", 3).unwrap();
         assert_eq!(deleted.len(), 1);
         assert_eq!(deleted[0].type_, WatchEventType::Deleted);

@@ -13,7 +13,8 @@
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
-use std::sync::Arc;
+
+use arcstr::ArcStr;
 
 /// The slash that ends a key's resource part: the third of `/registry/<resource>/...`, the
 /// first of a key that does not start with `/`.
@@ -38,11 +39,11 @@ pub(crate) fn split(key: &str) -> (&str, &str, bool) {
 }
 
 /// Values by key, in two levels (see the module documentation). The rest of a key is an
-/// `Arc<str>` so the watch history's entries for that key share it (`insert_new` hands it to the
-/// value it makes) instead of each holding a copy.
+/// `ArcStr` (a reference-counted string one pointer wide) so the watch history's entries for that
+/// key share it (`insert_new` hands it to the value it makes) instead of each holding a copy.
 #[derive(Clone, Debug)]
 pub(crate) struct Objects<V> {
-    by_resource: BTreeMap<String, BTreeMap<Arc<str>, V>>,
+    by_resource: BTreeMap<String, BTreeMap<ArcStr, V>>,
     len: usize,
 }
 
@@ -77,7 +78,7 @@ impl<V> Objects<V> {
         let old = match map.get_mut(rest) {
             Some(v) => Some(std::mem::replace(v, value)),
             None => {
-                map.insert(Arc::from(rest), value);
+                map.insert(ArcStr::from(rest), value);
                 None
             }
         };
@@ -96,13 +97,13 @@ impl<V> Objects<V> {
     /// Sets `key` to `make(rest)` when it has no value (one search of the map; `make` runs only
     /// then, given the key's rest as the map holds it). False, and nothing made, when `key` has a
     /// value.
-    pub(crate) fn insert_new(&mut self, key: &str, make: impl FnOnce(&Arc<str>) -> V) -> bool {
+    pub(crate) fn insert_new(&mut self, key: &str, make: impl FnOnce(&ArcStr) -> V) -> bool {
         let (resource, rest, _) = split(key);
         let map = match self.by_resource.get_mut(resource) {
             Some(m) => m,
             None => self.by_resource.entry(resource.to_string()).or_default(),
         };
-        match map.entry(Arc::from(rest)) {
+        match map.entry(ArcStr::from(rest)) {
             std::collections::btree_map::Entry::Occupied(_) => false,
             std::collections::btree_map::Entry::Vacant(e) => {
                 let value = make(e.key());

@@ -14,6 +14,8 @@ use std::collections::{BTreeMap, VecDeque};
 use std::ops::Bound;
 use std::sync::Arc;
 
+use arcstr::ArcStr;
+
 use crate::apiserver::ApiClient;
 use crate::labels::LabelSelector;
 use crate::meta::OwnerReference;
@@ -104,7 +106,7 @@ pub struct Informer {
     /// The store revision the cache reflects; `None` before the first list.
     revision: Option<i64>,
     /// Key -> the object's slot in `slots`.
-    objects: BTreeMap<Arc<str>, usize>,
+    objects: BTreeMap<ArcStr, usize>,
     /// The objects. A slot keeps its object's place while the object is cached, so an update
     /// replaces the object in its slot and the indexes, which name slots, read the new version
     /// without looking its key up again (the ReplicaSet sync reads thousands of pods by
@@ -124,19 +126,19 @@ pub struct Informer {
 }
 
 /// One index value: the objects under one index key, by object key (so in key order), each with
-/// its slot. The object key is the `Arc` the informer's `objects` map holds: a pod under its
-/// controller, its owner and its node is one key string, not four.
-type Index = BTreeMap<Arc<str>, usize>;
+/// its slot. The object key is the `ArcStr` (one pointer wide) the informer's `objects` map holds:
+/// a pod under its controller, its owner and its node is one key string, not four.
+type Index = BTreeMap<ArcStr, usize>;
 
-fn index_add(map: &mut BTreeMap<String, Index>, k: &str, key: &Arc<str>, slot: usize) {
+fn index_add(map: &mut BTreeMap<String, Index>, k: &str, key: &ArcStr, slot: usize) {
     match map.get_mut(k) {
         Some(set) => {
             if !set.contains_key(key) {
-                set.insert(Arc::clone(key), slot);
+                set.insert(key.clone(), slot);
             }
         }
         None => {
-            map.insert(k.to_string(), Index::from([(Arc::clone(key), slot)]));
+            map.insert(k.to_string(), Index::from([(key.clone(), slot)]));
         }
     }
 }
@@ -205,7 +207,7 @@ impl Informer {
 
     /// Enters `key` under every index key of `obj`, pointing at `slot`; with `slot` `None`,
     /// removes it from them.
-    fn index(&mut self, key: &Arc<str>, obj: &Object, slot: Option<usize>) {
+    fn index(&mut self, key: &ArcStr, obj: &Object, slot: Option<usize>) {
         let meta = obj.meta();
         let f = |map: &mut BTreeMap<String, Index>, k: &str| match slot {
             Some(slot) => index_add(map, k, key, slot),
@@ -232,7 +234,7 @@ impl Informer {
 
     fn put(&mut self, key: &str, obj: Arc<Object>) -> Option<Arc<Object>> {
         if let Some((key, &slot)) = self.objects.get_key_value(key) {
-            let key = Arc::clone(key);
+            let key = key.clone();
             let new = Arc::clone(&obj);
             let old = self.slots[slot].replace(obj);
             match &old {
@@ -255,7 +257,7 @@ impl Informer {
                 self.slots.len() - 1
             }
         };
-        let key: Arc<str> = Arc::from(key);
+        let key = ArcStr::from(key);
         self.index(&key, &obj, Some(slot));
         self.objects.insert(key, slot);
         None
@@ -645,18 +647,18 @@ mod tests {
             "default/a",
             pod("a", &[("u1", true)], Some("n1"), "Pending"),
         );
-        let key = Arc::clone(inf.objects.get_key_value("default/a").unwrap().0);
+        let key = inf.objects.get_key_value("default/a").unwrap().0.clone();
         // `objects`, `by_controller`, `by_owner`, `by_node` and `key` here.
-        assert_eq!(Arc::strong_count(&key), 5);
+        assert_eq!(ArcStr::strong_count(&key), Some(5));
         // An update that moves the pod to another node keeps one string.
         inf.put(
             "default/a",
             pod("a", &[("u1", true)], Some("n2"), "Running"),
         );
-        assert_eq!(Arc::strong_count(&key), 5);
+        assert_eq!(ArcStr::strong_count(&key), Some(5));
         assert_eq!(inf.keys_on_node("n2").collect::<Vec<_>>(), ["default/a"]);
         inf.remove("default/a");
-        assert_eq!(Arc::strong_count(&key), 1);
+        assert_eq!(ArcStr::strong_count(&key), Some(1));
     }
 
     /// A removed object's slot is reused by the next new one: every listing and index serves each

@@ -367,13 +367,21 @@ pub(crate) enum EventName {
 
 impl EventName {
     pub(crate) fn of(name: &str, involved_name: &str) -> EventName {
-        let suffix = name
+        let hex = name
             .strip_prefix(involved_name)
             .and_then(|rest| rest.strip_prefix('.'))
-            .filter(|hex| {
-                hex.len() == 16 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+            .filter(|hex| hex.len() == 16);
+        // One pass over the 16 digits (lowercase only: the form `push_lower_hex` writes).
+        let suffix = hex.and_then(|hex| {
+            hex.bytes().try_fold(0u64, |n, b| {
+                let digit = match b {
+                    b'0'..=b'9' => b - b'0',
+                    b'a'..=b'f' => b - b'a' + 10,
+                    _ => return None,
+                };
+                Some(n << 4 | u64::from(digit))
             })
-            .and_then(|hex| u64::from_str_radix(hex, 16).ok());
+        });
         match suffix {
             Some(n) => EventName::Suffix(n),
             None => EventName::Text(name.into()),
