@@ -234,17 +234,17 @@ impl Informer {
 
     fn put(&mut self, key: &str, obj: Arc<Object>) -> Option<Arc<Object>> {
         if let Some((key, &slot)) = self.objects.get_key_value(key) {
-            let key = key.clone();
             let new = Arc::clone(&obj);
             let old = self.slots[slot].replace(obj);
-            match &old {
-                Some(o) if same_index_keys(o, &new) => {}
-                Some(o) => {
-                    self.index(&key, o, None);
-                    self.index(&key, &new, Some(slot));
-                }
-                None => self.index(&key, &new, Some(slot)),
+            // Most updates (status writes) keep every index key: no reindexing, no key share.
+            if old.as_ref().is_some_and(|o| same_index_keys(o, &new)) {
+                return old;
             }
+            let key = key.clone();
+            if let Some(o) = &old {
+                self.index(&key, o, None);
+            }
+            self.index(&key, &new, Some(slot));
             return old;
         }
         let slot = match self.free.pop() {

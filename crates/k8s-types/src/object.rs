@@ -837,8 +837,8 @@ mod tests {
     #[test]
     fn event_size() {
         // An Event is the most numerous object (four per pod): at 640 bytes it takes mimalloc's
-        // 640-byte size class; 8 bytes more (664 before `finalizers` became a `ThinVec` and
-        // `fieldPath` a boxed string) took the 768-byte one, 128 bytes more per Event.
+        // 640-byte size class; at 664 bytes (before `finalizers` became a `ThinVec` and
+        // `fieldPath` a boxed string) it took the 768-byte one, 128 bytes more per Event.
         assert!(size_of::<crate::core::event::Event>() <= 640);
     }
 
