@@ -268,6 +268,7 @@ fn next_generation() -> u64 {
 pub struct NodeInfo {
     generation: u64,
     node_generation: u64,
+    count_generation: u64,
     label_index: LabelIndex,
     /// `metadata.name`, `spec.unschedulable` and whether `spec.taints` is non-empty, copied out
     /// of the Node (read for every node of every attempt).
@@ -295,6 +296,7 @@ impl NodeInfo {
         NodeInfo {
             generation,
             node_generation: generation,
+            count_generation: generation,
             label_index: LabelIndex::new(&node.metadata.labels),
             name: node.metadata.name.clone(),
             unschedulable: node.spec.unschedulable,
@@ -326,6 +328,19 @@ impl NodeInfo {
     /// verdict depends only on the Node can keep it across pods. No upstream counterpart.
     pub fn node_generation(&self) -> u64 {
         self.node_generation
+    }
+
+    /// The generation at which what pod counting by topology reads last changed: the Node
+    /// (labels, taints), which pods are on it, and each pod's namespace, labels, whether it has a
+    /// `deletionTimestamp`, and its affinity (PodTopologySpread's `countPodsMatchSelector` and
+    /// InterPodAffinity's existing terms read nothing else). Renewed with
+    /// [`NodeInfo::generation`] by [`NodeInfo::new`], [`NodeInfo::add_pod`] and
+    /// [`NodeInfo::remove_pod`]; kept by [`NodeInfo::replace_pod_at`] when the new version of the
+    /// pod agrees on those (a status update). Process-wide unique like the generation, so equal
+    /// values mean equal counts: a counting index need not recount the node. No upstream
+    /// counterpart.
+    pub fn count_generation(&self) -> u64 {
+        self.count_generation
     }
 
     /// The Node's labels, indexed for fast lookups (see [`LabelIndex`]).
@@ -432,12 +447,22 @@ impl NodeInfo {
         }
         self.pods.push(pi);
         self.generation = next_generation();
+        self.count_generation = self.generation;
     }
 
     /// Removes a pod (matched by UID, else namespace/name) and subtracts its requests and ports;
     /// returns it, or `None` when the pod is not on this node (upstream `RemovePod`).
     pub fn remove_pod(&mut self, pod: &Pod) -> Option<PodInfo> {
         let idx = self.pods.iter().position(|p| p.is_same_pod(pod))?;
+        self.remove_pod_at(idx)
+    }
+
+    /// [`NodeInfo::remove_pod`] of the pod at `idx` in [`NodeInfo::pods`], for a caller that has
+    /// already found it; `None` when `idx` is out of range.
+    pub fn remove_pod_at(&mut self, idx: usize) -> Option<PodInfo> {
+        if idx >= self.pods.len() {
+            return None;
+        }
         let pi = self.pods.remove(idx);
         if let Some(g) = &pi.gpu {
             self.gpus.remove(g);
@@ -455,8 +480,38 @@ impl NodeInfo {
             self.pods_with_required_anti_affinity -= 1;
         }
         self.generation = next_generation();
+        self.count_generation = self.generation;
         Some(pi)
     }
+
+    /// Replaces the pod at `idx` in [`NodeInfo::pods`] by a new version of it that derives the
+    /// same [`PodInfo`] (same containers, init containers, overhead, affinity and annotations:
+    /// the caller checks; the derived requests, ports and GPUs are kept), as
+    /// [`NodeInfo::remove_pod_at`] then [`NodeInfo::add_pod`] (upstream `updatePod`: the pod
+    /// moves to the end, the generation is renewed). [`NodeInfo::count_generation`] is kept when
+    /// the two versions agree on what counting reads. Returns the replaced version, or `None`
+    /// when `idx` is out of range.
+    pub fn replace_pod_at(&mut self, idx: usize, pod: Shared<Pod>) -> Option<Shared<Pod>> {
+        let count_generation = self.count_generation;
+        let mut pi = self.remove_pod_at(idx)?;
+        let same_counts = same_counted_inputs(&pi.pod, &pod);
+        let old = std::mem::replace(&mut pi.pod, pod);
+        self.add_pod(pi);
+        if same_counts {
+            self.count_generation = count_generation;
+        }
+        Some(old)
+    }
+}
+
+/// True when `a` and `b` agree on what pod counting by topology reads (see
+/// [`NodeInfo::count_generation`]).
+fn same_counted_inputs(a: &Shared<Pod>, b: &Shared<Pod>) -> bool {
+    Shared::ptr_eq(a, b)
+        || (a.metadata.namespace == b.metadata.namespace
+            && a.metadata.labels == b.metadata.labels
+            && a.metadata.deletion_timestamp.is_some() == b.metadata.deletion_timestamp.is_some()
+            && a.spec.affinity == b.spec.affinity)
 }
 
 #[cfg(test)]
@@ -507,6 +562,69 @@ mod tests {
         assert!(ni.used_ports().is_empty());
         assert_eq!(ni.pod_count(), 1);
         assert_eq!(ni.allocatable().milli_cpu, 4000);
+    }
+
+    #[test]
+    fn remove_pod_at_removes_that_position() {
+        let mut node = Node::default();
+        node.metadata.name = "n1".into();
+        let mut ni = NodeInfo::new(Arc::new(node));
+        for (name, cpu, port) in [
+            ("a", "500m", Some(8080)),
+            ("b", "1", None),
+            ("c", "250m", None),
+        ] {
+            ni.add_pod(PodInfo::new(Shared::from_typed(pod(name, cpu, port))));
+        }
+        assert!(ni.remove_pod_at(3).is_none());
+        assert_eq!(ni.pod_count(), 3);
+        let removed = ni.remove_pod_at(0).expect("position 0 is a");
+        assert_eq!(removed.pod.metadata.name, "a");
+        // 500m + 1 + 250m minus a's 500m; a's host port is released with it.
+        assert_eq!(ni.requested().milli_cpu, 1250);
+        assert!(ni.used_ports().is_empty());
+        let names: Vec<&str> = ni.pods().iter().map(|p| &*p.pod.metadata.name).collect();
+        assert_eq!(names, ["b", "c"]);
+    }
+
+    #[test]
+    fn replace_pod_at_keeps_the_count_generation_only_for_what_counting_does_not_read() {
+        let mut node = Node::default();
+        node.metadata.name = "n1".into();
+        let mut ni = NodeInfo::new(Arc::new(node));
+        let a = Shared::from_typed(pod("a", "500m", Some(8080)));
+        ni.add_pod(PodInfo::new(Shared::clone(&a)));
+        ni.add_pod(PodInfo::new(Shared::from_typed(pod("b", "1", None))));
+        let counted = ni.count_generation();
+        assert_eq!(counted, ni.generation());
+        assert!(ni.replace_pod_at(2, Shared::clone(&a)).is_none());
+
+        // A status update: a new generation, the same count generation, the pod moved last.
+        let mut running = (*a).clone();
+        running.status.phase = Some("Running".into());
+        let before = ni.generation();
+        let old = ni.replace_pod_at(0, Shared::from_typed(running)).unwrap();
+        assert!(Shared::ptr_eq(&old, &a));
+        assert_ne!(ni.generation(), before);
+        assert_eq!(ni.count_generation(), counted);
+        let names: Vec<&str> = ni.pods().iter().map(|p| &*p.pod.metadata.name).collect();
+        assert_eq!(names, ["b", "a"]);
+        assert_eq!(ni.requested().milli_cpu, 1500);
+        assert!(ni.used_ports().check_conflict("", "TCP", 8080));
+
+        // A new label, or a deletionTimestamp: counting reads them, the count generation renews.
+        let mut relabelled = (*ni.pods()[1].pod).clone();
+        relabelled
+            .metadata
+            .labels
+            .insert("app".into(), "web".into());
+        ni.replace_pod_at(1, Shared::from_typed(relabelled.clone()));
+        assert_ne!(ni.count_generation(), counted);
+        assert_eq!(ni.count_generation(), ni.generation());
+        let counted = ni.count_generation();
+        relabelled.metadata.deletion_timestamp = Some("1970-01-01T00:00:30Z".into());
+        ni.replace_pod_at(1, Shared::from_typed(relabelled));
+        assert_ne!(ni.count_generation(), counted);
     }
 
     #[test]

@@ -541,7 +541,7 @@ impl Cache {
                 }
             }
             (Some(_), Some(node)) => {
-                if self.confirm_in_place(key, &pod, node) {
+                if self.confirm_in_place(key, old.as_ref(), &pod, node) {
                     return old;
                 }
                 let node = node.to_string();
@@ -564,7 +564,13 @@ impl Cache {
     /// same node state, pod order and generations, but reuses the derived requests, ports and
     /// GPUs instead of computing them again and keeps the placement entry. False (nothing done)
     /// when the fast path does not apply.
-    fn confirm_in_place(&mut self, key: &str, pod: &Shared<Pod>, node: &str) -> bool {
+    fn confirm_in_place(
+        &mut self,
+        key: &str,
+        old: Option<&Shared<Pod>>,
+        pod: &Shared<Pod>,
+        node: &str,
+    ) -> bool {
         let Some(pl) = self.placed.get_mut(key) else {
             return false;
         };
@@ -575,15 +581,20 @@ impl Cache {
             return false;
         };
         let ni = &mut self.nodes[i];
-        // Recently placed pods are at the end (as `placed_pod`).
-        let Some(prev) = ni
-            .pods()
-            .iter()
-            .rev()
-            .find(|p| cmp_pod_key(&p.pod, key) == Ordering::Equal)
-        else {
+        // The node's entry is usually the version the cache held (`old`): found by pointer
+        // without reading the pods; else (an assumed copy) by key. Recently placed pods are at
+        // the end (as `placed_pod`); a key is on a node's list at most once.
+        let pods = ni.pods();
+        let at = old
+            .and_then(|old| pods.iter().rposition(|p| Shared::ptr_eq(&p.pod, old)))
+            .or_else(|| {
+                pods.iter()
+                    .rposition(|p| cmp_pod_key(&p.pod, key) == Ordering::Equal)
+            });
+        let Some(at) = at else {
             return false;
         };
+        let prev = &pods[at];
         let (a, b) = (&prev.pod, pod);
         let same_inputs = Shared::ptr_eq(a, b)
             || (a.spec.containers == b.spec.containers
@@ -594,12 +605,9 @@ impl Cache {
         if !same_inputs {
             return false;
         }
-        let prev = Shared::clone(&prev.pod);
-        let Some(mut pi) = ni.remove_pod(&prev) else {
+        if ni.replace_pod_at(at, Shared::clone(pod)).is_none() {
             return false;
-        };
-        pi.pod = Shared::clone(pod);
-        ni.add_pod(pi);
+        }
         pl.assumed = false;
         self.refresh_flags(i);
         true

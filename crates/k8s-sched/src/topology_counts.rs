@@ -377,6 +377,8 @@ struct TermEntry {
 /// Per node position: what the index last saw.
 #[derive(Clone, Debug, Default)]
 struct Slot {
+    /// The node's [`NodeInfo::count_generation`] when counted (0: not counted).
+    counted: u64,
     has_taints: bool,
     /// (term id, number of the node's pods carrying it), for the existing anti-affinity terms.
     terms: Vec<(u32, u32)>,
@@ -679,6 +681,11 @@ impl TopologyIndex {
     /// domain there are unchanged is not touched; with the [`CandidateFilter`] on, only the
     /// candidates it lists are looked at (the others count 0 there, before and after).
     fn refresh_position(&mut self, pos: usize, node: &NodeInfo) {
+        if self.gens[pos] != 0 && self.slots[pos].counted == node.count_generation() {
+            // Only what counting does not read changed (a pod's status): the counts stand.
+            Arc::make_mut(&mut self.gens)[pos] = node.generation();
+            return;
+        }
         // The terms go first: they are counted in the old domains.
         let slot = std::mem::take(&mut self.slots[pos]);
         if slot.has_taints {
@@ -692,6 +699,7 @@ impl TopologyIndex {
             Arc::make_mut(&mut self.gens)[pos] = node.generation();
         }
         let has_taints = node.has_taints();
+        self.slots[pos].counted = node.count_generation();
         self.slots[pos].has_taints = has_taints;
         if has_taints {
             self.tainted += 1;

@@ -566,6 +566,25 @@ fn counters_equal_a_recount_after_every_cluster_change() {
                 p.spec.node_name = Some(node.clone());
                 let p = Shared::from_typed(p);
                 cache.upsert_pod(Shared::clone(&p));
+                // The first bound pod's kubelet reports a new status: a version counting reads
+                // nothing new in (its node's count generation stays, its generation does not),
+                // on a node the index counted at the last check.
+                let first = pods
+                    .iter()
+                    .find(|(_, v)| !v.2)
+                    .map(|(k, v)| (k.clone(), v.clone()));
+                if let Some((key, (q, on, _))) = first {
+                    let counted = cache.node_info(&on).map(NodeInfo::count_generation);
+                    let mut running = (*q).clone();
+                    running.status.message = Some(format!("step {step}").into());
+                    let q = Shared::from_typed(running);
+                    cache.upsert_pod(Shared::clone(&q));
+                    if let Some(ni) = cache.node_info(&on) {
+                        assert_eq!(Some(ni.count_generation()), counted);
+                        assert_ne!(ni.generation(), ni.count_generation());
+                    }
+                    pods.insert(key, (q, on, false));
+                }
                 pods.insert(p.key(), (p, node, false));
             }
             // A pod is deleted.
