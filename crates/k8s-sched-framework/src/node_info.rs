@@ -269,6 +269,7 @@ pub struct NodeInfo {
     generation: u64,
     node_generation: u64,
     count_generation: u64,
+    count_base: u64,
     label_index: LabelIndex,
     /// `metadata.name`, `spec.unschedulable` and whether `spec.taints` is non-empty, copied out
     /// of the Node (read for every node of every attempt).
@@ -297,6 +298,7 @@ impl NodeInfo {
             generation,
             node_generation: generation,
             count_generation: generation,
+            count_base: 0,
             label_index: LabelIndex::new(&node.metadata.labels),
             name: node.metadata.name.clone(),
             unschedulable: node.spec.unschedulable,
@@ -341,6 +343,13 @@ impl NodeInfo {
     /// counterpart.
     pub fn count_generation(&self) -> u64 {
         self.count_generation
+    }
+
+    /// When the last change counting reads was [`NodeInfo::add_pod`], the pod now last in
+    /// [`NodeInfo::pods`]: the [`NodeInfo::count_generation`] before it; else 0. An index that
+    /// counted the node at that generation need only add the last pod. No upstream counterpart.
+    pub fn count_base(&self) -> u64 {
+        self.count_base
     }
 
     /// The Node's labels, indexed for fast lookups (see [`LabelIndex`]).
@@ -447,6 +456,7 @@ impl NodeInfo {
         }
         self.pods.push(pi);
         self.generation = next_generation();
+        self.count_base = self.count_generation;
         self.count_generation = self.generation;
     }
 
@@ -480,6 +490,7 @@ impl NodeInfo {
             self.pods_with_required_anti_affinity -= 1;
         }
         self.generation = next_generation();
+        self.count_base = 0;
         self.count_generation = self.generation;
         Some(pi)
     }
@@ -497,6 +508,8 @@ impl NodeInfo {
         let same_counts = same_counted_inputs(&pi.pod, &pod);
         let old = std::mem::replace(&mut pi.pod, pod);
         self.add_pod(pi);
+        // The pod moved last: no longer the one an `add_pod` added.
+        self.count_base = 0;
         if same_counts {
             self.count_generation = count_generation;
         }
@@ -592,9 +605,13 @@ mod tests {
         let mut node = Node::default();
         node.metadata.name = "n1".into();
         let mut ni = NodeInfo::new(Arc::new(node));
+        assert_eq!(ni.count_base(), 0);
         let a = Shared::from_typed(pod("a", "500m", Some(8080)));
         ni.add_pod(PodInfo::new(Shared::clone(&a)));
+        let after_a = ni.count_generation();
         ni.add_pod(PodInfo::new(Shared::from_typed(pod("b", "1", None))));
+        // The last change was adding b, after the counts at a's addition.
+        assert_eq!(ni.count_base(), after_a);
         let counted = ni.count_generation();
         assert_eq!(counted, ni.generation());
         assert!(ni.replace_pod_at(2, Shared::clone(&a)).is_none());
@@ -607,6 +624,8 @@ mod tests {
         assert!(Shared::ptr_eq(&old, &a));
         assert_ne!(ni.generation(), before);
         assert_eq!(ni.count_generation(), counted);
+        // a moved last: the last pod is no longer the one added.
+        assert_eq!(ni.count_base(), 0);
         let names: Vec<&str> = ni.pods().iter().map(|p| &*p.pod.metadata.name).collect();
         assert_eq!(names, ["b", "a"]);
         assert_eq!(ni.requested().milli_cpu, 1500);
@@ -625,6 +644,11 @@ mod tests {
         relabelled.metadata.deletion_timestamp = Some("1970-01-01T00:00:30Z".into());
         ni.replace_pod_at(1, Shared::from_typed(relabelled));
         assert_ne!(ni.count_generation(), counted);
+        let counted = ni.count_generation();
+        ni.add_pod(PodInfo::new(Shared::from_typed(pod("c", "1", None))));
+        assert_eq!(ni.count_base(), counted);
+        ni.remove_pod_at(0);
+        assert_eq!(ni.count_base(), 0);
     }
 
     #[test]

@@ -681,10 +681,19 @@ impl TopologyIndex {
     /// domain there are unchanged is not touched; with the [`CandidateFilter`] on, only the
     /// candidates it lists are looked at (the others count 0 there, before and after).
     fn refresh_position(&mut self, pos: usize, node: &NodeInfo) {
-        if self.gens[pos] != 0 && self.slots[pos].counted == node.count_generation() {
-            // Only what counting does not read changed (a pod's status): the counts stand.
-            Arc::make_mut(&mut self.gens)[pos] = node.generation();
-            return;
+        let counted = self.slots[pos].counted;
+        if self.gens[pos] != 0 && counted != 0 {
+            if counted == node.count_generation() {
+                // Only what counting does not read changed (a pod's status): the counts stand.
+                Arc::make_mut(&mut self.gens)[pos] = node.generation();
+                return;
+            }
+            if counted == node.count_base() {
+                if let Some(added) = node.pods().last() {
+                    self.count_added_pod(pos, node, &added.pod);
+                    return;
+                }
+            }
         }
         // The terms go first: they are counted in the old domains.
         let slot = std::mem::take(&mut self.slots[pos]);
@@ -734,6 +743,58 @@ impl TopologyIndex {
         if self.track_terms {
             self.count_terms(pos, node);
         }
+    }
+
+    /// [`TopologyIndex::refresh_position`] of a node counted at `pos` before one pod, `pod`, was
+    /// added (its [`NodeInfo::count_base`]): the same domains and the other pods' counts, so only
+    /// the counters that match `pod` and its terms change, each by one.
+    fn count_added_pod(&mut self, pos: usize, node: &NodeInfo, pod: &Pod) {
+        let add = |c: &mut Counter, keys: &[KeyIndex]| {
+            let matched = c.matcher.matches_memo(pod, &mut c.memo);
+            if matched {
+                let dom = keys[c.key].per_node[pos];
+                recount(c, keys, pos, dom, c.per_node[pos] + 1);
+            }
+            matched
+        };
+        match self.filter.as_deref_mut() {
+            Some(f) => {
+                let list = f.added_pod(pos, pod, self.counters.len());
+                for &(id, _) in &list {
+                    if add(&mut self.counters[id as usize], &self.keys) {
+                        f.note_nonzero(pos, id);
+                    }
+                }
+                f.done(list);
+            }
+            None => {
+                for c in &mut self.counters {
+                    add(c, &self.keys);
+                }
+            }
+        }
+        if self.track_terms {
+            if has_scoring_terms(pod) {
+                self.slots[pos].scoring_pods += 1;
+                self.scoring_pods += 1;
+            }
+            if pod_has_required_anti_affinity(pod) {
+                let mut found: BTreeMap<u32, u32> = BTreeMap::new();
+                for t in required_terms(pod, true) {
+                    *found.entry(self.term_id(t)).or_insert(0) += 1;
+                }
+                for (t, n) in found {
+                    self.add_term_count(t, pos, i64::from(n));
+                    let terms = &mut self.slots[pos].terms;
+                    match terms.binary_search_by_key(&t, |&(id, _)| id) {
+                        Ok(i) => terms[i].1 += n,
+                        Err(i) => terms.insert(i, (t, n)),
+                    }
+                }
+            }
+        }
+        Arc::make_mut(&mut self.gens)[pos] = node.generation();
+        self.slots[pos].counted = node.count_generation();
     }
 
     /// Counts the required anti-affinity terms of `node`'s pods at `pos` (cleared before).

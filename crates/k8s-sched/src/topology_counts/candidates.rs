@@ -14,6 +14,7 @@
 //! [`PodMatcher::required_label`]: super::PodMatcher::required_label
 
 use k8s_sched_framework::NodeInfo;
+use k8s_types::core::Pod;
 
 use super::{label_pair_hash, Counter};
 
@@ -154,6 +155,37 @@ impl CandidateFilter {
         }
         for id in self.nonzero[pos].drain(..) {
             if (id as usize) < counters.len() && self.marks[id as usize].0 != now {
+                self.marks[id as usize] = (now, out.len() as u32);
+                out.push((id, 0));
+            }
+        }
+        out
+    }
+
+    /// The counters that may count `pod`, just added at `pos` (the node's other pods counted
+    /// before): those of its label pairs and those without a pair, each once, with a count of 0
+    /// for the caller to fill. Adds its pairs to the position's summary. Give the list back with
+    /// [`CandidateFilter::done`].
+    pub(super) fn added_pod(&mut self, pos: usize, pod: &Pod, counters: usize) -> Vec<(u32, u32)> {
+        self.refreshes += 1;
+        let now = self.refreshes;
+        self.marks.resize(counters, (0, 0));
+        let mut out = std::mem::take(&mut self.scratch);
+        out.clear();
+        let bloom = &mut self.blooms[pos];
+        for (k, v) in &pod.metadata.labels {
+            let h = label_pair_hash(k, v);
+            let (w, bit) = bloom_bit(h);
+            bloom[w] |= bit;
+            for &id in self.by_label.get(&h).into_iter().flatten() {
+                if self.marks[id as usize].0 != now {
+                    self.marks[id as usize] = (now, out.len() as u32);
+                    out.push((id, 0));
+                }
+            }
+        }
+        for &id in &self.unfiltered {
+            if self.marks[id as usize].0 != now {
                 self.marks[id as usize] = (now, out.len() as u32);
                 out.push((id, 0));
             }
