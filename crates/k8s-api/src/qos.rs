@@ -7,8 +7,6 @@
 //!
 //! Only cpu and memory count; zero quantities count as unset.
 
-use std::collections::BTreeMap;
-
 use k8s_types::core::Pod;
 use k8s_types::Quantity;
 
@@ -23,23 +21,25 @@ const QOS_RESOURCES: [&str; 2] = ["cpu", "memory"];
 
 /// Upstream `ComputePodQOS`.
 pub fn compute_pod_qos(pod: &Pod) -> &'static str {
-    let mut requests: BTreeMap<&str, Quantity> = BTreeMap::new();
-    let mut limits: BTreeMap<&str, Quantity> = BTreeMap::new();
+    // Per entry of QOS_RESOURCES: the summed request and limit, when some container sets one
+    // above zero (upstream's `requests` and `limits` lists).
+    let mut requests: [Option<Quantity>; QOS_RESOURCES.len()] = Default::default();
+    let mut limits: [Option<Quantity>; QOS_RESOURCES.len()] = Default::default();
     let mut guaranteed = true;
     for c in pod.spec.containers.iter().chain(&pod.spec.init_containers) {
         for (name, q) in &c.resources.requests {
-            if let Some(r) = QOS_RESOURCES.iter().find(|r| **r == name.as_str()) {
+            if let Some(i) = QOS_RESOURCES.iter().position(|r| *r == name.as_str()) {
                 if q.nano_value() > 0 {
-                    requests.entry(r).or_insert_with(Quantity::zero).add(q);
+                    requests[i].get_or_insert_with(Quantity::zero).add(q);
                 }
             }
         }
         let mut found = 0;
         for (name, q) in &c.resources.limits {
-            if let Some(r) = QOS_RESOURCES.iter().find(|r| **r == name.as_str()) {
+            if let Some(i) = QOS_RESOURCES.iter().position(|r| *r == name.as_str()) {
                 if q.nano_value() > 0 {
                     found += 1;
-                    limits.entry(r).or_insert_with(Quantity::zero).add(q);
+                    limits[i].get_or_insert_with(Quantity::zero).add(q);
                 }
             }
         }
@@ -47,15 +47,17 @@ pub fn compute_pod_qos(pod: &Pod) -> &'static str {
             guaranteed = false;
         }
     }
-    if requests.is_empty() && limits.is_empty() {
+    let set = |list: &[Option<Quantity>]| list.iter().filter(|q| q.is_some()).count();
+    if set(&requests) == 0 && set(&limits) == 0 {
         return BEST_EFFORT;
     }
     if guaranteed {
-        guaranteed = requests
-            .iter()
-            .all(|(name, req)| limits.get(name).is_some_and(|lim| lim == req));
+        guaranteed = requests.iter().zip(&limits).all(|(req, lim)| match req {
+            Some(req) => lim.as_ref() == Some(req),
+            None => true,
+        });
     }
-    if guaranteed && requests.len() == limits.len() {
+    if guaranteed && set(&requests) == set(&limits) {
         GUARANTEED
     } else {
         BURSTABLE
@@ -114,6 +116,19 @@ mod tests {
         assert_eq!(
             compute_pod_qos(&pod(vec![container(&[("cpu", "1")], &[])])),
             BURSTABLE
+        );
+        // Limits without requests (before defaulting copies them): no request equals its limit
+        // in count, so Burstable; a request below its limit, Burstable; zero counts as unset.
+        let limits_only = container(&[], &[("cpu", "100m"), ("memory", "100Mi")]);
+        assert_eq!(compute_pod_qos(&pod(vec![limits_only])), BURSTABLE);
+        let below = container(
+            &[("cpu", "100m"), ("memory", "100Mi")],
+            &[("cpu", "200m"), ("memory", "100Mi")],
+        );
+        assert_eq!(compute_pod_qos(&pod(vec![below])), BURSTABLE);
+        assert_eq!(
+            compute_pod_qos(&pod(vec![container(&[("cpu", "0")], &[("memory", "0")])])),
+            BEST_EFFORT
         );
         // Extended resources do not count.
         assert_eq!(
