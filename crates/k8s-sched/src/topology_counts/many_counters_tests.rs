@@ -13,7 +13,8 @@ use k8s_types::core::Pod;
 use k8s_types::labels::LabelSelector;
 use k8s_types::object::Shared;
 
-use super::{counter_cap, Clause, PodMatcher, TopologyIndex, COUNTER_POSITIONS, MAX_COUNTERS};
+use super::matcher::Clause;
+use super::{counter_cap, PodMatcher, TopologyIndex, COUNTER_POSITIONS, MAX_COUNTERS};
 use crate::cache::Cache;
 use crate::plugins::fixtures::{req_selector, NodeBuilder, PodBuilder};
 use crate::plugins::selector::Selector;
