@@ -17,6 +17,7 @@ use k8s_types::core::Pod;
 use k8s_types::object::Kind;
 use k8s_types::store::{ObjectStore, WatchEventType};
 use k8s_types::Object;
+use rustc_hash::FxHashMap;
 
 /// The pods by node name (store key to the object, shared with the store: the watch event's
 /// `Arc`, which the store also holds), and the node of each indexed key. As the Cacher's
@@ -27,7 +28,9 @@ struct Index {
     /// The store revision the index reflects; `None` before the first read.
     revision: Option<i64>,
     by_node: BTreeMap<String, BTreeMap<String, Arc<Object>>>,
-    node_of: BTreeMap<String, String>,
+    /// Pod key -> its node. Looked up by key only, never iterated, so a hash map (a B-tree
+    /// search compared the long pod keys at every level).
+    node_of: FxHashMap<String, String>,
 }
 
 impl Index {
