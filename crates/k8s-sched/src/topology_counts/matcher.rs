@@ -28,11 +28,13 @@ pub struct Clause {
 
 impl Clause {
     /// True when `pod` satisfies the clause.
+    #[inline]
     pub fn matches(&self, pod: &Pod) -> bool {
         self.namespace_matches(pod) && self.selector.matches(&pod.metadata.labels)
     }
 
     /// The namespace half of [`Clause::matches`].
+    #[inline]
     fn namespace_matches(&self, pod: &Pod) -> bool {
         self.namespaces.contains(pod.metadata.namespace())
             || self.namespace_selector.matches(&NamespaceLabels::new())
@@ -53,6 +55,7 @@ pub(super) struct LabelsMemo {
 
 impl LabelsMemo {
     /// The remembered outcome for `labels`, else `eval()` (then remembered).
+    #[inline]
     pub(super) fn get_or(&mut self, labels: &StringMap, eval: impl FnOnce() -> bool) -> bool {
         for (map, outcome) in self.entries.iter().flatten() {
             if StringMap::ptr_eq(map, labels) {
@@ -107,6 +110,7 @@ impl PodMatcher {
     }
 
     /// True when `pod` is counted.
+    #[inline]
     pub fn matches(&self, pod: &Pod) -> bool {
         if self.skip_terminating && pod.metadata.deletion_timestamp.is_some() {
             return false;
@@ -117,6 +121,7 @@ impl PodMatcher {
     /// [`PodMatcher::matches`], the label selectors' outcome taken from `memo` when the pod's
     /// labels map was evaluated last (the same answer: `matches` is the namespace checks and the
     /// selector checks of every clause, ANDed).
+    #[inline]
     pub(super) fn matches_memo(&self, pod: &Pod, memo: &mut LabelsMemo) -> bool {
         if self.skip_terminating && pod.metadata.deletion_timestamp.is_some() {
             return false;
@@ -129,6 +134,7 @@ impl PodMatcher {
             })
     }
 
+    #[inline]
     pub(super) fn count(&self, node: &NodeInfo, memo: &mut LabelsMemo) -> u32 {
         node.pods()
             .iter()
