@@ -630,18 +630,14 @@ impl TopologyIndex {
                 self.slots[pos].scoring_pods += 1;
                 self.scoring_pods += 1;
             }
-            if pod_has_required_anti_affinity(pod) {
-                let mut found: BTreeMap<u32, u32> = BTreeMap::new();
-                for t in required_terms(pod, true) {
-                    *found.entry(self.term_id(t)).or_insert(0) += 1;
-                }
-                for (t, n) in found {
-                    self.add_term_count(t, pos, i64::from(n));
-                    let terms = &mut self.slots[pos].terms;
-                    match terms.binary_search_by_key(&t, |&(id, _)| id) {
-                        Ok(i) => terms[i].1 += n,
-                        Err(i) => terms.insert(i, (t, n)),
-                    }
+            let mut found: BTreeMap<u32, u32> = BTreeMap::new();
+            self.collect_terms(pod, &mut found);
+            for (t, n) in found {
+                self.add_term_count(t, pos, i64::from(n));
+                let terms = &mut self.slots[pos].terms;
+                match terms.binary_search_by_key(&t, |&(id, _)| id) {
+                    Ok(i) => terms[i].1 += n,
+                    Err(i) => terms.insert(i, (t, n)),
                 }
             }
         }
@@ -660,18 +656,22 @@ impl TopologyIndex {
         self.slots[pos].scoring_pods = scoring;
         self.scoring_pods += scoring as usize;
         for pi in node.pods() {
-            if !pod_has_required_anti_affinity(&pi.pod) {
-                continue;
-            }
-            for t in required_terms(&pi.pod, true) {
-                let id = self.term_id(t);
-                *found.entry(id).or_insert(0) += 1;
-            }
+            self.collect_terms(&pi.pod, &mut found);
         }
         for (&t, &n) in &found {
             self.add_term_count(t, pos, i64::from(n));
         }
         self.slots[pos].terms = found.into_iter().collect();
+    }
+
+    /// Counts `pod`'s required anti-affinity terms into `found`, by term id.
+    fn collect_terms(&mut self, pod: &Pod, found: &mut BTreeMap<u32, u32>) {
+        if !pod_has_required_anti_affinity(pod) {
+            return;
+        }
+        for t in required_terms(pod, true) {
+            *found.entry(self.term_id(t)).or_insert(0) += 1;
+        }
     }
 
     fn term_id(&mut self, term: AffinityTerm) -> u32 {

@@ -309,3 +309,50 @@ fn required_labels_are_those_every_counted_pod_carries() {
     // The pair and the split between key and value both count.
     assert_ne!(h("app", "web"), h("ap", "pweb"));
 }
+
+#[test]
+fn a_status_update_is_not_recounted() {
+    let mut rng = Rng(0x5eed_0000_0000_0077);
+    let mut cache = Cache::default();
+    for i in 0..4 {
+        cache.upsert_node(node(&mut rng, &format!("node-{i:02}")));
+    }
+    let mut placed = Vec::new();
+    for i in 0..12 {
+        let p = pod(
+            &mut rng,
+            &format!("pod-{i:02}"),
+            &format!("node-{:02}", i % 4),
+        );
+        cache.upsert_pod(Shared::clone(&p));
+        placed.push(p);
+    }
+    cache.finish_batch();
+    let mut index = TopologyIndex::default();
+    index.sync(cache.node_infos());
+    let matchers = matchers();
+    let ids: Vec<_> = matchers
+        .iter()
+        .map(|m| index.counter(cache.node_infos(), m, HOST))
+        .collect();
+    let refreshes = |i: &TopologyIndex| i.filter.as_deref().expect("the filter is on").refreshes;
+    let before = refreshes(&index);
+    // A kubelet's status write of one pod: its node's generation moves, not what counting reads.
+    let mut running = (*placed[0]).clone();
+    running.status.phase = Some("Running".into());
+    cache.upsert_pod(Shared::from_typed(running));
+    cache.finish_batch();
+    index.sync(cache.node_infos());
+    assert_eq!(refreshes(&index), before);
+    // One pod more on node-01: that node alone is refreshed, once.
+    cache.upsert_pod(pod(&mut rng, "pod-new", "node-01"));
+    cache.finish_batch();
+    index.sync(cache.node_infos());
+    assert_eq!(refreshes(&index), before + 1);
+    for (m, &id) in matchers.iter().zip(&ids) {
+        let (per_node, _) = recount(cache.node_infos(), m, HOST);
+        for (pos, &want) in per_node.iter().enumerate() {
+            assert_eq!(index.count_on_node(id, pos), want, "{m:?} on {pos}");
+        }
+    }
+}
